@@ -1,0 +1,479 @@
+// Generated from policy-schemas/*.schema.json by `npm run gen:types`. Do not edit.
+
+/* eslint-disable */
+
+/**
+ * One change, chained: hash = sha256(prevHash ‖ RFC 8785 canonical JSON of the event without `hash`), both as lowercase hex.
+ */
+
+export interface AuditEvent {
+seq: number
+at: string
+/**
+ * `token:<id>` of who made the change, or `system`.
+ */
+actor: string
+action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate")
+entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key")
+entityId: string
+tenant: (string | null)
+/**
+ * The entity before the change, or null.
+ */
+before: {
+[k: string]: unknown
+}
+/**
+ * The entity after the change, or null.
+ */
+after: {
+[k: string]: unknown
+}
+reason: (string | null)
+requestId: (string | null)
+prevHash: string
+hash: string
+}
+
+/**
+ * Which opaque connection ID which subjects or roles may use with which tools. Never a credential.
+ */
+
+export interface ConnectionGrant {
+/**
+ * An opaque connection identifier; never a credential.
+ */
+connectionId: string
+/**
+ * Taken from the URL.
+ */
+tenant?: string
+label?: string
+/**
+ * Subjects (e.g. `agent:support-bot`) or role names.
+ * 
+ * @minItems 1
+ * @maxItems 1000
+ * 
+ * Items: Who calls: an agent or user identifier such as `agent:support-bot`.
+ */
+subjects: [string, ...(string)[]]
+/**
+ * @minItems 1
+ * @maxItems 1000
+ * 
+ * Items: A tool id, or a glob where `*` matches any run of characters.
+ */
+tools: [string, ...(string)[]]
+expiresAt?: string
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+createdAt?: string
+updatedAt?: string
+}
+
+/**
+ * What an agent asks for: the body of simulate and the input of evaluate().
+ */
+
+export interface EvaluationRequest {
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot`.
+ */
+subject: string
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+groups?: (string | "*")[]
+/**
+ * A workflow state name.
+ */
+state?: string
+facts?: {
+[k: string]: string | number | boolean
+}
+profile?: string
+/**
+ * @maxItems 1000
+ * 
+ * Items: An opaque connection identifier; never a credential.
+ */
+allowedConnectionIds?: string[]
+/**
+ * Evaluate as of this instant (grant expiry); defaults to now.
+ */
+at?: string
+}
+
+export type FilterReason = ("no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection")
+
+/**
+ * What evaluate() and simulate answer: the visible tools with their decision and every filtered tool with the first check it failed. When a requested group is not permitted, `rejected` names the groups and no tool is visible.
+ */
+
+export interface EvaluationResult {
+roles: string[]
+/**
+ * The requested groups, expanded through includes.
+ */
+groups: string[]
+state: string
+tools: {
+id: string
+decision: ("allow" | "require_approval")
+}[]
+filtered: {
+id: string
+reason: FilterReason
+}[]
+rejected?: {
+reason: "group_not_permitted"
+groups: string[]
+}
+}
+
+/**
+ * A named set of tools. Requesting a group grants the groups it includes, transitively.
+ */
+
+export interface Group {
+/**
+ * A group name (case-sensitive).
+ */
+name: string
+description?: string
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name (case-sensitive).
+ */
+includes?: string[]
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+createdAt?: string
+updatedAt?: string
+}
+
+/**
+ * An MCP server whose tools are imported, quarantined, into the inventory. Environment variables are named only; their values come from the Toolgate process's environment at connect time and are never stored.
+ */
+
+export interface McpServer {
+id: string
+label: string
+transport: ({
+kind: "stdio"
+command: string
+/**
+ * @maxItems 100
+ */
+args?: string[]
+/**
+ * Names of environment variables passed through to the server.
+ * 
+ * @maxItems 100
+ */
+env?: string[]
+} | {
+kind: "http"
+url: string
+})
+/**
+ * Re-sync periodically; absent means only on demand.
+ */
+syncIntervalSeconds?: number
+lastSync?: {
+at: string
+ok: boolean
+error?: string
+added?: string[]
+changed?: string[]
+removed?: string[]
+/**
+ * Tool names that cannot form a valid tool id, with why.
+ */
+rejected?: {
+name: string
+message: string
+}[]
+}
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+createdAt?: string
+updatedAt?: string
+}
+
+/**
+ * Every error answer: RFC 9457 application/problem+json, with one JSON pointer per problem in `errors`.
+ */
+
+export interface Problem {
+type: string
+title: string
+status: number
+code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "internal")
+detail?: string
+errors?: {
+/**
+ * JSON pointer (RFC 6901) into the request body, or into the named entity.
+ */
+pointer: string
+message: string
+code?: string
+}[]
+/**
+ * On 412: the entity as it is now, with its version.
+ */
+current?: {
+[k: string]: unknown
+}
+requestId?: string
+}
+
+/**
+ * A workflow state. `undefined` always exists and is the initial state; transitions come from tools' `state` fields.
+ */
+
+export interface State {
+/**
+ * A workflow state name.
+ */
+name: string
+description?: string
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+createdAt?: string
+updatedAt?: string
+}
+
+/**
+ * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
+ */
+
+export interface TenantPolicy {
+roles?: {
+[k: string]: Role
+}
+/**
+ * Subject → role names.
+ */
+bindings?: {
+/**
+ * @maxItems 64
+ */
+[k: string]: string[]
+}
+/**
+ * Provider profiles: tools enabled or disabled when the request names the profile. Deny wins.
+ */
+profiles?: {
+[k: string]: {
+/**
+ * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+enable?: string[]
+/**
+ * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+disable?: string[]
+}
+}
+budgets?: Budgets
+bundleTtlSeconds?: number
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+updatedAt?: string
+}
+
+export interface Role {
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+groups?: (string | "*")[]
+/**
+ * @maxItems 1000
+ * 
+ * Items: A tool id, or a glob where `*` matches any run of characters.
+ */
+allow?: string[]
+/**
+ * @maxItems 1000
+ * 
+ * Items: A tool id, or a glob where `*` matches any run of characters.
+ */
+deny?: string[]
+requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
+}
+
+export interface Budgets {
+maxRuntimeMs?: number
+maxResultBytes?: number
+}
+
+/**
+ * A tenant: one policy, its grants and its bundles. `policy` may be given on creation; afterwards it is edited at /v1/tenants/:tenant/policy.
+ */
+
+export interface Tenant {
+id: string
+name: string
+policy?: TenantPolicy
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+createdAt?: string
+updatedAt?: string
+}
+/**
+ * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
+ */
+
+export interface TokenCreate {
+label: string
+role: Role
+/**
+ * @maxItems 1000
+ */
+tenants?: string[]
+}
+
+/**
+ * An API token as listed. The secret itself is returned once, by POST /v1/tokens, and stored only as a hash.
+ */
+
+export interface Token {
+id: string
+label: string
+role: ("admin" | "editor" | "viewer" | "auditor" | "runtime")
+tenants: string[]
+/**
+ * Only in the answer to POST /v1/tokens.
+ */
+token?: string
+createdAt: string
+lastUsedAt?: (string | null)
+}
+
+/**
+ * One inventory entry: a tool an agent may be allowed to call.
+ */
+
+export interface Tool {
+/**
+ * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+id: string
+description: string
+/**
+ * JSON Schema of the arguments, in the restricted subset (no oneOf/anyOf/allOf/not/if/then/else/patternProperties, no non-local $ref, no `connectionId` property).
+ */
+inputSchema: {
+
+}
+outputSchema?: {
+
+}
+effect: ("read_only" | "state_change" | "external_side_effect")
+/**
+ * Output field paths kept for UI and telemetry; everything else is stripped. Without it the tool never enters a bundle.
+ */
+redaction?: {
+/**
+ * @maxItems 256
+ */
+allow: string[]
+}
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name (case-sensitive).
+ */
+groups?: string[]
+/**
+ * The state to move to after a successful call.
+ */
+state?: string
+/**
+ * States in which the tool is available; absent or containing `*` means every state.
+ * 
+ * @maxItems 64
+ */
+availableInStates?: (string | "*")[]
+/**
+ * Runtime gates; all must hold on the request's facts.
+ * 
+ * @maxItems 32
+ */
+requires?: {
+fact: string
+/**
+ * @minItems 1
+ * @maxItems 64
+ */
+in: [(string | number | boolean), ...((string | number | boolean))[]]
+}[]
+parallel?: {
+safe: boolean
+resourceKey?: string
+}
+requiresConnection?: boolean
+budgets?: Budgets
+status?: ("active" | "quarantined" | "disabled" | "removed")
+/**
+ * Where the tool came from. Set by the server: `core` for tools created through the API, `mcp` for imported ones.
+ */
+source?: {
+kind: ("core" | "mcp")
+server?: string
+originalName?: string
+/**
+ * The definition hash an admin last approved; a sync that sees another one quarantines the tool.
+ */
+approvedDefinitionHash?: string
+}
+/**
+ * sha-256 of the canonical definition (name, description, inputSchema, outputSchema). Set by the server.
+ */
+definitionHash?: string
+/**
+ * For a quarantined imported tool: the definition last approved (absent for a new tool) and the one now offered.
+ */
+review?: {
+previous?: McpDefinition
+current: McpDefinition
+detectedAt: string
+}
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+createdAt?: string
+updatedAt?: string
+}
+
+export interface McpDefinition {
+name: string
+description?: string
+inputSchema: {
+
+}
+outputSchema?: {
+
+}
+definitionHash: string
+}
