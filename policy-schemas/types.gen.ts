@@ -36,6 +36,305 @@ hash: string
 }
 
 /**
+ * A tenant's compiled policy bundle (bundle.json, RFC 8785 canonical JSON). `revision` is sha256 of the canonical bundle without version, revision, previousRevision, issuedAt and expiresAt.
+ */
+
+export interface Bundle {
+format: "toolgate.bundle/v1"
+tenant: string
+/**
+ * Rises by one per publish, per tenant.
+ */
+version: number
+revision: string
+previousRevision: (string | null)
+issuedAt: string
+expiresAt: string
+catalog: {
+/**
+ * Every tool not removed, ordered by id. Tools that can never be visible keep only their id, pin and why.
+ */
+tools: (BundleTool | ExcludedTool)[]
+groups: BundleGroup[]
+states: BundleState[]
+}
+policy: BundlePolicy
+casbin: BundleCasbin
+/**
+ * Sample requests with the answers this bundle must give; a runtime refuses a bundle it does not reproduce.
+ */
+conformance: ConformanceVector[]
+index: BundleIndex
+}
+/**
+ * A tool that can be visible, with what runtimes need to gate, validate, redact and describe it.
+ */
+
+export interface BundleTool {
+/**
+ * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+id: string
+description: string
+inputSchema: {
+
+}
+outputSchema?: {
+
+}
+effect: ("read_only" | "state_change" | "external_side_effect")
+redaction: {
+allow: string[]
+}
+/**
+ * Items: A group name (case-sensitive).
+ */
+groups: string[]
+/**
+ * A workflow state name.
+ */
+state?: string
+availableInStates?: string[]
+requires?: RuntimeGate[]
+parallel?: {
+safe: boolean
+resourceKey?: string
+}
+requiresConnection: boolean
+budgets?: Budgets
+source?: {
+kind: ("core" | "mcp")
+server?: string
+originalName?: string
+}
+definitionHash: string
+}
+
+export interface RuntimeGate {
+fact: string
+in: (string | number | boolean)[]
+}
+
+export interface Budgets {
+maxRuntimeMs?: number
+maxResultBytes?: number
+}
+/**
+ * A tool that is in the inventory but can never be visible: only its id, pin and the reason.
+ */
+
+export interface ExcludedTool {
+/**
+ * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+id: string
+excluded: ("quarantined" | "disabled" | "no_redaction")
+definitionHash: string
+}
+
+export interface BundleGroup {
+/**
+ * A group name (case-sensitive).
+ */
+name: string
+description: string
+/**
+ * Items: A group name (case-sensitive).
+ */
+includes: string[]
+}
+
+export interface BundleState {
+/**
+ * A workflow state name.
+ */
+name: string
+description: string
+}
+/**
+ * The tenant policy as compiled, with its connection grants.
+ */
+
+export interface BundlePolicy {
+roles: {
+[k: string]: BundleRole
+}
+bindings: {
+[k: string]: string[]
+}
+profiles: {
+[k: string]: BundleProfile
+}
+budgets?: Budgets
+bundleTtlSeconds: number
+grants: BundleGrant[]
+}
+
+export interface BundleRole {
+/**
+ * Items: A group name, or `*` for every group.
+ */
+groups: (string | "*")[]
+/**
+ * Items: A tool id, or a glob where `*` matches any run of characters.
+ */
+allow: string[]
+/**
+ * Items: A tool id, or a glob where `*` matches any run of characters.
+ */
+deny: string[]
+requireApproval: ("read_only" | "state_change" | "external_side_effect")[]
+}
+
+export interface BundleProfile {
+/**
+ * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+enable: string[]
+/**
+ * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+disable: string[]
+}
+
+export interface BundleGrant {
+/**
+ * An opaque connection identifier; never a credential.
+ */
+connectionId: string
+subjects: string[]
+/**
+ * Items: A tool id, or a glob where `*` matches any run of characters.
+ */
+tools: string[]
+expiresAt?: string
+}
+/**
+ * The same allow/deny decision as a Casbin model and policy: enforce(request...) is true exactly when the tool is neither denied nor not allowed for the subject.
+ */
+
+export interface BundleCasbin {
+/**
+ * The model in Casbin's CONF syntax.
+ */
+model: string
+/**
+ * Rows as in a Casbin CSV policy file, first column the ptype (`p`, `g`).
+ */
+policy: string[][]
+/**
+ * The meaning of each enforce() argument, in order.
+ */
+request: string[]
+}
+
+export interface ConformanceVector {
+request: EvaluationRequest
+expect: EvaluationResult
+}
+/**
+ * What an agent asks for: the body of simulate and the input of evaluate().
+ */
+
+export interface EvaluationRequest {
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot`.
+ */
+subject: string
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+groups?: (string | "*")[]
+/**
+ * A workflow state name.
+ */
+state?: string
+facts?: {
+[k: string]: string | number | boolean
+}
+profile?: string
+/**
+ * @maxItems 1000
+ * 
+ * Items: An opaque connection identifier; never a credential.
+ */
+allowedConnectionIds?: string[]
+/**
+ * Evaluate as of this instant (grant expiry); defaults to now.
+ */
+at?: string
+}
+/**
+ * What evaluate() and simulate answer: the visible tools with their decision and every filtered tool with the first check it failed. When a requested group is not permitted, `rejected` names the groups and no tool is visible.
+ */
+
+export interface EvaluationResult {
+roles: string[]
+/**
+ * The requested groups, expanded through includes.
+ */
+groups: string[]
+state: string
+tools: {
+id: string
+decision: ("allow" | "require_approval")
+}[]
+filtered: {
+id: string
+reason: ("no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection")
+}[]
+rejected?: {
+reason: "group_not_permitted"
+groups: string[]
+}
+}
+/**
+ * Precomputed lookups derived from catalog and policy (globs expanded, groups closed under includes), so a runtime needs no glob matching or graph walk.
+ */
+
+export interface BundleIndex {
+/**
+ * Every catalog tool id, sorted.
+ */
+tools: string[]
+/**
+ * Group → itself and every group it includes, transitively, sorted.
+ */
+groups: {
+[k: string]: string[]
+}
+roles: {
+[k: string]: IndexRole
+}
+grants: IndexGrant[]
+}
+
+export interface IndexRole {
+/**
+ * Permitted groups expanded; ["*"] permits any.
+ */
+groups: string[]
+/**
+ * Catalog tool ids matching an allow glob.
+ */
+allow: string[]
+/**
+ * Catalog tool ids matching a deny glob.
+ */
+deny: string[]
+}
+
+export interface IndexGrant {
+connectionId: string
+/**
+ * Catalog tool ids the grant covers.
+ */
+tools: string[]
+}
+
+/**
  * Which opaque connection ID which subjects or roles may use with which tools. Never a credential.
  */
 
@@ -78,63 +377,11 @@ updatedAt?: string
  * What an agent asks for: the body of simulate and the input of evaluate().
  */
 
-export interface EvaluationRequest {
-/**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
- */
-subject: string
-/**
- * @maxItems 64
- * 
- * Items: A group name, or `*` for every group.
- */
-groups?: (string | "*")[]
-/**
- * A workflow state name.
- */
-state?: string
-facts?: {
-[k: string]: string | number | boolean
-}
-profile?: string
-/**
- * @maxItems 1000
- * 
- * Items: An opaque connection identifier; never a credential.
- */
-allowedConnectionIds?: string[]
-/**
- * Evaluate as of this instant (grant expiry); defaults to now.
- */
-at?: string
-}
-
 export type FilterReason = ("no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection")
 
 /**
  * What evaluate() and simulate answer: the visible tools with their decision and every filtered tool with the first check it failed. When a requested group is not permitted, `rejected` names the groups and no tool is visible.
  */
-
-export interface EvaluationResult {
-roles: string[]
-/**
- * The requested groups, expanded through includes.
- */
-groups: string[]
-state: string
-tools: {
-id: string
-decision: ("allow" | "require_approval")
-}[]
-filtered: {
-id: string
-reason: FilterReason
-}[]
-rejected?: {
-reason: "group_not_permitted"
-groups: string[]
-}
-}
 
 /**
  * A named set of tools. Requesting a group grants the groups it includes, transitively.
@@ -239,6 +486,73 @@ requestId?: string
 }
 
 /**
+ * Chosen by the runtime; stable across restarts of the same process or host.
+ */
+
+export type RuntimeId = string
+/**
+ * `fresh`: evaluating with the latest bundle the server offers; `stale`: evaluating with the last good bundle while the server is unreachable or its bundle was refused; `none`: no good bundle, every call is denied.
+ */
+
+export type Health = ("fresh" | "stale" | "none")
+
+export type LastError = (VerifyCode | TransportCode)
+/**
+ * Why a runtime refused a bundle (verifyBundle); one code per reason.
+ */
+
+export type VerifyCode = ("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed")
+/**
+ * Why a runtime could not get a bundle at all.
+ */
+
+export type TransportCode = ("unreachable" | "unauthorized" | "not_found" | "server_error")
+
+/**
+ * What a runtime reports to POST /v1/tenants/:tenant/runtimes/status: the bundle version it runs, its health and why it last refused a bundle or failed to reach the server.
+ */
+
+export interface RuntimeStatus {
+runtimeId: RuntimeId
+/**
+ * The bundle version the runtime evaluates with; null when it holds no good bundle.
+ */
+version: (number | null)
+revision?: string
+health: Health
+lastError?: LastError
+/**
+ * A human-readable note on lastError.
+ */
+detail?: string
+}
+
+/**
+ * One runtime as GET /v1/tenants/:tenant/runtimes lists it: its last report and when the server received it.
+ */
+
+export interface Runtime {
+tenant: string
+/**
+ * Chosen by the runtime; stable across restarts of the same process or host.
+ */
+runtimeId: string
+version: (number | null)
+revision?: (string | null)
+/**
+ * `fresh`: evaluating with the latest bundle the server offers; `stale`: evaluating with the last good bundle while the server is unreachable or its bundle was refused; `none`: no good bundle, every call is denied.
+ */
+health: ("fresh" | "stale" | "none")
+lastError?: ((("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
+detail?: (string | null)
+reportedAt: string
+/**
+ * How many versions behind the tenant's latest bundle; null when unknown.
+ */
+behind?: (number | null)
+}
+
+/**
  * A workflow state. `undefined` always exists and is the initial state; transitions come from tools' `state` fields.
  */
 
@@ -317,11 +631,6 @@ allow?: string[]
  */
 deny?: string[]
 requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
-}
-
-export interface Budgets {
-maxRuntimeMs?: number
-maxResultBytes?: number
 }
 
 /**
