@@ -449,6 +449,13 @@ rejected?: {
 name: string
 message: string
 }[]
+/**
+ * Imported (quarantined) tools whose input schema is outside the restricted subset, by tool id, with why; they cannot be approved as offered.
+ */
+flagged?: {
+name: string
+message: string
+}[]
 }
 /**
  * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
@@ -679,6 +686,18 @@ lastUsedAt?: (string | null)
 }
 
 /**
+ * Body of POST /v1/tools/:id/approve: the definition hash the admin reviewed; it must be the tool's current one.
+ */
+
+export interface ToolApprove {
+definitionHash: string
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason?: string
+}
+
+/**
  * One inventory entry: a tool an agent may be allowed to call.
  */
 
@@ -766,6 +785,13 @@ review?: {
 previous?: McpDefinition
 current: McpDefinition
 detectedAt: string
+/**
+ * Where the offered input schema leaves the restricted subset; such a tool cannot be approved until the server changes it.
+ */
+problems?: {
+pointer: string
+message: string
+}[]
 }
 /**
  * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.

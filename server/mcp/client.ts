@@ -1,0 +1,214 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '../../policy-schemas/types.gen.ts';
+
+/** A tool as an MCP server offers it in `tools/list`, reduced to what Toolgate keeps. */
+export type OfferedTool = {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: { readOnlyHint?: boolean };
+};
+
+export type McpResult<T> = { ok: true; value: T } | { ok: false; code: 'mcp_error'; message: string };
+
+export type McpClientOptions = {
+  /** Limit for connecting and for each request, in ms (default 20 s). */
+  timeoutMs?: number;
+  /** Where named environment variables are read from at connect time (default `process.env`). */
+  env?: Record<string, string | undefined>;
+  /** Called when a connected server sends `notifications/tools/list_changed`. */
+  onToolsChanged?: () => void;
+  /** Called once when an open session's connection ends on its own. */
+  onClose?: (reason: string) => void;
+};
+
+/** An open connection to one MCP server. */
+export type McpSession = {
+  listTools(): Promise<McpResult<OfferedTool[]>>;
+  /** Disconnects; `force` stops a stdio server at once instead of letting it exit on its own. */
+  close(force?: boolean): Promise<void>;
+};
+
+export const DEFAULT_MCP_TIMEOUT_MS = 20_000;
+const MAX_PAGES = 200;
+const MAX_TOOLS = 5_000;
+const STDERR_TAIL = 600;
+
+type TransportConfig = McpServer['transport'];
+
+/**
+ * Connects to an MCP server, lists all of its tools (every page) and disconnects.
+ * Never throws: a server that fails to start, times out or answers garbage gives an error naming it.
+ */
+export async function fetchMcpTools(server: Pick<McpServer, 'id' | 'transport'>, options: McpClientOptions = {}): Promise<McpResult<OfferedTool[]>> {
+  const opened = await openMcpSession(server, { ...options, onToolsChanged: undefined, onClose: undefined });
+  if (!opened.ok) return opened;
+  const listed = await opened.value.listTools();
+  await opened.value.close(!listed.ok);
+  return listed;
+}
+
+/** Opens a connection that stays up (for list_changed notifications) until `close()`. Never throws. */
+export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>, options: McpClientOptions = {}): Promise<McpResult<McpSession>> {
+  const timeout = options.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
+  const env = options.env ?? process.env;
+  const secrets = secretValues(server.transport, env);
+  let stderrTail = '';
+  let transport: Transport;
+  try {
+    transport = makeTransport(server.transport, env, (chunk) => {
+      stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL);
+    });
+  } catch (err) {
+    return fail(server.id, `cannot be configured: ${describe(err)}`, '', secrets);
+  }
+
+  const client = new Client({ name: 'toolgate', version: '1' }, { capabilities: {} });
+  let closedByUs = false;
+  let rejectBroken: ((err: Error) => void) | undefined;
+  const broken = new Promise<never>((_, reject) => {
+    rejectBroken = reject;
+  });
+  broken.catch(() => undefined);
+  client.onerror = (err) => {
+    rejectBroken?.(new TransportError(err));
+  };
+  client.onclose = () => {
+    if (!closedByUs) {
+      rejectBroken?.(new ClosedError());
+      options.onClose?.('connection closed');
+    }
+  };
+
+  const close = async (force = false) => {
+    if (closedByUs) return;
+    closedByUs = true;
+    // A server that misbehaved is not given the SDK's two-second grace period.
+    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+    if (force && pid !== null) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // Already gone.
+      }
+    }
+    try {
+      await client.close();
+    } catch {
+      // Closing a half-started transport can fail; nothing is left to clean up.
+    }
+  };
+
+  try {
+    await Promise.race([client.connect(transport, { timeout }), broken]);
+  } catch (err) {
+    await close(true);
+    return fail(server.id, `failed to start or initialize: ${explain(err, timeout)}`, stderrTail, secrets);
+  }
+
+  if (options.onToolsChanged) {
+    const notify = options.onToolsChanged;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => notify());
+  }
+
+  const listTools = async (): Promise<McpResult<OfferedTool[]>> => {
+    const tools: OfferedTool[] = [];
+    const seenCursors = new Set<string>();
+    let cursor: string | undefined;
+    try {
+      for (let page = 0; ; page++) {
+        if (page >= MAX_PAGES) return fail(server.id, `returned more than ${MAX_PAGES} pages of tools`, '', secrets);
+        // The raw request skips Client.listTools' output-schema caching, which can throw on odd schemas.
+        const result = await Promise.race([
+          client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { timeout }),
+          broken,
+        ]);
+        for (const t of result.tools) tools.push(toOffered(t));
+        if (tools.length > MAX_TOOLS) return fail(server.id, `offers more than ${MAX_TOOLS} tools`, '', secrets);
+        const next = result.nextCursor;
+        if (next === undefined || next === '') break;
+        if (seenCursors.has(next)) return fail(server.id, 'returned the same tools/list cursor twice', '', secrets);
+        seenCursors.add(next);
+        cursor = next;
+      }
+    } catch (err) {
+      return fail(server.id, `tools/list failed: ${explain(err, timeout)}`, stderrTail, secrets);
+    }
+    return { ok: true, value: tools };
+  };
+
+  return { ok: true, value: { listTools, close } };
+}
+
+class TransportError extends Error {
+  constructor(readonly original: unknown) {
+    super(describe(original));
+  }
+}
+class ClosedError extends Error {}
+
+function makeTransport(t: TransportConfig, env: Record<string, string | undefined>, onStderr: (chunk: string) => void): Transport {
+  if (t.kind === 'http') return new StreamableHTTPClientTransport(new URL(t.url));
+  // Only the named variables are passed (the SDK adds its short list of safe defaults, PATH among them).
+  const childEnv: Record<string, string> = {};
+  for (const name of t.env ?? []) {
+    const value = env[name];
+    if (value !== undefined) childEnv[name] = value;
+  }
+  if (env.PATH !== undefined) childEnv.PATH = env.PATH;
+  const transport = new StdioClientTransport({ command: t.command, args: t.args ?? [], env: childEnv, stderr: 'pipe' });
+  transport.stderr?.on('data', (chunk: Buffer | string) => onStderr(String(chunk)));
+  return transport;
+}
+
+function secretValues(t: TransportConfig, env: Record<string, string | undefined>): string[] {
+  if (t.kind !== 'stdio') return [];
+  return (t.env ?? []).map((n) => env[n]).filter((v): v is string => v !== undefined && v.length >= 3);
+}
+
+function toOffered(t: { name: string; description?: string; inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; annotations?: { readOnlyHint?: boolean } }): OfferedTool {
+  const out: OfferedTool = { name: t.name, inputSchema: t.inputSchema };
+  if (t.description !== undefined) out.description = t.description;
+  if (t.outputSchema !== undefined) out.outputSchema = t.outputSchema;
+  if (t.annotations?.readOnlyHint !== undefined) out.annotations = { readOnlyHint: t.annotations.readOnlyHint };
+  return out;
+}
+
+function explain(err: unknown, timeout: number): string {
+  if (err instanceof ClosedError) return 'the connection closed (the process exited or the server hung up)';
+  if (err instanceof TransportError) {
+    const original = err.original as { code?: unknown; name?: unknown; cause?: { code?: unknown; message?: unknown } };
+    if (original instanceof SyntaxError || original.name === 'ZodError') return `it answered something that is not MCP (${err.message})`;
+    if (original.code === 'ENOENT') return 'the command was not found';
+    if (original.code === 'EACCES') return 'the command is not executable';
+    if (original.cause) return `cannot connect (${String(original.cause.code ?? original.cause.message)})`;
+    return `transport error (${err.message})`;
+  }
+  const e = err as { code?: unknown; message?: unknown; name?: unknown };
+  // McpError codes from the SDK: -32001 request timeout, -32000 connection closed.
+  if (e.code === -32001) return `no answer within ${timeout} ms`;
+  if (e.code === -32000) return 'the connection closed (the process exited or the server hung up)';
+  if (e.code === 'ENOENT') return 'the command was not found';
+  if (e.code === 'EACCES') return 'the command is not executable';
+  if (e.name === 'ZodError') return 'its answer does not have the shape MCP requires';
+  return describe(err);
+}
+
+function describe(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.length > 300 ? `${msg.slice(0, 300)}…` : msg;
+}
+
+function fail(serverId: string, what: string, stderrTail: string, secrets: string[]): { ok: false; code: 'mcp_error'; message: string } {
+  let message = `MCP server "${serverId}" ${what}`;
+  const tail = stderrTail.trim();
+  if (tail) message += ` (stderr: ${tail.slice(-300)})`;
+  // Values of passed-through variables never reach stored or logged text.
+  for (const s of secrets) message = message.split(s).join('***');
+  return { ok: false, code: 'mcp_error', message };
+}

@@ -1,0 +1,177 @@
+import { definitionHash } from '../../runtime/definition-hash.ts';
+import { validate } from '../../policy-schemas/index.ts';
+import type { McpDefinition, Tool } from '../../policy-schemas/types.gen.ts';
+import type { OfferedTool } from './client.ts';
+
+/** A problem found in an offered input schema (a JSON pointer into it and why). */
+export type SchemaFlag = { pointer: string; message: string };
+
+export type ReconcileInput = {
+  serverId: string;
+  offered: OfferedTool[];
+  /** The inventory (at least every tool whose id starts with `mcp__<server>__`). */
+  existing: Tool[];
+  now: string;
+  /** Checks an input schema against DESIGN's restricted subset; an empty list means it fits. */
+  checkInputSchema: (schema: Record<string, unknown>) => SchemaFlag[];
+};
+
+/** One tool to write: `before` is null for a new tool. */
+export type ToolChange = { before: Tool | null; after: Tool };
+
+export type ReconcileResult = {
+  changes: ToolChange[];
+  added: string[];
+  changed: string[];
+  removed: string[];
+  rejected: Array<{ name: string; message: string }>;
+  /** Imported (quarantined) tools whose input schema is outside the restricted subset. */
+  flagged: Array<{ id: string; problems: SchemaFlag[] }>;
+};
+
+const TOOL_ID = /^[A-Za-z0-9][A-Za-z0-9-]*(?:_[A-Za-z0-9-]+)*__[A-Za-z0-9_-]*[A-Za-z0-9-]$/;
+const MAX_TOOL_ID = 64;
+
+/**
+ * Compares what an MCP server offers with the inventory and says what to write. Pure.
+ * New tools arrive quarantined; a definition that differs from the approved one goes back to
+ * quarantine with both kept for review; vanished tools are marked removed; names that cannot
+ * form a tool id are rejected, never mangled. Admin edits (groups, effect, redaction…) survive.
+ */
+export function reconcileTools(input: ReconcileInput): ReconcileResult {
+  const { serverId, now } = input;
+  const result: ReconcileResult = { changes: [], added: [], changed: [], removed: [], rejected: [], flagged: [] };
+  const byId = new Map(input.existing.map((t) => [t.id, t]));
+  const seenNames = new Set<string>();
+  const offeredIds = new Set<string>();
+
+  for (const offer of input.offered) {
+    if (seenNames.has(offer.name)) {
+      result.rejected.push({ name: offer.name, message: 'the server offers this name more than once' });
+      continue;
+    }
+    seenNames.add(offer.name);
+    const id = `mcp__${serverId}__${offer.name}`;
+    const idProblem = toolIdProblem(offer.name, id);
+    if (idProblem) {
+      result.rejected.push({ name: offer.name, message: idProblem });
+      continue;
+    }
+    const current = toDefinition(offer);
+    const existing = byId.get(id);
+    if (existing && !(existing.source?.kind === 'mcp' && existing.source.server === serverId)) {
+      result.rejected.push({ name: offer.name, message: `the tool id ${id} is already used by a tool that was not imported from this server` });
+      continue;
+    }
+    const candidate = existing ? updated(existing, current, now) : created(serverId, offer, current, now);
+    if (candidate === existing) {
+      offeredIds.add(id);
+      continue;
+    }
+    const invalid = validate<Tool>('tool', structuredClone(candidate));
+    if (!invalid.ok) {
+      result.rejected.push({ name: offer.name, message: `the definition cannot be stored: ${invalid.errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}` });
+      // An existing tool stays as it is rather than being marked removed.
+      if (existing) offeredIds.add(id);
+      continue;
+    }
+    offeredIds.add(id);
+    const problems = input.checkInputSchema(current.inputSchema);
+    if (problems.length > 0) {
+      result.flagged.push({ id, problems });
+      if (candidate.review) candidate.review.problems = problems.map(({ pointer, message }) => ({ pointer, message }));
+    }
+    result.changes.push({ before: existing ?? null, after: candidate });
+    if (!existing || existing.status === 'removed') result.added.push(id);
+    else result.changed.push(id);
+  }
+
+  for (const tool of input.existing) {
+    if (tool.source?.kind !== 'mcp' || tool.source.server !== serverId) continue;
+    if (offeredIds.has(tool.id) || tool.status === 'removed') continue;
+    result.changes.push({ before: tool, after: { ...tool, status: 'removed' } });
+    result.removed.push(tool.id);
+  }
+  return result;
+}
+
+/** Why `mcp__<server>__<name>` is not a valid tool id, or undefined when it is. */
+function toolIdProblem(name: string, id: string): string | undefined {
+  const bad = [...new Set(name.replace(/[A-Za-z0-9_-]/g, ''))];
+  if (bad.length > 0) return `the name contains characters a tool id cannot hold: ${bad.map((c) => JSON.stringify(c)).join(' ')}`;
+  if (id.length > MAX_TOOL_ID) return `the tool id ${id} would be ${id.length} characters, more than ${MAX_TOOL_ID}`;
+  if (!TOOL_ID.test(id)) return `the tool id ${id} is not of the form <namespace>__<name> (a name may not be empty or end with "_")`;
+  return undefined;
+}
+
+function toDefinition(offer: OfferedTool): McpDefinition {
+  const def: McpDefinition = { name: offer.name, inputSchema: offer.inputSchema, definitionHash: '' };
+  if (offer.description !== undefined) def.description = offer.description;
+  if (offer.outputSchema !== undefined) def.outputSchema = offer.outputSchema;
+  def.definitionHash = definitionHash({ name: offer.name, description: offer.description, inputSchema: offer.inputSchema, outputSchema: offer.outputSchema });
+  return def;
+}
+
+/** The definition a stored imported tool currently carries. */
+function storedDefinition(tool: Tool): McpDefinition {
+  const name = tool.source?.originalName ?? tool.id;
+  const inputSchema = tool.inputSchema as Record<string, unknown>;
+  const outputSchema = tool.outputSchema as Record<string, unknown> | undefined;
+  const def: McpDefinition = { name, description: tool.description, inputSchema, definitionHash: '' };
+  if (outputSchema !== undefined) def.outputSchema = outputSchema;
+  def.definitionHash = tool.definitionHash ?? definitionHash({ name, description: tool.description, inputSchema, outputSchema });
+  return def;
+}
+
+function created(serverId: string, offer: OfferedTool, def: McpDefinition, now: string): Tool {
+  const tool: Tool = {
+    id: `mcp__${serverId}__${offer.name}`,
+    description: def.description ?? '',
+    inputSchema: def.inputSchema,
+    effect: offer.annotations?.readOnlyHint === true ? 'read_only' : 'external_side_effect',
+    groups: ['default'],
+    status: 'quarantined',
+    source: { kind: 'mcp', server: serverId, originalName: offer.name },
+    definitionHash: def.definitionHash,
+    review: { current: def, detectedAt: now },
+  };
+  if (def.outputSchema !== undefined) tool.outputSchema = def.outputSchema;
+  return tool;
+}
+
+/** The tool after this sync, or the very same object when nothing is to change. */
+function updated(existing: Tool, def: McpDefinition, now: string): Tool {
+  const approved = existing.source?.approvedDefinitionHash;
+  const status = existing.status ?? 'active';
+  if (status === 'quarantined') {
+    if (existing.definitionHash === def.definitionHash) return existing;
+    const review: NonNullable<Tool['review']> = { current: def, detectedAt: now };
+    if (existing.review?.previous) review.previous = existing.review.previous;
+    return withDefinition(existing, def, review);
+  }
+  if (status === 'active' || status === 'disabled') {
+    if (approved === def.definitionHash && existing.definitionHash === def.definitionHash) return existing;
+    const review: NonNullable<Tool['review']> = { current: def, detectedAt: now };
+    // What the tool carries while active or disabled is what the admin approved.
+    if (approved !== undefined) review.previous = storedDefinition(existing);
+    return withDefinition(existing, def, review);
+  }
+  // A removed tool that comes back is reviewed again, whatever it was before.
+  const review: NonNullable<Tool['review']> = { current: def, detectedAt: now };
+  if (approved !== undefined && existing.definitionHash === approved) review.previous = storedDefinition(existing);
+  return withDefinition(existing, def, review);
+}
+
+function withDefinition(existing: Tool, def: McpDefinition, review: NonNullable<Tool['review']>): Tool {
+  const next: Tool = {
+    ...existing,
+    description: def.description ?? '',
+    inputSchema: def.inputSchema,
+    status: 'quarantined',
+    definitionHash: def.definitionHash,
+    review,
+  };
+  if (def.outputSchema !== undefined) next.outputSchema = def.outputSchema;
+  else delete next.outputSchema;
+  return next;
+}

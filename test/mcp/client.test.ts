@@ -1,0 +1,146 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { fetchMcpTools, openMcpSession } from '../../server/mcp/client.ts';
+import {
+  StateFileServer,
+  crashingServer,
+  everythingServer,
+  garbageServer,
+  memoryServer,
+  missingCommand,
+  objectSchema,
+  silentServer,
+  wrongShapeServer,
+} from '../fixtures/mcp/servers.ts';
+import { type FixtureState, startHttpFixture } from '../fixtures/mcp/tool-list-server.ts';
+
+const many = (n: number): FixtureState['tools'] => Array.from({ length: n }, (_, i) => ({ name: `t${i}`, description: `tool ${i}`, inputSchema: objectSchema() }));
+
+describe('MCP client against reference servers from npm', () => {
+  it('lists the tools of server-everything with their read-only annotations', async () => {
+    const r = await fetchMcpTools({ id: 'everything', transport: everythingServer() });
+    if (!r.ok) throw new Error(r.message);
+    const echo = r.value.find((t) => t.name === 'echo');
+    expect(echo?.inputSchema).toMatchObject({ type: 'object', properties: { message: expect.any(Object) } });
+    expect(echo?.annotations?.readOnlyHint).toBe(true);
+    expect(r.value.some((t) => t.annotations?.readOnlyHint === false)).toBe(true);
+  });
+
+  it('lists the tools of server-memory', async () => {
+    const r = await fetchMcpTools({ id: 'memory', transport: memoryServer() });
+    if (!r.ok) throw new Error(r.message);
+    expect(r.value.map((t) => t.name)).toEqual(expect.arrayContaining(['create_entities', 'read_graph', 'search_nodes']));
+  });
+});
+
+describe('MCP client against the SDK test server', () => {
+  const fixtures: StateFileServer[] = [];
+  afterAll(() => fixtures.forEach((f) => f.dispose()));
+
+  it('follows nextCursor through every page of tools/list', async () => {
+    const f = new StateFileServer({ tools: many(7), pageSize: 3 });
+    fixtures.push(f);
+    const r = await fetchMcpTools({ id: 'paged', transport: f.transport() });
+    if (!r.ok) throw new Error(r.message);
+    expect(r.value.map((t) => t.name)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6']);
+  });
+
+  it('passes only the named environment variables, read at connect time', async () => {
+    const f = new StateFileServer({ tools: [], envProbe: true });
+    fixtures.push(f);
+    const env = { PATH: process.env.PATH, MCP_FIXTURE_NAMED: 'named-value', MCP_FIXTURE_OTHER: 'other-value' };
+    const r = await fetchMcpTools({ id: 'env', transport: f.transport(['MCP_FIXTURE_NAMED', 'MCP_FIXTURE_ABSENT']) }, { env });
+    if (!r.ok) throw new Error(r.message);
+    const seen = r.value.find((t) => t.name === 'env_probe')?.description?.split(',') ?? [];
+    expect(seen).toContain('MCP_FIXTURE_NAMED');
+    expect(seen).toContain('PATH');
+    expect(seen).not.toContain('MCP_FIXTURE_OTHER');
+    expect(seen).not.toContain('MCP_FIXTURE_ABSENT');
+  });
+});
+
+describe('MCP client over streamable HTTP', () => {
+  let state: FixtureState = { tools: many(2) };
+  const http = startHttpFixture(() => state);
+  afterAll(async () => (await http).close());
+
+  it('lists tools from a server on 127.0.0.1', async () => {
+    const { url } = await http;
+    const r = await fetchMcpTools({ id: 'web', transport: { kind: 'http', url } });
+    if (!r.ok) throw new Error(r.message);
+    expect(r.value.map((t) => t.name)).toEqual(['t0', 't1']);
+  });
+
+  it('reports tools/list_changed while connected', async () => {
+    const fixture = await http;
+    let notified!: () => void;
+    const changed = new Promise<void>((resolve) => (notified = resolve));
+    const opened = await openMcpSession({ id: 'web', transport: { kind: 'http', url: fixture.url } }, { onToolsChanged: () => notified() });
+    if (!opened.ok) throw new Error(opened.message);
+    try {
+      state = { tools: many(3) };
+      // The notification travels on the session's server-sent event stream, opened right after connecting.
+      for (let i = 0; i < 50; i++) {
+        await fixture.notifyChanged();
+        const done = await Promise.race([changed.then(() => true), new Promise((r) => setTimeout(() => r(false), 100))]);
+        if (done) break;
+      }
+      await changed;
+      const again = await opened.value.listTools();
+      if (!again.ok) throw new Error(again.message);
+      expect(again.value).toHaveLength(3);
+    } finally {
+      await opened.value.close();
+    }
+  });
+
+  it('names the server when nothing listens at the URL', async () => {
+    const r = await fetchMcpTools({ id: 'nowhere', transport: { kind: 'http', url: 'http://127.0.0.1:9/mcp' } }, { timeoutMs: 3000 });
+    expect(r).toMatchObject({ ok: false, code: 'mcp_error', message: expect.stringContaining('MCP server "nowhere"') });
+  });
+});
+
+describe('MCP client failures', () => {
+  const quick = { timeoutMs: 1500 };
+
+  it('says so when the command does not exist', async () => {
+    const r = await fetchMcpTools({ id: 'ghost', transport: missingCommand() }, quick);
+    expect(r).toEqual({ ok: false, code: 'mcp_error', message: 'MCP server "ghost" failed to start or initialize: the command was not found' });
+  });
+
+  it('says so when the process exits, with its stderr', async () => {
+    const r = await fetchMcpTools({ id: 'crash', transport: crashingServer() }, quick);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.message).toContain('MCP server "crash"');
+      expect(r.message).toContain('connection closed');
+      expect(r.message).toContain('fixture: cannot start');
+    }
+  });
+
+  it('times out on a server that never answers', async () => {
+    const r = await fetchMcpTools({ id: 'mute', transport: silentServer() }, { timeoutMs: 800 });
+    expect(r).toEqual({ ok: false, code: 'mcp_error', message: 'MCP server "mute" failed to start or initialize: no answer within 800 ms' });
+  });
+
+  it('refuses a server that prints something that is not MCP', async () => {
+    const r = await fetchMcpTools({ id: 'noise', transport: garbageServer() }, quick);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toMatch(/^MCP server "noise" failed to start or initialize: it answered something that is not MCP/);
+  });
+
+  it('refuses a tools/list answer of the wrong shape', async () => {
+    const r = await fetchMcpTools({ id: 'odd', transport: wrongShapeServer() }, quick);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toMatch(/^MCP server "odd" tools\/list failed: /);
+  });
+
+  it('never puts the value of a passed-through variable into an error', async () => {
+    const transport = { kind: 'stdio' as const, command: process.execPath, args: ['-e', 'process.stderr.write("key=" + process.env.MCP_FIXTURE_KEY + "\\n"); process.exit(1)'], env: ['MCP_FIXTURE_KEY'] };
+    const r = await fetchMcpTools({ id: 'leaky', transport }, { ...quick, env: { PATH: process.env.PATH, MCP_FIXTURE_KEY: 'value-that-must-not-leak' } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.message).toContain('key=***');
+      expect(r.message).not.toContain('value-that-must-not-leak');
+    }
+  });
+});
