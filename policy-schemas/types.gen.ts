@@ -36,6 +36,23 @@ hash: string
 }
 
 /**
+ * Query parameters of GET /v1/audit and /v1/audit/export. `from` is inclusive, `to` exclusive; `cursor` is the `nextCursor` of the previous page.
+ */
+
+export interface AuditQuery {
+tenant?: string
+actor?: string
+entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key")
+entityId?: string
+action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate")
+from?: string
+to?: string
+cursor?: string
+limit?: string
+format?: ("jsonl" | "csv")
+}
+
+/**
  * A tenant's compiled policy bundle (bundle.json, RFC 8785 canonical JSON). `revision` is sha256 of the canonical bundle without version, revision, previousRevision, issuedAt and expiresAt.
  */
 

@@ -1,0 +1,177 @@
+import { flattenedVerify, importJWK } from 'jose';
+import type { JWK } from 'jose';
+import { toProblems, validatorFor } from '../policy-schemas/index.ts';
+import type { Bundle, EvaluationResult, VerifyCode } from '../policy-schemas/types.gen.ts';
+import { canonicalJson, sha256Canonical } from './canonical-json.ts';
+import { loadBundle } from './load-bundle.ts';
+import type { LoadedBundle } from './load-bundle.ts';
+import { evaluate } from './evaluate.ts';
+
+/** The bundle format this runtime understands. */
+export const BUNDLE_FORMAT = 'toolgate.bundle/v1';
+/** The `typ` of a bundle signature's protected header. */
+export const BUNDLE_JWS_TYP = 'toolgate-bundle+jws';
+
+/** A JWKS as served by `GET /.well-known/jwks.json`: the keys a runtime trusts. */
+export type TrustedKeys = { keys: JWK[] };
+
+export type VerifyOptions = {
+  trustedKeys: TrustedKeys;
+  /** The tenant this runtime serves; a bundle for any other tenant is refused. */
+  tenant: string;
+  /** The highest version accepted before; a lower one is a rollback. */
+  highestVersionSeen?: number;
+  now?: Date;
+};
+
+export type VerifyResult =
+  | { ok: true; bundle: Bundle; loaded: LoadedBundle }
+  | { ok: false; code: VerifyCode; message: string };
+
+/** Fields outside the content hash: `revision` names the content, whatever version it ships as. */
+const ENVELOPE_FIELDS = ['version', 'revision', 'previousRevision', 'issuedAt', 'expiresAt'] as const;
+
+const importedKeys = new WeakMap<JWK, Promise<CryptoKey | Uint8Array>>();
+
+/**
+ * Decides whether a runtime may use a bundle: the detached JWS over the exact bytes is checked
+ * before anything in the JSON is believed, then format, tenant, rollback, expiry, revision and
+ * the bundle's own conformance vectors. Every refusal names one reason code.
+ *
+ * @example
+ *   const r = await verifyBundle(bytes, res.headers.get('toolgate-signature'), { trustedKeys, tenant: 'acme' });
+ *   if (!r.ok) log.warn(r.code, r.message);
+ */
+export async function verifyBundle(
+  bytes: Uint8Array | string,
+  signature: string | null | undefined,
+  options: VerifyOptions,
+): Promise<VerifyResult> {
+  const body = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+  const header = parseDetachedJws(signature);
+  if (!header.ok) return header;
+  const { protectedB64, signatureB64, kid } = header;
+
+  const jwk = options.trustedKeys.keys.find((k) => k.kid === kid);
+  if (!jwk) return refuse('unknown_kid', `no trusted key has kid ${JSON.stringify(kid)}`);
+  let key: CryptoKey | Uint8Array;
+  try {
+    key = await importTrustedKey(jwk);
+  } catch {
+    return refuse('unknown_kid', `the trusted key ${JSON.stringify(kid)} is not a usable Ed25519 public key`);
+  }
+  try {
+    await flattenedVerify(
+      { protected: protectedB64, payload: body.toString('base64url'), signature: signatureB64 },
+      key,
+      { algorithms: ['EdDSA'] },
+    );
+  } catch {
+    return refuse('bad_signature', `the signature does not verify under key ${JSON.stringify(kid)}`);
+  }
+
+  // From here on the bytes are the signer's; what they say can be believed, and checked.
+  let text: string;
+  let doc: unknown;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    doc = JSON.parse(text);
+  } catch {
+    return refuse('malformed', 'the bundle is not UTF-8 JSON');
+  }
+  if (!isRecord(doc)) return refuse('malformed', 'the bundle is not a JSON object');
+  if (doc.format !== BUNDLE_FORMAT) {
+    return refuse('malformed', `unsupported bundle format ${JSON.stringify(doc.format)}; expected ${BUNDLE_FORMAT}`);
+  }
+  if (canonicalJson(doc) !== text) return refuse('malformed', 'the bundle is not RFC 8785 canonical JSON');
+  const validateBundle = validatorFor('bundle');
+  if (!validateBundle(doc)) {
+    const first = toProblems(validateBundle.errors ?? [])[0];
+    return refuse('malformed', `the bundle does not match the bundle schema: ${first ? `${first.pointer || '/'} ${first.message}` : 'invalid'}`);
+  }
+  const bundle = doc as unknown as Bundle;
+
+  if (bundle.tenant !== options.tenant) {
+    return refuse('tenant_mismatch', `the bundle is for tenant ${JSON.stringify(bundle.tenant)}, not ${JSON.stringify(options.tenant)}`);
+  }
+  const highest = options.highestVersionSeen ?? 0;
+  if (bundle.version < highest) {
+    return refuse('rollback', `version ${bundle.version} is below version ${highest}, already accepted`);
+  }
+  const now = options.now ?? new Date();
+  if (Date.parse(bundle.expiresAt) <= now.getTime()) {
+    return refuse('expired', `the bundle expired at ${bundle.expiresAt}`);
+  }
+  const content: Record<string, unknown> = { ...doc };
+  for (const f of ENVELOPE_FIELDS) delete content[f];
+  const revision = sha256Canonical(content);
+  if (revision !== bundle.revision) {
+    return refuse('revision_mismatch', `the content hashes to ${revision}, not the stated revision ${bundle.revision}`);
+  }
+
+  let loaded: LoadedBundle;
+  try {
+    loaded = loadBundle(bundle);
+  } catch (err) {
+    return refuse('malformed', `the bundle cannot be loaded: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const vectors = bundle.conformance;
+  for (let i = 0; i < vectors.length; i++) {
+    const { request, expect } = vectors[i];
+    let got: EvaluationResult;
+    try {
+      got = evaluate(loaded, request);
+    } catch (err) {
+      return refuse('conformance_failed', `conformance vector ${i} throws: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (canonicalJson(got) !== canonicalJson(expect)) {
+      return refuse('conformance_failed', `conformance vector ${i} evaluates differently from its expected answer`);
+    }
+  }
+  return { ok: true, bundle, loaded };
+}
+
+type ParsedJws = { ok: true; protectedB64: string; signatureB64: string; kid: string };
+
+function parseDetachedJws(signature: string | null | undefined): ParsedJws | { ok: false; code: VerifyCode; message: string } {
+  if (typeof signature !== 'string' || signature.length === 0) return refuse('malformed', 'no signature');
+  const parts = signature.trim().split('.');
+  if (parts.length !== 3 || parts[1] !== '' || !B64URL.test(parts[0]) || !B64URL.test(parts[2])) {
+    return refuse('malformed', 'the signature is not a detached compact JWS (<protected>..<signature>)');
+  }
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
+  } catch {
+    return refuse('malformed', 'the JWS protected header is not JSON');
+  }
+  if (!isRecord(header)) return refuse('malformed', 'the JWS protected header is not an object');
+  if (header.alg !== 'EdDSA') return refuse('malformed', `unsupported JWS alg ${JSON.stringify(header.alg)}; expected EdDSA`);
+  if (header.typ !== BUNDLE_JWS_TYP) return refuse('malformed', `unsupported JWS typ ${JSON.stringify(header.typ)}; expected ${BUNDLE_JWS_TYP}`);
+  if (typeof header.kid !== 'string' || header.kid === '') return refuse('malformed', 'the JWS protected header names no kid');
+  // An unencoded payload (b64: false) or any critical extension would change what was signed.
+  if ('crit' in header || 'b64' in header) return refuse('malformed', 'the JWS protected header carries unsupported crit/b64 parameters');
+  return { ok: true, protectedB64: parts[0], signatureB64: parts[2], kid: header.kid };
+}
+
+function importTrustedKey(jwk: JWK): Promise<CryptoKey | Uint8Array> {
+  let p = importedKeys.get(jwk);
+  if (!p) {
+    if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') p = Promise.reject(new Error('not an Ed25519 public key'));
+    else p = importJWK({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, 'EdDSA');
+    p.catch(() => undefined);
+    importedKeys.set(jwk, p);
+  }
+  return p;
+}
+
+const B64URL = /^[A-Za-z0-9_-]+$/;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function refuse(code: VerifyCode, message: string): { ok: false; code: VerifyCode; message: string } {
+  return { ok: false, code, message };
+}
