@@ -1,0 +1,255 @@
+import type { EvaluationRequest, EvaluationResult, FilterReason } from '../policy-schemas/types.gen.ts';
+import type { Effect, LoadedBundle, LoadedGrant, LoadedTool, SubjectInfo } from './load-bundle.ts';
+
+/** evaluate()'s answer plus, per tool position, 0 (not visible), 1 (allow) or 2 (require approval). */
+export type Evaluation = { result: EvaluationResult; decisions: Uint8Array; atMs: number; subject: SubjectInfo };
+
+const NOT_VISIBLE = 0;
+const ALLOW = 1;
+const REQUIRE_APPROVAL = 2;
+const MAX_CACHED_RESULTS = 4096;
+const MAX_MEMO_ENTRIES = 4096;
+const EMPTY: readonly never[] = Object.freeze([]);
+
+/**
+ * Which tools a request sees and why every other tool is hidden: DESIGN.md "Semantics".
+ * Pure over the loaded bundle; repeated requests are answered from a cache (frozen results).
+ *
+ * @example
+ *   evaluate(loaded, { subject: 'agent:support-bot', groups: ['knowledge'], state: 'analysis' })
+ */
+export function evaluate(loaded: LoadedBundle, request: EvaluationRequest): EvaluationResult {
+  return evaluateDetailed(loaded, request).result;
+}
+
+/** evaluate() with the per-position decisions the call-time functions need. */
+export function evaluateDetailed(loaded: LoadedBundle, request: EvaluationRequest): Evaluation {
+  if (!request || typeof request.subject !== 'string') throw new TypeError('request.subject must be a string');
+  const explicitAt = request.at !== undefined;
+  const atMs = explicitAt ? Date.parse(request.at as string) : Date.now();
+  const key = cacheKey(request);
+  const memo = loaded.memo;
+  const hit = memo.results.get(key);
+  const subject = subjectInfo(loaded, request.subject);
+  if (hit && (explicitAt || atMs < hit.validUntil)) return { result: hit.result, decisions: hit.decisions, atMs, subject };
+
+  const { result, decisions } = compute(loaded, request, subject, atMs);
+  if (memo.results.size >= MAX_CACHED_RESULTS) memo.results.clear();
+  memo.results.set(key, { result, decisions, validUntil: explicitAt ? Infinity : nextExpiry(loaded, atMs) });
+  return { result, decisions, atMs, subject };
+}
+
+/**
+ * True exactly when no role of the subject denies the tool and some role allows it: the question
+ * the bundle's Casbin model answers with `enforce(subject, tenant, toolId, "call")`.
+ */
+export function policyAllows(loaded: LoadedBundle, subject: string, toolId: string): boolean {
+  const tool = loaded.byId.get(toolId);
+  if (!tool) return false;
+  return subjectInfo(loaded, subject).policy[tool.pos] === 0;
+}
+
+/** The connection ids a subject may use with a tool at an instant, within `allowed` when given. */
+export function grantedConnections(
+  subject: SubjectInfo,
+  tool: LoadedTool,
+  atMs: number,
+  allowed: ReadonlySet<string> | undefined,
+): string[] {
+  const out: string[] = [];
+  for (const g of subject.grants) if (grantApplies(g, tool.pos, atMs, allowed)) out.push(g.connectionId);
+  return out;
+}
+
+function compute(
+  loaded: LoadedBundle,
+  request: EvaluationRequest,
+  subject: SubjectInfo,
+  atMs: number,
+): { result: EvaluationResult; decisions: Uint8Array } {
+  const tools = loaded.tools;
+  const decisions = new Uint8Array(tools.length);
+  const requested = request.groups ?? ['default'];
+  const groups = groupMask(loaded, requested);
+  const state = request.state ?? 'undefined';
+  const roles = subject.roles;
+
+  if (roles.length === 0) {
+    const filtered = tools.map((t) => filteredEntry(t, 'no_role'));
+    return { result: freezeResult({ roles: [], groups: groups.expanded, state, tools: [], filtered }), decisions };
+  }
+
+  if (!subject.permitsAnyGroup) {
+    const refused: string[] = [];
+    for (const g of requested) if (!subject.permittedGroups.has(g) && !refused.includes(g)) refused.push(g);
+    if (refused.length > 0) {
+      const result = freezeResult({
+        roles: [...roles],
+        groups: groups.expanded,
+        state,
+        tools: [],
+        filtered: [],
+        rejected: { reason: 'group_not_permitted', groups: refused },
+      });
+      return { result, decisions };
+    }
+  }
+
+  const states = stateMask(loaded, state);
+  const facts = request.facts ?? {};
+  const disabled = request.profile === undefined ? undefined : loaded.profileDisable.get(request.profile);
+  const allowedIds = request.allowedConnectionIds === undefined ? undefined : new Set(request.allowedConnectionIds);
+  const policy = subject.policy;
+  const approval = subject.requireApproval;
+  const visible: EvaluationResult['tools'] = [];
+  const filtered: EvaluationResult['filtered'] = [];
+
+  for (let i = 0; i < tools.length; i++) {
+    const t = tools[i];
+    let reason: FilterReason | undefined;
+    if (t.excluded !== null) reason = t.excluded;
+    else if (groups.mask[i] === 0) reason = 'group';
+    else if (states[i] === 0) reason = 'state';
+    else if (policy[i] === 1) reason = 'denied';
+    else if (policy[i] === 2) reason = 'not_allowed';
+    else if (t.requires.length > 0 && !gatesPass(t, facts)) reason = 'runtime_gate';
+    else if (disabled !== undefined && disabled.has(t.id)) reason = 'profile';
+    else if (t.requiresConnection && !hasConnection(subject.grants, i, atMs, allowedIds)) reason = 'no_connection';
+
+    if (reason !== undefined) {
+      filtered.push(filteredEntry(t, reason));
+    } else if (approval.has((t.def as { effect: Effect }).effect)) {
+      decisions[i] = REQUIRE_APPROVAL;
+      visible.push(t.entries.require_approval);
+    } else {
+      decisions[i] = ALLOW;
+      visible.push(t.entries.allow);
+    }
+  }
+  return { result: freezeResult({ roles: [...roles], groups: groups.expanded, state, tools: visible, filtered }), decisions };
+}
+
+function gatesPass(t: LoadedTool, facts: Readonly<Record<string, string | number | boolean>>): boolean {
+  for (const gate of t.requires) {
+    if (!Object.hasOwn(facts, gate.fact) || !gate.in.includes(facts[gate.fact])) return false;
+  }
+  return true;
+}
+
+function hasConnection(grants: readonly LoadedGrant[], pos: number, atMs: number, allowed: ReadonlySet<string> | undefined): boolean {
+  for (const g of grants) if (grantApplies(g, pos, atMs, allowed)) return true;
+  return false;
+}
+
+function grantApplies(g: LoadedGrant, pos: number, atMs: number, allowed: ReadonlySet<string> | undefined): boolean {
+  return g.tools[pos] === 1 && atMs < g.expiresMs && (allowed === undefined || allowed.has(g.connectionId));
+}
+
+function filteredEntry(t: LoadedTool, reason: FilterReason): EvaluationResult['filtered'][number] {
+  let e = t.entries.filtered[reason];
+  if (!e) {
+    e = Object.freeze({ id: t.id, reason });
+    t.entries.filtered[reason] = e;
+  }
+  return e;
+}
+
+/** The subject's roles, permitted groups, per-tool allow/deny verdict, approvals and grants, memoised. */
+export function subjectInfo(loaded: LoadedBundle, subject: string): SubjectInfo {
+  const memo = loaded.memo.subjects;
+  let info = memo.get(subject);
+  if (info) return info;
+  const roles = loaded.bindings.get(subject) ?? EMPTY;
+  const n = loaded.tools.length;
+  const allowed = new Uint8Array(n);
+  const denied = new Uint8Array(n);
+  const permittedGroups = new Set<string>();
+  const requireApproval = new Set<Effect>();
+  let permitsAnyGroup = false;
+  for (const name of roles) {
+    const role = loaded.roles.get(name);
+    if (!role) continue;
+    if (role.permitsAnyGroup) permitsAnyGroup = true;
+    for (const g of role.groups) permittedGroups.add(g);
+    for (const e of role.requireApproval) requireApproval.add(e);
+    for (let i = 0; i < n; i++) {
+      allowed[i] |= role.allow[i];
+      denied[i] |= role.deny[i];
+    }
+  }
+  const policy = new Uint8Array(n);
+  for (let i = 0; i < n; i++) policy[i] = denied[i] ? 1 : allowed[i] ? 0 : 2;
+  const principals = new Set<string>([subject, ...roles]);
+  const grants = loaded.grants.filter((g) => [...g.subjects].some((s) => principals.has(s)));
+  info = { roles: Object.freeze([...roles]), permitsAnyGroup, permittedGroups, policy, requireApproval, grants };
+  if (memo.size >= MAX_MEMO_ENTRIES) memo.clear();
+  memo.set(subject, info);
+  return info;
+}
+
+/** The requested groups expanded through `includes`, sorted, and which tools are in them. */
+function groupMask(loaded: LoadedBundle, requested: readonly string[]): { expanded: string[]; mask: Uint8Array } {
+  const memo = loaded.memo.groupMasks;
+  const key = requested.join('\u0000');
+  let entry = memo.get(key);
+  if (entry) return entry;
+  const expanded = new Set<string>();
+  for (const g of requested) for (const x of loaded.groupClosure.get(g) ?? [g]) expanded.add(x);
+  const any = expanded.has('*');
+  const mask = new Uint8Array(loaded.tools.length);
+  loaded.tools.forEach((t, i) => {
+    if (any || t.groups.some((g) => expanded.has(g))) mask[i] = 1;
+  });
+  entry = { expanded: Object.freeze([...expanded].sort()) as string[], mask };
+  if (memo.size >= MAX_MEMO_ENTRIES) memo.clear();
+  memo.set(key, entry);
+  return entry;
+}
+
+function stateMask(loaded: LoadedBundle, state: string): Uint8Array {
+  const memo = loaded.memo.stateMasks;
+  let mask = memo.get(state);
+  if (mask) return mask;
+  mask = new Uint8Array(loaded.tools.length);
+  loaded.tools.forEach((t, i) => {
+    if (t.allStates || t.states.has(state)) mask![i] = 1;
+  });
+  if (memo.size >= MAX_MEMO_ENTRIES) memo.clear();
+  memo.set(state, mask);
+  return mask;
+}
+
+function nextExpiry(loaded: LoadedBundle, atMs: number): number {
+  for (const ms of loaded.expiryInstants) if (ms > atMs) return ms;
+  return Infinity;
+}
+
+function cacheKey(r: EvaluationRequest): string {
+  let facts = '';
+  if (r.facts) {
+    for (const k of Object.keys(r.facts).sort()) {
+      const v = r.facts[k];
+      facts += `${k}\u0001${typeof v}\u0001${String(v)}\u0002`;
+    }
+  }
+  return [
+    r.subject,
+    r.groups === undefined ? '\u0003' : r.groups.join('\u0001'),
+    r.state ?? '',
+    r.profile ?? '\u0003',
+    facts,
+    r.allowedConnectionIds === undefined ? '\u0003' : r.allowedConnectionIds.join('\u0001'),
+    r.at ?? '',
+  ].join('\u0000');
+}
+
+function freezeResult(r: EvaluationResult): EvaluationResult {
+  Object.freeze(r.roles);
+  Object.freeze(r.groups);
+  Object.freeze(r.tools);
+  Object.freeze(r.filtered);
+  if (r.rejected) Object.freeze(Object.freeze(r.rejected).groups);
+  return Object.freeze(r);
+}
+
+export { NOT_VISIBLE, ALLOW, REQUIRE_APPROVAL };

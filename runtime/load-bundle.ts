@@ -1,0 +1,260 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type {
+  Bundle,
+  BundleTool,
+  EvaluationResult,
+  FilterReason,
+  RuntimeGate,
+} from '../policy-schemas/types.gen.ts';
+import { canonicalJson } from './canonical-json.ts';
+
+export type Effect = BundleTool['effect'];
+type Decision = 'allow' | 'require_approval';
+type ToolEntry = EvaluationResult['tools'][number];
+type FilteredEntry = EvaluationResult['filtered'][number];
+
+/** One catalog tool, ready for evaluation. `def` is null for a tool that can never be visible. */
+export type LoadedTool = {
+  readonly id: string;
+  /** Position in the sorted catalog; indexes every per-tool array of the bundle. */
+  readonly pos: number;
+  readonly def: BundleTool | null;
+  readonly excluded: 'quarantined' | 'disabled' | 'no_redaction' | null;
+  readonly definitionHash: string;
+  readonly groups: readonly string[];
+  readonly allStates: boolean;
+  readonly states: ReadonlySet<string>;
+  readonly requires: readonly RuntimeGate[];
+  readonly requiresConnection: boolean;
+  readonly validateInput: ValidateFunction | null;
+  readonly redaction: RedactNode | null;
+  /** Shared frozen result entries, so evaluate allocates nothing per visible or filtered tool. */
+  readonly entries: { allow: ToolEntry; require_approval: ToolEntry; filtered: Partial<Record<FilterReason, FilteredEntry>> };
+};
+
+export type LoadedRole = {
+  readonly name: string;
+  readonly permitsAnyGroup: boolean;
+  readonly groups: ReadonlySet<string>;
+  /** Per tool position: 1 when an allow glob matches. */
+  readonly allow: Uint8Array;
+  /** Per tool position: 1 when a deny glob matches. */
+  readonly deny: Uint8Array;
+  readonly requireApproval: ReadonlySet<Effect>;
+};
+
+export type LoadedGrant = {
+  readonly connectionId: string;
+  readonly subjects: ReadonlySet<string>;
+  /** Per tool position: 1 when the grant covers the tool. */
+  readonly tools: Uint8Array;
+  /** Epoch ms; Infinity when the grant does not expire. */
+  readonly expiresMs: number;
+};
+
+/** A redaction allowlist as a trie of path segments (`[]` = every array element, `*` = every key). */
+export type RedactNode = { leaf: boolean; children: Map<string, RedactNode> };
+
+/** A bundle prepared once for fast, allocation-light evaluation. Treat as opaque and immutable. */
+export type LoadedBundle = {
+  readonly bundle: Bundle;
+  readonly tenant: string;
+  readonly version: number;
+  readonly revision: string;
+  readonly tools: readonly LoadedTool[];
+  readonly byId: ReadonlyMap<string, LoadedTool>;
+  readonly groupClosure: ReadonlyMap<string, readonly string[]>;
+  readonly roles: ReadonlyMap<string, LoadedRole>;
+  readonly bindings: ReadonlyMap<string, readonly string[]>;
+  readonly profileDisable: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly grants: readonly LoadedGrant[];
+  /** Sorted grant expiry instants: a cached answer computed at `now` stays right until the next one. */
+  readonly expiryInstants: readonly number[];
+  /** Memoised per-subject, per-group-set and per-state work, and recent answers. */
+  readonly memo: EvaluationMemo;
+};
+
+export type SubjectInfo = {
+  readonly roles: readonly string[];
+  readonly permitsAnyGroup: boolean;
+  readonly permittedGroups: ReadonlySet<string>;
+  /** Per tool position: 0 passes the policy, 1 denied, 2 not allowed. */
+  readonly policy: Uint8Array;
+  readonly requireApproval: ReadonlySet<Effect>;
+  readonly grants: readonly LoadedGrant[];
+};
+
+export type EvaluationMemo = {
+  subjects: Map<string, SubjectInfo>;
+  groupMasks: Map<string, { expanded: string[]; mask: Uint8Array }>;
+  stateMasks: Map<string, Uint8Array>;
+  results: Map<string, { result: EvaluationResult; decisions: Uint8Array; validUntil: number }>;
+};
+
+// ajv-formats ships CommonJS with a default export that tsx/ESM may wrap once more.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as typeof addFormatsModule;
+
+// The runtime's own ajv: input schemas come from bundles, never from the server's schema set.
+const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true });
+addFormats(ajv);
+// Compiled validators by canonical schema text, so a new bundle version recompiles only what changed.
+const validators = new Map<string, ValidateFunction>();
+const MAX_VALIDATORS = 20_000;
+
+/** Compiles (once per distinct schema) a tool input schema; throws when the schema is invalid. */
+export function compileInputSchema(schema: Record<string, unknown>): ValidateFunction {
+  const key = canonicalJson(schema);
+  let fn = validators.get(key);
+  if (!fn) {
+    fn = ajv.compile(structuredClone(schema));
+    if (validators.size >= MAX_VALIDATORS) validators.clear();
+    validators.set(key, fn);
+  }
+  return fn;
+}
+
+/**
+ * Prepares a verified bundle for evaluation: positions every tool, turns the index into per-tool
+ * bit arrays and compiles every input schema once. Throws a TypeError when the bundle is malformed.
+ *
+ * @example
+ *   const loaded = loadBundle(JSON.parse(bytes));
+ *   const result = evaluate(loaded, { subject: 'agent:support-bot' });
+ */
+export function loadBundle(bundle: Bundle): LoadedBundle {
+  if (!bundle || typeof bundle !== 'object') throw new TypeError('bundle is not an object');
+  const { catalog, index, policy } = bundle;
+  if (!catalog || !Array.isArray(catalog.tools) || !index || !Array.isArray(index.tools) || !policy) {
+    throw new TypeError('bundle lacks catalog, policy or index');
+  }
+  if (index.tools.length !== catalog.tools.length || catalog.tools.some((t, i) => t.id !== index.tools[i])) {
+    throw new TypeError('index.tools does not list the catalog tools in order');
+  }
+  const n = catalog.tools.length;
+  const byId = new Map<string, LoadedTool>();
+  const tools: LoadedTool[] = catalog.tools.map((entry, pos) => {
+    if (pos > 0 && !(catalog.tools[pos - 1].id < entry.id)) throw new TypeError('catalog tools are not sorted by id');
+    const def = 'excluded' in entry ? null : (entry as BundleTool);
+    const excluded = 'excluded' in entry ? entry.excluded : null;
+    const id = entry.id;
+    const tool: LoadedTool = {
+      id,
+      pos,
+      def,
+      excluded,
+      definitionHash: entry.definitionHash,
+      groups: def?.groups ?? [],
+      allStates: !def?.availableInStates || def.availableInStates.includes('*'),
+      states: new Set(def?.availableInStates ?? []),
+      requires: def?.requires ?? [],
+      requiresConnection: def?.requiresConnection === true,
+      validateInput: def ? compileOrRefuse(def.inputSchema) : null,
+      redaction: def ? redactionTrie(def.redaction.allow) : null,
+      entries: {
+        allow: Object.freeze({ id, decision: 'allow' as Decision }),
+        require_approval: Object.freeze({ id, decision: 'require_approval' as Decision }),
+        filtered: {},
+      },
+    };
+    byId.set(id, tool);
+    return tool;
+  });
+  const positions = (ids: readonly string[], what: string): Uint8Array => {
+    const bits = new Uint8Array(n);
+    for (const id of ids) {
+      const t = byId.get(id);
+      if (!t) throw new TypeError(`${what} names ${id}, which is not in the catalog`);
+      bits[t.pos] = 1;
+    }
+    return bits;
+  };
+
+  const groupClosure = new Map<string, readonly string[]>(Object.entries(index.groups ?? {}));
+  const roles = new Map<string, LoadedRole>();
+  for (const [name, role] of Object.entries(policy.roles ?? {})) {
+    const ix = index.roles?.[name];
+    if (!ix) throw new TypeError(`index.roles lacks role ${name}`);
+    roles.set(name, {
+      name,
+      permitsAnyGroup: ix.groups.includes('*'),
+      groups: new Set(ix.groups),
+      allow: positions(ix.allow, `index.roles.${name}.allow`),
+      deny: positions(ix.deny, `index.roles.${name}.deny`),
+      requireApproval: new Set(role.requireApproval ?? []),
+    });
+  }
+  const bindings = new Map<string, readonly string[]>(Object.entries(policy.bindings ?? {}));
+  const profileDisable = new Map<string, ReadonlySet<string>>(
+    Object.entries(policy.profiles ?? {}).map(([name, p]) => [name, new Set(p.disable ?? [])]),
+  );
+  const grantsIn = policy.grants ?? [];
+  if ((index.grants ?? []).length !== grantsIn.length) throw new TypeError('index.grants does not match policy.grants');
+  const grants: LoadedGrant[] = grantsIn.map((g, i) => {
+    const ix = index.grants[i];
+    if (ix.connectionId !== g.connectionId) throw new TypeError(`index.grants/${i} is not ${g.connectionId}`);
+    const expiresMs = g.expiresAt === undefined ? Infinity : Date.parse(g.expiresAt);
+    return {
+      connectionId: g.connectionId,
+      subjects: new Set(g.subjects),
+      tools: positions(ix.tools, `index.grants.${i}.tools`),
+      // An unreadable expiry counts as expired: fail closed.
+      expiresMs: Number.isNaN(expiresMs) ? -Infinity : expiresMs,
+    };
+  });
+  const expiryInstants = [...new Set(grants.map((g) => g.expiresMs).filter((ms) => Number.isFinite(ms)))].sort((a, b) => a - b);
+
+  return {
+    bundle,
+    tenant: bundle.tenant,
+    version: bundle.version,
+    revision: bundle.revision,
+    tools,
+    byId,
+    groupClosure,
+    roles,
+    bindings,
+    profileDisable,
+    grants,
+    expiryInstants,
+    memo: { subjects: new Map(), groupMasks: new Map(), stateMasks: new Map(), results: new Map() },
+  };
+}
+
+function compileOrRefuse(schema: Record<string, unknown>): ValidateFunction {
+  try {
+    return compileInputSchema(schema);
+  } catch {
+    // A signed bundle's schemas compiled at publish time; if this runtime's ajv disagrees, no call passes.
+    const refuse = (() => {
+      refuse.errors = [{ instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: 'the input schema cannot be compiled' }];
+      return false;
+    }) as unknown as ValidateFunction;
+    return refuse;
+  }
+}
+
+/** Builds the trie of a redaction allowlist; `$` alone keeps the whole output. */
+export function redactionTrie(paths: readonly string[]): RedactNode {
+  const root: RedactNode = { leaf: false, children: new Map() };
+  for (const path of paths) {
+    if (path === '$') {
+      root.leaf = true;
+      continue;
+    }
+    let node = root;
+    for (const seg of path.split(/\.|(?=\[\])/)) {
+      if (seg === '') continue;
+      let next = node.children.get(seg);
+      if (!next) {
+        next = { leaf: false, children: new Map() };
+        node.children.set(seg, next);
+      }
+      node = next;
+    }
+    node.leaf = true;
+  }
+  return root;
+}

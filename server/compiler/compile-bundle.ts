@@ -1,0 +1,366 @@
+import type {
+  Bundle,
+  BundleGrant,
+  BundleGroup,
+  BundleIndex,
+  BundlePolicy,
+  BundleRole,
+  BundleState,
+  BundleTool,
+  ConnectionGrant,
+  ExcludedTool,
+  Group,
+  State,
+  TenantPolicy,
+  Tool,
+} from '../../policy-schemas/types.gen.ts';
+import { escapePointer, validate } from '../../policy-schemas/index.ts';
+import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
+import { definitionHash } from '../../runtime/definition-hash.ts';
+import { globMatcher } from '../../runtime/glob.ts';
+import { compileInputSchema } from '../../runtime/load-bundle.ts';
+import { casbinPolicy, ROLE_PREFIX } from '../policy-engine/casbin-policy.ts';
+import { checkInputSchema } from '../validation/input-schema.ts';
+import { conformanceVectors } from './conformance.ts';
+
+/** The bundle format this compiler writes. */
+export const BUNDLE_FORMAT = 'toolgate.bundle/v1';
+const DEFAULT_TTL_SECONDS = 86400;
+
+/** Everything one tenant's bundle is compiled from (what `loadDraftSnapshot` reads). */
+export type Snapshot = {
+  tenant: { id: string; name: string };
+  policy: TenantPolicy;
+  tools: Tool[];
+  groups: Group[];
+  states: State[];
+  grants: ConnectionGrant[];
+};
+
+export type CompileOptions = { version: number; previousRevision: string | null; issuedAt: string };
+
+export type CompileError = { pointer: string; message: string; code: string };
+
+export type CompileResult =
+  | { ok: true; bundle: Bundle; bytes: Buffer; text: string; revision: string }
+  | { ok: false; errors: CompileError[] };
+
+/**
+ * Compiles a tenant snapshot into a bundle: validates and normalises every entity, collects
+ * every error with its location (pointers name entities: `/tools/<id>/groups/0`,
+ * `/policy/roles/<role>/allow/2`, `/grants/<connectionId>/subjects/0`), sorts everything, and
+ * serialises with RFC 8785 so the same data always gives the same bytes and revision.
+ */
+export function compileBundle(snapshot: Snapshot, options: CompileOptions): CompileResult {
+  const errors: CompileError[] = [];
+  const err = (pointer: string, message: string, code: string) => errors.push({ pointer, message, code });
+  const tenant = snapshot.tenant.id;
+
+  // 1. Each entity against its schema (on copies: validation fills defaults in place).
+  const tools = checked<Tool>('tool', snapshot.tools, (t, i) => `/tools/${key(t, 'id', i)}`, errors);
+  const groups = checked<Group>('group', snapshot.groups, (g, i) => `/groups/${key(g, 'name', i)}`, errors);
+  const states = checked<State>('state', snapshot.states, (s, i) => `/states/${key(s, 'name', i)}`, errors);
+  const grants = checked<ConnectionGrant>('connection-grant', snapshot.grants, (g, i) => `/grants/${key(g, 'connectionId', i)}`, errors);
+  const policyCheck = validate<TenantPolicy>('tenant-policy', structuredClone(snapshot.policy ?? {}), '/policy');
+  if (!policyCheck.ok) for (const e of policyCheck.errors) err(e.pointer, e.message, e.code ?? 'validation');
+  const policy: TenantPolicy = policyCheck.ok ? policyCheck.value : { roles: {}, bindings: {}, profiles: {} };
+  if (options.version < 1 || !Number.isInteger(options.version)) err('/version', 'must be a positive integer', 'validation');
+  if (Number.isNaN(Date.parse(options.issuedAt))) err('/issuedAt', 'must be a timestamp', 'validation');
+
+  // 2. Names: duplicates, and the group and state that always exist.
+  const live = dedupe(tools.filter((t) => t.status !== 'removed'), (t) => t.id, '/tools', errors).sort(byKey((t) => t.id));
+  const groupList = dedupe(groups, (g) => g.name, '/groups', errors);
+  if (!groupList.some((g) => g.name === 'default')) groupList.push({ name: 'default', description: '', includes: [] });
+  groupList.sort(byKey((g) => g.name));
+  const stateList = dedupe(states, (s) => s.name, '/states', errors);
+  if (!stateList.some((s) => s.name === 'undefined')) stateList.push({ name: 'undefined', description: '' });
+  stateList.sort(byKey((s) => s.name));
+  const grantList = dedupe(grants, (g) => g.connectionId, '/grants', errors).sort(byKey((g) => g.connectionId));
+
+  const groupNames = new Set(groupList.map((g) => g.name));
+  const stateNames = new Set(stateList.map((s) => s.name));
+  // Removed tools may still be named by a policy written before they vanished; they match nothing.
+  const inventoryIds = new Set(tools.map((t) => t.id));
+  const liveById = new Map(live.map((t) => [t.id, t]));
+  const roles = policy.roles ?? {};
+  const bindings = policy.bindings ?? {};
+  const profiles = policy.profiles ?? {};
+
+  // 3. Tools: references, input schemas, what keeps a tool from ever being visible.
+  for (const t of live) {
+    const at = `/tools/${escapePointer(t.id)}`;
+    (t.groups ?? []).forEach((g, i) => {
+      if (!groupNames.has(g)) err(`${at}/groups/${i}`, `unknown group "${g}"`, 'unknown_reference');
+    });
+    if (t.state !== undefined && !stateNames.has(t.state)) err(`${at}/state`, `unknown state "${t.state}"`, 'unknown_reference');
+    (t.availableInStates ?? []).forEach((s, i) => {
+      if (s !== '*' && !stateNames.has(s)) err(`${at}/availableInStates/${i}`, `unknown state "${s}"`, 'unknown_reference');
+    });
+    if (t.status === 'active' && t.redaction) {
+      for (const p of checkInputSchema(t.inputSchema, `${at}/inputSchema`)) err(p.pointer, p.message, p.code ?? 'input_schema');
+      try {
+        compileInputSchema(t.inputSchema as Record<string, unknown>);
+      } catch (e) {
+        err(`${at}/inputSchema`, `does not compile: ${e instanceof Error ? e.message : String(e)}`, 'input_schema');
+      }
+    }
+  }
+
+  // 4. Groups: includes must exist and must not loop.
+  const includes = new Map(groupList.map((g) => [g.name, [...new Set(g.includes ?? [])].sort()]));
+  for (const g of groupList) {
+    (g.includes ?? []).forEach((inc, i) => {
+      if (!groupNames.has(inc)) err(`/groups/${escapePointer(g.name)}/includes/${i}`, `unknown group "${inc}"`, 'unknown_reference');
+    });
+  }
+  const closure = groupClosures(includes, errors);
+
+  // 5. Policy: roles, bindings, profiles.
+  const exactTool = (id: string, pointer: string, what: string) => {
+    if (id.includes('*')) return;
+    if (!inventoryIds.has(id)) {
+      err(pointer, `unknown tool "${id}"`, 'unknown_reference');
+      return;
+    }
+    const t = liveById.get(id);
+    if (t && t.status === 'active' && !t.redaction) {
+      err(pointer, `${what} names ${id}, which has no redaction allowlist and can never be callable`, 'no_redaction');
+    }
+  };
+  for (const [name, role] of Object.entries(roles)) {
+    const at = `/policy/roles/${escapePointer(name)}`;
+    (role.groups ?? []).forEach((g, i) => {
+      if (g !== '*' && !groupNames.has(g)) err(`${at}/groups/${i}`, `unknown group "${g}"`, 'unknown_reference');
+    });
+    (role.allow ?? []).forEach((id, i) => exactTool(id, `${at}/allow/${i}`, `role ${name} allows`));
+    (role.deny ?? []).forEach((id, i) => {
+      if (!id.includes('*') && !inventoryIds.has(id)) err(`${at}/deny/${i}`, `unknown tool "${id}"`, 'unknown_reference');
+    });
+  }
+  for (const [subject, roleNames] of Object.entries(bindings)) {
+    const at = `/policy/bindings/${escapePointer(subject)}`;
+    if (subject.startsWith(ROLE_PREFIX)) err(at, `subjects must not start with "${ROLE_PREFIX}" (reserved for roles)`, 'reserved_name');
+    roleNames.forEach((r, i) => {
+      if (!Object.hasOwn(roles, r)) err(`${at}/${i}`, `unknown role "${r}"`, 'unknown_reference');
+    });
+  }
+  for (const [name, profile] of Object.entries(profiles)) {
+    for (const list of ['enable', 'disable'] as const) {
+      (profile[list] ?? []).forEach((id, i) => {
+        const pointer = `/policy/profiles/${escapePointer(name)}/${list}/${i}`;
+        if (list === 'enable') exactTool(id, pointer, `profile ${name} enables`);
+        else if (!inventoryIds.has(id)) err(pointer, `unknown tool "${id}"`, 'unknown_reference');
+      });
+    }
+  }
+
+  // 6. Grants: subjects are bound subjects or roles; exact tools exist.
+  for (const g of grantList) {
+    const at = `/grants/${escapePointer(g.connectionId)}`;
+    g.subjects.forEach((s, i) => {
+      if (!Object.hasOwn(roles, s) && !Object.hasOwn(bindings, s)) {
+        err(`${at}/subjects/${i}`, `"${s}" is neither a role nor a bound subject`, 'unknown_reference');
+      }
+    });
+    g.tools.forEach((id, i) => {
+      if (!id.includes('*') && !inventoryIds.has(id)) err(`${at}/tools/${i}`, `unknown tool "${id}"`, 'unknown_reference');
+    });
+  }
+
+  if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
+
+  // 7. Assemble, sorted everywhere order carries no meaning.
+  const catalogTools = live.map(bundleTool);
+  const toolIds = catalogTools.map((t) => t.id);
+  const matchAll = (globs: readonly string[] | undefined) => {
+    const matchers = sortedUnique(globs ?? []).map(globMatcher);
+    return toolIds.filter((id) => matchers.some((m) => m(id)));
+  };
+  const bundleRoles: Record<string, BundleRole> = {};
+  const indexRoles: BundleIndex['roles'] = {};
+  for (const name of Object.keys(roles).sort()) {
+    const role = roles[name];
+    const groupsOf = sortedUnique(role.groups ?? []);
+    bundleRoles[name] = {
+      groups: groupsOf,
+      allow: sortedUnique(role.allow ?? []),
+      deny: sortedUnique(role.deny ?? []),
+      requireApproval: sortedUnique(role.requireApproval ?? []),
+    };
+    indexRoles[name] = {
+      groups: groupsOf.includes('*') ? ['*'] : sortedUnique(groupsOf.flatMap((g) => closure.get(g) ?? [g])),
+      allow: matchAll(role.allow),
+      deny: matchAll(role.deny),
+    };
+  }
+  const bundleBindings: Record<string, string[]> = {};
+  for (const subject of Object.keys(bindings).sort()) bundleBindings[subject] = sortedUnique(bindings[subject]);
+  const bundleProfiles: BundlePolicy['profiles'] = {};
+  for (const name of Object.keys(profiles).sort()) {
+    bundleProfiles[name] = { enable: sortedUnique(profiles[name].enable ?? []), disable: sortedUnique(profiles[name].disable ?? []) };
+  }
+  const bundleGrants: BundleGrant[] = grantList.map((g) => ({
+    connectionId: g.connectionId,
+    subjects: sortedUnique(g.subjects),
+    tools: sortedUnique(g.tools),
+    ...(g.expiresAt !== undefined ? { expiresAt: new Date(g.expiresAt).toISOString() } : {}),
+  }));
+  const bundlePolicy: BundlePolicy = {
+    roles: bundleRoles,
+    bindings: bundleBindings,
+    profiles: bundleProfiles,
+    ...(policy.budgets ? { budgets: policy.budgets } : {}),
+    bundleTtlSeconds: policy.bundleTtlSeconds ?? DEFAULT_TTL_SECONDS,
+    grants: bundleGrants,
+  };
+  const index: BundleIndex = {
+    tools: toolIds,
+    groups: Object.fromEntries([...closure.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    roles: indexRoles,
+    grants: bundleGrants.map((g) => ({ connectionId: g.connectionId, tools: matchAll(g.tools) })),
+  };
+  const catalog: Bundle['catalog'] = {
+    tools: catalogTools,
+    groups: groupList.map((g): BundleGroup => ({ name: g.name, description: g.description ?? '', includes: includes.get(g.name) ?? [] })),
+    states: stateList.map((s): BundleState => ({ name: s.name, description: s.description ?? '' })),
+  };
+  const casbin = casbinPolicy({ tenant, roles: bundleRoles, bindings: bundleBindings, toolIds });
+
+  const issuedAt = new Date(options.issuedAt).toISOString();
+  const expiresAt = new Date(Date.parse(issuedAt) + bundlePolicy.bundleTtlSeconds * 1000).toISOString();
+  const draft: Bundle = {
+    format: BUNDLE_FORMAT,
+    tenant,
+    version: options.version,
+    revision: '',
+    previousRevision: options.previousRevision,
+    issuedAt,
+    expiresAt,
+    catalog,
+    policy: bundlePolicy,
+    casbin,
+    conformance: [],
+    index,
+  };
+  const conformance = conformanceVectors(draft);
+  const content = { format: BUNDLE_FORMAT, tenant, catalog, policy: bundlePolicy, casbin, conformance, index };
+  const revision = sha256Canonical(content);
+  const bundle: Bundle = { ...draft, conformance, revision };
+  const text = canonicalJson(bundle);
+  return { ok: true, bundle, bytes: Buffer.from(text, 'utf8'), text, revision };
+}
+
+/** The hash naming a bundle's content: everything but version, revision, previousRevision, issuedAt, expiresAt. */
+export function contentRevision(bundle: Bundle): string {
+  const { version: _v, revision: _r, previousRevision: _p, issuedAt: _i, expiresAt: _e, ...content } = bundle;
+  return sha256Canonical(content);
+}
+
+function bundleTool(t: Tool): BundleTool | ExcludedTool {
+  const hash =
+    t.source?.kind === 'mcp'
+      ? (t.definitionHash ?? definitionHash({ name: t.source.originalName ?? t.id, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema }))
+      : definitionHash({ name: t.id, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema });
+  if (t.status === 'quarantined' || t.status === 'disabled') return { id: t.id, excluded: t.status, definitionHash: hash };
+  if (!t.redaction) return { id: t.id, excluded: 'no_redaction', definitionHash: hash };
+  const out: BundleTool = {
+    id: t.id,
+    description: t.description,
+    inputSchema: t.inputSchema,
+    effect: t.effect,
+    redaction: { allow: sortedUnique(t.redaction.allow) },
+    groups: sortedUnique(t.groups ?? ['default']),
+    requiresConnection: t.requiresConnection === true,
+    definitionHash: hash,
+  };
+  if (t.outputSchema !== undefined) out.outputSchema = t.outputSchema;
+  if (t.state !== undefined) out.state = t.state;
+  if (t.availableInStates !== undefined) out.availableInStates = sortedUnique(t.availableInStates);
+  if (t.requires !== undefined && t.requires.length > 0) out.requires = t.requires.map((r) => ({ fact: r.fact, in: r.in }));
+  if (t.parallel !== undefined) out.parallel = { ...t.parallel };
+  if (t.budgets !== undefined && Object.keys(t.budgets).length > 0) out.budgets = { ...t.budgets };
+  if (t.source !== undefined) {
+    out.source = { kind: t.source.kind };
+    if (t.source.server !== undefined) out.source.server = t.source.server;
+    if (t.source.originalName !== undefined) out.source.originalName = t.source.originalName;
+  }
+  return out;
+}
+
+/** Each group with every group it reaches through includes (itself first in the sort); cycles are errors. */
+function groupClosures(includes: Map<string, string[]>, errors: CompileError[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const reported = new Set<string>();
+  for (const start of includes.keys()) {
+    const seen = new Set<string>([start]);
+    const stack: { name: string; path: string[] }[] = [{ name: start, path: [start] }];
+    while (stack.length > 0) {
+      const { name, path } = stack.pop()!;
+      for (const next of includes.get(name) ?? []) {
+        if (next === start) {
+          const cycle = [...path, start];
+          const id = [...cycle].sort().join('\u0000');
+          if (!reported.has(id)) {
+            reported.add(id);
+            errors.push({ pointer: `/groups/${escapePointer(start)}/includes`, message: `includes form a cycle: ${cycle.join(' → ')}`, code: 'cycle' });
+          }
+          continue;
+        }
+        if (seen.has(next) || !includes.has(next)) {
+          seen.add(next);
+          continue;
+        }
+        seen.add(next);
+        stack.push({ name: next, path: [...path, next] });
+      }
+    }
+    out.set(start, [...seen].sort());
+  }
+  return out;
+}
+
+function checked<T>(kind: string, items: readonly unknown[] | undefined, pointerOf: (item: unknown, i: number) => string, errors: CompileError[]): T[] {
+  const out: T[] = [];
+  (items ?? []).forEach((item, i) => {
+    const r = validate<T>(kind, structuredClone(item), pointerOf(item, i));
+    if (r.ok) out.push(r.value);
+    else for (const e of r.errors) errors.push({ pointer: e.pointer, message: e.message, code: e.code ?? 'validation' });
+  });
+  return out;
+}
+
+function key(item: unknown, field: string, i: number): string {
+  const v = item && typeof item === 'object' ? (item as Record<string, unknown>)[field] : undefined;
+  return typeof v === 'string' && v !== '' ? escapePointer(v) : String(i);
+}
+
+function dedupe<T>(items: T[], keyOf: (t: T) => string, at: string, errors: CompileError[]): T[] {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  for (const item of items) {
+    const k = keyOf(item);
+    if (seen.has(k)) {
+      errors.push({ pointer: `${at}/${escapePointer(k)}`, message: `"${k}" appears more than once`, code: 'conflict' });
+      continue;
+    }
+    seen.add(k);
+    out.push(item);
+  }
+  return out;
+}
+
+function sortedUnique<T extends string>(items: readonly T[]): T[] {
+  return [...new Set(items)].sort();
+}
+
+function byKey<T>(keyOf: (t: T) => string): (a: T, b: T) => number {
+  return (a, b) => {
+    const x = keyOf(a);
+    const y = keyOf(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+}
+
+function sortErrors(errors: CompileError[]): CompileError[] {
+  return errors.sort((a, b) => (a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : a.message < b.message ? -1 : a.message > b.message ? 1 : 0));
+}
