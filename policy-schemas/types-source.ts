@@ -25,6 +25,7 @@ export async function generateTypesSource(): Promise<string> {
     // Referenced schemas are declared again in every file that uses them: keep the first.
     for (const decl of ts.split(/\n(?=export )/)) {
       const name = /^export (?:interface|type) (\w+)/.exec(decl.trim())?.[1];
+      // Referenced schemas are emitted again by each schema that uses them; distinct types need distinct titles.
       if (name && emitted.has(name)) continue;
       if (name) emitted.add(name);
       parts.push(decl.trim());
@@ -32,3 +33,4 @@ export async function generateTypesSource(): Promise<string> {
   }
   return parts.join('\n\n') + '\n';
 }
+

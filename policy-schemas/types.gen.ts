@@ -431,7 +431,7 @@ updatedAt?: string
 export interface McpServer {
 id: string
 label: string
-transport: ({
+transport: (({
 kind: "stdio"
 command: string
 /**
@@ -447,6 +447,8 @@ env?: string[]
 } | {
 kind: "http"
 url: string
+}) & {
+kind: ("stdio" | "http")
 })
 /**
  * Re-sync periodically; absent means only on demand.
@@ -676,23 +678,25 @@ updatedAt?: string
  * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
  */
 
+export type TokenRole = ("admin" | "editor" | "viewer" | "auditor" | "runtime")
+
+/**
+ * Body of POST /v1/tokens. `tenants` is required for editor and viewer, exactly one for runtime, and not allowed for admin and auditor.
+ */
+
 export interface TokenCreate {
 label: string
-role: Role
+role: TokenRole
 /**
  * @maxItems 1000
  */
 tenants?: string[]
 }
 
-/**
- * An API token as listed. The secret itself is returned once, by POST /v1/tokens, and stored only as a hash.
- */
-
 export interface Token {
 id: string
 label: string
-role: ("admin" | "editor" | "viewer" | "auditor" | "runtime")
+role: TokenRole
 tenants: string[]
 /**
  * Only in the answer to POST /v1/tokens.

@@ -1,0 +1,59 @@
+import { Hono } from 'hono';
+import { stream } from 'hono/streaming';
+import { ChainVerifier } from '../audit/chain.ts';
+import { type AuditFilter, listAuditEvents } from '../audit/events.ts';
+import { CSV_HEADER, toCsvRow, toJsonl } from '../audit/export.ts';
+import { authorize } from '../auth/guard.ts';
+import type { AppEnv } from '../context.ts';
+import { validOrThrow } from '../http/body.ts';
+
+/** `/v1/audit`: history with filters and cursor pagination, streamed export, chain verification. */
+export const auditRoutes = new Hono<AppEnv>();
+
+type AuditQuery = AuditFilter & { cursor?: string; limit?: string; format?: 'jsonl' | 'csv' };
+const PAGE = 1000;
+
+auditRoutes.get('/', async (c) => {
+  authorize(c, 'audit', 'read');
+  const q = validOrThrow<AuditQuery>('audit-query', { ...c.req.query() });
+  const limit = Number(q.limit ?? 100);
+  const items = await listAuditEvents(c.get('deps').database.db, q, Number(q.cursor ?? 0), limit);
+  const nextCursor = items.length === limit ? String(items[items.length - 1].seq) : null;
+  return c.json({ items, nextCursor });
+});
+
+auditRoutes.get('/export', async (c) => {
+  authorize(c, 'audit', 'export');
+  const q = validOrThrow<AuditQuery>('audit-query', { ...c.req.query() });
+  const format = q.format ?? 'jsonl';
+  const db = c.get('deps').database.db;
+  c.header('Content-Type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
+  c.header('Content-Disposition', `attachment; filename="toolgate-audit.${format}"`);
+  c.header('Cache-Control', 'no-store');
+  // Page by seq so memory stays flat and the database is never held for the whole export.
+  return stream(c, async (out) => {
+    if (format === 'csv') await out.write(CSV_HEADER);
+    let after = 0;
+    for (;;) {
+      const page = await listAuditEvents(db, q, after, PAGE);
+      if (page.length === 0) break;
+      await out.write(page.map(format === 'csv' ? toCsvRow : toJsonl).join(''));
+      after = page[page.length - 1].seq;
+      if (page.length < PAGE) break;
+    }
+  });
+});
+
+auditRoutes.get('/verify', async (c) => {
+  authorize(c, 'audit', 'read');
+  const db = c.get('deps').database.db;
+  const verifier = new ChainVerifier();
+  let after = 0;
+  for (;;) {
+    const page = await listAuditEvents(db, {}, after, PAGE);
+    for (const e of page) if (!verifier.push(e)) break;
+    if (page.length < PAGE || verifier.firstBroken) break;
+    after = page[page.length - 1].seq;
+  }
+  return c.json(verifier.result());
+});

@@ -1,0 +1,154 @@
+import { type Context, Hono } from 'hono';
+import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
+import { withChange } from '../audit/change.ts';
+import { authorize } from '../auth/guard.ts';
+import type { Resource } from '../auth/permissions.ts';
+import type { AppEnv } from '../context.ts';
+import type { DbOrTx, Tx } from '../db/database.ts';
+import { ApiError, type ErrorCode, type ProblemDetail } from '../errors.ts';
+import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
+import { mergePatch } from '../http/merge-patch.ts';
+import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { type Stored, type documentStore, stripStored } from '../store/document-store.ts';
+
+type Store<T extends object> = ReturnType<typeof documentStore<T>>;
+
+export type DocumentRoutesOptions<T extends object> = {
+  /** Schema kind of the body, e.g. `group`. */
+  kind: string;
+  entityType: AuditEvent['entityType'];
+  resource: Resource;
+  store: Store<T>;
+  keyOf: (doc: T) => string;
+  /** Read-only fields beyond version/timestamps that a body may carry and the server ignores. */
+  readOnly?: string[];
+  /** Server-derived fields, set after validation (keeps the existing entity's where relevant). */
+  normalize?: (doc: T, existing: Stored<T> | undefined, tx: Tx) => T | Promise<T>;
+  /** Referential checks inside the write transaction. */
+  check: (tx: Tx, doc: T, existing: Stored<T> | undefined) => Promise<ProblemDetail[]>;
+  checkDelete?: (tx: Tx, key: string, existing: Stored<T>) => Promise<ProblemDetail[]>;
+  filter?: (items: Stored<T>[], query: Record<string, string>) => Stored<T>[];
+};
+
+/** Throws a 400 for problems found by a check, with the most specific code they share. */
+export function throwProblems(problems: ProblemDetail[], status = 400): void {
+  if (problems.length === 0) return;
+  const codes = new Set(problems.map((p) => p.code));
+  const code: ErrorCode = status === 409
+    ? 'conflict'
+    : codes.has('secret_field')
+    ? 'secret_field'
+    : codes.size === 1 && codes.has('cycle')
+      ? 'cycle'
+      : [...codes].every((c) => c === 'unknown_reference')
+        ? 'unknown_reference'
+        : 'validation';
+  const first = problems[0];
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  throw new ApiError(status, code, `${first.pointer || 'the body'}: ${first.message}${more}`, { errors: problems });
+}
+
+/**
+ * CRUD routes for a document entity: list, create (409 on a duplicate), read with ETag,
+ * replace and merge-patch with If-Match, delete with If-Match. Every change is audited.
+ */
+export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): Hono<AppEnv> {
+  const r = new Hono<AppEnv>();
+  const db = (c: { get: (k: 'deps') => { database: { db: DbOrTx } } }) => c.get('deps').database.db;
+
+  const parse = (body: unknown, key?: string): T => {
+    if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+      dropReadOnly(body as Record<string, unknown>, o.readOnly);
+    }
+    const doc = validOrThrow<T>(o.kind, body);
+    if (key !== undefined && o.keyOf(doc) !== key) {
+      throw new ApiError(400, 'validation', `The body names ${o.keyOf(doc)} but the URL names ${key}; renaming is not supported`, {
+        errors: [{ pointer: '/' + (o.kind === 'tool' || o.kind === 'mcp-server' ? 'id' : 'name'), message: `must be ${key}` }],
+      });
+    }
+    return doc;
+  };
+
+  const requireExisting = async (tx: DbOrTx, key: string) => {
+    const existing = await o.store.get(tx, key);
+    if (!existing) throw new ApiError(404, 'not_found', `${o.entityType} ${key} does not exist`);
+    return existing;
+  };
+
+  r.get('/', async (c) => {
+    authorize(c, o.resource, 'read');
+    let items = await o.store.list(db(c));
+    if (o.filter) items = o.filter(items, c.req.query());
+    return c.json({ items });
+  });
+
+  r.post('/', async (c) => {
+    authorize(c, o.resource, 'write');
+    const body = await readJson(c);
+    const reason = takeReason(c, body as Record<string, unknown>);
+    const created = await withChange(c, reason, async (ch) => {
+      let doc = parse(body);
+      const key = o.keyOf(doc);
+      if (await o.store.get(ch.tx, key)) throw new ApiError(409, 'conflict', `${o.entityType} ${key} already exists`, { errors: [{ pointer: '/' + (o.kind === 'group' || o.kind === 'state' ? 'name' : 'id'), message: 'already exists' }] });
+      if (o.normalize) doc = await o.normalize(doc, undefined, ch.tx);
+      throwProblems(await o.check(ch.tx, doc, undefined));
+      const stored = await o.store.insert(ch.tx, key, doc, new Date().toISOString());
+      await ch.record({ action: 'create', entityType: o.entityType, entityId: key, before: null, after: doc });
+      return stored;
+    });
+    c.header('ETag', etagOf(created.version));
+    c.header('Location', `${c.req.path.replace(/\/$/, '')}/${encodeURIComponent(o.keyOf(created))}`);
+    return c.json(created, 201);
+  });
+
+  r.get('/:key', async (c) => {
+    authorize(c, o.resource, 'read');
+    const existing = await requireExisting(db(c), c.req.param('key'));
+    c.header('ETag', etagOf(existing.version));
+    return c.json(existing);
+  });
+
+  const replace = (mode: 'put' | 'patch') => async (c: Context<AppEnv>) => {
+    authorize(c, o.resource, 'write');
+    const key = c.req.param('key') as string;
+    const expected = requiredIfMatch(c);
+    const body = await readJson(c);
+    const reason = takeReason(c, body as Record<string, unknown>);
+    if (mode === 'patch' && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+      throw new ApiError(400, 'validation', 'A merge patch must be a JSON object', { errors: [{ pointer: '', message: 'must be an object' }] });
+    }
+    const updated = await withChange(c, reason, async (ch) => {
+      const existing = await requireExisting(ch.tx, key);
+      checkVersion(expected, existing);
+      const before = stripStored(existing);
+      let doc = parse(mode === 'put' ? body : mergePatch(before, body), key);
+      if (o.normalize) doc = await o.normalize(doc, existing, ch.tx);
+      throwProblems(await o.check(ch.tx, doc, existing));
+      const stored = await o.store.update(ch.tx, key, doc, existing.version, existing.createdAt, new Date().toISOString());
+      if (!stored) throw new ApiError(412, 'precondition_failed', `${o.entityType} ${key} changed meanwhile`, { current: await o.store.get(ch.tx, key) });
+      await ch.record({ action: 'update', entityType: o.entityType, entityId: key, before, after: doc });
+      return stored;
+    });
+    c.header('ETag', etagOf(updated.version));
+    return c.json(updated);
+  };
+  r.put('/:key', replace('put'));
+  r.patch('/:key', replace('patch'));
+
+  r.delete('/:key', async (c) => {
+    authorize(c, o.resource, 'write');
+    const key = c.req.param('key');
+    const expected = requiredIfMatch(c);
+    const reason = takeReason(c);
+    await withChange(c, reason, async (ch) => {
+      const existing = await requireExisting(ch.tx, key);
+      checkVersion(expected, existing);
+      if (o.checkDelete) throwProblems(await o.checkDelete(ch.tx, key, existing), 409);
+      if (!(await o.store.remove(ch.tx, key, existing.version))) throw new ApiError(412, 'precondition_failed', `${o.entityType} ${key} changed meanwhile`);
+      await ch.record({ action: 'delete', entityType: o.entityType, entityId: key, before: stripStored(existing), after: null });
+    });
+    return c.body(null, 204);
+  });
+
+  return r;
+}

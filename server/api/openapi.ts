@@ -1,0 +1,83 @@
+import { Hono } from 'hono';
+import { SCHEMA_BASE, schemas } from '../../policy-schemas/index.ts';
+import type { AppEnv } from '../context.ts';
+
+type Op = { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; path: string; summary: string; body?: string; response?: string; list?: string; tag: string };
+
+const crud = (base: string, key: string, kind: string, tag: string, patch = true): Op[] => [
+  { method: 'get', path: base, summary: `List ${tag.toLowerCase()}`, list: kind, tag },
+  { method: 'post', path: base, summary: `Create a ${kind}`, body: kind, response: kind, tag },
+  { method: 'get', path: `${base}/{${key}}`, summary: `Read a ${kind}`, response: kind, tag },
+  { method: 'put', path: `${base}/{${key}}`, summary: `Replace a ${kind} (If-Match)`, body: kind, response: kind, tag },
+  ...(patch ? [{ method: 'patch' as const, path: `${base}/{${key}}`, summary: `Merge-patch a ${kind} (If-Match)`, response: kind, tag }] : []),
+  { method: 'delete', path: `${base}/{${key}}`, summary: `Delete a ${kind} (If-Match)`, tag },
+];
+
+/** Every route of the API; the OpenAPI document is built from this list and the schemas. */
+const operations: Op[] = [
+  ...crud('/v1/tools', 'id', 'tool', 'Tools'),
+  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool', response: 'tool', tag: 'Tools' },
+  ...crud('/v1/groups', 'name', 'group', 'Groups'),
+  ...crud('/v1/states', 'name', 'state', 'States'),
+  ...crud('/v1/tenants', 'tenant', 'tenant', 'Tenants'),
+  { method: 'get', path: '/v1/tenants/{tenant}/policy', summary: 'Read the tenant policy', response: 'tenant-policy', tag: 'Tenants' },
+  { method: 'put', path: '/v1/tenants/{tenant}/policy', summary: 'Replace the tenant policy (If-Match)', body: 'tenant-policy', response: 'tenant-policy', tag: 'Tenants' },
+  ...crud('/v1/tenants/{tenant}/grants', 'connectionId', 'connection-grant', 'Grants', false),
+  ...crud('/v1/mcp-servers', 'id', 'mcp-server', 'MCP servers'),
+  { method: 'post', path: '/v1/mcp-servers/{id}/sync', summary: 'Import tools from an MCP server (tools/list)', response: 'mcp-server', tag: 'MCP servers' },
+  { method: 'post', path: '/v1/tenants/{tenant}/simulate', summary: 'Evaluate a request on the current draft', body: 'evaluation-request', response: 'evaluation-result', tag: 'Bundles' },
+  { method: 'post', path: '/v1/tenants/{tenant}/bundles', summary: 'Compile, sign and publish (or roll back)', tag: 'Bundles' },
+  { method: 'get', path: '/v1/tenants/{tenant}/bundles', summary: 'Published versions with who/when/why', tag: 'Bundles' },
+  { method: 'get', path: '/v1/tenants/{tenant}/bundles/latest', summary: 'The latest bundle.json (ETag, If-None-Match, ?wait=N long-poll)', tag: 'Distribution' },
+  { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}', summary: 'One bundle.json, exact signed bytes', tag: 'Distribution' },
+  { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}/signature', summary: 'The detached JWS of a version', tag: 'Distribution' },
+  { method: 'get', path: '/v1/tenants/{tenant}/bundles/{a}/diff/{b}', summary: 'What changed between two versions', tag: 'Bundles' },
+  { method: 'post', path: '/v1/tenants/{tenant}/runtimes/status', summary: 'A runtime reports its version and health', tag: 'Distribution' },
+  { method: 'get', path: '/v1/tenants/{tenant}/runtimes', summary: 'Which version each runtime runs', tag: 'Distribution' },
+  { method: 'get', path: '/v1/audit', summary: 'Audit history (filters, cursor pagination)', tag: 'Audit' },
+  { method: 'get', path: '/v1/audit/export', summary: 'Streamed export, jsonl or csv', tag: 'Audit' },
+  { method: 'get', path: '/v1/audit/verify', summary: 'Check the hash chain; names the first broken link', tag: 'Audit' },
+  { method: 'get', path: '/v1/tokens', summary: 'List API tokens', list: 'token', tag: 'Auth' },
+  { method: 'post', path: '/v1/tokens', summary: 'Create an API token (shown once)', body: 'token-create', response: 'token', tag: 'Auth' },
+  { method: 'delete', path: '/v1/tokens/{id}', summary: 'Revoke an API token', tag: 'Auth' },
+  { method: 'post', path: '/v1/session', summary: 'Console login: token → HttpOnly session cookie + CSRF token', tag: 'Auth' },
+  { method: 'get', path: '/v1/session', summary: 'The current console session', tag: 'Auth' },
+  { method: 'delete', path: '/v1/session', summary: 'Log out', tag: 'Auth' },
+  { method: 'get', path: '/.well-known/jwks.json', summary: 'Bundle signing public keys', tag: 'Distribution' },
+  { method: 'get', path: '/healthz', summary: 'Liveness', tag: 'Operations' },
+];
+
+const ref = (kind: string) => ({ $ref: `${SCHEMA_BASE}${kind}.schema.json` });
+const problem = { description: 'Error', content: { 'application/problem+json': { schema: ref('problem') } } };
+
+/** OpenAPI 3.1 document: components are the policy schemas themselves (3.1 speaks JSON Schema 2020-12). */
+export function buildOpenApi(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of operations) {
+    const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const ok = op.response ? { content: { 'application/json': { schema: ref(op.response) } } } : op.list ? { content: { 'application/json': { schema: { type: 'object', properties: { items: { type: 'array', items: ref(op.list) } } } } } } : {};
+    (paths[op.path] ??= {})[op.method] = {
+      summary: op.summary,
+      tags: [op.tag],
+      ...(params.length ? { parameters: params } : {}),
+      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.body) } } } } : {}),
+      responses: { [op.method === 'post' && op.body ? '201' : op.method === 'delete' ? '204' : '200']: { description: 'OK', ...ok }, default: problem },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Toolgate', version: '1', description: 'Control plane for what AI agents may do.' },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: Object.fromEntries(Object.entries(schemas).map(([k, s]) => [k, s])),
+    },
+  };
+}
+
+export const openApiRoutes = new Hono<AppEnv>();
+let cached: Record<string, unknown> | undefined;
+openApiRoutes.get('/', (c) => c.json((cached ??= buildOpenApi())));

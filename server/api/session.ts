@@ -1,0 +1,66 @@
+import { Hono } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { randomBytes } from 'node:crypto';
+import { SESSION_COOKIE, authenticate } from '../auth/authenticate.ts';
+import { actorOf } from '../auth/guard.ts';
+import { hashSecret, toToken } from '../auth/tokens.ts';
+import type { AppEnv } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { readJson } from '../http/body.ts';
+
+/**
+ * `/v1/session`: the console logs in with a token and gets an HttpOnly, SameSite=Strict cookie;
+ * changes made with it must echo the CSRF token returned here.
+ */
+export const sessionRoutes = new Hono<AppEnv>();
+
+sessionRoutes.post('/', async (c) => {
+  const body = await readJson(c);
+  const token = body && typeof body === 'object' ? (body as { token?: unknown }).token : undefined;
+  if (typeof token !== 'string' || token.length === 0 || token.length > 500) {
+    throw new ApiError(400, 'validation', 'Send { "token": "<your API token>" }', { errors: [{ pointer: '/token', message: 'is required' }] });
+  }
+  const { database, config } = c.get('deps');
+  const row = await database.db.selectFrom('tokens').selectAll().where('token_hash', '=', hashSecret(token)).executeTakeFirst();
+  if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
+  if (row.role === 'runtime') throw new ApiError(403, 'forbidden', 'Runtime tokens pull bundles; they cannot log in to the console');
+  const sessionId = randomBytes(32).toString('base64url');
+  const csrfToken = randomBytes(24).toString('base64url');
+  const now = new Date();
+  await database.db
+    .insertInto('sessions')
+    .values({
+      id_hash: hashSecret(sessionId),
+      token_id: row.id,
+      csrf_token: csrfToken,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + config.sessionTtlSeconds * 1000).toISOString(),
+    })
+    .execute();
+  await database.db.deleteFrom('sessions').where('expires_at', '<=', now.toISOString()).execute();
+  setCookie(c, SESSION_COOKIE, sessionId, {
+    httpOnly: true,
+    sameSite: 'Strict',
+    path: '/',
+    secure: config.secureCookies,
+    maxAge: config.sessionTtlSeconds,
+  });
+  const t = toToken(row);
+  return c.json({ tokenId: t.id, label: t.label, role: t.role, tenants: t.tenants, csrfToken });
+});
+
+sessionRoutes.get('/', authenticate, async (c) => {
+  const actor = actorOf(c);
+  const cookie = getCookie(c, SESSION_COOKIE);
+  const session = cookie
+    ? await c.get('deps').database.db.selectFrom('sessions').select('csrf_token').where('id_hash', '=', hashSecret(cookie)).executeTakeFirst()
+    : undefined;
+  return c.json({ tokenId: actor.tokenId, label: actor.label, role: actor.role, tenants: actor.tenants ?? [], csrfToken: session?.csrf_token ?? null });
+});
+
+sessionRoutes.delete('/', authenticate, async (c) => {
+  const cookie = getCookie(c, SESSION_COOKIE);
+  if (cookie) await c.get('deps').database.db.deleteFrom('sessions').where('id_hash', '=', hashSecret(cookie)).execute();
+  deleteCookie(c, SESSION_COOKIE, { path: '/' });
+  return c.body(null, 204);
+});

@@ -1,0 +1,240 @@
+import { type Context, Hono } from 'hono';
+import type { ConnectionGrant, Tenant, TenantPolicy } from '../../policy-schemas/types.gen.ts';
+import { withChange } from '../audit/change.ts';
+import { actorOf, authorize } from '../auth/guard.ts';
+import type { AppEnv } from '../context.ts';
+import type { DbOrTx } from '../db/database.ts';
+import { ApiError } from '../errors.ts';
+import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
+import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import * as store from '../store/tenants.ts';
+import { checkGrantReferences, checkPolicyReferences } from '../validation/references.ts';
+import { findSecrets } from '../validation/secrets.ts';
+import { throwProblems } from './document-routes.ts';
+
+/** `/v1/tenants`, each tenant's policy, and its connection grants. */
+export const tenantRoutes = new Hono<AppEnv>();
+
+const now = () => new Date().toISOString();
+const asObject = (body: unknown) => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined);
+
+async function requireTenant(db: DbOrTx, id: string) {
+  const t = await store.getTenant(db, id);
+  if (!t) throw new ApiError(404, 'not_found', `tenant ${id} does not exist`);
+  return t;
+}
+
+function policyDoc(p: store.PolicyRecord): TenantPolicy {
+  const { tenant: _t, version: _v, createdAt: _c, updatedAt: _u, ...doc } = p;
+  return doc;
+}
+
+tenantRoutes.get('/', async (c) => {
+  authorize(c, 'tenant', 'read');
+  return c.json({ items: await store.listTenants(c.get('deps').database.db, actorOf(c).tenants) });
+});
+
+tenantRoutes.post('/', async (c) => {
+  authorize(c, 'tenant', 'write');
+  const body = await readJson(c);
+  const reason = takeReason(c, asObject(body));
+  if (asObject(body)) dropReadOnly(asObject(body)!);
+  const t = validOrThrow<Tenant>('tenant', body);
+  const policy = t.policy ?? validOrThrow<TenantPolicy>('tenant-policy', store.emptyPolicy());
+  const created = await withChange(c, reason, async (ch) => {
+    if (await store.getTenant(ch.tx, t.id)) throw new ApiError(409, 'conflict', `tenant ${t.id} already exists`, { errors: [{ pointer: '/id', message: 'already exists' }] });
+    throwProblems((await checkPolicyReferences(ch.tx, policy)).map((p) => ({ ...p, pointer: '/policy' + p.pointer })));
+    const rec = await store.insertTenant(ch.tx, t, policy, now());
+    await ch.record({ action: 'create', entityType: 'tenant', entityId: t.id, tenant: t.id, before: null, after: { id: t.id, name: t.name, policy } });
+    return rec;
+  });
+  c.header('ETag', etagOf(created.version));
+  c.header('Location', `/v1/tenants/${created.id}`);
+  return c.json(created, 201);
+});
+
+tenantRoutes.get('/:tenant', async (c) => {
+  const id = c.req.param('tenant');
+  authorize(c, 'tenant', 'read', id);
+  const t = await requireTenant(c.get('deps').database.db, id);
+  c.header('ETag', etagOf(t.version));
+  return c.json(t);
+});
+
+const replaceTenant = async (c: Context<AppEnv>, mode: 'put' | 'patch') => {
+  const id = c.req.param('tenant') as string;
+  authorize(c, 'tenant', 'write', id);
+  const expected = requiredIfMatch(c);
+  const body = await readJson(c);
+  const reason = takeReason(c, asObject(body));
+  const updated = await withChange(c, reason, async (ch) => {
+    const existing = await requireTenant(ch.tx, id);
+    checkVersion(expected, existing);
+    const merged = mode === 'patch' && asObject(body) ? { id, name: existing.name, ...asObject(body) } : body;
+    if (asObject(merged)) dropReadOnly(asObject(merged)!);
+    const t = validOrThrow<Tenant>('tenant', merged);
+    if (t.id !== id) throw new ApiError(400, 'validation', `The body names tenant ${t.id} but the URL names ${id}`, { errors: [{ pointer: '/id', message: `must be ${id}` }] });
+    if (t.policy) throw new ApiError(400, 'validation', `Edit the policy at /v1/tenants/${id}/policy`, { errors: [{ pointer: '/policy', message: 'is edited at /v1/tenants/:tenant/policy' }] });
+    if (!(await store.updateTenant(ch.tx, id, t.name, existing.version, now()))) throw new ApiError(412, 'precondition_failed', `tenant ${id} changed meanwhile`);
+    await ch.record({ action: 'update', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name }, after: { id, name: t.name } });
+    return (await store.getTenant(ch.tx, id))!;
+  });
+  c.header('ETag', etagOf(updated.version));
+  return c.json(updated);
+};
+tenantRoutes.put('/:tenant', (c) => replaceTenant(c, 'put'));
+tenantRoutes.patch('/:tenant', (c) => replaceTenant(c, 'patch'));
+
+tenantRoutes.delete('/:tenant', async (c) => {
+  const id = c.req.param('tenant');
+  authorize(c, 'tenant', 'write', id);
+  const expected = requiredIfMatch(c);
+  const reason = takeReason(c);
+  await withChange(c, reason, async (ch) => {
+    const existing = await requireTenant(ch.tx, id);
+    checkVersion(expected, existing);
+    const policy = await store.getPolicy(ch.tx, id);
+    if (!(await store.deleteTenant(ch.tx, id, existing.version))) throw new ApiError(412, 'precondition_failed', `tenant ${id} changed meanwhile`);
+    await ch.record({ action: 'delete', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name, policy: policy && policyDoc(policy) }, after: null });
+  });
+  return c.body(null, 204);
+});
+
+// ---- policy
+
+tenantRoutes.get('/:tenant/policy', async (c) => {
+  const id = c.req.param('tenant');
+  authorize(c, 'policy', 'read', id);
+  const db = c.get('deps').database.db;
+  await requireTenant(db, id);
+  const p = (await store.getPolicy(db, id))!;
+  c.header('ETag', etagOf(p.version));
+  return c.json(p);
+});
+
+tenantRoutes.put('/:tenant/policy', async (c) => {
+  const id = c.req.param('tenant');
+  authorize(c, 'policy', 'write', id);
+  const expected = requiredIfMatch(c);
+  const body = await readJson(c);
+  const reason = takeReason(c, asObject(body));
+  if (asObject(body)) dropReadOnly(asObject(body)!, ['tenant']);
+  const policy = validOrThrow<TenantPolicy>('tenant-policy', body);
+  const updated = await withChange(c, reason, async (ch) => {
+    await requireTenant(ch.tx, id);
+    const existing = (await store.getPolicy(ch.tx, id))!;
+    checkVersion(expected, existing);
+    throwProblems(await checkPolicyReferences(ch.tx, policy));
+    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now()))) throw new ApiError(412, 'precondition_failed', `the policy of ${id} changed meanwhile`);
+    await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: policyDoc(existing), after: policy });
+    return (await store.getPolicy(ch.tx, id))!;
+  });
+  c.header('ETag', etagOf(updated.version));
+  return c.json(updated);
+});
+
+// ---- grants
+
+function parseGrant(body: unknown, tenant: string): ConnectionGrant {
+  const secrets = findSecrets(body);
+  if (secrets.length) throwProblems(secrets);
+  const obj = asObject(body);
+  if (obj) {
+    dropReadOnly(obj);
+    if (obj.tenant !== undefined && obj.tenant !== tenant) {
+      throw new ApiError(400, 'validation', `The body names tenant ${String(obj.tenant)} but the URL names ${tenant}`, { errors: [{ pointer: '/tenant', message: `must be ${tenant}` }] });
+    }
+    delete obj.tenant;
+  }
+  return validOrThrow<ConnectionGrant>('connection-grant', body);
+}
+
+async function requireGrant(db: DbOrTx, tenant: string, connectionId: string) {
+  const g = await store.getGrant(db, tenant, connectionId);
+  if (!g) throw new ApiError(404, 'not_found', `grant ${connectionId} does not exist in tenant ${tenant}`);
+  return g;
+}
+
+function grantDoc(g: store.GrantRecord): ConnectionGrant {
+  const { tenant: _t, version: _v, createdAt: _c, updatedAt: _u, ...doc } = g;
+  return doc;
+}
+
+tenantRoutes.get('/:tenant/grants', async (c) => {
+  const id = c.req.param('tenant');
+  authorize(c, 'grant', 'read', id);
+  const db = c.get('deps').database.db;
+  await requireTenant(db, id);
+  return c.json({ items: await store.listGrants(db, id) });
+});
+
+tenantRoutes.post('/:tenant/grants', async (c) => {
+  const id = c.req.param('tenant');
+  authorize(c, 'grant', 'write', id);
+  const body = await readJson(c);
+  const reason = takeReason(c, asObject(body));
+  const grant = parseGrant(body, id);
+  const created = await withChange(c, reason, async (ch) => {
+    await requireTenant(ch.tx, id);
+    if (await store.getGrant(ch.tx, id, grant.connectionId)) {
+      throw new ApiError(409, 'conflict', `grant ${grant.connectionId} already exists in tenant ${id}`, { errors: [{ pointer: '/connectionId', message: 'already exists' }] });
+    }
+    throwProblems(await checkGrantReferences(ch.tx, grant));
+    const rec = await store.insertGrant(ch.tx, id, grant, now());
+    await ch.record({ action: 'create', entityType: 'grant', entityId: grant.connectionId, tenant: id, before: null, after: grant });
+    return rec;
+  });
+  c.header('ETag', etagOf(created.version));
+  c.header('Location', `/v1/tenants/${id}/grants/${encodeURIComponent(created.connectionId)}`);
+  return c.json(created, 201);
+});
+
+tenantRoutes.get('/:tenant/grants/:connectionId', async (c) => {
+  const id = c.req.param('tenant');
+  authorize(c, 'grant', 'read', id);
+  const db = c.get('deps').database.db;
+  await requireTenant(db, id);
+  const g = await requireGrant(db, id, c.req.param('connectionId'));
+  c.header('ETag', etagOf(g.version));
+  return c.json(g);
+});
+
+tenantRoutes.put('/:tenant/grants/:connectionId', async (c) => {
+  const id = c.req.param('tenant');
+  const connectionId = c.req.param('connectionId');
+  authorize(c, 'grant', 'write', id);
+  const expected = requiredIfMatch(c);
+  const body = await readJson(c);
+  const reason = takeReason(c, asObject(body));
+  const grant = parseGrant(body, id);
+  if (grant.connectionId !== connectionId) {
+    throw new ApiError(400, 'validation', `The body names ${grant.connectionId} but the URL names ${connectionId}`, { errors: [{ pointer: '/connectionId', message: `must be ${connectionId}` }] });
+  }
+  const updated = await withChange(c, reason, async (ch) => {
+    await requireTenant(ch.tx, id);
+    const existing = await requireGrant(ch.tx, id, connectionId);
+    checkVersion(expected, existing);
+    throwProblems(await checkGrantReferences(ch.tx, grant));
+    if (!(await store.updateGrant(ch.tx, id, grant, existing.version, now()))) throw new ApiError(412, 'precondition_failed', `grant ${connectionId} changed meanwhile`);
+    await ch.record({ action: 'update', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: grant });
+    return (await store.getGrant(ch.tx, id, connectionId))!;
+  });
+  c.header('ETag', etagOf(updated.version));
+  return c.json(updated);
+});
+
+tenantRoutes.delete('/:tenant/grants/:connectionId', async (c) => {
+  const id = c.req.param('tenant');
+  const connectionId = c.req.param('connectionId');
+  authorize(c, 'grant', 'write', id);
+  const expected = requiredIfMatch(c);
+  const reason = takeReason(c);
+  await withChange(c, reason, async (ch) => {
+    await requireTenant(ch.tx, id);
+    const existing = await requireGrant(ch.tx, id, connectionId);
+    checkVersion(expected, existing);
+    if (!(await store.deleteGrant(ch.tx, id, connectionId, existing.version))) throw new ApiError(412, 'precondition_failed', `grant ${connectionId} changed meanwhile`);
+    await ch.record({ action: 'delete', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: null });
+  });
+  return c.body(null, 204);
+});

@@ -1,0 +1,62 @@
+import { Hono } from 'hono';
+import { randomBytes } from 'node:crypto';
+import type { TokenCreate } from '../../policy-schemas/types.gen.ts';
+import { withChange } from '../audit/change.ts';
+import { authorize } from '../auth/guard.ts';
+import { insertToken, newTokenSecret, toToken } from '../auth/tokens.ts';
+import type { AppEnv } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { readJson, takeReason, validOrThrow } from '../http/body.ts';
+
+/** `/v1/tokens`: admins mint, list and revoke API tokens. Secrets are shown once and stored hashed. */
+export const tokenRoutes = new Hono<AppEnv>();
+
+tokenRoutes.get('/', async (c) => {
+  authorize(c, 'token', 'read');
+  const rows = await c.get('deps').database.db.selectFrom('tokens').selectAll().orderBy('created_at').orderBy('id').execute();
+  return c.json({ items: rows.map(toToken) });
+});
+
+tokenRoutes.post('/', async (c) => {
+  authorize(c, 'token', 'write');
+  const body = await readJson(c);
+  const reason = takeReason(c, body as Record<string, unknown>);
+  const req = validOrThrow<TokenCreate>('token-create', body);
+  const tenants = req.tenants ?? [];
+  if ((req.role === 'admin' || req.role === 'auditor') && tenants.length) {
+    throw new ApiError(400, 'validation', `${req.role} tokens reach every tenant; omit tenants`, { errors: [{ pointer: '/tenants', message: `must be absent for role ${req.role}` }] });
+  }
+  if ((req.role === 'editor' || req.role === 'viewer') && tenants.length === 0) {
+    throw new ApiError(400, 'validation', `${req.role} tokens are scoped to tenants; name at least one`, { errors: [{ pointer: '/tenants', message: `is required for role ${req.role}` }] });
+  }
+  if (req.role === 'runtime' && tenants.length !== 1) {
+    throw new ApiError(400, 'validation', 'a runtime token belongs to exactly one tenant', { errors: [{ pointer: '/tenants', message: 'must name exactly one tenant' }] });
+  }
+  const secret = newTokenSecret();
+  const id = 'tok_' + randomBytes(8).toString('hex');
+  const row = await withChange(c, reason, async (ch) => {
+    const known = new Set((await ch.tx.selectFrom('tenants').select('id').execute()).map((t) => t.id));
+    const unknown = tenants.map((t, i) => ({ t, i })).filter(({ t }) => !known.has(t));
+    if (unknown.length) {
+      throw new ApiError(400, 'unknown_reference', `unknown tenant ${unknown[0].t}`, { errors: unknown.map(({ t, i }) => ({ pointer: `/tenants/${i}`, message: `unknown tenant "${t}"` })) });
+    }
+    const r = await insertToken(ch.tx, { id, label: req.label, role: req.role, tenants, secret, now: new Date().toISOString() });
+    // The audit log records who may do what, never the secret.
+    await ch.record({ action: 'create', entityType: 'token', entityId: id, before: null, after: toToken(r) });
+    return r;
+  });
+  return c.json({ ...toToken(row), token: secret }, 201);
+});
+
+tokenRoutes.delete('/:id', async (c) => {
+  authorize(c, 'token', 'write');
+  const id = c.req.param('id');
+  const reason = takeReason(c);
+  await withChange(c, reason, async (ch) => {
+    const row = await ch.tx.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new ApiError(404, 'not_found', `token ${id} does not exist`);
+    await ch.tx.deleteFrom('tokens').where('id', '=', id).execute();
+    await ch.record({ action: 'delete', entityType: 'token', entityId: id, before: toToken(row), after: null });
+  });
+  return c.body(null, 204);
+});

@@ -1,0 +1,101 @@
+import { serveStatic } from '@hono/node-server/serve-static';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { routePath } from 'hono/route';
+import { auditRoutes } from './api/audit.ts';
+import { groupRoutes, stateRoutes } from './api/groups-states.ts';
+import { mcpServerRoutes } from './api/mcp-servers.ts';
+import { openApiRoutes } from './api/openapi.ts';
+import { sessionRoutes } from './api/session.ts';
+import { tenantRoutes } from './api/tenants.ts';
+import { tokenRoutes } from './api/tokens.ts';
+import { toolApprovalRoutes } from './api/tool-approval.ts';
+import { toolRoutes } from './api/tools.ts';
+import { authenticate } from './auth/authenticate.ts';
+import type { AppDeps, AppEnv } from './context.ts';
+import { ApiError } from './errors.ts';
+import { MAX_BODY_BYTES } from './http/body.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+// Routes that answer without a token.
+const PUBLIC_V1 = new Set(['/v1/session', '/v1/openapi.json']);
+
+/** The whole HTTP surface: API under /v1, health, metrics, and the console at `/`. */
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use('*', async (c, next) => {
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    c.set('requestId', requestId);
+    c.set('deps', deps);
+    c.set('actor', null);
+    c.header('X-Request-Id', requestId);
+    const started = performance.now();
+    await next();
+    const seconds = (performance.now() - started) / 1000;
+    const route = routePath(c) || 'unmatched';
+    deps.metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
+    deps.metrics.httpDuration.observe({ method: c.req.method, route }, seconds);
+    // Never log headers or bodies: they carry tokens and policy content.
+    deps.logger.info({ requestId, method: c.req.method, route, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 10000) / 10 }, 'request');
+  });
+
+  app.onError((err, c) => {
+    const requestId = c.get('requestId') ?? 'unknown';
+    if (err instanceof ApiError) {
+      return c.json(err.toProblem(requestId), err.status as 400, { 'Content-Type': 'application/problem+json' });
+    }
+    deps.logger.error({ requestId, err: { name: err.name, message: err.message, stack: err.stack } }, 'unhandled error');
+    const internal = new ApiError(500, 'internal', `Something went wrong on the server; quote request id ${requestId}`);
+    return c.json(internal.toProblem(requestId), 500, { 'Content-Type': 'application/problem+json' });
+  });
+
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/metrics', async (c) => c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType }));
+
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new ApiError(413, 'payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes`);
+      },
+    }),
+  );
+  app.use('/v1/*', async (c, next) => (PUBLIC_V1.has(c.req.path.replace(/\/$/, '')) ? next() : authenticate(c, next)));
+
+  app.route('/v1/session', sessionRoutes);
+  app.route('/v1/openapi.json', openApiRoutes);
+  app.route('/v1/tokens', tokenRoutes);
+  app.route('/v1/tools', toolApprovalRoutes);
+  app.route('/v1/tools', toolRoutes);
+  app.route('/v1/mcp-servers', mcpServerRoutes);
+  app.route('/v1/groups', groupRoutes);
+  app.route('/v1/states', stateRoutes);
+  app.route('/v1/tenants', tenantRoutes);
+  app.route('/v1/audit', auditRoutes);
+  // Further areas mount here, before the /v1 catch-all below.
+
+  app.all('/v1/*', (c) => {
+    throw new ApiError(404, 'not_found', `No route ${c.req.method} ${c.req.path}`);
+  });
+
+  mountConsole(app, deps.config.webDir);
+  return app;
+}
+
+/** Serves the built console with an SPA fallback to index.html. */
+function mountConsole(app: Hono<AppEnv>, webDir: string | null): void {
+  const index = webDir ? join(webDir, 'index.html') : null;
+  if (!webDir || !index || !existsSync(index)) {
+    app.get('/', (c) => c.text('Toolgate API is running. The console is not built: run `npm run build:web`.', 200));
+    return;
+  }
+  app.use('/assets/*', serveStatic({ root: webDir }));
+  app.use('*', serveStatic({ root: webDir }));
+  app.get('*', (c) => c.html(readFileSync(index, 'utf8')));
+}

@@ -1,0 +1,42 @@
+import type { Context } from 'hono';
+import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
+import { type AppDeps, type AppEnv, actorName } from '../context.ts';
+import type { Tx } from '../db/database.ts';
+import { type NewAuditEvent, appendAuditEvent } from './events.ts';
+
+export type ChangeMeta = { actor: string; requestId: string | null; reason: string | null };
+
+/** A transaction that writes audit events for what it changes. */
+export type Change = {
+  tx: Tx;
+  meta: ChangeMeta;
+  /** Appends one audit event (actor, request id and reason come from the change). */
+  record(e: Omit<NewAuditEvent, 'actor' | 'requestId' | 'reason'> & { reason?: string | null }): Promise<AuditEvent>;
+};
+
+/**
+ * Runs a change in one transaction with its audit events: the entity and its history commit
+ * together or not at all. Counts the events in the metrics only after the commit.
+ */
+export async function runChange<T>(deps: Pick<AppDeps, 'database' | 'metrics'>, meta: ChangeMeta, fn: (ch: Change) => Promise<T>): Promise<T> {
+  const written: AuditEvent[] = [];
+  const result = await deps.database.transaction(async (tx) => {
+    const change: Change = {
+      tx,
+      meta,
+      async record(e) {
+        const ev = await appendAuditEvent(tx, { ...e, actor: meta.actor, requestId: meta.requestId, reason: e.reason ?? meta.reason });
+        written.push(ev);
+        return ev;
+      },
+    };
+    return fn(change);
+  });
+  for (const ev of written) deps.metrics.auditEvents.inc({ action: ev.action });
+  return result;
+}
+
+/** `runChange` for an HTTP request: actor, request id and reason come from the request. */
+export function withChange<T>(c: Context<AppEnv>, reason: string | null, fn: (ch: Change) => Promise<T>): Promise<T> {
+  return runChange(c.get('deps'), { actor: actorName(c.get('actor')), requestId: c.get('requestId'), reason }, fn);
+}

@@ -1,0 +1,101 @@
+import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import type { DbOrTx, Tx } from '../db/database.ts';
+import type { AuditEventsRow } from '../db/tables/audit-events.ts';
+import { GENESIS_HASH, eventHash } from './chain.ts';
+
+export type NewAuditEvent = Pick<AuditEvent, 'actor' | 'action' | 'entityType' | 'entityId'> & {
+  tenant?: string | null;
+  before?: unknown;
+  after?: unknown;
+  reason?: string | null;
+  requestId?: string | null;
+};
+
+/**
+ * Appends one event inside the caller's transaction, linked to the last one. SQLite runs one
+ * writer at a time, so reading the tail and inserting cannot interleave with another append.
+ */
+export async function appendAuditEvent(tx: Tx, e: NewAuditEvent, at = new Date().toISOString()): Promise<AuditEvent> {
+  const last = await tx.selectFrom('audit_events').select(['seq', 'hash']).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+  const partial: Omit<AuditEvent, 'hash'> = {
+    seq: (last?.seq ?? 0) + 1,
+    at,
+    actor: e.actor,
+    action: e.action,
+    entityType: e.entityType,
+    entityId: e.entityId,
+    tenant: e.tenant ?? null,
+    before: (e.before ?? null) as AuditEvent['before'],
+    after: (e.after ?? null) as AuditEvent['after'],
+    reason: e.reason ? e.reason : null,
+    requestId: e.requestId ?? null,
+    prevHash: last?.hash ?? GENESIS_HASH,
+  };
+  const event: AuditEvent = { ...partial, hash: eventHash(partial) };
+  await tx.insertInto('audit_events').values(toRow(event)).execute();
+  return event;
+}
+
+function toRow(e: AuditEvent): AuditEventsRow {
+  return {
+    seq: e.seq,
+    at: e.at,
+    actor: e.actor,
+    action: e.action,
+    entity_type: e.entityType,
+    entity_id: e.entityId,
+    tenant: e.tenant,
+    before: e.before === null ? null : canonicalJson(e.before),
+    after: e.after === null ? null : canonicalJson(e.after),
+    reason: e.reason,
+    request_id: e.requestId,
+    prev_hash: e.prevHash,
+    hash: e.hash,
+  };
+}
+
+export function fromRow(r: AuditEventsRow): AuditEvent {
+  return {
+    seq: r.seq,
+    at: r.at,
+    actor: r.actor,
+    action: r.action as AuditEvent['action'],
+    entityType: r.entity_type as AuditEvent['entityType'],
+    entityId: r.entity_id,
+    tenant: r.tenant,
+    before: r.before === null ? null : JSON.parse(r.before),
+    after: r.after === null ? null : JSON.parse(r.after),
+    reason: r.reason,
+    requestId: r.request_id,
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  };
+}
+
+export type AuditFilter = {
+  tenant?: string;
+  /** Restrict to these tenants (tenant-scoped readers); null = all. */
+  tenants?: string[] | null;
+  actor?: string;
+  entityType?: string;
+  entityId?: string;
+  action?: string;
+  from?: string;
+  to?: string;
+};
+
+/** One page of events in seq order after `afterSeq` (keyset pagination: constant cost per page). */
+export async function listAuditEvents(db: DbOrTx, f: AuditFilter, afterSeq: number, limit: number): Promise<AuditEvent[]> {
+  let q = db.selectFrom('audit_events').selectAll().where('seq', '>', afterSeq);
+  if (f.tenant !== undefined) q = q.where('tenant', '=', f.tenant);
+  if (f.tenants) q = f.tenants.length ? q.where('tenant', 'in', f.tenants) : q.where('tenant', '=', '\u0000none');
+  if (f.actor !== undefined) q = q.where('actor', '=', f.actor);
+  if (f.entityType !== undefined) q = q.where('entity_type', '=', f.entityType);
+  if (f.entityId !== undefined) q = q.where('entity_id', '=', f.entityId);
+  if (f.action !== undefined) q = q.where('action', '=', f.action);
+  if (f.from !== undefined) q = q.where('at', '>=', f.from);
+  if (f.to !== undefined) q = q.where('at', '<', f.to);
+  const rows = await q.orderBy('seq', 'asc').limit(limit).execute();
+  return rows.map(fromRow);
+}

@@ -1,0 +1,90 @@
+import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+
+export const CSV_COLUMNS = ['seq', 'at', 'actor', 'action', 'entityType', 'entityId', 'tenant', 'before', 'after', 'reason', 'requestId', 'prevHash', 'hash'] as const;
+
+/** One JSONL line: the event as canonical JSON, so re-hashing it needs no reformatting. */
+export function toJsonl(e: AuditEvent): string {
+  return canonicalJson(e) + '\n';
+}
+
+/**
+ * One RFC 4180 CSV row. `before`/`after` hold canonical JSON; an absent value (null) is an
+ * empty cell, and an empty string is written as `""` so the two stay distinguishable.
+ */
+export function toCsvRow(e: AuditEvent): string {
+  return CSV_COLUMNS.map((k) => {
+    const v = e[k];
+    if (v === null || v === undefined) return '';
+    const text = k === 'before' || k === 'after' ? canonicalJson(v) : String(v);
+    return '"' + text.replace(/"/g, '""') + '"';
+  }).join(',') + '\r\n';
+}
+
+export const CSV_HEADER = CSV_COLUMNS.join(',') + '\r\n';
+
+/** Parses one export line (JSONL) or CSV record back into an event. */
+export function fromCsvRecord(cells: (string | null)[]): AuditEvent {
+  const get = (k: (typeof CSV_COLUMNS)[number]) => cells[CSV_COLUMNS.indexOf(k)] ?? null;
+  const json = (v: string | null) => (v === null ? null : JSON.parse(v));
+  return {
+    seq: Number(get('seq')),
+    at: get('at') ?? '',
+    actor: get('actor') ?? '',
+    action: get('action') as AuditEvent['action'],
+    entityType: get('entityType') as AuditEvent['entityType'],
+    entityId: get('entityId') ?? '',
+    tenant: get('tenant'),
+    before: json(get('before')),
+    after: json(get('after')),
+    reason: get('reason'),
+    requestId: get('requestId'),
+    prevHash: get('prevHash') ?? '',
+    hash: get('hash') ?? '',
+  };
+}
+
+/**
+ * Splits CSV text into records; a quoted cell is a string, an unquoted empty cell is null.
+ * Streams record by record so a large export is verified in constant memory.
+ */
+export function* parseCsv(text: string): Generator<(string | null)[]> {
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const row: (string | null)[] = [];
+    for (;;) {
+      if (text[i] === '"') {
+        let value = '';
+        i++;
+        for (;;) {
+          const q = text.indexOf('"', i);
+          if (q < 0) throw new Error('unterminated quoted cell');
+          value += text.slice(i, q);
+          if (text[q + 1] === '"') {
+            value += '"';
+            i = q + 2;
+          } else {
+            i = q + 1;
+            break;
+          }
+        }
+        row.push(value);
+      } else {
+        let j = i;
+        while (j < n && text[j] !== ',' && text[j] !== '\r' && text[j] !== '\n') j++;
+        const raw = text.slice(i, j);
+        row.push(raw === '' ? null : raw);
+        i = j;
+      }
+      if (text[i] === ',') {
+        i++;
+        continue;
+      }
+      if (text[i] === '\r') i++;
+      if (text[i] === '\n') i++;
+      break;
+    }
+    yield row;
+  }
+}

@@ -1,0 +1,71 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Token } from '../../policy-schemas/types.gen.ts';
+import type { Role } from '../context.ts';
+import type { DbOrTx } from '../db/database.ts';
+import type { TokensRow } from '../db/tables/tokens.ts';
+
+/** sha-256 hex of a secret; only this is ever stored. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** A new random token: `tg_` + 256 bits, base64url. */
+export function newTokenSecret(): string {
+  return 'tg_' + randomBytes(32).toString('base64url');
+}
+
+export function toToken(row: TokensRow): Token {
+  return {
+    id: row.id,
+    label: row.label,
+    role: row.role as Role,
+    tenants: JSON.parse(row.tenants) as string[],
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+export async function findTokenBySecret(db: DbOrTx, secret: string): Promise<TokensRow | undefined> {
+  return db.selectFrom('tokens').selectAll().where('token_hash', '=', hashSecret(secret)).executeTakeFirst();
+}
+
+export async function insertToken(
+  db: DbOrTx,
+  t: { id: string; label: string; role: Role; tenants: string[]; secret: string; now: string },
+): Promise<TokensRow> {
+  const row: TokensRow = {
+    id: t.id,
+    label: t.label,
+    role: t.role,
+    tenants: JSON.stringify(t.tenants),
+    token_hash: hashSecret(t.secret),
+    created_at: t.now,
+    last_used_at: null,
+  };
+  await db.insertInto('tokens').values(row).execute();
+  return row;
+}
+
+export const BOOTSTRAP_TOKEN_ID = 'bootstrap-admin';
+
+/**
+ * Makes sure an admin can log in: `TOOLGATE_ADMIN_TOKEN` (re)sets the bootstrap admin token;
+ * without it, a token is generated only when no admin token exists, and returned to be printed once.
+ */
+export async function ensureBootstrapAdmin(db: DbOrTx, configured: string | undefined, now: string): Promise<string | null> {
+  if (configured) {
+    const hash = hashSecret(configured);
+    const existing = await db.selectFrom('tokens').select(['id', 'token_hash']).where('id', '=', BOOTSTRAP_TOKEN_ID).executeTakeFirst();
+    if (!existing) {
+      await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret: configured, now });
+    } else if (existing.token_hash !== hash) {
+      await db.updateTable('tokens').set({ token_hash: hash }).where('id', '=', BOOTSTRAP_TOKEN_ID).execute();
+    }
+    return null;
+  }
+  const anyAdmin = await db.selectFrom('tokens').select('id').where('role', '=', 'admin').executeTakeFirst();
+  if (anyAdmin) return null;
+  const secret = newTokenSecret();
+  await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret, now });
+  return secret;
+}

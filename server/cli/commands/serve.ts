@@ -1,0 +1,27 @@
+import { serve } from '@hono/node-server';
+import { createApp } from '../../app.ts';
+import { openToolgate, settingsFromEnv } from '../../startup.ts';
+
+/** `toolgate serve`: migrate, seed, and serve until SIGINT/SIGTERM. */
+export async function run(): Promise<number> {
+  const settings = settingsFromEnv();
+  const { deps, generatedAdminToken } = await openToolgate(settings);
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, (info) => {
+    deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: settings.dbFile }, 'toolgate listening');
+    if (generatedAdminToken) {
+      // Printed once, to the terminal only; it is stored hashed and cannot be shown again.
+      process.stdout.write(`\nBootstrap admin token (shown once, keep it safe):\n\n  ${generatedAdminToken}\n\nConsole: http://${settings.host}:${info.port}/\n\n`);
+    }
+  });
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      server.close(() => resolve());
+      setTimeout(() => resolve(), 3000).unref();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await deps.database.close();
+  return 0;
+}

@@ -1,0 +1,40 @@
+// `toolgate <command> …`: one module per command in ./commands, loaded on demand.
+
+type Command = { summary: string; load: () => Promise<{ run: (args: string[]) => Promise<number | void> }> };
+
+/** Every CLI command; each module exports `run(args)` returning an exit code. */
+const commands: Record<string, Command> = {
+  serve: { summary: 'serve the API and console (HOST, PORT, TOOLGATE_DB, TOOLGATE_KEYS_DIR)', load: () => import('./commands/serve.ts') },
+  migrate: { summary: 'migrate the database to the latest version (--down: all the way down)', load: () => import('./commands/migrate.ts') },
+  audit: { summary: 'audit export [--format jsonl|csv] [--out FILE] | audit verify FILE', load: () => import('./commands/audit.ts') },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((k) => k.length));
+  return ['usage: toolgate <command> [options]', '', ...Object.entries(commands).map(([k, c]) => `  ${k.padEnd(width)}  ${c.summary}`)].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name ? 0 : 2;
+  }
+  const cmd = commands[name];
+  if (!cmd) {
+    console.error(`toolgate: unknown command "${name}"\n\n${usage()}`);
+    return 2;
+  }
+  const code = await (await cmd.load()).run(args);
+  return typeof code === 'number' ? code : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(`toolgate: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  },
+);

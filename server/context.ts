@@ -1,0 +1,49 @@
+import type { Logger } from 'pino';
+import type { TokenCreate } from '../policy-schemas/types.gen.ts';
+import type { Authorizer } from './auth/permissions.ts';
+import type { ToolgateDatabase } from './db/database.ts';
+import type { Metrics } from './observability/metrics.ts';
+
+export type Role = TokenCreate['role'];
+
+/** Who is calling, resolved from a bearer token or a console session. */
+export type Actor = {
+  tokenId: string;
+  label: string;
+  role: Role;
+  /** Tenants the token is scoped to; null = every tenant (admin, auditor). */
+  tenants: string[] | null;
+  via: 'bearer' | 'session';
+};
+
+export type AppConfig = {
+  /** Where Ed25519 signing keys live (files mode 0600). */
+  keysDir: string;
+  /** Built console (Vite output); served at `/` when present. */
+  webDir: string | null;
+  sessionTtlSeconds: number;
+  /** Cookies get `Secure` when the console is served over HTTPS. */
+  secureCookies: boolean;
+};
+
+/** Everything a request handler may use; built once per server. */
+export type AppDeps = {
+  database: ToolgateDatabase;
+  logger: Logger;
+  metrics: Metrics;
+  authorizer: Authorizer;
+  config: AppConfig;
+};
+
+export type AppEnv = {
+  Variables: {
+    requestId: string;
+    actor: Actor | null;
+    deps: AppDeps;
+  };
+};
+
+/** The audit actor string of an actor: `token:<id>`, or `system` for the server itself. */
+export function actorName(actor: Actor | null): string {
+  return actor ? `token:${actor.tokenId}` : 'system';
+}

@@ -1,0 +1,60 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, type Transaction } from 'kysely';
+import { migrations } from '../../migrations/index.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+/** Repositories take either, so they compose inside a caller's transaction. */
+export type DbOrTx = Db | Tx;
+
+/** The one database wrapper: opens SQLite with the pragmas set once, owns migrations, closed with close(). */
+export class ToolgateDatabase {
+  readonly db: Db;
+  readonly sqlite: SqliteDatabase.Database;
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.sqlite = new SqliteDatabase(file);
+    this.sqlite.pragma('journal_mode = WAL');
+    // FULL: an acknowledged change survives a crash or power loss, not just a process exit.
+    this.sqlite.pragma('synchronous = FULL');
+    this.sqlite.pragma('foreign_keys = ON');
+    this.sqlite.pragma('busy_timeout = 5000');
+    this.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: this.sqlite }) });
+  }
+
+  /** Runs `fn` in one transaction: all of it commits, or none of it. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(fn);
+  }
+
+  /** Migrates to the latest version; throws with the failing migration's name. */
+  async migrateToLatest(): Promise<string[]> {
+    const { error, results } = await this.migrator().migrateToLatest();
+    if (error) throw new Error(`migration failed: ${error instanceof Error ? error.message : String(error)}`);
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  }
+
+  /** Migrates all the way down (used by the migration round-trip test and `migrate --down`). */
+  async migrateDown(): Promise<string[]> {
+    const done: string[] = [];
+    for (;;) {
+      const { error, results } = await this.migrator().migrateDown();
+      if (error) throw new Error(`migration down failed: ${error instanceof Error ? error.message : String(error)}`);
+      const ran = (results ?? []).filter((r) => r.status === 'Success');
+      if (ran.length === 0) return done;
+      done.push(...ran.map((r) => r.migrationName));
+    }
+  }
+
+  private migrator(): Migrator {
+    return new Migrator({ db: this.db, provider: { getMigrations: async () => migrations } });
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}

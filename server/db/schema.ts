@@ -1,0 +1,28 @@
+import type { AuditEventsTable } from './tables/audit-events.ts';
+import type { BundlesTable } from './tables/bundles.ts';
+import type { GrantsTable } from './tables/grants.ts';
+import type { GroupsTable } from './tables/groups.ts';
+import type { McpServersTable } from './tables/mcp-servers.ts';
+import type { RuntimesTable } from './tables/runtimes.ts';
+import type { SessionsTable } from './tables/sessions.ts';
+import type { StatesTable } from './tables/states.ts';
+import type { TenantPoliciesTable } from './tables/tenant-policies.ts';
+import type { TenantsTable } from './tables/tenants.ts';
+import type { TokensTable } from './tables/tokens.ts';
+import type { ToolsTable } from './tables/tools.ts';
+
+/** Every table, as Kysely sees it. */
+export interface Database {
+  tools: ToolsTable;
+  groups: GroupsTable;
+  states: StatesTable;
+  mcp_servers: McpServersTable;
+  tenants: TenantsTable;
+  tenant_policies: TenantPoliciesTable;
+  grants: GrantsTable;
+  tokens: TokensTable;
+  sessions: SessionsTable;
+  audit_events: AuditEventsTable;
+  bundles: BundlesTable;
+  runtimes: RuntimesTable;
+}

@@ -1,0 +1,58 @@
+import type { DbOrTx } from '../db/database.ts';
+
+/** A stored entity as the API shows it: the document plus its version and timestamps. */
+export type Stored<T> = T & { version: number; createdAt: string; updatedAt: string };
+
+type DocTable = 'tools' | 'groups' | 'states' | 'mcp_servers';
+type Row = { body: string; version: number; created_at: string; updated_at: string } & Record<string, unknown>;
+
+/**
+ * Repository for the entities kept as one JSON document per row (tools, groups, states, MCP
+ * servers). Writes check the version in the WHERE clause too, so a lost race can never overwrite.
+ */
+export function documentStore<T extends object>(
+  table: DocTable,
+  key: 'id' | 'name',
+  columns: (doc: T) => Record<string, string> = () => ({}),
+) {
+  // Kysely cannot type a table chosen at run time; the casts stay inside this function.
+  const from = (db: DbOrTx) => db.selectFrom(table as 'tools');
+  const toStored = (r: Row): Stored<T> => ({ ...(JSON.parse(r.body) as T), version: r.version, createdAt: r.created_at, updatedAt: r.updated_at });
+
+  return {
+    async list(db: DbOrTx): Promise<Stored<T>[]> {
+      const rows = (await from(db).selectAll().orderBy(key as 'id').execute()) as unknown as Row[];
+      return rows.map(toStored);
+    },
+    async get(db: DbOrTx, k: string): Promise<Stored<T> | undefined> {
+      const row = (await from(db).selectAll().where(key as 'id', '=', k).executeTakeFirst()) as unknown as Row | undefined;
+      return row ? toStored(row) : undefined;
+    },
+    async insert(db: DbOrTx, k: string, doc: T, now: string): Promise<Stored<T>> {
+      const values = { [key]: k, body: JSON.stringify(doc), version: 1, created_at: now, updated_at: now, ...columns(doc) };
+      await db.insertInto(table as 'tools').values(values as never).execute();
+      return { ...doc, version: 1, createdAt: now, updatedAt: now };
+    },
+    /** Replaces the document if it is still at `version`; returns undefined when it is not. */
+    async update(db: DbOrTx, k: string, doc: T, version: number, createdAt: string, now: string): Promise<Stored<T> | undefined> {
+      const res = await db
+        .updateTable(table as 'tools')
+        .set({ body: JSON.stringify(doc), version: version + 1, updated_at: now, ...columns(doc) } as never)
+        .where(key as 'id', '=', k)
+        .where('version', '=', version)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return undefined;
+      return { ...doc, version: version + 1, createdAt, updatedAt: now };
+    },
+    async remove(db: DbOrTx, k: string, version: number): Promise<boolean> {
+      const res = await db.deleteFrom(table as 'tools').where(key as 'id', '=', k).where('version', '=', version).executeTakeFirst();
+      return Number(res.numDeletedRows) === 1;
+    },
+  };
+}
+
+/** The document without the fields the store adds. */
+export function stripStored<T extends object>(s: Stored<T>): T {
+  const { version: _v, createdAt: _c, updatedAt: _u, ...doc } = s;
+  return doc as unknown as T;
+}

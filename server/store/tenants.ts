@@ -1,0 +1,92 @@
+import type { ConnectionGrant, Tenant, TenantPolicy } from '../../policy-schemas/types.gen.ts';
+import type { DbOrTx } from '../db/database.ts';
+import type { Stored } from './document-store.ts';
+
+export type TenantRecord = Stored<Pick<Tenant, 'id' | 'name'>>;
+export type PolicyRecord = Stored<TenantPolicy> & { tenant: string };
+export type GrantRecord = Stored<ConnectionGrant> & { tenant: string };
+
+/** The policy a tenant starts with: nobody may call anything (deny by default). */
+export function emptyPolicy(): TenantPolicy {
+  return { roles: {}, bindings: {}, profiles: {}, bundleTtlSeconds: 86400 };
+}
+
+export async function listTenants(db: DbOrTx, only: string[] | null): Promise<TenantRecord[]> {
+  let q = db.selectFrom('tenants').selectAll().orderBy('id');
+  if (only) q = only.length ? q.where('id', 'in', only) : q.where('id', '=', '\u0000none');
+  return (await q.execute()).map((r) => ({ id: r.id, name: r.name, version: r.version, createdAt: r.created_at, updatedAt: r.updated_at }));
+}
+
+export async function getTenant(db: DbOrTx, id: string): Promise<TenantRecord | undefined> {
+  const r = await db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+  return r && { id: r.id, name: r.name, version: r.version, createdAt: r.created_at, updatedAt: r.updated_at };
+}
+
+export async function insertTenant(db: DbOrTx, t: { id: string; name: string }, policy: TenantPolicy, now: string): Promise<TenantRecord> {
+  await db.insertInto('tenants').values({ id: t.id, name: t.name, version: 1, created_at: now, updated_at: now }).execute();
+  await db.insertInto('tenant_policies').values({ tenant: t.id, body: JSON.stringify(policy), version: 1, updated_at: now }).execute();
+  return { id: t.id, name: t.name, version: 1, createdAt: now, updatedAt: now };
+}
+
+export async function updateTenant(db: DbOrTx, id: string, name: string, version: number, now: string): Promise<boolean> {
+  const r = await db.updateTable('tenants').set({ name, version: version + 1, updated_at: now }).where('id', '=', id).where('version', '=', version).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function deleteTenant(db: DbOrTx, id: string, version: number): Promise<boolean> {
+  const r = await db.deleteFrom('tenants').where('id', '=', id).where('version', '=', version).executeTakeFirst();
+  return Number(r.numDeletedRows) === 1;
+}
+
+export async function getPolicy(db: DbOrTx, tenant: string): Promise<PolicyRecord | undefined> {
+  const r = await db.selectFrom('tenant_policies').selectAll().where('tenant', '=', tenant).executeTakeFirst();
+  return r && { ...(JSON.parse(r.body) as TenantPolicy), tenant, version: r.version, createdAt: r.updated_at, updatedAt: r.updated_at };
+}
+
+export async function updatePolicy(db: DbOrTx, tenant: string, policy: TenantPolicy, version: number, now: string): Promise<boolean> {
+  const r = await db
+    .updateTable('tenant_policies')
+    .set({ body: JSON.stringify(policy), version: version + 1, updated_at: now })
+    .where('tenant', '=', tenant)
+    .where('version', '=', version)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+const toGrant = (r: { tenant: string; body: string; version: number; created_at: string; updated_at: string }): GrantRecord => ({
+  ...(JSON.parse(r.body) as ConnectionGrant),
+  tenant: r.tenant,
+  version: r.version,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export async function listGrants(db: DbOrTx, tenant: string): Promise<GrantRecord[]> {
+  return (await db.selectFrom('grants').selectAll().where('tenant', '=', tenant).orderBy('connection_id').execute()).map(toGrant);
+}
+
+export async function getGrant(db: DbOrTx, tenant: string, connectionId: string): Promise<GrantRecord | undefined> {
+  const r = await db.selectFrom('grants').selectAll().where('tenant', '=', tenant).where('connection_id', '=', connectionId).executeTakeFirst();
+  return r && toGrant(r);
+}
+
+export async function insertGrant(db: DbOrTx, tenant: string, g: ConnectionGrant, now: string): Promise<GrantRecord> {
+  await db.insertInto('grants').values({ tenant, connection_id: g.connectionId, body: JSON.stringify(g), version: 1, created_at: now, updated_at: now }).execute();
+  return { ...g, tenant, version: 1, createdAt: now, updatedAt: now };
+}
+
+export async function updateGrant(db: DbOrTx, tenant: string, g: ConnectionGrant, version: number, now: string): Promise<boolean> {
+  const r = await db
+    .updateTable('grants')
+    .set({ body: JSON.stringify(g), version: version + 1, updated_at: now })
+    .where('tenant', '=', tenant)
+    .where('connection_id', '=', g.connectionId)
+    .where('version', '=', version)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function deleteGrant(db: DbOrTx, tenant: string, connectionId: string, version: number): Promise<boolean> {
+  const r = await db.deleteFrom('grants').where('tenant', '=', tenant).where('connection_id', '=', connectionId).where('version', '=', version).executeTakeFirst();
+  return Number(r.numDeletedRows) === 1;
+}

@@ -1,0 +1,62 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { escapePointer } from '../../policy-schemas/index.ts';
+import type { ProblemDetail } from '../errors.ts';
+
+const FORBIDDEN = ['oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', 'patternProperties'] as const;
+// Keywords whose values are data, not subschemas: never walked.
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example', 'description', 'title', 'required']);
+
+// A separate ajv, only to check that an input schema is itself a valid JSON Schema.
+const metaAjv = new Ajv2020({ strict: false, validateFormats: false });
+
+/**
+ * Checks an input schema against DESIGN's restricted subset: an object schema, without
+ * combinators, conditionals, patternProperties, non-local $ref, or a `connectionId` property.
+ * Returns every problem, each with the JSON pointer of where it sits.
+ */
+export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): ProblemDetail[] {
+  const problems: ProblemDetail[] = [];
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    return [{ pointer, message: 'must be a JSON Schema object', code: 'input_schema' }];
+  }
+  const root = schema as Record<string, unknown>;
+  if (root.type !== 'object') problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
+  walk(root, pointer, problems);
+  if (!metaAjv.validateSchema(schema)) {
+    for (const e of metaAjv.errors ?? []) {
+      problems.push({ pointer: pointer + e.instancePath, message: `is not valid JSON Schema: ${e.message}`, code: 'input_schema' });
+    }
+  }
+  return problems;
+}
+
+function walk(node: unknown, pointer: string, problems: ProblemDetail[]): void {
+  if (Array.isArray(node)) {
+    node.forEach((item, i) => walk(item, `${pointer}/${i}`, problems));
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+    const here = `${pointer}/${escapePointer(key)}`;
+    if ((FORBIDDEN as readonly string[]).includes(key)) {
+      problems.push({ pointer: here, message: `"${key}" is not allowed in tool input schemas (restricted subset)`, code: 'input_schema' });
+      continue;
+    }
+    if (key === '$ref' && (typeof value !== 'string' || !value.startsWith('#'))) {
+      problems.push({ pointer: here, message: 'only local references ("#/...") are allowed', code: 'input_schema' });
+      continue;
+    }
+    if (DATA_KEYWORDS.has(key)) continue;
+    if ((key === 'properties' || key === 'dependentSchemas') && value && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [prop, sub] of Object.entries(value as Record<string, unknown>)) {
+        const propPointer = `${here}/${escapePointer(prop)}`;
+        if (key === 'properties' && prop === 'connectionId') {
+          problems.push({ pointer: propPointer, message: 'connectionId must not be an argument: connections travel out of band', code: 'connection_id' });
+        }
+        walk(sub, propPointer, problems);
+      }
+      continue;
+    }
+    walk(value, here, problems);
+  }
+}
