@@ -1,0 +1,376 @@
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import type { Bundle, EvaluationRequest, EvaluationResult, Health, LastError, RuntimeStatus, VerifyCode } from '../../policy-schemas/types.gen.ts';
+import { createView, decide } from '../decide.ts';
+import type { CallDecision, ToolCall, ToolView } from '../decide.ts';
+import { evaluate } from '../evaluate.ts';
+import type { LoadedBundle } from '../load-bundle.ts';
+import { verifyBundle } from '../verify-bundle.ts';
+import type { TrustedKeys } from '../verify-bundle.ts';
+import { Backoff } from './backoff.ts';
+import { BundleCache } from './cache.ts';
+
+export type BundleClientOptions = {
+  /** Base URL of the Toolgate server, e.g. `https://toolgate.example.com`. */
+  url: string;
+  tenant: string;
+  /** A `runtime` token for this tenant. */
+  token: string;
+  /** The signing keys to trust (a JWKS), configured out of band, never fetched from the server pulled from. */
+  trustedKeys: TrustedKeys;
+  /** Where the last good bundle is kept between restarts. */
+  cacheDir: string;
+  /** How this runtime names itself in status reports; defaults to `<hostname>-<pid>`. */
+  runtimeId?: string;
+  fetch?: typeof fetch;
+  /** Long-poll length asked of the server, in seconds (default 30). */
+  waitSeconds?: number;
+  /** First and largest wait between failed attempts (defaults 250 ms and 30 s). */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Status heartbeat to the server (default 60 s); reports are also sent on every change. */
+  statusIntervalMs?: number;
+  now?: () => Date;
+};
+
+/** The bundle a client evaluates with: verified, loaded, with the exact bytes it was signed as. */
+export type CurrentBundle = { bundle: Bundle; loaded: LoadedBundle; bytes: Buffer; signature: string };
+
+/** What a client knows about itself; the same facts it reports to the server. */
+export type ClientStatus = {
+  health: Health;
+  version: number | null;
+  revision: string | null;
+  lastError: LastError | null;
+  detail: string | null;
+  highestVersionSeen: number;
+};
+
+type Events = {
+  update: [CurrentBundle];
+  refused: [{ code: VerifyCode; message: string }];
+  health: [ClientStatus];
+};
+
+type PullOutcome = 'again' | 'backoff';
+
+/**
+ * Keeps one tenant's policy bundle current for a runtime: long-polls the server, accepts a bundle
+ * only through verifyBundle, persists it, serves the last good one when the server is down or
+ * sends something bad, and denies everything while it holds no good bundle.
+ *
+ * @example
+ *   const client = await createBundleClient({ url, tenant: 'acme', token, trustedKeys, cacheDir: './.toolgate' });
+ *   const view = client.evaluate({ subject: 'agent:support-bot' });
+ */
+export async function createBundleClient(options: BundleClientOptions): Promise<BundleClient> {
+  const client = new BundleClient(options);
+  await client.start();
+  return client;
+}
+
+export class BundleClient {
+  private readonly events = new EventEmitter();
+  private readonly cache: BundleCache;
+  private readonly backoff: Backoff;
+  private readonly fetchFn: typeof fetch;
+  private readonly runtimeId: string;
+  private readonly waitSeconds: number;
+  private readonly now: () => Date;
+  private readonly base: string;
+
+  private held: CurrentBundle | undefined;
+  private highestVersionSeen = 0;
+  /** The revision of the latest bundle refused, sent in If-None-Match so the server waits for another. */
+  private refusedRevision: string | undefined;
+  private state: ClientStatus = { health: 'none', version: null, revision: null, lastError: null, detail: null, highestVersionSeen: 0 };
+
+  private closed = false;
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private reporting: Promise<void> | undefined;
+  private reportAgain = false;
+
+  constructor(private readonly options: BundleClientOptions) {
+    this.base = options.url.replace(/\/+$/, '');
+    this.cache = new BundleCache(options.cacheDir, options.tenant);
+    this.backoff = new Backoff(options.backoff?.initialMs, options.backoff?.maxMs);
+    this.fetchFn = options.fetch ?? fetch;
+    this.runtimeId = options.runtimeId ?? defaultRuntimeId();
+    this.waitSeconds = Math.max(0, Math.min(60, Math.floor(options.waitSeconds ?? 30)));
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Loads and re-verifies the cache, then starts pulling in the background. */
+  async start(): Promise<void> {
+    await this.loadCache();
+    this.loop = this.run();
+    const every = this.options.statusIntervalMs ?? 60_000;
+    if (every > 0) {
+      this.heartbeat = setInterval(() => void this.report(), every);
+      this.heartbeat.unref();
+    }
+    void this.report();
+  }
+
+  /** The bundle in use, or undefined while the client holds no good bundle. */
+  current(): CurrentBundle | undefined {
+    return this.held;
+  }
+
+  status(): ClientStatus {
+    return { ...this.state };
+  }
+
+  /** What `request` may see under the current bundle; with no good bundle, nothing at all. */
+  evaluate(request: EvaluationRequest): EvaluationResult {
+    if (!this.held) return { roles: [], groups: [], state: request.state ?? 'undefined', tools: [], filtered: [] };
+    return evaluate(this.held.loaded, request);
+  }
+
+  /** A view of what `request` may see, fixed for one turn; undefined while no good bundle is held. */
+  view(request: EvaluationRequest): ToolView | undefined {
+    return this.held ? createView(this.held.loaded, request) : undefined;
+  }
+
+  /**
+   * Decides one tool call, against a view from view() or a request evaluated now. With no good
+   * bundle every call is denied.
+   */
+  decide(against: ToolView | EvaluationRequest, call: ToolCall): CallDecision {
+    const view = 'loaded' in against ? against : this.view(against);
+    if (!view) {
+      return {
+        toolCallId: typeof call.toolCallId === 'string' && call.toolCallId !== '' ? call.toolCallId : globalThis.crypto.randomUUID(),
+        decision: 'deny',
+        errorCode: 'policy_denied',
+        message: 'no trusted policy bundle is loaded; every call is denied',
+      };
+    }
+    return decide(view, call);
+  }
+
+  on<E extends keyof Events>(event: E, listener: (...args: Events[E]) => void): () => void {
+    this.events.on(event, listener as (...args: unknown[]) => void);
+    return () => this.events.off(event, listener as (...args: unknown[]) => void);
+  }
+
+  /** Stops pulling and reporting; the current bundle stays readable. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort();
+    this.wake?.();
+    clearInterval(this.heartbeat);
+    clearTimeout(this.expiryTimer);
+    await this.loop;
+    await this.reporting;
+  }
+
+  private async loadCache(): Promise<void> {
+    const read = await this.cache.read();
+    if (read.kind === 'empty') return;
+    if (read.kind === 'unreadable') {
+      this.highestVersionSeen = read.highestVersionSeen ?? 0;
+      this.setState('malformed', `cache refused: ${read.message}`);
+      return;
+    }
+    const { entry } = read;
+    this.highestVersionSeen = entry.highestVersionSeen;
+    const verdict = await verifyBundle(entry.bytes, entry.signature, {
+      trustedKeys: this.options.trustedKeys,
+      tenant: this.options.tenant,
+      highestVersionSeen: entry.highestVersionSeen,
+      now: this.now(),
+    });
+    if (!verdict.ok) {
+      this.setState(verdict.code, `cache refused: ${verdict.message}`);
+      this.emit('refused', { code: verdict.code, message: `cache refused: ${verdict.message}` });
+      return;
+    }
+    this.hold({ bundle: verdict.bundle, loaded: verdict.loaded, bytes: entry.bytes, signature: entry.signature });
+    // Not yet confirmed by the server: stale until the first answer says this is the latest.
+    this.setState(null, 'loaded from cache; not yet confirmed by the server', 'stale');
+  }
+
+  private async run(): Promise<void> {
+    while (!this.closed) {
+      const outcome = await this.pullOnce();
+      if (this.closed) return;
+      if (outcome === 'again') {
+        this.backoff.reset();
+        continue;
+      }
+      await this.sleep(this.backoff.next());
+    }
+  }
+
+  private async pullOnce(): Promise<PullOutcome> {
+    const etags = [this.held?.bundle.revision, this.refusedRevision].filter((e): e is string => !!e);
+    const headers: Record<string, string> = { authorization: `Bearer ${this.options.token}`, accept: 'application/json' };
+    if (etags.length > 0) headers['if-none-match'] = etags.map((e) => `"${e}"`).join(', ');
+    const wait = etags.length > 0 ? this.waitSeconds : 0;
+    const url = `${this.base}/v1/tenants/${encodeURIComponent(this.options.tenant)}/bundles/latest${wait > 0 ? `?wait=${wait}` : ''}`;
+    let res: Response;
+    let bytes: Buffer;
+    try {
+      const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((wait + 15) * 1000)]);
+      res = await this.fetchFn(url, { headers, signal });
+      bytes = Buffer.from(await res.arrayBuffer());
+    } catch (err) {
+      if (this.closed) return 'backoff';
+      this.setState('unreachable', `cannot reach the server: ${errorText(err)}`);
+      return 'backoff';
+    }
+    if (res.status === 304) {
+      const etag = unquote(res.headers.get('etag'));
+      if (etag !== undefined && etag === this.refusedRevision && etag !== this.held?.bundle.revision) return 'again';
+      this.setState(null, null);
+      return 'again';
+    }
+    if (res.status !== 200) {
+      const code: LastError = res.status === 401 || res.status === 403 ? 'unauthorized' : res.status === 404 ? 'not_found' : 'server_error';
+      this.setState(code, `the server answered ${res.status}`);
+      return 'backoff';
+    }
+    if (this.held && bytes.equals(this.held.bytes)) {
+      this.setState(null, null);
+      return 'again';
+    }
+    const signature = res.headers.get('toolgate-signature');
+    const verdict = await verifyBundle(bytes, signature, {
+      trustedKeys: this.options.trustedKeys,
+      tenant: this.options.tenant,
+      highestVersionSeen: this.highestVersionSeen,
+      now: this.now(),
+    });
+    if (this.closed) return 'backoff';
+    if (!verdict.ok) {
+      this.refusedRevision = unquote(res.headers.get('etag'));
+      this.setState(verdict.code, verdict.message);
+      this.emit('refused', { code: verdict.code, message: verdict.message });
+      return 'backoff';
+    }
+    const current: CurrentBundle = { bundle: verdict.bundle, loaded: verdict.loaded, bytes, signature: signature!.trim() };
+    this.refusedRevision = undefined;
+    this.hold(current);
+    let persistNote: string | null = null;
+    try {
+      await this.cache.write({ bytes, signature: current.signature, version: current.bundle.version, highestVersionSeen: this.highestVersionSeen });
+    } catch (err) {
+      persistNote = `accepted but not persisted: ${errorText(err)}`;
+    }
+    this.setState(null, persistNote);
+    this.emit('update', current);
+    return 'again';
+  }
+
+  private hold(current: CurrentBundle): void {
+    this.held = current;
+    this.highestVersionSeen = Math.max(this.highestVersionSeen, current.bundle.version);
+    clearTimeout(this.expiryTimer);
+    const left = Date.parse(current.bundle.expiresAt) - this.now().getTime();
+    // A running client keeps its bundle past expiry (denying everything would be worse) but says so.
+    this.expiryTimer = setTimeout(() => this.setState(this.state.lastError, this.state.detail), Math.max(0, Math.min(left + 1, 2 ** 31 - 1)));
+    this.expiryTimer.unref();
+  }
+
+  /**
+   * Sets health from what just happened: no error and a held bundle is fresh; an error while
+   * holding one is stale; nothing held is none. An expired held bundle is never fresh.
+   */
+  private setState(lastError: LastError | null, detail: string | null, health?: Health): void {
+    let h: Health = health ?? (!this.held ? 'none' : lastError ? 'stale' : 'fresh');
+    if (this.held && Date.parse(this.held.bundle.expiresAt) <= this.now().getTime()) {
+      h = 'stale';
+      lastError ??= 'expired';
+      detail ??= `the bundle in use expired at ${this.held.bundle.expiresAt}`;
+    }
+    const next: ClientStatus = {
+      health: h,
+      version: this.held?.bundle.version ?? null,
+      revision: this.held?.bundle.revision ?? null,
+      lastError,
+      detail,
+      highestVersionSeen: this.highestVersionSeen,
+    };
+    const prev = this.state;
+    this.state = next;
+    if (prev.health !== next.health || prev.version !== next.version || prev.revision !== next.revision || prev.lastError !== next.lastError) {
+      this.emit('health', { ...next });
+      if (this.loop) void this.report();
+    }
+  }
+
+  /** Sends the status to the server; best effort, one request at a time, the newest state wins. */
+  private report(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.reporting) {
+      this.reportAgain = true;
+      return this.reporting;
+    }
+    this.reporting = (async () => {
+      do {
+        this.reportAgain = false;
+        const s = this.state;
+        const body: RuntimeStatus = { runtimeId: this.runtimeId, version: s.version, health: s.health };
+        if (s.revision) body.revision = s.revision;
+        if (s.lastError) body.lastError = s.lastError;
+        if (s.detail) body.detail = s.detail.slice(0, 500);
+        try {
+          const res = await this.fetchFn(`${this.base}/v1/tenants/${encodeURIComponent(this.options.tenant)}/runtimes/status`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${this.options.token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+            signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(10_000)]),
+          });
+          await res.arrayBuffer();
+        } catch {
+          // The next change or heartbeat reports again.
+        }
+      } while (this.reportAgain && !this.closed);
+      this.reporting = undefined;
+    })();
+    return this.reporting;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private emit<E extends keyof Events>(event: E, ...args: Events[E]): void {
+    try {
+      this.events.emit(event, ...args);
+    } catch {
+      // A listener's failure must not stop the client.
+    }
+  }
+}
+
+function unquote(etag: string | null): string | undefined {
+  if (!etag) return undefined;
+  const m = /^(?:W\/)?"([^"]*)"$/.exec(etag.trim());
+  return m ? m[1] : undefined;
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = (err as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${err.message} (${cause.message})` : err.message;
+  }
+  return String(err);
+}
+
+function defaultRuntimeId(): string {
+  const host = hostname().replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || 'runtime';
+  return `${host}-${process.pid}`.slice(0, 128);
+}

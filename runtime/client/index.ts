@@ -1,0 +1,4 @@
+export { BundleClient, createBundleClient } from './bundle-client.ts';
+export type { BundleClientOptions, ClientStatus, CurrentBundle } from './bundle-client.ts';
+export { verifyBundle } from '../verify-bundle.ts';
+export type { TrustedKeys, VerifyOptions, VerifyResult } from '../verify-bundle.ts';
