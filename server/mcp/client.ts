@@ -17,7 +17,7 @@ export type OfferedTool = {
 export type McpResult<T> = { ok: true; value: T } | { ok: false; code: 'mcp_error'; message: string };
 
 export type McpClientOptions = {
-  /** Limit for connecting and for each request, in ms (default 20 s). */
+  /** Limit for connecting and for each request, in ms (default `TOOLGATE_MCP_TIMEOUT_MS`, else 20 s). */
   timeoutMs?: number;
   /** Where named environment variables are read from at connect time (default `process.env`). */
   env?: Record<string, string | undefined>;
@@ -55,7 +55,7 @@ export async function fetchMcpTools(server: Pick<McpServer, 'id' | 'transport'>,
 
 /** Opens a connection that stays up (for list_changed notifications) until `close()`. Never throws. */
 export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>, options: McpClientOptions = {}): Promise<McpResult<McpSession>> {
-  const timeout = options.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
+  const timeout = options.timeoutMs ?? configuredTimeout();
   const env = options.env ?? process.env;
   const secrets = secretValues(server.transport, env);
   let stderrTail = '';
@@ -143,6 +143,12 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
   };
 
   return { ok: true, value: { listTools, close } };
+}
+
+/** `TOOLGATE_MCP_TIMEOUT_MS` when set to a positive number, else 20 s. */
+function configuredTimeout(): number {
+  const v = Number(process.env.TOOLGATE_MCP_TIMEOUT_MS);
+  return Number.isFinite(v) && v > 0 ? v : DEFAULT_MCP_TIMEOUT_MS;
 }
 
 class TransportError extends Error {

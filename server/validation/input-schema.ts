@@ -1,4 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import { escapePointer } from '../../policy-schemas/index.ts';
 import type { ProblemDetail } from '../errors.ts';
 
@@ -8,6 +9,8 @@ const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example'
 
 // A separate ajv, only to check that an input schema is itself a valid JSON Schema.
 const metaAjv = new Ajv2020({ strict: false, validateFormats: false });
+// MCP servers built with zod commonly declare draft-07; without its meta-schema validateSchema throws.
+metaAjv.addMetaSchema(draft07MetaSchema);
 
 /**
  * Checks an input schema against DESIGN's restricted subset: an object schema, without
@@ -22,7 +25,13 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
   const root = schema as Record<string, unknown>;
   if (root.type !== 'object') problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
   walk(root, pointer, problems);
-  if (!metaAjv.validateSchema(schema)) {
+  let valid: boolean;
+  try {
+    valid = metaAjv.validateSchema(schema) as boolean;
+  } catch (e) {
+    return [...problems, { pointer: `${pointer}/$schema`, message: `names a meta-schema that is not supported: ${(e as Error).message}`, code: 'input_schema' }];
+  }
+  if (!valid) {
     for (const e of metaAjv.errors ?? []) {
       problems.push({ pointer: pointer + e.instancePath, message: `is not valid JSON Schema: ${e.message}`, code: 'input_schema' });
     }

@@ -1,0 +1,45 @@
+import { Hono } from 'hono';
+import type { McpServer } from '../../policy-schemas/types.gen.ts';
+import { authorize } from '../auth/guard.ts';
+import { type AppEnv, actorName } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { takeReason } from '../http/body.ts';
+import { etagOf } from '../http/versioning.ts';
+import { syncMcpServer } from '../mcp/sync.ts';
+import { mcpServerStore } from '../store/inventory.ts';
+import { findSecrets } from '../validation/secrets.ts';
+import { documentRoutes } from './document-routes.ts';
+
+const crud = documentRoutes<McpServer>({
+  kind: 'mcp-server',
+  entityType: 'mcp-server',
+  resource: 'mcp',
+  store: mcpServerStore,
+  keyOf: (s) => s.id,
+  readOnly: ['lastSync'],
+  // lastSync belongs to the server: an edit keeps it.
+  normalize: (doc, existing) => (existing?.lastSync ? { ...doc, lastSync: existing.lastSync } : doc),
+  // Variables travel by name; a credential pasted into args or a URL is refused.
+  check: async (_tx, doc) => findSecrets({ ...doc, lastSync: undefined }),
+});
+
+/**
+ * `/v1/mcp-servers`: CRUD, and `POST /:id/sync`, which imports the server's tools quarantined.
+ * A server that cannot be listed answers 502 `mcp_error` naming it; the inventory is unchanged.
+ */
+export const mcpServerRoutes = new Hono<AppEnv>();
+
+mcpServerRoutes.post('/:id/sync', async (c) => {
+  const actor = authorize(c, 'mcp', 'write');
+  const id = c.req.param('id');
+  const reason = takeReason(c);
+  const outcome = await syncMcpServer(c.get('deps'), id, { actor: actorName(actor), requestId: c.get('requestId'), reason });
+  if (!outcome.ok) {
+    if (outcome.code === 'not_found') throw new ApiError(404, 'not_found', outcome.message);
+    throw new ApiError(502, 'mcp_error', outcome.message, { extra: { server: id, lastSync: outcome.server.lastSync } });
+  }
+  c.header('ETag', etagOf(outcome.server.version));
+  return c.json(outcome.server);
+});
+
+mcpServerRoutes.route('/', crud);

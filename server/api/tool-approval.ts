@@ -1,0 +1,63 @@
+import { Hono } from 'hono';
+import type { Tool, ToolApprove } from '../../policy-schemas/types.gen.ts';
+import { withChange } from '../audit/change.ts';
+import { authorize } from '../auth/guard.ts';
+import type { AppEnv } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { readJson, takeReason, validOrThrow } from '../http/body.ts';
+import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { stripStored } from '../store/document-store.ts';
+import { toolStore } from '../store/inventory.ts';
+import { checkInputSchema } from '../validation/input-schema.ts';
+
+/**
+ * `POST /v1/tools/:id/approve` `{ definitionHash }`: the only way an imported tool becomes active.
+ * The hash is the precondition (409 `definition_mismatch` when the tool changed since it was
+ * reviewed); `If-Match` is honoured when sent. Mounted under `/v1/tools`.
+ */
+export const toolApprovalRoutes = new Hono<AppEnv>();
+
+toolApprovalRoutes.post('/:id/approve', async (c) => {
+  authorize(c, 'inventory', 'write');
+  const id = c.req.param('id');
+  const expected = c.req.header('if-match') === undefined ? undefined : requiredIfMatch(c);
+  const body = await readJson(c);
+  const reason = takeReason(c, body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined);
+  const { definitionHash } = validOrThrow<ToolApprove>('tool-approve', body);
+
+  const approved = await withChange(c, reason, async (ch) => {
+    const tool = await toolStore.get(ch.tx, id);
+    if (!tool) throw new ApiError(404, 'not_found', `tool ${id} does not exist`);
+    if (expected !== undefined) checkVersion(expected, tool);
+    if (tool.source?.kind !== 'mcp') {
+      throw new ApiError(409, 'conflict', `tool ${id} was not imported from an MCP server; only imported tools are approved`);
+    }
+    const status = tool.status ?? 'active';
+    if (status !== 'quarantined') {
+      throw new ApiError(409, 'conflict', `tool ${id} is ${status}, not quarantined; there is nothing to approve`, {
+        errors: [{ pointer: '/status', message: `is ${status}` }],
+      });
+    }
+    if (definitionHash !== tool.definitionHash) {
+      throw new ApiError(409, 'definition_mismatch', `tool ${id} now has definition ${tool.definitionHash}, not the reviewed ${definitionHash}; review it again`, {
+        errors: [{ pointer: '/definitionHash', message: `must be the tool's current definition hash ${tool.definitionHash}` }],
+        extra: { expected: tool.definitionHash, got: definitionHash },
+      });
+    }
+    const problems = checkInputSchema(tool.inputSchema);
+    if (problems.length > 0) {
+      throw new ApiError(400, 'validation', `tool ${id} cannot be approved: its input schema leaves the restricted subset at ${problems[0].pointer} (${problems[0].message})${problems.length > 1 ? ` and ${problems.length - 1} more` : ''}`, {
+        errors: problems,
+      });
+    }
+    const before = stripStored(tool);
+    const { review: _review, ...rest } = before;
+    const after: Tool = { ...rest, status: 'active', source: { ...tool.source, approvedDefinitionHash: tool.definitionHash } };
+    const stored = await toolStore.update(ch.tx, id, after, tool.version, tool.createdAt, new Date().toISOString());
+    if (!stored) throw new ApiError(412, 'precondition_failed', `tool ${id} changed meanwhile`, { current: await toolStore.get(ch.tx, id) });
+    await ch.record({ action: 'approve', entityType: 'tool', entityId: id, before, after });
+    return stored;
+  });
+  c.header('ETag', etagOf(approved.version));
+  return c.json(approved);
+});

@@ -1,0 +1,107 @@
+import type { McpServer, Tool } from '../../policy-schemas/types.gen.ts';
+import { type ChangeMeta, runChange } from '../audit/change.ts';
+import type { AppDeps } from '../context.ts';
+import { type Stored, stripStored } from '../store/document-store.ts';
+import { mcpServerStore, toolStore } from '../store/inventory.ts';
+import { checkInputSchema } from '../validation/input-schema.ts';
+import { type McpClientOptions, type McpResult, type OfferedTool, fetchMcpTools } from './client.ts';
+import { reconcileTools } from './reconcile.ts';
+
+export type SyncDeps = Pick<AppDeps, 'database' | 'metrics'>;
+
+/** How a sync reaches the server: by default a fresh connection per sync. */
+export type ToolLister = (server: McpServer) => Promise<McpResult<OfferedTool[]>>;
+
+export type SyncOptions = {
+  /** Client options (timeouts, environment) for the default lister. */
+  client?: McpClientOptions;
+  /** Lists the tools some other way, e.g. over a connection the scheduler keeps open. */
+  list?: ToolLister;
+  /** Injected clock for tests. */
+  now?: () => Date;
+};
+
+export type SyncOutcome =
+  | { ok: true; server: Stored<McpServer>; flagged: Array<{ id: string; problems: Array<{ pointer: string; message: string }> }> }
+  | { ok: false; code: 'not_found'; message: string }
+  | { ok: false; code: 'mcp_error'; message: string; server: Stored<McpServer> };
+
+/**
+ * Syncs one MCP server: lists its tools (outside any transaction), then writes every tool change,
+ * one audit event per changed tool and the server's `lastSync` in ONE transaction. A server that
+ * cannot be listed leaves the inventory as it was; only its `lastSync` records the failure.
+ */
+export async function syncMcpServer(deps: SyncDeps, id: string, meta: ChangeMeta, options: SyncOptions = {}): Promise<SyncOutcome> {
+  const server = await mcpServerStore.get(deps.database.db, id);
+  if (!server) return { ok: false, code: 'not_found', message: `MCP server ${id} does not exist` };
+  const list = options.list ?? ((s: McpServer) => fetchMcpTools(s, options.client));
+  const listed = await list(stripStored(server));
+  const now = (options.now ?? (() => new Date()))().toISOString();
+
+  if (!listed.ok) {
+    const saved = await runChange(deps, meta, async (ch) => {
+      const current = await mcpServerStore.get(ch.tx, id);
+      if (!current) return undefined;
+      return writeLastSync(ch.tx, current, { at: now, ok: false, error: listed.message }, now, ch.record);
+    });
+    if (!saved) return { ok: false, code: 'not_found', message: `MCP server ${id} does not exist` };
+    return { ok: false, code: 'mcp_error', message: listed.message, server: saved };
+  }
+
+  return runChange(deps, meta, async (ch) => {
+    const current = await mcpServerStore.get(ch.tx, id);
+    if (!current) return { ok: false as const, code: 'not_found' as const, message: `MCP server ${id} was deleted during the sync` };
+    const existing = await toolStore.list(ch.tx);
+    const result = reconcileTools({ serverId: id, offered: listed.value, existing, now, checkInputSchema: safeCheck });
+    for (const change of result.changes) {
+      const after = stripStored(change.after as Stored<Tool>);
+      if (change.before === null) {
+        await toolStore.insert(ch.tx, after.id, after, now);
+        await ch.record({ action: 'sync', entityType: 'tool', entityId: after.id, before: null, after });
+      } else {
+        const before = change.before as Stored<Tool>;
+        const stored = await toolStore.update(ch.tx, after.id, after, before.version, before.createdAt, now);
+        // Cannot happen inside the transaction that read it; refuse rather than overwrite.
+        if (!stored) throw new Error(`tool ${after.id} changed during the sync`);
+        await ch.record({ action: 'sync', entityType: 'tool', entityId: after.id, before: stripStored(before), after });
+      }
+    }
+    const lastSync: NonNullable<McpServer['lastSync']> = {
+      at: now,
+      ok: true,
+      added: result.added,
+      changed: result.changed,
+      removed: result.removed,
+      rejected: result.rejected,
+      flagged: result.flagged.map((f) => ({ name: f.id, message: f.problems.map((p) => `${p.pointer}: ${p.message}`).join('; ') })),
+    };
+    const saved = await writeLastSync(ch.tx, current, lastSync, now, ch.record);
+    return { ok: true as const, server: saved, flagged: result.flagged };
+  });
+}
+
+/** The restricted-subset check; a schema it cannot even read is flagged, never a failed sync. */
+function safeCheck(schema: Record<string, unknown>): Array<{ pointer: string; message: string }> {
+  try {
+    return checkInputSchema(schema);
+  } catch (err) {
+    return [{ pointer: '/inputSchema', message: `cannot be checked: ${err instanceof Error ? err.message : String(err)}` }];
+  }
+}
+
+type Record_ = Parameters<Parameters<typeof runChange>[2]>[0]['record'];
+
+async function writeLastSync(
+  tx: Parameters<typeof mcpServerStore.get>[0],
+  current: Stored<McpServer>,
+  lastSync: NonNullable<McpServer['lastSync']>,
+  now: string,
+  record: Record_,
+): Promise<Stored<McpServer>> {
+  const before = stripStored(current);
+  const after: McpServer = { ...before, lastSync };
+  const saved = await mcpServerStore.update(tx, current.id, after, current.version, current.createdAt, now);
+  if (!saved) throw new Error(`MCP server ${current.id} changed during the sync`);
+  await record({ action: 'sync', entityType: 'mcp-server', entityId: current.id, before, after });
+  return saved;
+}
