@@ -7,6 +7,7 @@ const commands: Record<string, Command> = {
   serve: { summary: 'serve the API and console (HOST, PORT, TOOLGATE_DB, TOOLGATE_KEYS_DIR)', load: () => import('./commands/serve.ts') },
   migrate: { summary: 'migrate the database to the latest version (--down: all the way down)', load: () => import('./commands/migrate.ts') },
   audit: { summary: 'audit export [--format jsonl|csv] [--out FILE] | audit verify FILE', load: () => import('./commands/audit.ts') },
+  mcp: { summary: 'mcp sync ID [--timeout MS]: import an MCP server\'s tools (new and changed ones quarantined)', load: () => import('./commands/mcp.ts') },
 };
 
 function usage(): string {

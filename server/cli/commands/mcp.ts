@@ -1,0 +1,66 @@
+import { parseArgs } from 'node:util';
+import { ToolgateDatabase } from '../../db/database.ts';
+import { syncMcpServer } from '../../mcp/sync.ts';
+import { createMetrics } from '../../observability/metrics.ts';
+import { settingsFromEnv } from '../../startup.ts';
+
+const USAGE = 'usage: toolgate mcp sync ID [--timeout MS] [--reason TEXT]';
+
+type Output = { log: (line: string) => void; error: (line: string) => void };
+
+/**
+ * `toolgate mcp sync ID`: the same sync as `POST /v1/mcp-servers/:id/sync`, against TOOLGATE_DB,
+ * audited as `system`. Exit 0 on success, 1 when the server cannot be listed or does not exist.
+ */
+export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'sync') {
+    out.error(USAGE);
+    return 2;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, allowPositionals: true, options: { timeout: { type: 'string' }, reason: { type: 'string' } } });
+  } catch (err) {
+    out.error(`toolgate mcp sync: ${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { positionals, values } = parsed;
+  if (positionals.length !== 1) {
+    out.error(USAGE);
+    return 2;
+  }
+  const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
+    out.error('toolgate mcp sync: --timeout must be a positive number of milliseconds');
+    return 2;
+  }
+
+  const id = positionals[0];
+  const database = new ToolgateDatabase(settingsFromEnv().dbFile);
+  try {
+    await database.migrateToLatest();
+    const outcome = await syncMcpServer(
+      { database, metrics: createMetrics() },
+      id,
+      { actor: 'system', requestId: null, reason: values.reason ?? 'toolgate mcp sync' },
+      { client: { timeoutMs } },
+    );
+    if (!outcome.ok) {
+      out.error(`toolgate mcp sync: ${outcome.message}`);
+      return 1;
+    }
+    const s = outcome.server.lastSync;
+    const line = (label: string, items: string[] | undefined) => out.log(`${label.padEnd(9)}${items && items.length ? items.join(', ') : '-'}`);
+    out.log(`synced MCP server ${id}`);
+    line('added', s?.added);
+    line('changed', s?.changed);
+    line('removed', s?.removed);
+    line('rejected', s?.rejected?.map((r) => `${r.name} (${r.message})`));
+    line('flagged', s?.flagged?.map((r) => `${r.name} (${r.message})`));
+    if ((s?.added?.length ?? 0) + (s?.changed?.length ?? 0) > 0) out.log('new and changed tools are quarantined until approved: POST /v1/tools/:id/approve');
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
