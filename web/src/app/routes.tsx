@@ -1,0 +1,54 @@
+import type { ReactNode } from 'react';
+import type { Session } from '../features/auth/api/get-session.ts';
+import { AuditPage } from '../features/audit/components/audit-page.tsx';
+import { PublishPage } from '../features/bundles/components/publish-page.tsx';
+import { GroupsPage } from '../features/groups/components/groups-page.tsx';
+import { McpPage } from '../features/mcp/components/mcp-page.tsx';
+import { StatesPage } from '../features/states/components/states-page.tsx';
+import { GrantsPage } from '../features/tenants/components/grants-page.tsx';
+import { PolicyPage } from '../features/tenants/components/policy-page.tsx';
+import { TenantLayout } from '../features/tenants/components/tenant-layout.tsx';
+import { TenantsPage } from '../features/tenants/components/tenants-page.tsx';
+import { ToolPage } from '../features/tools/components/tool-page.tsx';
+import { ToolsPage } from '../features/tools/components/tools-page.tsx';
+import type { Location } from '../lib/router.ts';
+
+/** The page for a hash route. */
+export function routeFor(loc: Location, session: Session): ReactNode {
+  const [section = 'tools', id, sub = ''] = loc.segments;
+  switch (section) {
+    case 'tools':
+      if (id === 'new') return <ToolPage id={null} session={session} />;
+      return id ? <ToolPage id={id} session={session} /> : <ToolsPage session={session} />;
+    case 'groups':
+      return <GroupsPage session={session} />;
+    case 'states':
+      return <StatesPage session={session} />;
+    case 'mcp':
+      return <McpPage session={session} />;
+    case 'audit':
+      return <AuditPage session={session} />;
+    case 'tenants':
+      if (!id) return <TenantsPage session={session} />;
+      return (
+        <TenantLayout tenant={id} tab={sub}>
+          {sub === 'grants' ? (
+            <GrantsPage tenant={id} session={session} />
+          ) : sub === 'publish' ? (
+            <PublishPage tenant={id} session={session} />
+          ) : (
+            <PolicyPage tenant={id} session={session} />
+          )}
+        </TenantLayout>
+      );
+    default:
+      return (
+        <section className="page">
+          <h1>Not found</h1>
+          <p>
+            There is no page at <code>{loc.path}</code>.
+          </p>
+        </section>
+      );
+  }
+}

@@ -1,0 +1,55 @@
+import { DiffView } from './diff-view.tsx';
+
+/**
+ * Shown when a save is answered 412: what others changed since this edit started, what this edit
+ * changes, and the choice to re-apply this edit onto the latest version or drop it.
+ */
+export function ConflictView({
+  base,
+  current,
+  mine,
+  onReapply,
+  onDiscard,
+  busy,
+}: {
+  base: unknown;
+  current: unknown;
+  mine: unknown;
+  onReapply: () => void;
+  onDiscard: () => void;
+  busy?: boolean;
+}) {
+  const strip = (v: unknown) => {
+    if (!v || typeof v !== 'object') return v;
+    const { version: _v, updatedAt: _u, createdAt: _c, ...rest } = v as Record<string, unknown>;
+    return rest;
+  };
+  const cv = (current as { version?: number } | null)?.version;
+  return (
+    <section className="conflict" role="alertdialog" aria-labelledby="conflict-title" aria-describedby="conflict-desc">
+      <h2 id="conflict-title">Someone else saved this first</h2>
+      <p id="conflict-desc">
+        It is now at version {cv ?? '?'}. Your changes were not saved. Review what changed meanwhile, then re-apply your changes on
+        top of the latest version or discard them.
+      </p>
+      <div className="conflict-grid">
+        <div>
+          <h3>Changed meanwhile</h3>
+          <DiffView before={strip(base)} after={strip(current)} label="Changed meanwhile" />
+        </div>
+        <div>
+          <h3>Your changes</h3>
+          <DiffView before={strip(base)} after={strip(mine)} label="Your changes" />
+        </div>
+      </div>
+      <div className="button-row">
+        <button type="button" className="primary" onClick={onReapply} disabled={busy}>
+          Re-apply my changes
+        </button>
+        <button type="button" onClick={onDiscard} disabled={busy}>
+          Discard mine and load the latest
+        </button>
+      </div>
+    </section>
+  );
+}

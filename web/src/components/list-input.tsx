@@ -1,0 +1,59 @@
+import { useEffect, useId, useState } from 'react';
+
+/** A list of short strings edited as one comma-separated text field. */
+export function ListInput({
+  label,
+  value,
+  onChange,
+  hint,
+  disabled,
+  placeholder,
+  listId,
+}: {
+  label: string;
+  value: readonly string[] | undefined;
+  onChange: (next: string[]) => void;
+  hint?: string;
+  disabled?: boolean;
+  placeholder?: string;
+  listId?: string;
+}) {
+  const id = useId();
+  const joined = (value ?? []).join(', ');
+  const [text, setText] = useState(joined);
+  useEffect(() => {
+    const parsed = split(text);
+    if (parsed.join(', ') !== joined) setText(joined);
+    // Only re-sync when the value changes from outside.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [joined]);
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        value={text}
+        disabled={disabled}
+        placeholder={placeholder}
+        list={listId}
+        aria-describedby={hint ? `${id}-hint` : undefined}
+        onChange={(e) => {
+          setText(e.target.value);
+          onChange(split(e.target.value));
+        }}
+      />
+      {hint ? (
+        <small id={`${id}-hint`} className="hint">
+          {hint}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
+function split(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}

@@ -1,0 +1,160 @@
+import { useId, useState } from 'react';
+import type { AuditEvent } from '../../../../../policy-schemas/types.gen.ts';
+import { Badge } from '../../../components/badge.tsx';
+import { DiffView } from '../../../components/diff-view.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading, PageHeader } from '../../../components/page.tsx';
+import { useLocation, replaceRoute } from '../../../lib/router.ts';
+import { auditActions, auditEntityTypes } from '../../../lib/schema.ts';
+import type { Session } from '../../auth/api/get-session.ts';
+import { download } from '../../bundles/api/download.ts';
+import { useTenants } from '../../tenants/api/get-tenants.ts';
+import { auditExportPath, useAudit, useAuditVerification, type AuditFilters } from '../api/get-audit.ts';
+
+const keys = ['tenant', 'actor', 'entityType', 'entityId', 'action', 'from', 'to'] as const;
+
+/** The change history: filters in the URL, each event with its before/after diff, export and the chain check. */
+export function AuditPage(_: { session: Session }) {
+  const loc = useLocation();
+  const filters: AuditFilters = Object.fromEntries(keys.map((k) => [k, loc.params.get(k) ?? undefined]).filter(([, v]) => v));
+  // Dates are chosen as days; `to` includes the whole day.
+  const apiFilters: AuditFilters = {
+    ...filters,
+    from: filters.from ? new Date(`${filters.from}T00:00:00`).toISOString() : undefined,
+    to: filters.to ? new Date(`${filters.to}T23:59:59.999`).toISOString() : undefined,
+  };
+  const audit = useAudit(apiFilters);
+  const verify = useAuditVerification();
+  const tenants = useTenants();
+  const [exportError, setExportError] = useState<unknown>(null);
+  const ids = useId();
+  const setFilter = (k: (typeof keys)[number], v: string) => {
+    const p = new URLSearchParams(loc.params);
+    if (v) p.set(k, v);
+    else p.delete(k);
+    const s = p.toString();
+    replaceRoute(`/audit${s ? `?${s}` : ''}`);
+  };
+  const events = audit.data?.pages.flatMap((p) => p.items) ?? [];
+  const v = verify.data;
+  const broken = v?.firstBroken;
+  return (
+    <section className="page">
+      <PageHeader
+        title="Audit"
+        subtitle="Who changed what, when and why. Every event is chained to the one before it."
+        actions={
+          <>
+            <button type="button" onClick={() => download(auditExportPath(apiFilters, 'csv'), 'toolgate-audit.csv').catch(setExportError)}>
+              Export CSV
+            </button>
+            <button type="button" onClick={() => download(auditExportPath(apiFilters, 'jsonl'), 'toolgate-audit.jsonl').catch(setExportError)}>
+              Export JSONL
+            </button>
+          </>
+        }
+      />
+      {exportError ? <Notice error={exportError} /> : null}
+      <div className="verify-banner" role="status" aria-label="Chain verification">
+        {verify.isPending ? (
+          'Checking the chain…'
+        ) : verify.error ? (
+          <Notice error={verify.error} />
+        ) : v?.ok ? (
+          <>
+            <Badge tone="ok">chain verified</Badge> {v.count} events, every hash links to the one before.
+          </>
+        ) : (
+          <>
+            <Badge tone="bad">chain broken</Badge> First broken link at event{' '}
+            {typeof broken === 'object' && broken ? `${broken.seq}${broken.reason ? ` (${broken.reason})` : ''}` : String(broken ?? '?')}.
+          </>
+        )}{' '}
+        <button type="button" className="link-button" onClick={() => verify.refetch()}>
+          Verify again
+        </button>
+      </div>
+      <form className="filters" role="search" aria-label="Filter audit events" onSubmit={(e) => e.preventDefault()}>
+        <div className="field">
+          <label htmlFor={`${ids}-tenant`}>Tenant</label>
+          <select id={`${ids}-tenant`} value={filters.tenant ?? ''} onChange={(e) => setFilter('tenant', e.target.value)}>
+            <option value="">Any</option>
+            {(tenants.data ?? []).map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.id}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-actor`}>Actor</label>
+          <input id={`${ids}-actor`} defaultValue={filters.actor ?? ''} placeholder="token:…" onChange={(e) => setFilter('actor', e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-et`}>Entity type</label>
+          <select id={`${ids}-et`} value={filters.entityType ?? ''} onChange={(e) => setFilter('entityType', e.target.value)}>
+            <option value="">Any</option>
+            {auditEntityTypes.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-eid`}>Entity id</label>
+          <input id={`${ids}-eid`} defaultValue={filters.entityId ?? ''} onChange={(e) => setFilter('entityId', e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-action`}>Action</label>
+          <select id={`${ids}-action`} value={filters.action ?? ''} onChange={(e) => setFilter('action', e.target.value)}>
+            <option value="">Any</option>
+            {auditActions.map((a) => (
+              <option key={a}>{a}</option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-from`}>From</label>
+          <input id={`${ids}-from`} type="date" value={filters.from ?? ''} onChange={(e) => setFilter('from', e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-to`}>To</label>
+          <input id={`${ids}-to`} type="date" value={filters.to ?? ''} onChange={(e) => setFilter('to', e.target.value)} />
+        </div>
+      </form>
+      {audit.isPending ? <Loading what="history" /> : null}
+      {audit.error ? <Notice error={audit.error} /> : null}
+      <ol className="timeline" aria-label="Audit timeline">
+        {events.map((e) => (
+          <AuditItem key={e.seq} event={e} />
+        ))}
+      </ol>
+      {audit.data && !events.length ? <p className="muted">No event matches these filters.</p> : null}
+      {audit.hasNextPage ? (
+        <button type="button" onClick={() => audit.fetchNextPage()} disabled={audit.isFetchingNextPage}>
+          {audit.isFetchingNextPage ? 'Loading…' : 'Load older events'}
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn' } as const;
+
+function AuditItem({ event: e }: { event: AuditEvent }) {
+  return (
+    <li className="timeline-item">
+      <details>
+        <summary>
+          <span className="seq mono">#{e.seq}</span> <time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time>{' '}
+          <Badge tone={actionTone[e.action]}>{e.action}</Badge> <strong>{e.entityType}</strong> <span className="mono">{e.entityId}</span>
+          {e.tenant ? <span className="muted"> in {e.tenant}</span> : null} <span className="muted">by {e.actor}</span>
+          {e.reason ? <span className="reason"> — “{e.reason}”</span> : null}
+        </summary>
+        <DiffView before={e.before} after={e.after} label={`Changes in event ${e.seq}`} empty="No field-level difference recorded." />
+        <p className="muted small mono">
+          request {e.requestId ?? '—'} · hash {e.hash.slice(0, 16)}… · prev {e.prevHash.slice(0, 16)}…
+        </p>
+      </details>
+    </li>
+  );
+}

@@ -1,0 +1,45 @@
+import { useState } from 'react';
+import { Notice } from '../../../components/notice.tsx';
+import { useLogin } from '../api/login.ts';
+
+/** Signs in with an API token; the server answers with an HttpOnly session cookie. */
+export function LoginPage() {
+  const [token, setToken] = useState('');
+  const login = useLogin();
+  return (
+    <main className="login">
+      <form
+        className="login-card"
+        aria-labelledby="login-title"
+        onSubmit={(e) => {
+          e.preventDefault();
+          login.mutate(token.trim());
+        }}
+      >
+        <h1 id="login-title">
+          <span className="logo" aria-hidden="true">
+            ◆
+          </span>{' '}
+          Toolgate
+        </h1>
+        <p className="muted">Sign in with an API token. The token is exchanged for a session and not kept in the browser.</p>
+        <div className="field">
+          <label htmlFor="login-token">API token</label>
+          <input
+            id="login-token"
+            type="password"
+            autoComplete="current-password"
+            autoFocus
+            required
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+          />
+        </div>
+        <button type="submit" className="primary" disabled={login.isPending || !token.trim()}>
+          {login.isPending ? 'Signing in…' : 'Sign in'}
+        </button>
+        <Notice error={login.error} />
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,296 @@
+import { useId, useState } from 'react';
+import { Badge } from '../../../components/badge.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading } from '../../../components/page.tsx';
+import { canEditTenant } from '../../../lib/permissions.ts';
+import type { Session } from '../../auth/api/get-session.ts';
+import { usePolicy } from '../../tenants/api/get-policy.ts';
+import { useBundles, type BundleVersion } from '../api/get-bundles.ts';
+import { useDiff } from '../api/get-diff.ts';
+import { download } from '../api/download.ts';
+import { usePublish, type PublishResult } from '../api/publish.ts';
+import { useRuntimes } from '../api/get-runtimes.ts';
+import { verifyBundle, type Verification } from '../api/verify-bundle.ts';
+import { DiffSummary } from './diff-summary.tsx';
+
+const who = (b: BundleVersion) => b.publishedBy ?? b.actor ?? '—';
+const when = (b: BundleVersion) => b.publishedAt ?? b.issuedAt;
+
+/** Diff of the draft against the latest bundle, publish with a reason, history, rollback, downloads, runtimes. */
+export function PublishPage({ tenant, session }: { tenant: string; session: Session }) {
+  const bundles = useBundles(tenant);
+  const policy = usePolicy(tenant);
+  const editable = canEditTenant(session, tenant);
+  const latest = bundles.data?.[0];
+  const diff = useDiff(tenant, latest?.version, 'draft', policy.data?.version);
+  const publish = usePublish();
+  const [reason, setReason] = useState('');
+  const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean }) | null>(null);
+  const [rollbackTo, setRollbackTo] = useState<number | null>(null);
+  const [verification, setVerification] = useState<Verification | null>(null);
+  const [downloadError, setDownloadError] = useState<unknown>(null);
+  const ids = useId();
+  const base = `/v1/tenants/${encodeURIComponent(tenant)}/bundles`;
+  const get = (path: string, name: string) => {
+    setDownloadError(null);
+    download(path, name).catch(setDownloadError);
+  };
+
+  const doPublish = (target?: number) => {
+    setResult(null);
+    setVerification(null);
+    const before = latest?.version;
+    publish.mutate(
+      { tenant, reason, rollbackTo: target },
+      {
+        onSuccess: (r) => {
+          setResult({ ...r, rollbackTo: target, unchanged: r.version === before });
+          setReason('');
+          setRollbackTo(null);
+        },
+      },
+    );
+  };
+
+  return (
+    <div className="publish">
+      <div className="two-col">
+        <section aria-labelledby={`${ids}-latest`} className="card">
+          <h2 id={`${ids}-latest`}>Latest bundle</h2>
+          {bundles.isPending ? <Loading what="versions" /> : null}
+          {bundles.error ? <Notice error={bundles.error} /> : null}
+          {bundles.data && !latest ? <p className="muted">Nothing published yet.</p> : null}
+          {latest ? (
+            <>
+              <p className="big-number" aria-label="Latest version">
+                v{latest.version}
+              </p>
+              <p className="mono small">{latest.revision}</p>
+              <p className="muted">
+                {when(latest) ? new Date(when(latest)!).toLocaleString() : ''} by {who(latest)}
+                {latest.expiresAt ? ` · expires ${new Date(latest.expiresAt).toLocaleString()}` : ''}
+              </p>
+              <div className="button-row">
+                <button type="button" onClick={() => get(`${base}/${latest.version}`, `${tenant}-v${latest.version}.bundle.json`)}>
+                  Download bundle.json
+                </button>
+                <button type="button" onClick={() => get(`${base}/${latest.version}/signature`, `${tenant}-v${latest.version}.bundle.jws`)}>
+                  Download signature
+                </button>
+                <button type="button" onClick={() => get('/.well-known/jwks.json', 'jwks.json')}>
+                  Download JWKS
+                </button>
+                <button type="button" onClick={() => verifyBundle(tenant, latest.version).then(setVerification, (e) => setVerification({ ok: false, reason: e instanceof Error ? e.message : String(e) }))}>
+                  Verify signature
+                </button>
+              </div>
+              {verification ? (
+                verification.ok ? (
+                  <p role="status" className="notice notice-success">
+                    Signature verified: v{latest.version} ({verification.bytes} bytes) signed by key {verification.kid}.
+                  </p>
+                ) : (
+                  <p role="alert" className="notice notice-error">
+                    Signature check failed: {verification.reason}
+                  </p>
+                )
+              ) : null}
+              {downloadError ? <Notice error={downloadError} /> : null}
+            </>
+          ) : null}
+        </section>
+
+        <section aria-labelledby={`${ids}-pub`} className="card">
+          <h2 id={`${ids}-pub`}>Publish the draft</h2>
+          {latest ? (
+            <>
+              <h3>Changes since v{latest.version}</h3>
+              {diff.isPending ? <Loading what="diff" /> : null}
+              {diff.error ? <Notice error={diff.error} /> : null}
+              {diff.data ? (
+                <div className="diff-box" aria-label="Draft diff">
+                  <DiffSummary value={diff.data} />
+                </div>
+              ) : null}
+            </>
+          ) : (
+            <p className="muted">The first publish creates version 1.</p>
+          )}
+          {editable ? (
+            <form
+              aria-label="Publish"
+              onSubmit={(e) => {
+                e.preventDefault();
+                doPublish();
+              }}
+            >
+              <div className="field">
+                <label htmlFor={`${ids}-reason`}>Reason for publishing (required)</label>
+                <textarea id={`${ids}-reason`} rows={2} required value={reason} onChange={(e) => setReason(e.target.value)} />
+              </div>
+              <button type="submit" className="primary" disabled={!reason.trim() || publish.isPending}>
+                {publish.isPending ? 'Publishing…' : 'Publish'}
+              </button>
+            </form>
+          ) : (
+            <p className="muted">Your role cannot publish for this tenant.</p>
+          )}
+          <Notice
+            error={publish.error}
+            success={
+              result
+                ? result.unchanged
+                  ? `Nothing changed: version ${result.version} is still current.`
+                  : result.rollbackTo !== undefined
+                    ? `Rolled back: version ${result.version} now carries the content of v${result.rollbackTo}.`
+                    : `Published version ${result.version}.`
+                : null
+            }
+          />
+        </section>
+      </div>
+
+      <section aria-labelledby={`${ids}-hist`}>
+        <h2 id={`${ids}-hist`}>Version history</h2>
+        {rollbackTo !== null ? (
+          <form
+            className="card rollback"
+            aria-label={`Roll back to version ${rollbackTo}`}
+            onSubmit={(e) => {
+              e.preventDefault();
+              doPublish(rollbackTo);
+            }}
+          >
+            <p>
+              Roll back to v{rollbackTo}: publishes a new version with v{rollbackTo}'s content. The draft policy is not changed.
+            </p>
+            <div className="field">
+              <label htmlFor={`${ids}-rb-reason`}>Reason for rolling back (required)</label>
+              <input id={`${ids}-rb-reason`} required value={reason} onChange={(e) => setReason(e.target.value)} autoFocus />
+            </div>
+            <div className="button-row">
+              <button type="submit" className="primary danger" disabled={!reason.trim() || publish.isPending}>
+                Roll back to v{rollbackTo}
+              </button>
+              <button type="button" onClick={() => setRollbackTo(null)}>
+                Cancel
+              </button>
+            </div>
+          </form>
+        ) : null}
+        {bundles.data?.length ? (
+          <div className="table-wrap">
+            <table className="data-table" aria-label="Versions">
+              <thead>
+                <tr>
+                  <th scope="col">Version</th>
+                  <th scope="col">When</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">Why</th>
+                  <th scope="col">Revision</th>
+                  <th scope="col">Files</th>
+                  {editable ? <th scope="col"><span className="sr-only">Actions</span></th> : null}
+                </tr>
+              </thead>
+              <tbody>
+                {bundles.data.map((b) => (
+                  <tr key={b.version}>
+                    <td>
+                      v{b.version} {b === latest ? <Badge tone="ok">latest</Badge> : null}
+                      {b.rollbackTo ?? b.rollbackOf ? <Badge tone="info">rollback to v{b.rollbackTo ?? b.rollbackOf}</Badge> : null}
+                    </td>
+                    <td>{when(b) ? new Date(when(b)!).toLocaleString() : '—'}</td>
+                    <td>{who(b)}</td>
+                    <td>{b.reason ?? '—'}</td>
+                    <td className="mono small" title={b.revision}>
+                      {b.revision?.slice(0, 19)}…
+                    </td>
+                    <td className="actions">
+                      <button type="button" className="link-button" onClick={() => get(`${base}/${b.version}`, `${tenant}-v${b.version}.bundle.json`)}>
+                        bundle.json<span className="sr-only"> of v{b.version}</span>
+                      </button>{' '}
+                      <button type="button" className="link-button" onClick={() => get(`${base}/${b.version}/signature`, `${tenant}-v${b.version}.bundle.jws`)}>
+                        signature<span className="sr-only"> of v{b.version}</span>
+                      </button>
+                    </td>
+                    {editable ? (
+                      <td>
+                        {b !== latest ? (
+                          <button type="button" onClick={() => setRollbackTo(b.version)}>
+                            Roll back to v{b.version}
+                          </button>
+                        ) : null}
+                      </td>
+                    ) : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+      </section>
+
+      <Runtimes tenant={tenant} latest={latest?.version} />
+    </div>
+  );
+}
+
+function Runtimes({ tenant, latest }: { tenant: string; latest?: number }) {
+  const runtimes = useRuntimes(tenant);
+  const ids = useId();
+  const items = runtimes.data ?? [];
+  const onLatest = items.filter((r) => latest !== undefined && r.version === latest).length;
+  return (
+    <section aria-labelledby={`${ids}-rt`}>
+      <h2 id={`${ids}-rt`}>Runtimes</h2>
+      {runtimes.error ? <Notice error={runtimes.error} /> : null}
+      {runtimes.data ? (
+        <>
+          <p>
+            {items.length ? (
+              <>
+                <strong>
+                  {onLatest} of {items.length}
+                </strong>{' '}
+                runtime(s) run the latest version{latest !== undefined ? ` (v${latest})` : ''}.
+              </>
+            ) : (
+              <span className="muted">No runtime has reported yet.</span>
+            )}
+          </p>
+          {items.length ? (
+            <div className="convergence" aria-hidden="true">
+              <div style={{ width: `${(100 * onLatest) / items.length}%` }} />
+            </div>
+          ) : null}
+          {items.length ? (
+            <table className="data-table compact" aria-label="Runtimes">
+              <thead>
+                <tr>
+                  <th scope="col">Runtime</th>
+                  <th scope="col">Version</th>
+                  <th scope="col">Health</th>
+                  <th scope="col">Last report</th>
+                  <th scope="col">Detail</th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((r, i) => (
+                  <tr key={r.runtimeId ?? r.id ?? i}>
+                    <td className="mono">{r.runtimeId ?? r.id}</td>
+                    <td>{r.version != null ? `v${r.version}` : '—'}</td>
+                    <td>
+                      <Badge tone={r.health === 'fresh' ? 'ok' : r.health === 'stale' ? 'warn' : 'bad'}>{r.health ?? 'unknown'}</Badge>
+                    </td>
+                    <td>{r.reportedAt ?? r.lastSeenAt ? new Date((r.reportedAt ?? r.lastSeenAt)!).toLocaleString() : '—'}</td>
+                    <td>{r.error ?? r.reason ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : null}
+        </>
+      ) : null}
+    </section>
+  );
+}

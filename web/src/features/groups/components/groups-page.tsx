@@ -1,0 +1,211 @@
+import { useId, useState } from 'react';
+import type { Group, Tool } from '../../../../../policy-schemas/types.gen.ts';
+import { CheckGroup } from '../../../components/check-group.tsx';
+import { ConflictView } from '../../../components/conflict-view.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading, PageHeader } from '../../../components/page.tsx';
+import { canEditInventory } from '../../../lib/permissions.ts';
+import { href, useLocation, replaceRoute } from '../../../lib/router.ts';
+import { patterns } from '../../../lib/schema.ts';
+import { useDraft } from '../../../lib/use-draft.ts';
+import type { Session } from '../../auth/api/get-session.ts';
+import { useTools } from '../../tools/api/get-tools.ts';
+import { useGroups } from '../api/get-groups.ts';
+import { useDeleteGroup, useSaveGroup } from '../api/save-group.ts';
+
+/** Expands a group through `includes`, transitively. */
+function expand(name: string, byName: Map<string, Group>, seen = new Set<string>()): Set<string> {
+  if (seen.has(name)) return seen;
+  seen.add(name);
+  for (const inc of byName.get(name)?.includes ?? []) expand(inc, byName, seen);
+  return seen;
+}
+
+export function GroupsPage({ session }: { session: Session }) {
+  const groups = useGroups();
+  const tools = useTools();
+  const loc = useLocation();
+  const editable = canEditInventory(session);
+  const selected = loc.params.get('group');
+  if (groups.isPending) return <Loading what="groups" />;
+  if (groups.error) return <Notice error={groups.error} />;
+  const byName = new Map(groups.data.map((g) => [g.name, g]));
+  const members = (g: string) => (tools.data ?? []).filter((t) => (t.groups ?? ['default']).includes(g));
+  const current = selected ? byName.get(selected) : undefined;
+  return (
+    <section className="page">
+      <PageHeader title="Groups" subtitle="Named sets of tools. Requesting a group also grants the groups it includes." />
+      <div className="split">
+        <div className="table-wrap">
+          <table className="data-table" aria-label="Groups">
+            <thead>
+              <tr>
+                <th scope="col">Group</th>
+                <th scope="col">Includes</th>
+                <th scope="col">Members</th>
+              </tr>
+            </thead>
+            <tbody>
+              {groups.data.map((g) => {
+                const direct = members(g.name);
+                const all = [...expand(g.name, byName)];
+                return (
+                  <tr key={g.name} className={g.name === selected ? 'selected' : undefined}>
+                    <td>
+                      <a href={href(`/groups?group=${encodeURIComponent(g.name)}`)} aria-current={g.name === selected ? 'true' : undefined}>
+                        {g.name}
+                      </a>
+                      <div className="muted clamp">{g.description}</div>
+                    </td>
+                    <td>
+                      <span className="chips">
+                        {(g.includes ?? []).map((i) => (
+                          <span key={i} className="chip">
+                            {i}
+                          </span>
+                        ))}
+                      </span>
+                      {all.length > 1 + (g.includes?.length ?? 0) ? <div className="muted">expands to {all.length - 1} groups</div> : null}
+                    </td>
+                    <td>
+                      <a href={href(`/tools?group=${encodeURIComponent(g.name)}`)}>{direct.length} tool(s)</a>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+        <aside className="side-panel">
+          {current ? (
+            <GroupEditor key={current.name} group={current} all={groups.data} members={members(current.name)} editable={editable} />
+          ) : editable ? (
+            <NewGroup />
+          ) : (
+            <p className="muted">Choose a group to see its members.</p>
+          )}
+        </aside>
+      </div>
+    </section>
+  );
+}
+
+function GroupEditor({ group, all, members, editable }: { group: Group; all: Group[]; members: Tool[]; editable: boolean }) {
+  const draft = useDraft<Group>(group);
+  const save = useSaveGroup();
+  const del = useDeleteGroup();
+  const [msg, setMsg] = useState<string | null>(null);
+  const ids = useId();
+  const g = draft.value!;
+  const submit = (body: Group) =>
+    save.mutate(
+      { group: body, create: false },
+      {
+        onSuccess: (r) => {
+          draft.reset();
+          setMsg(`Saved ${r.name}.`);
+        },
+        onError: (e) => draft.onSaveError(e),
+      },
+    );
+  return (
+    <form
+      aria-label={`Group ${group.name}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        setMsg(null);
+        submit(g);
+      }}
+    >
+      <h2>{group.name}</h2>
+      {draft.conflict ? (
+        <ConflictView
+          {...draft.conflict}
+          busy={save.isPending}
+          onReapply={() => {
+            const m = draft.reapplied();
+            if (m) {
+              draft.acceptReapplied(m);
+              submit(m);
+            }
+          }}
+          onDiscard={() => draft.reset()}
+        />
+      ) : null}
+      <fieldset className="plain" disabled={!editable}>
+        <div className="field">
+          <label htmlFor={`${ids}-d`}>Description</label>
+          <textarea id={`${ids}-d`} rows={2} value={g.description ?? ''} onChange={(e) => draft.update((v) => ({ ...v, description: e.target.value }))} />
+        </div>
+        <CheckGroup
+          legend="Includes"
+          options={all.map((x) => x.name).filter((n) => n !== group.name)}
+          value={g.includes ?? []}
+          onChange={(includes) => draft.update((v) => ({ ...v, includes }))}
+        />
+        {editable ? (
+          <div className="button-row">
+            <button type="submit" className="primary" disabled={!draft.dirty || save.isPending}>
+              Save group
+            </button>
+            {group.name !== 'default' ? (
+              <button
+                type="button"
+                className="danger"
+                onClick={() => {
+                  if (window.confirm(`Delete group ${group.name}?`)) del.mutate(group, { onSuccess: () => replaceRoute('/groups') });
+                }}
+              >
+                Delete
+              </button>
+            ) : null}
+          </div>
+        ) : null}
+      </fieldset>
+      {draft.conflict ? null : <Notice error={save.error ?? del.error} success={msg} />}
+      <h3>Members ({members.length})</h3>
+      <ul className="plain-list">
+        {members.map((t) => (
+          <li key={t.id}>
+            <a className="mono" href={href(`/tools/${encodeURIComponent(t.id)}`)}>
+              {t.id}
+            </a>
+          </li>
+        ))}
+      </ul>
+      <p className="muted">
+        Add or remove members from the <a href={href(`/tools`)}>tools table</a> (select tools, then a group).
+      </p>
+    </form>
+  );
+}
+
+function NewGroup() {
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const save = useSaveGroup();
+  const ids = useId();
+  return (
+    <form
+      aria-label="New group"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save.mutate({ group: { name, description, includes: [] }, create: true }, { onSuccess: (g) => replaceRoute(`/groups?group=${encodeURIComponent(g.name)}`) });
+      }}
+    >
+      <h2>New group</h2>
+      <div className="field">
+        <label htmlFor={`${ids}-n`}>Name</label>
+        <input id={`${ids}-n`} required pattern={patterns.groupName} value={name} onChange={(e) => setName(e.target.value)} />
+      </div>
+      <div className="field">
+        <label htmlFor={`${ids}-d`}>Description</label>
+        <input id={`${ids}-d`} value={description} onChange={(e) => setDescription(e.target.value)} />
+      </div>
+      <button type="submit" className="primary" disabled={save.isPending}>
+        Create group
+      </button>
+      <Notice error={save.error} />
+    </form>
+  );
+}

@@ -1,0 +1,171 @@
+import { useId, useState } from 'react';
+import type { McpServer } from '../../../../../policy-schemas/types.gen.ts';
+import { Badge } from '../../../components/badge.tsx';
+import { ListInput } from '../../../components/list-input.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading, PageHeader } from '../../../components/page.tsx';
+import { canEditInventory } from '../../../lib/permissions.ts';
+import { href } from '../../../lib/router.ts';
+import { limits, patterns } from '../../../lib/schema.ts';
+import type { Session } from '../../auth/api/get-session.ts';
+import { useTools } from '../../tools/api/get-tools.ts';
+import { ReviewPanel } from '../../tools/components/tool-page.tsx';
+import { useMcpServers } from '../api/get-mcp-servers.ts';
+import { useCreateMcpServer, useDeleteMcpServer, useSyncMcpServer } from '../api/save-mcp-server.ts';
+
+export function McpPage({ session }: { session: Session }) {
+  const servers = useMcpServers();
+  const quarantined = useTools({ status: 'quarantined', source: 'mcp' });
+  const editable = canEditInventory(session);
+  return (
+    <section className="page">
+      <PageHeader title="MCP servers" subtitle="Imported tools arrive quarantined; nothing is enabled without an admin's approval." />
+      <div className="split">
+        <div>
+          {servers.isPending ? <Loading what="MCP servers" /> : null}
+          {servers.error ? <Notice error={servers.error} /> : null}
+          {servers.data?.length === 0 ? <p className="muted">No MCP server yet.</p> : null}
+          {servers.data?.map((s) => <ServerCard key={s.id} server={s} editable={editable} />)}
+          <h2>Review queue</h2>
+          {quarantined.error ? <Notice error={quarantined.error} /> : null}
+          {quarantined.data?.length === 0 ? <p className="muted">No quarantined tool awaits review.</p> : null}
+          {quarantined.data?.map((t) =>
+            t.review ? (
+              <ReviewPanel key={`${t.id}:${t.version}`} tool={t} editable={editable} />
+            ) : (
+              <p key={t.id}>
+                <a href={href(`/tools/${encodeURIComponent(t.id)}`)}>{t.id}</a> is quarantined.
+              </p>
+            ),
+          )}
+        </div>
+        {editable ? (
+          <aside className="side-panel">
+            <NewServer />
+          </aside>
+        ) : null}
+      </div>
+    </section>
+  );
+}
+
+function ServerCard({ server, editable }: { server: McpServer; editable: boolean }) {
+  const sync = useSyncMcpServer();
+  const del = useDeleteMcpServer();
+  const s = server.lastSync;
+  return (
+    <article className="card" aria-label={`MCP server ${server.id}`}>
+      <header className="card-header">
+        <h2>
+          {server.label} <span className="muted mono small">{server.id}</span>
+        </h2>
+        {s ? <Badge tone={s.ok ? 'ok' : 'bad'}>{s.ok ? 'last sync ok' : 'last sync failed'}</Badge> : <Badge tone="muted">never synced</Badge>}
+      </header>
+      <p className="mono small">
+        {server.transport.kind === 'stdio'
+          ? `stdio: ${server.transport.command} ${(server.transport.args ?? []).join(' ')}${server.transport.env?.length ? ` · env ${server.transport.env.join(', ')}` : ''}`
+          : `http: ${server.transport.url}`}
+        {server.syncIntervalSeconds ? ` · every ${server.syncIntervalSeconds}s` : ''}
+      </p>
+      {s ? (
+        <p className="small">
+          {new Date(s.at).toLocaleString()}: {s.added?.length ?? 0} added, {s.changed?.length ?? 0} changed, {s.removed?.length ?? 0} removed
+          {s.rejected?.length ? `, ${s.rejected.length} rejected (${s.rejected.map((r) => `${r.name}: ${r.message}`).join('; ')})` : ''}
+          {s.error ? <span className="field-error"> — {s.error}</span> : null}
+        </p>
+      ) : null}
+      {editable ? (
+        <div className="button-row">
+          <button type="button" className="primary" disabled={sync.isPending} onClick={() => sync.mutate(server.id)}>
+            {sync.isPending ? 'Syncing…' : `Sync ${server.id}`}
+          </button>
+          <a className="button" href={href(`/tools?source=mcp&q=${encodeURIComponent(`mcp__${server.id}__`)}`)}>
+            Its tools
+          </a>
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              if (window.confirm(`Remove MCP server ${server.id}?`)) del.mutate(server);
+            }}
+          >
+            Remove
+          </button>
+        </div>
+      ) : null}
+      <Notice error={sync.error ?? del.error} success={sync.isSuccess ? `Synced ${server.id}.` : null} />
+    </article>
+  );
+}
+
+function NewServer() {
+  const create = useCreateMcpServer();
+  const ids = useId();
+  const [id, setId] = useState('');
+  const [label, setLabel] = useState('');
+  const [kind, setKind] = useState<'stdio' | 'http'>('stdio');
+  const [command, setCommand] = useState('');
+  const [args, setArgs] = useState<string[]>([]);
+  const [env, setEnv] = useState<string[]>([]);
+  const [url, setUrl] = useState('');
+  const [interval, setInterval] = useState('');
+  const [msg, setMsg] = useState<string | null>(null);
+  return (
+    <form
+      aria-label="Add MCP server"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setMsg(null);
+        const server: McpServer = {
+          id,
+          label,
+          transport: kind === 'stdio' ? { kind, command, args, env } : { kind, url },
+          ...(interval ? { syncIntervalSeconds: Number(interval) } : {}),
+        };
+        create.mutate(server, { onSuccess: (s) => setMsg(`Added ${s.id}. Sync it to import its tools.`) });
+      }}
+    >
+      <h2>Add MCP server</h2>
+      <div className="field">
+        <label htmlFor={`${ids}-id`}>Server id</label>
+        <input id={`${ids}-id`} required pattern={patterns.mcpServerId} value={id} onChange={(e) => setId(e.target.value)} />
+      </div>
+      <div className="field">
+        <label htmlFor={`${ids}-label`}>Label</label>
+        <input id={`${ids}-label`} required maxLength={limits.mcpLabelMax} value={label} onChange={(e) => setLabel(e.target.value)} />
+      </div>
+      <fieldset className="section">
+        <legend>Transport</legend>
+        <label className="check">
+          <input type="radio" name={`${ids}-kind`} checked={kind === 'stdio'} onChange={() => setKind('stdio')} /> stdio (a local command)
+        </label>
+        <label className="check">
+          <input type="radio" name={`${ids}-kind`} checked={kind === 'http'} onChange={() => setKind('http')} /> HTTP
+        </label>
+        {kind === 'stdio' ? (
+          <>
+            <div className="field">
+              <label htmlFor={`${ids}-cmd`}>Command</label>
+              <input id={`${ids}-cmd`} required value={command} onChange={(e) => setCommand(e.target.value)} placeholder="npx" />
+            </div>
+            <ListInput label="Arguments" value={args} onChange={setArgs} placeholder="-y, @modelcontextprotocol/server-memory" />
+            <ListInput label="Environment variable names" value={env} onChange={setEnv} hint="Names only: values come from the server's environment and are never stored." />
+          </>
+        ) : (
+          <div className="field">
+            <label htmlFor={`${ids}-url`}>URL</label>
+            <input id={`${ids}-url`} type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://" />
+          </div>
+        )}
+      </fieldset>
+      <div className="field">
+        <label htmlFor={`${ids}-int`}>Re-sync every (seconds, optional)</label>
+        <input id={`${ids}-int`} type="number" min={30} value={interval} onChange={(e) => setInterval(e.target.value)} />
+      </div>
+      <button type="submit" className="primary" disabled={create.isPending}>
+        Add server
+      </button>
+      <Notice error={create.error} success={msg} />
+    </form>
+  );
+}

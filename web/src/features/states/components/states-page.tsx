@@ -1,0 +1,165 @@
+import { useId, useState } from 'react';
+import type { State } from '../../../../../policy-schemas/types.gen.ts';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading, PageHeader } from '../../../components/page.tsx';
+import { canEditInventory } from '../../../lib/permissions.ts';
+import { href } from '../../../lib/router.ts';
+import { patterns } from '../../../lib/schema.ts';
+import type { Session } from '../../auth/api/get-session.ts';
+import { useTools } from '../../tools/api/get-tools.ts';
+import { useStates } from '../api/get-states.ts';
+import { useDeleteState, useSaveState } from '../api/save-state.ts';
+import { ANY, StateGraph, transitions } from './state-graph.tsx';
+
+export function StatesPage({ session }: { session: Session }) {
+  const states = useStates();
+  const tools = useTools();
+  const editable = canEditInventory(session);
+  if (states.isPending || tools.isPending) return <Loading what="states" />;
+  if (states.error || tools.error) return <Notice error={states.error ?? tools.error} />;
+  const edges = transitions(tools.data);
+  return (
+    <section className="page">
+      <PageHeader title="States" subtitle="Workflow states; the tools' state fields define the transitions." />
+      <StateGraph states={states.data} tools={tools.data} />
+      <div className="split">
+        <div className="table-wrap">
+          <table className="data-table" aria-label="States">
+            <thead>
+              <tr>
+                <th scope="col">State</th>
+                <th scope="col">Description</th>
+                <th scope="col">Leads to</th>
+                {editable ? <th scope="col"><span className="sr-only">Actions</span></th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {states.data.map((s) => (
+                <StateRow key={s.name} state={s} editable={editable} next={edges.filter((e) => e.from === s.name || e.from === ANY)} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {editable ? (
+          <aside className="side-panel">
+            <NewState />
+          </aside>
+        ) : null}
+      </div>
+    </section>
+  );
+}
+
+function StateRow({ state, editable, next }: { state: State; editable: boolean; next: { to: string; tools: string[] }[] }) {
+  const [editing, setEditing] = useState(false);
+  const [description, setDescription] = useState(state.description ?? '');
+  const save = useSaveState();
+  const del = useDeleteState();
+  const ids = useId();
+  return (
+    <tr>
+      <td className="mono">{state.name}</td>
+      <td>
+        {editing ? (
+          <form
+            className="row-inline"
+            onSubmit={(e) => {
+              e.preventDefault();
+              save.mutate({ state: { ...state, description }, create: false }, { onSuccess: () => setEditing(false) });
+            }}
+          >
+            <label htmlFor={`${ids}-d`} className="sr-only">
+              Description of {state.name}
+            </label>
+            <input id={`${ids}-d`} value={description} onChange={(e) => setDescription(e.target.value)} />
+            <button type="submit" className="primary">
+              Save
+            </button>
+            <button type="button" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+          </form>
+        ) : (
+          state.description
+        )}
+        <Notice error={save.error ?? del.error} />
+      </td>
+      <td>
+        {next.map((e) => (
+          <div key={`${e.to}`}>
+            → <strong>{e.to}</strong>{' '}
+            <span className="muted">
+              via{' '}
+              {e.tools.map((t, i) => (
+                <span key={t}>
+                  {i ? ', ' : ''}
+                  <a href={href(`/tools/${encodeURIComponent(t)}`)}>{t}</a>
+                </span>
+              ))}
+            </span>
+          </div>
+        ))}
+      </td>
+      {editable ? (
+        <td className="actions">
+          <button type="button" onClick={() => setEditing(true)} aria-label={`Edit ${state.name}`}>
+            Edit
+          </button>
+          {state.name !== 'undefined' ? (
+            <button
+              type="button"
+              className="danger"
+              aria-label={`Delete ${state.name}`}
+              onClick={() => {
+                if (window.confirm(`Delete state ${state.name}?`)) del.mutate(state);
+              }}
+            >
+              Delete
+            </button>
+          ) : null}
+        </td>
+      ) : null}
+    </tr>
+  );
+}
+
+function NewState() {
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [msg, setMsg] = useState<string | null>(null);
+  const save = useSaveState();
+  const ids = useId();
+  return (
+    <form
+      aria-label="New state"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setMsg(null);
+        save.mutate(
+          { state: { name, description }, create: true },
+          {
+            onSuccess: (s) => {
+              setMsg(`Created ${s.name}.`);
+              setName('');
+              setDescription('');
+            },
+          },
+        );
+      }}
+    >
+      <h2>New state</h2>
+      <div className="field">
+        <label htmlFor={`${ids}-n`}>Name</label>
+        <input id={`${ids}-n`} required pattern={patterns.stateName} value={name} onChange={(e) => setName(e.target.value)} />
+      </div>
+      <div className="field">
+        <label htmlFor={`${ids}-d`}>Description</label>
+        <input id={`${ids}-d`} value={description} onChange={(e) => setDescription(e.target.value)} />
+      </div>
+      <button type="submit" className="primary" disabled={save.isPending}>
+        Create state
+      </button>
+      <Notice error={save.error} success={msg} />
+    </form>
+  );
+}

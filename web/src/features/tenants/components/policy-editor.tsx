@@ -1,0 +1,275 @@
+import { useId, useState } from 'react';
+import type { Role, TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
+import { CheckGroup } from '../../../components/check-group.tsx';
+import { ConflictView } from '../../../components/conflict-view.tsx';
+import { ListInput } from '../../../components/list-input.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { ApiError } from '../../../lib/api-client.ts';
+import { effects, limits, matchesPattern, patterns } from '../../../lib/schema.ts';
+import type { useDraft } from '../../../lib/use-draft.ts';
+import { BudgetFields } from '../../tools/components/tool-page.tsx';
+import { useSavePolicy } from '../api/save-policy.ts';
+import { GlobList } from './glob-list.tsx';
+
+type Draft = ReturnType<typeof useDraft<TenantPolicy>>;
+
+/** Roles, bindings, profiles, budgets and TTL of one tenant's draft policy. */
+export function PolicyEditor({
+  tenant,
+  draft,
+  toolIds,
+  groupNames,
+  editable,
+}: {
+  tenant: string;
+  draft: Draft;
+  toolIds: string[];
+  groupNames: string[];
+  editable: boolean;
+}) {
+  const p = draft.value!;
+  const save = useSavePolicy();
+  const [reason, setReason] = useState('');
+  const [saved, setSaved] = useState<string | null>(null);
+  const ids = useId();
+  const set = <K extends keyof TenantPolicy>(key: K, value: TenantPolicy[K]) => draft.update((v) => ({ ...v, [key]: value }));
+  const roles = p.roles ?? {};
+  const setRole = (name: string, role: Role) => set('roles', { ...roles, [name]: role });
+
+  const submit = (body: TenantPolicy) => {
+    setSaved(null);
+    save.mutate(
+      { tenant, policy: body, reason: reason || undefined },
+      {
+        onSuccess: (r) => {
+          draft.reset();
+          setReason('');
+          setSaved(`Draft saved (version ${r.version ?? '?'}). Publish to make it live.`);
+        },
+        onError: (e) => draft.onSaveError(e),
+      },
+    );
+  };
+  const errorsAt = (prefix: string) => (save.error instanceof ApiError ? save.error.errors.filter((e) => e.pointer.startsWith(prefix)) : []);
+
+  return (
+    <form
+      className="policy-editor"
+      aria-label="Policy"
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit(p);
+      }}
+    >
+      {draft.conflict ? (
+        <ConflictView
+          {...draft.conflict}
+          busy={save.isPending}
+          onReapply={() => {
+            const m = draft.reapplied();
+            if (m) {
+              draft.acceptReapplied(m);
+              submit(m);
+            }
+          }}
+          onDiscard={() => {
+            draft.reset();
+            save.reset();
+          }}
+        />
+      ) : null}
+      <fieldset className="plain" disabled={!editable}>
+        <h2>Roles</h2>
+        {Object.entries(roles).map(([name, role]) => (
+          <section key={name} className="role-card" aria-label={`Role ${name}`}>
+            <header>
+              <h3>{name}</h3>
+              {editable ? (
+                <button
+                  type="button"
+                  className="link-button danger"
+                  onClick={() => {
+                    const { [name]: _gone, ...rest } = roles;
+                    set('roles', rest);
+                  }}
+                >
+                  Remove role {name}
+                </button>
+              ) : null}
+            </header>
+            <CheckGroup legend={`Groups of ${name}`} options={['*', ...groupNames]} value={role.groups ?? []} onChange={(groups) => setRole(name, { ...role, groups })} />
+            <div className="two-col">
+              <div>
+                <h4>Allow</h4>
+                <GlobList name={`allow pattern for ${name}`} value={role.allow ?? []} onChange={(allow) => setRole(name, { ...role, allow })} toolIds={toolIds} disabled={!editable} />
+              </div>
+              <div>
+                <h4>Deny</h4>
+                <GlobList name={`deny pattern for ${name}`} value={role.deny ?? []} onChange={(deny) => setRole(name, { ...role, deny })} toolIds={toolIds} disabled={!editable} />
+              </div>
+            </div>
+            <CheckGroup
+              legend={`Require approval for (${name})`}
+              options={effects}
+              value={role.requireApproval ?? []}
+              onChange={(v) => setRole(name, { ...role, requireApproval: v as Role['requireApproval'] })}
+            />
+            <FieldErrors errors={errorsAt(`/roles/${name}`)} />
+          </section>
+        ))}
+        {editable ? <AddName label="New role name" button="Add role" pattern={patterns.roleName} taken={Object.keys(roles)} onAdd={(n) => setRole(n, { groups: [], allow: [], deny: [], requireApproval: [] })} /> : null}
+
+        <h2>Bindings</h2>
+        <table className="data-table compact" aria-label="Bindings">
+          <thead>
+            <tr>
+              <th scope="col">Subject</th>
+              <th scope="col">Roles</th>
+              {editable ? <th scope="col"><span className="sr-only">Actions</span></th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {Object.entries(p.bindings ?? {}).map(([subject, rs]) => (
+              <tr key={subject}>
+                <td className="mono">{subject}</td>
+                <td>
+                  <CheckGroup legend={`Roles of ${subject}`} options={Object.keys(roles)} value={rs} onChange={(v) => set('bindings', { ...p.bindings, [subject]: v })} />
+                </td>
+                {editable ? (
+                  <td>
+                    <button
+                      type="button"
+                      className="link-button danger"
+                      onClick={() => {
+                        const { [subject]: _gone, ...rest } = p.bindings ?? {};
+                        set('bindings', rest);
+                      }}
+                    >
+                      Remove {subject}
+                    </button>
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <FieldErrors errors={errorsAt('/bindings')} />
+        {editable ? <AddName label="New subject" button="Add binding" taken={Object.keys(p.bindings ?? {})} placeholder="agent:support-bot" onAdd={(n) => set('bindings', { ...p.bindings, [n]: [] })} /> : null}
+
+        <h2>Provider profiles</h2>
+        {Object.entries(p.profiles ?? {}).map(([name, prof]) => (
+          <section key={name} className="role-card" aria-label={`Profile ${name}`}>
+            <header>
+              <h3>{name}</h3>
+              {editable ? (
+                <button
+                  type="button"
+                  className="link-button danger"
+                  onClick={() => {
+                    const { [name]: _gone, ...rest } = p.profiles ?? {};
+                    set('profiles', rest);
+                  }}
+                >
+                  Remove profile {name}
+                </button>
+              ) : null}
+            </header>
+            <div className="two-col">
+              <ListInput label={`Enabled in ${name}`} value={prof.enable} onChange={(enable) => set('profiles', { ...p.profiles, [name]: { ...prof, enable } })} hint="Exact tool ids." />
+              <ListInput label={`Disabled in ${name}`} value={prof.disable} onChange={(disable) => set('profiles', { ...p.profiles, [name]: { ...prof, disable } })} hint="Exact tool ids; deny wins." />
+            </div>
+            <FieldErrors errors={errorsAt(`/profiles/${name}`)} />
+          </section>
+        ))}
+        {editable ? (
+          <AddName label="New profile name" button="Add profile" pattern={patterns.profileName} taken={Object.keys(p.profiles ?? {})} placeholder="openai" onAdd={(n) => set('profiles', { ...p.profiles, [n]: { enable: [], disable: [] } })} />
+        ) : null}
+
+        <div className="two-col">
+          <BudgetFields legend="Tenant budgets" value={p.budgets} onChange={(b) => set('budgets', b)} />
+          <fieldset className="section">
+            <legend>Bundle lifetime</legend>
+            <div className="field">
+              <label htmlFor={`${ids}-ttl`}>Bundle TTL (seconds)</label>
+              <input
+                id={`${ids}-ttl`}
+                type="number"
+                min={limits.bundleTtl.minimum}
+                max={limits.bundleTtl.maximum}
+                value={p.bundleTtlSeconds ?? ''}
+                onChange={(e) => set('bundleTtlSeconds', e.target.value === '' ? undefined : Number(e.target.value))}
+              />
+              <small className="hint">A runtime refuses a bundle after it expires. Default {limits.bundleTtl.default} s.</small>
+            </div>
+          </fieldset>
+        </div>
+
+        {editable ? (
+          <div className="save-bar sticky">
+            <div className="field grow">
+              <label htmlFor={`${ids}-reason`}>Reason for this change</label>
+              <input id={`${ids}-reason`} value={reason} onChange={(e) => setReason(e.target.value)} />
+            </div>
+            <button type="submit" className="primary" disabled={!draft.dirty || save.isPending}>
+              {save.isPending ? 'Saving…' : 'Save draft'}
+            </button>
+            <button type="button" disabled={!draft.dirty || save.isPending} onClick={() => draft.reset()}>
+              Discard edits
+            </button>
+            {draft.dirty ? <span className="muted">Unsaved edits</span> : null}
+          </div>
+        ) : null}
+      </fieldset>
+      {draft.conflict ? null : <Notice error={save.error} success={saved} />}
+    </form>
+  );
+}
+
+function FieldErrors({ errors }: { errors: { pointer: string; message: string }[] }) {
+  if (!errors.length) return null;
+  return (
+    <ul className="field-errors">
+      {errors.map((e, i) => (
+        <li key={i}>
+          <code>{e.pointer}</code> {e.message}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function AddName({ label, button, pattern, taken, placeholder, onAdd }: { label: string; button: string; pattern?: string; taken: string[]; placeholder?: string; onAdd: (name: string) => void }) {
+  const [name, setName] = useState('');
+  const id = useId();
+  const n = name.trim();
+  const problem = !n ? null : taken.includes(n) ? 'already exists' : pattern && !matchesPattern(pattern, n) ? 'not an allowed name' : null;
+  const add = () => {
+    if (!n || problem) return;
+    onAdd(n);
+    setName('');
+  };
+  return (
+    <div className="row-inline add-name">
+      <div className="field">
+        <label htmlFor={id}>{label}</label>
+        <input
+          id={id}
+          value={name}
+          placeholder={placeholder}
+          aria-invalid={!!problem}
+          onChange={(e) => setName(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') {
+              e.preventDefault();
+              add();
+            }
+          }}
+        />
+      </div>
+      <button type="button" onClick={add} disabled={!n || !!problem}>
+        {button}
+      </button>
+      {problem ? <span className="field-error">{problem}</span> : null}
+    </div>
+  );
+}

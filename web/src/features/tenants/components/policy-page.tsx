@@ -1,0 +1,48 @@
+import type { TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading } from '../../../components/page.tsx';
+import { canEditTenant } from '../../../lib/permissions.ts';
+import { useDraft } from '../../../lib/use-draft.ts';
+import type { Session } from '../../auth/api/get-session.ts';
+import { useGroups } from '../../groups/api/get-groups.ts';
+import { useStates } from '../../states/api/get-states.ts';
+import { useTools } from '../../tools/api/get-tools.ts';
+import { usePolicy } from '../api/get-policy.ts';
+import { PolicyEditor } from './policy-editor.tsx';
+import { Simulator } from './simulator.tsx';
+
+/** The tenant's draft policy with the simulator beside it. */
+export function PolicyPage({ tenant, session }: { tenant: string; session: Session }) {
+  const policy = usePolicy(tenant);
+  if (policy.isPending) return <Loading what="policy" />;
+  if (policy.error) return <Notice error={policy.error} />;
+  return <PolicyWorkbench key={tenant} tenant={tenant} server={policy.data} session={session} />;
+}
+
+function PolicyWorkbench({ tenant, server, session }: { tenant: string; server: TenantPolicy; session: Session }) {
+  const draft = useDraft<TenantPolicy>(server);
+  const tools = useTools();
+  const groups = useGroups();
+  const states = useStates();
+  const toolIds = (tools.data ?? []).filter((t) => t.status !== 'removed').map((t) => t.id);
+  return (
+    <div className="workbench">
+      <PolicyEditor
+        tenant={tenant}
+        draft={draft}
+        toolIds={toolIds}
+        groupNames={(groups.data ?? []).map((g) => g.name)}
+        editable={canEditTenant(session, tenant)}
+      />
+      <aside className="workbench-side">
+        <Simulator
+          tenant={tenant}
+          policy={draft.value ?? server}
+          serverVersion={server.version}
+          unsaved={draft.dirty}
+          stateNames={(states.data ?? []).map((s) => s.name)}
+        />
+      </aside>
+    </div>
+  );
+}

@@ -1,0 +1,198 @@
+import { useDeferredValue, useId, useMemo, useRef, useState } from 'react';
+import type { EvaluationRequest, EvaluationResult, TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
+import { Badge } from '../../../components/badge.tsx';
+import { ListInput } from '../../../components/list-input.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { useSimulation } from '../api/simulate.ts';
+
+type Outcome = { visible: boolean; detail: string };
+
+function outcomes(r: EvaluationResult): Map<string, Outcome> {
+  const m = new Map<string, Outcome>();
+  for (const t of r.tools) m.set(t.id, { visible: true, detail: t.decision });
+  for (const f of r.filtered) m.set(f.id, { visible: false, detail: f.reason });
+  return m;
+}
+
+function parseFacts(text: string): Record<string, string | number | boolean> {
+  const facts: Record<string, string | number | boolean> = {};
+  for (const line of text.split('\n')) {
+    const m = /^\s*([^=\s]+)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!m) continue;
+    const raw = m[2]!;
+    facts[m[1]!] = raw === 'true' ? true : raw === 'false' ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return facts;
+}
+
+/**
+ * What an agent would see under the saved draft policy, from the simulate endpoint. When the draft
+ * changes (saved edits), rows that changed since the previous answer are marked.
+ */
+export function Simulator({
+  tenant,
+  policy,
+  serverVersion,
+  unsaved,
+  stateNames,
+}: {
+  tenant: string;
+  policy: TenantPolicy;
+  serverVersion: number | undefined;
+  unsaved: boolean;
+  stateNames: string[];
+}) {
+  const ids = useId();
+  const subjects = Object.keys(policy.bindings ?? {});
+  const [subject, setSubject] = useState(subjects[0] ?? '');
+  const [groups, setGroups] = useState<string[]>([]);
+  const [state, setState] = useState('');
+  const [factsText, setFactsText] = useState('');
+  const [profile, setProfile] = useState('');
+  const [connections, setConnections] = useState<string[]>([]);
+  const request = useMemo<EvaluationRequest | null>(() => {
+    if (!subject.trim()) return null;
+    const r: EvaluationRequest = { subject: subject.trim() };
+    if (groups.length) r.groups = groups;
+    if (state) r.state = state;
+    const facts = parseFacts(factsText);
+    if (Object.keys(facts).length) r.facts = facts;
+    if (profile) r.profile = profile;
+    if (connections.length) r.allowedConnectionIds = connections;
+    return r;
+  }, [subject, groups, state, factsText, profile, connections]);
+  const deferred = useDeferredValue(request);
+  const sim = useSimulation(tenant, deferred, serverVersion);
+
+  // The previous answer for the same request under an earlier draft, to show what the edit changed.
+  const history = useRef<{ key: string; version: number | undefined; result: EvaluationResult; previous: EvaluationResult | null } | null>(null);
+  const key = JSON.stringify(deferred);
+  if (sim.data) {
+    const h = history.current;
+    if (!h || h.key !== key) history.current = { key, version: serverVersion, result: sim.data, previous: null };
+    else if (h.version !== serverVersion && h.result !== sim.data) history.current = { key, version: serverVersion, result: sim.data, previous: h.result };
+  }
+  const previous = history.current?.key === key ? history.current.previous : null;
+  const before = previous ? outcomes(previous) : null;
+  const changed = (id: string, now: Outcome) => {
+    const was = before?.get(id);
+    return was && (was.visible !== now.visible || was.detail !== now.detail) ? was : null;
+  };
+  const r = sim.data;
+  const changedCount = r && before ? [...outcomes(r)].filter(([id, o]) => changed(id, o)).length : 0;
+
+  return (
+    <section className="simulator" aria-labelledby={`${ids}-title`}>
+      <h2 id={`${ids}-title`}>Simulator</h2>
+      <p className="muted">Evaluates the saved draft, before publishing.</p>
+      {unsaved ? (
+        <p className="notice notice-warn" role="note">
+          You have unsaved edits; save the draft to see their effect here.
+        </p>
+      ) : null}
+      <form className="sim-form" aria-label="Simulation request" onSubmit={(e) => e.preventDefault()}>
+        <div className="field">
+          <label htmlFor={`${ids}-subject`}>Subject</label>
+          <input id={`${ids}-subject`} list={`${ids}-subjects`} value={subject} onChange={(e) => setSubject(e.target.value)} />
+          <datalist id={`${ids}-subjects`}>
+            {subjects.map((s) => (
+              <option key={s} value={s} />
+            ))}
+          </datalist>
+        </div>
+        <ListInput label="Requested groups" value={groups} onChange={setGroups} hint="Empty = default; * = every group." />
+        <div className="field">
+          <label htmlFor={`${ids}-state`}>State</label>
+          <select id={`${ids}-state`} value={state} onChange={(e) => setState(e.target.value)}>
+            <option value="">undefined (initial)</option>
+            {stateNames
+              .filter((s) => s !== 'undefined')
+              .map((s) => (
+                <option key={s}>{s}</option>
+              ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-profile`}>Profile</label>
+          <select id={`${ids}-profile`} value={profile} onChange={(e) => setProfile(e.target.value)}>
+            <option value="">none</option>
+            {Object.keys(policy.profiles ?? {}).map((p) => (
+              <option key={p}>{p}</option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-facts`}>Facts</label>
+          <textarea id={`${ids}-facts`} rows={2} placeholder="hostSession=ready" value={factsText} onChange={(e) => setFactsText(e.target.value)} />
+        </div>
+        <ListInput label="Allowed connection ids" value={connections} onChange={setConnections} />
+      </form>
+      {sim.error ? <Notice error={sim.error} /> : null}
+      {r ? (
+        <div className="sim-result" aria-live="polite">
+          <p>
+            Roles: {r.roles.length ? r.roles.join(', ') : <em>none</em>} · Groups: {r.groups.join(', ') || <em>none</em>} · State: {r.state}
+          </p>
+          {r.rejected ? (
+            <div role="alert" className="notice notice-error">
+              Request rejected ({r.rejected.reason}): {r.rejected.groups.join(', ')}
+            </div>
+          ) : null}
+          {before ? (
+            <p role="status" className="notice notice-info">
+              {changedCount ? `${changedCount} tool(s) changed since the previous draft.` : 'No change since the previous draft.'}
+            </p>
+          ) : null}
+          <table className="data-table compact" aria-label="Visible tools">
+            <caption>Visible tools ({r.tools.length})</caption>
+            <thead>
+              <tr>
+                <th scope="col">Tool</th>
+                <th scope="col">Decision</th>
+              </tr>
+            </thead>
+            <tbody>
+              {r.tools.map((t) => {
+                const was = changed(t.id, { visible: true, detail: t.decision });
+                return (
+                  <tr key={t.id} className={was ? 'changed' : undefined}>
+                    <td className="mono">{t.id}</td>
+                    <td>
+                      <Badge tone={t.decision === 'allow' ? 'ok' : 'warn'}>{t.decision}</Badge>
+                      {was ? <span className="muted"> was {was.detail}</span> : null}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          <table className="data-table compact" aria-label="Filtered tools">
+            <caption>Filtered tools ({r.filtered.length})</caption>
+            <thead>
+              <tr>
+                <th scope="col">Tool</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {r.filtered.map((f) => {
+                const was = changed(f.id, { visible: false, detail: f.reason });
+                return (
+                  <tr key={f.id} className={was ? 'changed' : undefined}>
+                    <td className="mono">{f.id}</td>
+                    <td>
+                      <Badge tone="muted">{f.reason}</Badge>
+                      {was ? <span className="muted"> was {was.visible ? `visible (${was.detail})` : was.detail}</span> : null}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      ) : sim.isFetching ? (
+        <p className="muted">Simulating…</p>
+      ) : null}
+    </section>
+  );
+}

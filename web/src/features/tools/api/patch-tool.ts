@@ -1,0 +1,46 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
+import { api } from '../../../lib/api-client.ts';
+
+/** JSON merge patch of one tool. */
+export async function patchTool({ id, version, patch, reason }: { id: string; version?: number; patch: Partial<Tool>; reason?: string }): Promise<Tool> {
+  return api<Tool>(`/v1/tools/${encodeURIComponent(id)}`, {
+    method: 'PATCH',
+    body: patch,
+    ifMatch: version,
+    reason,
+  });
+}
+
+export type BulkResult = { ok: string[]; failed: { id: string; error: unknown }[] };
+
+/** Adds a group to, or removes it from, each selected tool; every tool is its own request. */
+export async function bulkGroup({ tools, group, op }: { tools: Tool[]; group: string; op: 'add' | 'remove' }): Promise<BulkResult> {
+  const result: BulkResult = { ok: [], failed: [] };
+  for (const t of tools) {
+    const groups = t.groups ?? ['default'];
+    const next = op === 'add' ? [...new Set([...groups, group])] : groups.filter((g) => g !== group);
+    if (next.length === groups.length && next.every((g, i) => g === groups[i])) {
+      result.ok.push(t.id);
+      continue;
+    }
+    try {
+      await patchTool({ id: t.id, version: t.version, patch: { groups: next }, reason: `${op === 'add' ? 'Add to' : 'Remove from'} group ${group}` });
+      result.ok.push(t.id);
+    } catch (error) {
+      result.failed.push({ id: t.id, error });
+    }
+  }
+  return result;
+}
+
+export function useBulkGroup() {
+  const qc = useQueryClient();
+  return useMutation({ mutationFn: bulkGroup, onSettled: () => qc.invalidateQueries({ queryKey: ['tools'] }) });
+}
+
+/** Sets a tool's status (approve is separate: it pins the reviewed definition). */
+export function usePatchTool() {
+  const qc = useQueryClient();
+  return useMutation({ mutationFn: patchTool, onSettled: () => qc.invalidateQueries({ queryKey: ['tools'] }) });
+}

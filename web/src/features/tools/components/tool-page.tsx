@@ -1,0 +1,471 @@
+import { useId, useMemo, useState } from 'react';
+import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
+import { CheckGroup } from '../../../components/check-group.tsx';
+import { ConflictView } from '../../../components/conflict-view.tsx';
+import { DiffView } from '../../../components/diff-view.tsx';
+import { JsonEditor } from '../../../components/json-editor.tsx';
+import { ListInput } from '../../../components/list-input.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading, PageHeader } from '../../../components/page.tsx';
+import { ApiError } from '../../../lib/api-client.ts';
+import { pretty } from '../../../lib/json.ts';
+import { canEditInventory } from '../../../lib/permissions.ts';
+import { href, navigate } from '../../../lib/router.ts';
+import { effects, hints, limits, patterns, toolStatuses } from '../../../lib/schema.ts';
+import { useDraft } from '../../../lib/use-draft.ts';
+import type { Session } from '../../auth/api/get-session.ts';
+import { useGroups } from '../../groups/api/get-groups.ts';
+import { useStates } from '../../states/api/get-states.ts';
+import { useApproveTool } from '../api/approve-tool.ts';
+import { useDeleteTool } from '../api/delete-tool.ts';
+import { useTool } from '../api/get-tool.ts';
+import { usePatchTool } from '../api/patch-tool.ts';
+import { useSaveTool } from '../api/save-tool.ts';
+import { ToolBadges } from './tool-badges.tsx';
+
+const template: Tool = {
+  id: '',
+  description: '',
+  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  effect: 'read_only',
+  groups: ['default'],
+  redaction: { allow: [] },
+};
+
+export function ToolPage({ id, session }: { id: string | null; session: Session }) {
+  const tool = useTool(id ?? '');
+  if (id === null) return <ToolEditor server={template} create session={session} />;
+  if (tool.isPending) return <Loading what="tool" />;
+  if (tool.error) return <Notice error={tool.error} />;
+  return <ToolEditor key={tool.data.id} server={tool.data} create={false} session={session} />;
+}
+
+function ToolEditor({ server, create, session }: { server: Tool; create: boolean; session: Session }) {
+  const editable = canEditInventory(session);
+  const draft = useDraft<Tool>(server);
+  const t = draft.value!;
+  const [inputText, setInputText] = useState(() => pretty(server.inputSchema));
+  const [outputText, setOutputText] = useState(() => (server.outputSchema ? pretty(server.outputSchema) : ''));
+  const [reason, setReason] = useState('');
+  const [saved, setSaved] = useState<string | null>(null);
+  const [localError, setLocalError] = useState<string | null>(null);
+  const save = useSaveTool();
+  const del = useDeleteTool();
+  const groups = useGroups();
+  const states = useStates();
+  const ids = useId();
+  const textsDirty = inputText !== pretty(server.inputSchema) || outputText !== (server.outputSchema ? pretty(server.outputSchema) : '');
+  const dirty = draft.dirty || textsDirty;
+
+  const set = <K extends keyof Tool>(key: K, value: Tool[K] | undefined) =>
+    draft.update((v) => {
+      const next = { ...v };
+      if (value === undefined) delete next[key];
+      else next[key] = value;
+      return next;
+    });
+
+  const serverErrors = save.error instanceof ApiError ? save.error.errors : [];
+  const inputErrors = useMemo(
+    () => serverErrors.filter((e) => e.pointer.startsWith('/inputSchema')).map((e) => ({ ...e, pointer: e.pointer.slice('/inputSchema'.length) })),
+    [serverErrors],
+  );
+  const outputErrors = useMemo(
+    () => serverErrors.filter((e) => e.pointer.startsWith('/outputSchema')).map((e) => ({ ...e, pointer: e.pointer.slice('/outputSchema'.length) })),
+    [serverErrors],
+  );
+
+  const build = (): Tool | null => {
+    try {
+      const inputSchema = JSON.parse(inputText) as Tool['inputSchema'];
+      const outputSchema = outputText.trim() ? (JSON.parse(outputText) as Tool['outputSchema']) : undefined;
+      const next: Tool = { ...t, inputSchema };
+      if (outputSchema) next.outputSchema = outputSchema;
+      else delete next.outputSchema;
+      return next;
+    } catch {
+      setLocalError('The input or output schema is not valid JSON; fix the marked line first.');
+      return null;
+    }
+  };
+
+  const submit = (body: Tool) => {
+    setSaved(null);
+    setLocalError(null);
+    save.mutate(
+      { tool: body, create, reason: reason || undefined },
+      {
+        onSuccess: (result) => {
+          draft.reset();
+          setInputText(pretty(result.inputSchema));
+          setOutputText(result.outputSchema ? pretty(result.outputSchema) : '');
+          setReason('');
+          setSaved(create ? `Created ${result.id}.` : `Saved ${result.id} (version ${result.version ?? '?'}).`);
+          if (create) navigate(`/tools/${encodeURIComponent(result.id)}`, { force: true });
+        },
+        onError: (err) => {
+          draft.onSaveError(err);
+        },
+      },
+    );
+  };
+
+  const stateNames = (states.data ?? []).map((s) => s.name);
+  const every = !t.availableInStates || t.availableInStates.includes('*');
+
+  return (
+    <section className="page">
+      <PageHeader
+        title={create ? 'New tool' : <span className="mono">{server.id}</span>}
+        subtitle={
+          create ? (
+            'Add a tool to the inventory.'
+          ) : (
+            <>
+              <ToolBadges tool={server} /> version {server.version ?? '?'}
+              {server.updatedAt ? ` · updated ${new Date(server.updatedAt).toLocaleString()}` : ''}
+            </>
+          )
+        }
+        actions={<a href={href('/tools')}>Back to tools</a>}
+      />
+      {server.review ? <ReviewPanel tool={server} editable={editable} /> : null}
+      {draft.conflict ? (
+        <ConflictView
+          base={draft.conflict.base}
+          current={draft.conflict.current}
+          mine={draft.conflict.mine}
+          busy={save.isPending}
+          onReapply={() => {
+            const merged = draft.reapplied();
+            if (!merged) return;
+            draft.acceptReapplied(merged);
+            submit({ ...merged, inputSchema: build()?.inputSchema ?? merged.inputSchema });
+          }}
+          onDiscard={() => {
+            const current = draft.conflict!.current;
+            draft.reset();
+            save.reset();
+            setInputText(pretty(current.inputSchema));
+            setOutputText(current.outputSchema ? pretty(current.outputSchema) : '');
+          }}
+        />
+      ) : null}
+      <form
+        className="editor-form"
+        aria-label={create ? 'New tool' : `Edit ${server.id}`}
+        onSubmit={(e) => {
+          e.preventDefault();
+          const body = build();
+          if (body) submit(body);
+        }}
+      >
+        <fieldset disabled={!editable} className="plain">
+          <div className="form-grid">
+            <div className="field">
+              <label htmlFor={`${ids}-id`}>Tool id</label>
+              <input
+                id={`${ids}-id`}
+                className="mono"
+                value={t.id}
+                required
+                readOnly={!create}
+                maxLength={limits.toolIdMax}
+                pattern={patterns.toolId}
+                placeholder="core__my-tool"
+                aria-describedby={`${ids}-id-hint`}
+                onChange={(e) => set('id', e.target.value)}
+              />
+              <small id={`${ids}-id-hint`} className="hint">
+                {hints.toolId}
+              </small>
+            </div>
+            <div className="field">
+              <label htmlFor={`${ids}-effect`}>Effect</label>
+              <select id={`${ids}-effect`} value={t.effect} onChange={(e) => set('effect', e.target.value as Tool['effect'])}>
+                {effects.map((e) => (
+                  <option key={e} value={e}>
+                    {e}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="field">
+              <label htmlFor={`${ids}-status`}>Status</label>
+              <select id={`${ids}-status`} value={t.status ?? 'active'} onChange={(e) => set('status', e.target.value as Tool['status'])}>
+                {toolStatuses.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="field span-all">
+              <label htmlFor={`${ids}-desc`}>Description</label>
+              <textarea id={`${ids}-desc`} rows={2} maxLength={limits.descriptionMax} value={t.description} onChange={(e) => set('description', e.target.value)} />
+            </div>
+          </div>
+
+          <div className="two-col">
+            <JsonEditor label="Input schema" value={inputText} onChange={setInputText} errors={inputErrors} />
+            <JsonEditor label="Output schema (optional)" value={outputText || ''} onChange={setOutputText} errors={outputText.trim() ? outputErrors : []} rows={14} />
+          </div>
+          <p className="hint">{hints.inputSchema}</p>
+
+          <fieldset className="section">
+            <legend>Redaction</legend>
+            <label className="check">
+              <input type="checkbox" checked={!!t.redaction} onChange={(e) => set('redaction', e.target.checked ? { allow: [] } : undefined)} />
+              Keep only listed output fields
+            </label>
+            {t.redaction ? (
+              <ListInput
+                label="Kept output paths"
+                value={t.redaction.allow}
+                onChange={(allow) => set('redaction', { allow })}
+                placeholder="entities[].id, truncated"
+                hint={hints.redaction}
+              />
+            ) : (
+              <p className="notice notice-warn">Without redaction this tool never enters a bundle (reason no_redaction).</p>
+            )}
+          </fieldset>
+
+          <div className="two-col">
+            <CheckGroup legend="Groups" options={(groups.data ?? []).map((g) => g.name)} value={t.groups ?? ['default']} onChange={(v) => set('groups', v)} />
+            <fieldset className="section">
+              <legend>States</legend>
+              <div className="field">
+                <label htmlFor={`${ids}-state`}>After a successful call, move to</label>
+                <select id={`${ids}-state`} value={t.state ?? ''} onChange={(e) => set('state', e.target.value || undefined)}>
+                  <option value="">(stay in the current state)</option>
+                  {stateNames.map((s) => (
+                    <option key={s}>{s}</option>
+                  ))}
+                </select>
+              </div>
+              <label className="check">
+                <input
+                  type="checkbox"
+                  checked={every}
+                  onChange={(e) => set('availableInStates', e.target.checked ? undefined : ['undefined'])}
+                />
+                Available in every state
+              </label>
+              {!every ? (
+                <CheckGroup legend="Available in" options={stateNames} value={t.availableInStates ?? []} onChange={(v) => set('availableInStates', v)} />
+              ) : null}
+            </fieldset>
+          </div>
+
+          <RequiresEditor value={t.requires ?? []} onChange={(r) => set('requires', r.length ? r : undefined)} />
+
+          <div className="two-col">
+            <fieldset className="section">
+              <legend>Parallelism and connections</legend>
+              <label className="check">
+                <input
+                  type="checkbox"
+                  checked={t.parallel?.safe ?? false}
+                  onChange={(e) => set('parallel', { ...(t.parallel ?? {}), safe: e.target.checked })}
+                />
+                Safe to run in parallel
+              </label>
+              <div className="field">
+                <label htmlFor={`${ids}-rk`}>Resource key (calls sharing it run one at a time)</label>
+                <input
+                  id={`${ids}-rk`}
+                  value={t.parallel?.resourceKey ?? ''}
+                  maxLength={limits.resourceKeyMax}
+                  onChange={(e) => {
+                    const { resourceKey: _old, ...rest } = t.parallel ?? { safe: false };
+                    set('parallel', e.target.value ? { ...rest, safe: rest.safe ?? false, resourceKey: e.target.value } : { ...rest, safe: rest.safe ?? false });
+                  }}
+                />
+              </div>
+              <label className="check">
+                <input type="checkbox" checked={t.requiresConnection ?? false} onChange={(e) => set('requiresConnection', e.target.checked)} />
+                Requires a connection (granted connection id passed out of band)
+              </label>
+            </fieldset>
+            <BudgetFields value={t.budgets} onChange={(b) => set('budgets', b)} />
+          </div>
+
+          {!create ? (
+            <details className="section">
+              <summary>Source and hashes (set by the server)</summary>
+              <dl className="meta">
+                <dt>Source</dt>
+                <dd>
+                  {server.source?.kind ?? 'core'}
+                  {server.source?.server ? ` · server ${server.source.server}` : ''}
+                  {server.source?.originalName ? ` · ${server.source.originalName}` : ''}
+                </dd>
+                <dt>Definition hash</dt>
+                <dd className="mono">{server.definitionHash ?? '—'}</dd>
+                <dt>Approved hash</dt>
+                <dd className="mono">{server.source?.approvedDefinitionHash ?? '—'}</dd>
+                <dt>Created</dt>
+                <dd>{server.createdAt ?? '—'}</dd>
+              </dl>
+            </details>
+          ) : null}
+
+          {editable ? (
+            <div className="save-bar">
+              <div className="field grow">
+                <label htmlFor={`${ids}-reason`}>Reason (kept in the audit log)</label>
+                <input id={`${ids}-reason`} value={reason} onChange={(e) => setReason(e.target.value)} />
+              </div>
+              <button type="submit" className="primary" disabled={save.isPending || (!dirty && !create)}>
+                {save.isPending ? 'Saving…' : create ? 'Create tool' : 'Save changes'}
+              </button>
+              {dirty ? <span className="muted">Unsaved changes</span> : null}
+              {!create ? (
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={del.isPending}
+                  onClick={() => {
+                    if (window.confirm(`Delete ${server.id}?`))
+                      del.mutate({ id: server.id, version: server.version }, { onSuccess: () => navigate('/tools', { force: true }) });
+                  }}
+                >
+                  Delete
+                </button>
+              ) : null}
+            </div>
+          ) : null}
+        </fieldset>
+        {localError ? <div role="alert" className="notice notice-error">{localError}</div> : null}
+        {draft.conflict ? null : <Notice error={save.error ?? del.error} success={saved} />}
+      </form>
+    </section>
+  );
+}
+
+type Gate = NonNullable<Tool['requires']>[number];
+
+function parseScalar(s: string): string | number | boolean {
+  if (s === 'true') return true;
+  if (s === 'false') return false;
+  if (/^-?\d+(\.\d+)?$/.test(s)) return Number(s);
+  return s;
+}
+
+function RequiresEditor({ value, onChange }: { value: Gate[]; onChange: (v: Gate[]) => void }) {
+  const ids = useId();
+  return (
+    <fieldset className="section">
+      <legend>Runtime gates</legend>
+      <small className="hint">{hints.requires} Values: comma-separated; true/false and numbers are typed.</small>
+      {value.map((g, i) => (
+        <div key={i} className="row-inline">
+          <div className="field">
+            <label htmlFor={`${ids}-fact-${i}`}>Fact {i + 1}</label>
+            <input
+              id={`${ids}-fact-${i}`}
+              value={g.fact}
+              pattern={patterns.factName}
+              onChange={(e) => onChange(value.map((x, j) => (j === i ? { ...x, fact: e.target.value } : x)))}
+            />
+          </div>
+          <div className="field grow">
+            <label htmlFor={`${ids}-in-${i}`}>Fact {i + 1} is one of</label>
+            <input
+              id={`${ids}-in-${i}`}
+              defaultValue={g.in.map(String).join(', ')}
+              onChange={(e) => {
+                const vals = e.target.value.split(',').map((s) => s.trim()).filter(Boolean).map(parseScalar);
+                onChange(value.map((x, j) => (j === i ? { ...x, in: (vals.length ? vals : ['']) as Gate['in'] } : x)));
+              }}
+            />
+          </div>
+          <button type="button" onClick={() => onChange(value.filter((_, j) => j !== i))} aria-label={`Remove gate ${i + 1}`}>
+            Remove
+          </button>
+        </div>
+      ))}
+      <button type="button" onClick={() => onChange([...value, { fact: '', in: ['ready'] }])}>
+        Add gate
+      </button>
+    </fieldset>
+  );
+}
+
+export function BudgetFields({ value, onChange, legend = 'Budgets' }: { value: Tool['budgets']; onChange: (b: Tool['budgets']) => void; legend?: string }) {
+  const ids = useId();
+  const setNum = (key: 'maxRuntimeMs' | 'maxResultBytes', raw: string) => {
+    const next = { ...(value ?? {}) };
+    if (raw === '') delete next[key];
+    else next[key] = Number(raw);
+    onChange(Object.keys(next).length ? next : undefined);
+  };
+  return (
+    <fieldset className="section">
+      <legend>{legend}</legend>
+      <div className="field">
+        <label htmlFor={`${ids}-rt`}>Max runtime (ms)</label>
+        <input
+          id={`${ids}-rt`}
+          type="number"
+          min={limits.maxRuntimeMs.minimum}
+          max={limits.maxRuntimeMs.maximum}
+          value={value?.maxRuntimeMs ?? ''}
+          onChange={(e) => setNum('maxRuntimeMs', e.target.value)}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor={`${ids}-rb`}>Max result size (bytes)</label>
+        <input
+          id={`${ids}-rb`}
+          type="number"
+          min={limits.maxResultBytes.minimum}
+          max={limits.maxResultBytes.maximum}
+          value={value?.maxResultBytes ?? ''}
+          onChange={(e) => setNum('maxResultBytes', e.target.value)}
+        />
+      </div>
+    </fieldset>
+  );
+}
+
+/** A quarantined imported tool: what changed since approval, and approve or disable. */
+export function ReviewPanel({ tool, editable }: { tool: Tool; editable: boolean }) {
+  const approve = useApproveTool();
+  const patch = usePatchTool();
+  const [done, setDone] = useState<string | null>(null);
+  const review = tool.review!;
+  return (
+    <section className="review" aria-label={`Review ${tool.id}`}>
+      <h2>{review.previous ? 'Definition changed since approval' : 'New imported tool awaiting review'}</h2>
+      <p className="muted">Detected {new Date(review.detectedAt).toLocaleString()}.</p>
+      <DiffView before={review.previous ?? null} after={review.current} label={`Definition diff of ${tool.id}`} />
+      {editable ? (
+        <div className="button-row">
+          <button
+            type="button"
+            className="primary"
+            disabled={approve.isPending}
+            onClick={() =>
+              approve.mutate(
+                { id: tool.id, version: tool.version, definitionHash: review.current.definitionHash },
+                { onSuccess: () => setDone(`Approved ${tool.id}.`) },
+              )
+            }
+          >
+            Approve
+          </button>
+          <button
+            type="button"
+            disabled={patch.isPending}
+            onClick={() => patch.mutate({ id: tool.id, version: tool.version, patch: { status: 'disabled' } }, { onSuccess: () => setDone(`Disabled ${tool.id}.`) })}
+          >
+            Disable
+          </button>
+        </div>
+      ) : null}
+      <Notice error={approve.error ?? patch.error} success={done} />
+    </section>
+  );
+}

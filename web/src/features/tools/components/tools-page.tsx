@@ -1,0 +1,211 @@
+import { useDeferredValue, useId, useState } from 'react';
+import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading, PageHeader } from '../../../components/page.tsx';
+import type { Session } from '../../auth/api/get-session.ts';
+import { useGroups } from '../../groups/api/get-groups.ts';
+import { canEditInventory } from '../../../lib/permissions.ts';
+import { href, replaceRoute, useLocation } from '../../../lib/router.ts';
+import { effects, sourceKinds, toolStatuses } from '../../../lib/schema.ts';
+import { useTools, type ToolFilters } from '../api/get-tools.ts';
+import { useBulkGroup, type BulkResult } from '../api/patch-tool.ts';
+import { ToolBadges } from './tool-badges.tsx';
+
+const filterKeys = ['q', 'group', 'effect', 'status', 'source'] as const;
+
+/** The inventory: search and filters (kept in the URL), status badges, bulk group changes. */
+export function ToolsPage({ session }: { session: Session }) {
+  const loc = useLocation();
+  const filters: ToolFilters = Object.fromEntries(filterKeys.map((k) => [k, loc.params.get(k) ?? undefined]).filter(([, v]) => v));
+  const [q, setQ] = useState(filters.q ?? '');
+  const deferredQ = useDeferredValue(q);
+  const effective = { ...filters, q: deferredQ || undefined };
+  const tools = useTools(effective);
+  const groups = useGroups();
+  const editable = canEditInventory(session);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [bulkGroupName, setBulkGroupName] = useState('');
+  const [bulkResult, setBulkResult] = useState<{ op: 'add' | 'remove'; group: string; result: BulkResult } | null>(null);
+  const bulk = useBulkGroup();
+  const ids = useId();
+
+  const setFilter = (key: (typeof filterKeys)[number], value: string) => {
+    const p = new URLSearchParams(loc.params);
+    if (value) p.set(key, value);
+    else p.delete(key);
+    const s = p.toString();
+    replaceRoute(`/tools${s ? `?${s}` : ''}`);
+  };
+  const items = tools.data ?? [];
+  const selectedTools = items.filter((t) => selected.has(t.id));
+  const allSelected = items.length > 0 && items.every((t) => selected.has(t.id));
+
+  const runBulk = (op: 'add' | 'remove') => {
+    if (!bulkGroupName || !selectedTools.length) return;
+    setBulkResult(null);
+    bulk.mutate(
+      { tools: selectedTools, group: bulkGroupName, op },
+      { onSuccess: (result) => setBulkResult({ op, group: bulkGroupName, result }) },
+    );
+  };
+
+  return (
+    <section className="page">
+      <PageHeader
+        title="Tools"
+        subtitle="Every tool an agent could be allowed to call."
+        actions={
+          editable ? (
+            <a className="button primary" href={href('/tools/new')}>
+              New tool
+            </a>
+          ) : null
+        }
+      />
+      <form className="filters" role="search" aria-label="Filter tools" onSubmit={(e) => e.preventDefault()}>
+        <div className="field">
+          <label htmlFor={`${ids}-q`}>Search</label>
+          <input
+            id={`${ids}-q`}
+            type="search"
+            value={q}
+            placeholder="id or description"
+            onChange={(e) => {
+              setQ(e.target.value);
+              setFilter('q', e.target.value);
+            }}
+          />
+        </div>
+        <SelectFilter label="Group" value={filters.group} options={(groups.data ?? []).map((g) => g.name)} onChange={(v) => setFilter('group', v)} />
+        <SelectFilter label="Effect" value={filters.effect} options={effects} onChange={(v) => setFilter('effect', v)} />
+        <SelectFilter label="Status" value={filters.status} options={toolStatuses} onChange={(v) => setFilter('status', v)} />
+        <SelectFilter label="Source" value={filters.source} options={sourceKinds} onChange={(v) => setFilter('source', v)} />
+      </form>
+
+      {editable ? (
+        <div className="bulk-bar" role="group" aria-label="Bulk actions">
+          <span>{selectedTools.length} selected</span>
+          <label htmlFor={`${ids}-bulk-group`}>Group</label>
+          <select id={`${ids}-bulk-group`} value={bulkGroupName} onChange={(e) => setBulkGroupName(e.target.value)}>
+            <option value="">Choose a group…</option>
+            {(groups.data ?? []).map((g) => (
+              <option key={g.name}>{g.name}</option>
+            ))}
+          </select>
+          <button type="button" disabled={!selectedTools.length || !bulkGroupName || bulk.isPending} onClick={() => runBulk('add')}>
+            Add to group
+          </button>
+          <button type="button" disabled={!selectedTools.length || !bulkGroupName || bulk.isPending} onClick={() => runBulk('remove')}>
+            Remove from group
+          </button>
+          {bulkResult ? (
+            bulkResult.result.failed.length ? (
+              <Notice error={bulkResult.result.failed[0]!.error} />
+            ) : (
+              <Notice success={`${bulkResult.op === 'add' ? 'Added' : 'Removed'} ${bulkResult.result.ok.length} tool(s) ${bulkResult.op === 'add' ? 'to' : 'from'} ${bulkResult.group}.`} />
+            )
+          ) : (
+            <Notice error={bulk.error} />
+          )}
+        </div>
+      ) : null}
+
+      {tools.isPending ? <Loading what="tools" /> : null}
+      {tools.error ? <Notice error={tools.error} /> : null}
+      {tools.data ? (
+        <div className="table-wrap">
+          <table className="data-table" aria-label="Tools">
+            <thead>
+              <tr>
+                {editable ? (
+                  <th scope="col" className="col-check">
+                    <input
+                      type="checkbox"
+                      aria-label="Select all tools"
+                      checked={allSelected}
+                      onChange={() => setSelected(allSelected ? new Set() : new Set(items.map((t) => t.id)))}
+                    />
+                  </th>
+                ) : null}
+                <th scope="col">Tool</th>
+                <th scope="col">Effect</th>
+                <th scope="col">Groups</th>
+                <th scope="col">Status</th>
+                <th scope="col">Source</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((t) => (
+                <ToolRow
+                  key={t.id}
+                  tool={t}
+                  editable={editable}
+                  checked={selected.has(t.id)}
+                  onToggle={() => {
+                    const next = new Set(selected);
+                    if (next.has(t.id)) next.delete(t.id);
+                    else next.add(t.id);
+                    setSelected(next);
+                  }}
+                />
+              ))}
+            </tbody>
+          </table>
+          {items.length === 0 ? <p className="muted">No tool matches these filters.</p> : null}
+          <p className="muted table-count">{items.length} tool(s)</p>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function ToolRow({ tool, editable, checked, onToggle }: { tool: Tool; editable: boolean; checked: boolean; onToggle: () => void }) {
+  return (
+    <tr className={checked ? 'selected' : undefined}>
+      {editable ? (
+        <td className="col-check">
+          <input type="checkbox" aria-label={`Select ${tool.id}`} checked={checked} onChange={onToggle} />
+        </td>
+      ) : null}
+      <td>
+        <a href={href(`/tools/${encodeURIComponent(tool.id)}`)} className="mono">
+          {tool.id}
+        </a>
+        <div className="muted clamp">{tool.description}</div>
+      </td>
+      <td>
+        <span className={`effect effect-${tool.effect}`}>{tool.effect.replace(/_/g, ' ')}</span>
+      </td>
+      <td>
+        <span className="chips">
+          {(tool.groups ?? ['default']).map((g) => (
+            <a key={g} className="chip" href={href(`/tools?group=${encodeURIComponent(g)}`)}>
+              {g}
+            </a>
+          ))}
+        </span>
+      </td>
+      <td>
+        <ToolBadges tool={tool} />
+      </td>
+      <td>{tool.source?.kind === 'mcp' ? `mcp: ${tool.source.server ?? ''}` : (tool.source?.kind ?? 'core')}</td>
+    </tr>
+  );
+}
+
+function SelectFilter({ label, value, options, onChange }: { label: string; value?: string; options: readonly string[]; onChange: (v: string) => void }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value ?? ''} onChange={(e) => onChange(e.target.value)}>
+        <option value="">Any</option>
+        {options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}

@@ -1,0 +1,61 @@
+import type { AuditEvent, FilterReason, Token, Tool } from '../../../policy-schemas/types.gen.ts';
+import common from '../../../policy-schemas/common.schema.json';
+import tool from '../../../policy-schemas/tool.schema.json';
+import tenantPolicy from '../../../policy-schemas/tenant-policy.schema.json';
+import mcpServer from '../../../policy-schemas/mcp-server.schema.json';
+import auditEvent from '../../../policy-schemas/audit-event.schema.json';
+import evaluationResult from '../../../policy-schemas/evaluation-result.schema.json';
+import tokenCreate from '../../../policy-schemas/token-create.schema.json';
+import connectionGrant from '../../../policy-schemas/connection-grant.schema.json';
+
+// Form vocabularies, patterns and limits, read from the schemas rather than restated.
+const defs = common.$defs;
+
+export const effects = defs.effect.enum as Tool['effect'][];
+export const toolStatuses = tool.properties.status.enum as NonNullable<Tool['status']>[];
+export const sourceKinds = tool.properties.source.properties.kind.enum as NonNullable<Tool['source']>['kind'][];
+export const auditActions = auditEvent.properties.action.enum as AuditEvent['action'][];
+export const auditEntityTypes = auditEvent.properties.entityType.enum as AuditEvent['entityType'][];
+export const filterReasons = evaluationResult.$defs.filterReason.enum as FilterReason[];
+export const tokenRoles = tokenCreate.$defs.tokenRole.enum as Token['role'][];
+
+export const patterns = {
+  toolId: defs.toolId.pattern,
+  toolGlob: defs.toolGlob.pattern,
+  groupName: defs.groupName.pattern,
+  stateName: defs.stateName.pattern,
+  tenantId: defs.tenantId.pattern,
+  roleName: defs.roleName.pattern,
+  connectionId: defs.connectionId.pattern,
+  redactionPath: tool.properties.redaction.properties.allow.items.pattern,
+  factName: tool.properties.requires.items.properties.fact.pattern,
+  mcpServerId: mcpServer.properties.id.pattern,
+  profileName: tenantPolicy.properties.profiles.propertyNames.pattern,
+};
+
+export const limits = {
+  toolIdMax: defs.toolId.maxLength,
+  descriptionMax: tool.properties.description.maxLength,
+  resourceKeyMax: tool.properties.parallel.properties.resourceKey.maxLength,
+  maxRuntimeMs: defs.budgets.properties.maxRuntimeMs,
+  maxResultBytes: defs.budgets.properties.maxResultBytes,
+  bundleTtl: tenantPolicy.properties.bundleTtlSeconds,
+  grantLabelMax: connectionGrant.properties.label.maxLength,
+  mcpLabelMax: mcpServer.properties.label.maxLength,
+};
+
+/** Field descriptions from the schemas, shown as hints under inputs. */
+export const hints = {
+  inputSchema: tool.properties.inputSchema.description,
+  redaction: tool.properties.redaction.description,
+  availableInStates: tool.properties.availableInStates.description,
+  state: tool.properties.state.description,
+  requires: tool.properties.requires.description,
+  toolId: defs.toolId.description,
+  glob: defs.toolGlob.description,
+};
+
+/** Whether `value` matches a schema pattern (the schemas use ECMAScript-compatible patterns). */
+export function matchesPattern(pattern: string, value: string): boolean {
+  return new RegExp(pattern, 'u').test(value);
+}
