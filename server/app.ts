@@ -6,9 +6,11 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import { auditRoutes } from './api/audit.ts';
+import { bundleServeRoutes } from './api/bundles-serve.ts';
 import { groupRoutes, stateRoutes } from './api/groups-states.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
 import { openApiRoutes } from './api/openapi.ts';
+import { runtimeRoutes } from './api/runtimes.ts';
 import { sessionRoutes } from './api/session.ts';
 import { tenantRoutes } from './api/tenants.ts';
 import { tokenRoutes } from './api/tokens.ts';
@@ -78,6 +80,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/states', stateRoutes);
   app.route('/v1/tenants', tenantRoutes);
   app.route('/v1/audit', auditRoutes);
+  app.route('/v1/tenants/:tenant/bundles', bundleServeRoutes);
+  app.route('/v1/tenants/:tenant/runtimes', runtimeRoutes);
   // Further areas mount here, before the /v1 catch-all below.
 
   app.all('/v1/*', (c) => {

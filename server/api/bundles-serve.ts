@@ -1,0 +1,71 @@
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { authorize } from '../auth/guard.ts';
+import type { AppEnv } from '../context.ts';
+import type { ServedBundle } from '../distribution/bundle-cache.ts';
+import { MAX_WAIT_SECONDS, bundleCacheFor, bundleHeaders, parseIfNoneMatch, parseWait } from '../distribution/serving.ts';
+import { ApiError } from '../errors.ts';
+
+/**
+ * `/v1/tenants/:tenant/bundles/latest`, `…/:version` and `…/:version/signature`: the exact signed
+ * bytes from memory with a precomputed ETag. `latest?wait=N` long-polls for a bundle whose ETag is
+ * none of those in If-None-Match. A token scoped to other tenants gets a 404, as if nothing existed.
+ */
+export const bundleServeRoutes = new Hono<AppEnv>();
+
+bundleServeRoutes.get('/latest', async (c) => {
+  const tenant = tenantOf(c);
+  authorize(c, 'bundle', 'pull', tenant);
+  const wait = parseWait(c.req.query('wait'));
+  if (wait === undefined) {
+    throw new ApiError(400, 'validation', `wait must be a whole number of seconds (at most ${MAX_WAIT_SECONDS} are used)`, {
+      errors: [{ pointer: '/query/wait', message: 'is not a whole number of seconds' }],
+    });
+  }
+  const cache = bundleCacheFor(c.get('deps').database);
+  const inm = parseIfNoneMatch(c.req.header('if-none-match'));
+  let latest = await cache.latest(tenant);
+  const unchanged = (b: ServedBundle | undefined) => !b || inm.any || inm.etags.has(b.etag);
+  if (wait > 0 && unchanged(latest) && !(inm.any && latest)) {
+    latest = await cache.waitForNewer(tenant, inm.etags, wait * 1000, c.req.raw.signal);
+  }
+  if (!latest) return noBundle(c, tenant);
+  const h = bundleHeaders(latest, false, wait > 0);
+  if (unchanged(latest)) return c.body(null, 304, h.notModified);
+  return c.body(latest.body, 200, h.ok);
+});
+
+bundleServeRoutes.get('/:version{[0-9]+}', async (c) => {
+  const b = await pinned(c);
+  const h = bundleHeaders(b, true, false);
+  const inm = parseIfNoneMatch(c.req.header('if-none-match'));
+  if (inm.any || inm.etags.has(b.etag)) return c.body(null, 304, h.notModified);
+  return c.body(b.body, 200, h.ok);
+});
+
+bundleServeRoutes.get('/:version{[0-9]+}/signature', async (c) => {
+  const b = await pinned(c);
+  const h = bundleHeaders(b, true, false).notModified;
+  return c.body(b.signature + '\n', 200, { ...h, 'content-type': 'text/plain; charset=utf-8' });
+});
+
+async function pinned(c: Context<AppEnv>): Promise<ServedBundle> {
+  const tenant = tenantOf(c);
+  authorize(c, 'bundle', 'pull', tenant);
+  const version = Number(c.req.param('version'));
+  const b = Number.isSafeInteger(version) ? await bundleCacheFor(c.get('deps').database).version(tenant, version) : undefined;
+  if (!b) throw new ApiError(404, 'not_found', `bundle version ${c.req.param('version')} of tenant ${tenant} does not exist`);
+  return b;
+}
+
+async function noBundle(c: Context<AppEnv>, tenant: string): Promise<never> {
+  const exists = await c.get('deps').database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst();
+  if (!exists) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  throw new ApiError(404, 'not_found', `tenant ${tenant} has no published bundle yet`);
+}
+
+function tenantOf(c: Context<AppEnv>): string {
+  const tenant = c.req.param('tenant');
+  if (!tenant) throw new ApiError(404, 'not_found', 'no tenant in the path');
+  return tenant;
+}

@@ -1,0 +1,39 @@
+import { Hono } from 'hono';
+import type { RuntimeStatus } from '../../policy-schemas/types.gen.ts';
+import { authorize } from '../auth/guard.ts';
+import type { AppEnv } from '../context.ts';
+import { bundleCacheFor } from '../distribution/serving.ts';
+import { listRuntimes, recordRuntimeStatus } from '../distribution/runtimes-store.ts';
+import { ApiError } from '../errors.ts';
+import { readValid } from '../http/body.ts';
+
+/**
+ * `/v1/tenants/:tenant/runtimes`: runtimes report the bundle version they run and their health;
+ * the list shows how far the fleet has converged. Reports are telemetry, not admin changes, so
+ * they write no audit event.
+ */
+export const runtimeRoutes = new Hono<AppEnv>();
+
+runtimeRoutes.post('/status', async (c) => {
+  const tenant = c.req.param('tenant') ?? '';
+  authorize(c, 'runtime', 'report', tenant);
+  const body = await readValid<RuntimeStatus>(c, 'runtime-status');
+  const { db } = c.get('deps').database;
+  if (!(await db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
+    throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  }
+  await recordRuntimeStatus(db, tenant, body, new Date().toISOString());
+  return c.body(null, 204);
+});
+
+runtimeRoutes.get('/', async (c) => {
+  const tenant = c.req.param('tenant') ?? '';
+  authorize(c, 'runtime', 'read', tenant);
+  const { database } = c.get('deps');
+  if (!(await database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
+    throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  }
+  const latest = await bundleCacheFor(database).latest(tenant);
+  const runtimes = await listRuntimes(database.db, tenant, latest?.version ?? null);
+  return c.json({ latest: latest ? { version: latest.version, revision: latest.revision } : null, runtimes });
+});

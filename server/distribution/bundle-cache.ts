@@ -1,0 +1,177 @@
+import type { Db } from '../db/database.ts';
+import { publishEvents } from './publish-events.ts';
+import type { PublishedEvent } from './publish-events.ts';
+
+/** One published bundle as served: exact bytes and every header precomputed, so a pull hashes nothing. */
+export type ServedBundle = {
+  tenant: string;
+  version: number;
+  revision: string;
+  /** `"<revision>"`: a strong validator, equal for equal content. */
+  etag: string;
+  body: Uint8Array<ArrayBuffer>;
+  signature: string;
+};
+
+type TenantState = {
+  latest: ServedBundle | undefined;
+  checkedAt: number;
+  loading: Promise<void> | undefined;
+  again: boolean;
+  waiters: Set<Waiter>;
+};
+
+type Waiter = { etags: ReadonlySet<string>; resolve: (b: ServedBundle | undefined) => void };
+
+const MAX_VERSIONS_CACHED = 256;
+
+/**
+ * The bundles a server hands out, held in memory. `latest` follows publishes at once (through
+ * publishEvents) and re-reads the database at most every `revalidateMs`, so a publish made by
+ * another process is still seen; pinned versions are immutable and kept in a small LRU.
+ */
+export class BundleCache {
+  private readonly tenants = new Map<string, TenantState>();
+  private readonly versions = new Map<string, ServedBundle>();
+  private readonly onPublished = (e: PublishedEvent) => void this.published(e);
+
+  constructor(
+    private readonly db: Db,
+    private readonly revalidateMs = 2000,
+  ) {
+    publishEvents.on('published', this.onPublished);
+  }
+
+  /** The tenant's latest bundle, or undefined when it has none. */
+  async latest(tenant: string): Promise<ServedBundle | undefined> {
+    const s = this.state(tenant);
+    if (Date.now() - s.checkedAt > this.revalidateMs) await this.refresh(tenant, s);
+    return s.latest;
+  }
+
+  async version(tenant: string, version: number): Promise<ServedBundle | undefined> {
+    const key = `${tenant}\u0000${version}`;
+    const hit = this.versions.get(key);
+    if (hit) {
+      this.versions.delete(key);
+      this.versions.set(key, hit);
+      return hit;
+    }
+    const row = await this.db
+      .selectFrom('bundles')
+      .select(['tenant', 'version', 'revision', 'content', 'signature'])
+      .where('tenant', '=', tenant)
+      .where('version', '=', version)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return this.remember(toServed(row));
+  }
+
+  /**
+   * Resolves with the latest bundle as soon as its ETag is none of `etags` (at once if it already
+   * is not), or with whatever is latest when `ms` runs out or `signal` aborts.
+   */
+  async waitForNewer(tenant: string, etags: ReadonlySet<string>, ms: number, signal?: AbortSignal): Promise<ServedBundle | undefined> {
+    const latest = await this.latest(tenant);
+    if ((latest && !etags.has(latest.etag)) || ms <= 0 || signal?.aborted) return latest;
+    const s = this.state(tenant);
+    return new Promise((resolve) => {
+      const waiter: Waiter = { etags, resolve: finish };
+      const timer = setTimeout(() => finish(s.latest), ms);
+      const onAbort = () => finish(s.latest);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      s.waiters.add(waiter);
+      function finish(b: ServedBundle | undefined): void {
+        if (!s.waiters.delete(waiter)) return;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(b);
+      }
+    });
+  }
+
+  /** Number of pulls waiting on a tenant (for metrics and tests). */
+  waiting(tenant: string): number {
+    return this.tenants.get(tenant)?.waiters.size ?? 0;
+  }
+
+  /** Stops following publishes and releases every waiter with what it has. */
+  close(): void {
+    publishEvents.off('published', this.onPublished);
+    for (const s of this.tenants.values()) for (const w of [...s.waiters]) w.resolve(s.latest);
+  }
+
+  private state(tenant: string): TenantState {
+    let s = this.tenants.get(tenant);
+    if (!s) {
+      s = { latest: undefined, checkedAt: -Infinity, loading: undefined, again: false, waiters: new Set() };
+      this.tenants.set(tenant, s);
+    }
+    return s;
+  }
+
+  private async published(e: PublishedEvent): Promise<void> {
+    const s = this.tenants.get(e.tenant);
+    // Nobody asked for this tenant here yet: the first pull reads the database anyway.
+    if (!s || (s.latest && s.latest.version >= e.version)) return;
+    try {
+      await this.refresh(e.tenant, s);
+    } catch {
+      // The database may belong to a server already closed; the next pull re-reads it.
+    }
+  }
+
+  /** Re-reads the tenant's newest version; a call made while one runs makes it read once more. */
+  private refresh(tenant: string, s: TenantState): Promise<void> {
+    if (s.loading) {
+      s.again = true;
+      return s.loading;
+    }
+    s.loading = (async () => {
+      try {
+        do {
+          s.again = false;
+          const head = await this.db
+            .selectFrom('bundles')
+            .select(['version', 'revision'])
+            .where('tenant', '=', tenant)
+            .orderBy('version', 'desc')
+            .limit(1)
+            .executeTakeFirst();
+          if (!head) s.latest = undefined;
+          else if (!s.latest || s.latest.version !== head.version || s.latest.revision !== head.revision) {
+            s.latest = await this.version(tenant, head.version);
+          }
+          s.checkedAt = Date.now();
+          this.wake(s);
+        } while (s.again);
+      } finally {
+        s.loading = undefined;
+      }
+    })();
+    return s.loading;
+  }
+
+  private wake(s: TenantState): void {
+    const latest = s.latest;
+    if (!latest) return;
+    for (const w of [...s.waiters]) if (!w.etags.has(latest.etag)) w.resolve(latest);
+  }
+
+  private remember(b: ServedBundle): ServedBundle {
+    this.versions.set(`${b.tenant}\u0000${b.version}`, b);
+    if (this.versions.size > MAX_VERSIONS_CACHED) this.versions.delete(this.versions.keys().next().value!);
+    return b;
+  }
+}
+
+function toServed(row: { tenant: string; version: number; revision: string; content: string; signature: string }): ServedBundle {
+  return {
+    tenant: row.tenant,
+    version: row.version,
+    revision: row.revision,
+    etag: `"${row.revision}"`,
+    body: Buffer.from(row.content, 'utf8'),
+    signature: row.signature,
+  };
+}

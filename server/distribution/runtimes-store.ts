@@ -1,0 +1,40 @@
+import type { Runtime, RuntimeStatus } from '../../policy-schemas/types.gen.ts';
+import type { DbOrTx } from '../db/database.ts';
+import type { RuntimesRow } from '../db/tables/runtimes.ts';
+
+/** Records a runtime's latest report, replacing its previous one. */
+export async function recordRuntimeStatus(db: DbOrTx, tenant: string, s: RuntimeStatus, at: string): Promise<void> {
+  const row = {
+    version: s.version,
+    revision: s.revision ?? null,
+    health: s.health,
+    last_error: s.lastError ?? null,
+    detail: s.detail ?? null,
+    reported_at: at,
+  };
+  await db
+    .insertInto('runtimes')
+    .values({ tenant, runtime_id: s.runtimeId, ...row })
+    .onConflict((oc) => oc.columns(['tenant', 'runtime_id']).doUpdateSet(row))
+    .execute();
+}
+
+/** Every runtime of a tenant, most recently heard from first, with how far behind `latestVersion` it is. */
+export async function listRuntimes(db: DbOrTx, tenant: string, latestVersion: number | null): Promise<Runtime[]> {
+  const rows = await db.selectFrom('runtimes').selectAll().where('tenant', '=', tenant).orderBy('reported_at', 'desc').orderBy('runtime_id').execute();
+  return rows.map((r) => toRuntime(r, latestVersion));
+}
+
+function toRuntime(r: RuntimesRow, latestVersion: number | null): Runtime {
+  return {
+    tenant: r.tenant,
+    runtimeId: r.runtime_id,
+    version: r.version,
+    revision: r.revision,
+    health: r.health as Runtime['health'],
+    lastError: (r.last_error ?? null) as Runtime['lastError'],
+    detail: r.detail,
+    reportedAt: r.reported_at,
+    behind: latestVersion === null || r.version === null ? null : Math.max(0, latestVersion - r.version),
+  };
+}

@@ -1,0 +1,52 @@
+import type { ToolgateDatabase } from '../db/database.ts';
+import { BundleCache } from './bundle-cache.ts';
+import type { ServedBundle } from './bundle-cache.ts';
+
+/** Longest long-poll a pull may ask for, in seconds; larger `wait` values are capped to it. */
+export const MAX_WAIT_SECONDS = 60;
+
+// Shared caches may keep a pinned version forever; `latest` must be revalidated on every use.
+// Vary: Authorization keeps a CDN from answering one token's pull with another's.
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const REVALIDATE = 'public, no-cache';
+
+const caches = new WeakMap<ToolgateDatabase, BundleCache>();
+
+/** The bundle cache of a database, made on first use and kept while the database lives. */
+export function bundleCacheFor(database: ToolgateDatabase): BundleCache {
+  let cache = caches.get(database);
+  if (!cache) {
+    cache = new BundleCache(database.db);
+    caches.set(database, cache);
+  }
+  return cache;
+}
+
+/** Headers of a 200 carrying a bundle, and of the 304 answering a matching If-None-Match. */
+export function bundleHeaders(b: ServedBundle, pinned: boolean, longPoll: boolean): { ok: Record<string, string>; notModified: Record<string, string> } {
+  const cacheControl = longPoll ? 'no-store' : pinned ? IMMUTABLE : REVALIDATE;
+  const notModified = { etag: b.etag, 'cache-control': cacheControl, vary: 'Authorization', 'toolgate-version': String(b.version) };
+  return {
+    notModified,
+    ok: { ...notModified, 'content-type': 'application/json', 'toolgate-signature': b.signature },
+  };
+}
+
+/**
+ * The entity tags an If-None-Match names (weak or strong, compared weakly as RFC 9110 asks),
+ * or `*`. Unparseable members are ignored, which at worst sends the bundle again.
+ */
+export function parseIfNoneMatch(header: string | undefined): { any: boolean; etags: Set<string> } {
+  const etags = new Set<string>();
+  if (!header) return { any: false, etags };
+  if (header.trim() === '*') return { any: true, etags };
+  for (const m of header.matchAll(/(?:W\/)?("[^"]*")/g)) etags.add(m[1]);
+  return { any: false, etags };
+}
+
+/** The `wait` query value in seconds, capped; undefined when it is not a whole number of seconds. */
+export function parseWait(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return 0;
+  if (!/^\d{1,6}$/.test(value)) return undefined;
+  return Math.min(Number(value), MAX_WAIT_SECONDS);
+}
