@@ -1,0 +1,3 @@
+export { KeyStore, defaultKeysDir, sharedKeyStore } from './key-store.ts';
+export type { KeyInfo, SigningKey } from './key-store.ts';
+export { signBundle, BUNDLE_JWS_TYP } from './sign.ts';

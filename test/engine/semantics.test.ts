@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { evaluate, policyAllows } from '../../runtime/evaluate.ts';
+import type { TenantPolicy } from '../../policy-schemas/types.gen.ts';
+import { build, tool } from './build.ts';
+
+const groups = [
+  { name: 'read', includes: [] },
+  { name: 'write', includes: [] },
+  { name: 'all', includes: ['read', 'write'] },
+  { name: 'top', includes: ['all'] },
+];
+const states = [{ name: 'review' }, { name: 'done' }];
+const policy: TenantPolicy = {
+  roles: {
+    reader: { groups: ['read', 'default'], allow: ['core__*'], deny: ['core__secret'], requireApproval: [] },
+    writer: { groups: ['top'], allow: ['core__write*', 'core__read'], deny: [], requireApproval: ['state_change'] },
+    any: { groups: ['*'], allow: ['*'], deny: [], requireApproval: [] },
+  },
+  bindings: { 'agent:r': ['reader'], 'agent:w': ['writer'], 'agent:rw': ['reader', 'writer'], 'agent:any': ['any'] },
+  profiles: { openai: { enable: [], disable: ['core__read'] } },
+};
+const loaded = build({
+  groups,
+  states,
+  policy,
+  tools: [
+    tool('core__read', { groups: ['read'] }),
+    tool('core__secret', { groups: ['read'] }),
+    tool('core__write', { groups: ['write'], effect: 'state_change', availableInStates: ['review'] }),
+    tool('core__write_gated', { groups: ['write'], requires: [{ fact: 'hostSession', in: ['ready'] }] }),
+    tool('core__plain'),
+    tool('core__quarantined', { status: 'quarantined' }),
+    tool('core__off', { status: 'disabled' }),
+    tool('core__unredacted', { redaction: undefined }),
+    tool('core__gone', { status: 'removed' }),
+    tool('mcp__x__y', { groups: ['read'] }),
+  ],
+});
+
+const reasons = (r: ReturnType<typeof evaluate>) => Object.fromEntries(r.filtered.map((f) => [f.id, f.reason]));
+const visible = (r: ReturnType<typeof evaluate>) => r.tools.map((t) => t.id);
+
+describe('evaluate', () => {
+  it('filters every tool with no_role when the subject has no roles', () => {
+    const r = evaluate(loaded, { subject: 'agent:nobody', groups: ['read'] });
+    expect(r.roles).toEqual([]);
+    expect(r.tools).toEqual([]);
+    expect(new Set(r.filtered.map((f) => f.reason))).toEqual(new Set(['no_role']));
+    expect(r.filtered).toHaveLength(9);
+  });
+
+  it('leaves removed tools out of the bundle and names quarantined, disabled and unredacted tools', () => {
+    const r = evaluate(loaded, { subject: 'agent:any', groups: ['*'] });
+    const why = reasons(r);
+    expect(why).not.toHaveProperty('core__gone');
+    expect(why.core__quarantined).toBe('quarantined');
+    expect(why.core__off).toBe('disabled');
+    expect(why.core__unredacted).toBe('no_redaction');
+  });
+
+  it('defaults to the default group and state undefined', () => {
+    const r = evaluate(loaded, { subject: 'agent:r' });
+    expect(r.groups).toEqual(['default']);
+    expect(r.state).toBe('undefined');
+    expect(visible(r)).toEqual(['core__plain']);
+    expect(reasons(r).core__read).toBe('group');
+  });
+
+  it('sees no tools when the request names an empty group list', () => {
+    const r = evaluate(loaded, { subject: 'agent:any', groups: [] });
+    expect(r.tools).toEqual([]);
+    expect(reasons(r).core__plain).toBe('group');
+  });
+
+  it('rejects the whole request, naming the groups, when a requested group is not permitted', () => {
+    const r = evaluate(loaded, { subject: 'agent:r', groups: ['read', 'write', 'nope'] });
+    expect(r.rejected).toEqual({ reason: 'group_not_permitted', groups: ['write', 'nope'] });
+    expect(r.tools).toEqual([]);
+    expect(r.filtered).toEqual([]);
+    expect(r.roles).toEqual(['reader']);
+  });
+
+  it('permits groups reached through a role group includes, transitively', () => {
+    const r = evaluate(loaded, { subject: 'agent:w', groups: ['write'], state: 'review' });
+    expect(r.rejected).toBeUndefined();
+    expect(visible(r)).toEqual(['core__write']);
+    expect(r.tools[0].decision).toBe('require_approval');
+  });
+
+  it('expands requested groups through includes', () => {
+    const r = evaluate(loaded, { subject: 'agent:w', groups: ['top'], state: 'review', facts: { hostSession: 'ready' } });
+    expect(r.groups).toEqual(['all', 'read', 'top', 'write']);
+    expect(visible(r)).toEqual(['core__read', 'core__write', 'core__write_gated']);
+  });
+
+  it('names state when the tool is not available in the current state', () => {
+    const r = evaluate(loaded, { subject: 'agent:w', groups: ['write'] });
+    expect(reasons(r).core__write).toBe('state');
+  });
+
+  it('denies a tool that matches a deny glob even when another role allows it', () => {
+    const r = evaluate(loaded, { subject: 'agent:rw', groups: ['read'] });
+    expect(reasons(r).core__secret).toBe('denied');
+    expect(policyAllows(loaded, 'agent:rw', 'core__secret')).toBe(false);
+  });
+
+  it('names not_allowed for a tool no role allows', () => {
+    const r = evaluate(loaded, { subject: 'agent:r', groups: ['read'] });
+    expect(reasons(r)['mcp__x__y']).toBe('not_allowed');
+    expect(policyAllows(loaded, 'agent:r', 'mcp__x__y')).toBe(false);
+    expect(policyAllows(loaded, 'agent:r', 'core__read')).toBe(true);
+  });
+
+  it('checks runtime gates on the request facts, strictly by value and type', () => {
+    const base = { subject: 'agent:w', groups: ['write'], state: 'review' };
+    expect(reasons(evaluate(loaded, base)).core__write_gated).toBe('runtime_gate');
+    expect(reasons(evaluate(loaded, { ...base, facts: { hostSession: 'closed' } })).core__write_gated).toBe('runtime_gate');
+    expect(visible(evaluate(loaded, { ...base, facts: { hostSession: 'ready' } }))).toContain('core__write_gated');
+  });
+
+  it('hides a tool the named profile disables and ignores an unknown profile', () => {
+    expect(reasons(evaluate(loaded, { subject: 'agent:r', groups: ['read'], profile: 'openai' })).core__read).toBe('profile');
+    expect(visible(evaluate(loaded, { subject: 'agent:r', groups: ['read'], profile: 'other' }))).toContain('core__read');
+  });
+
+  it('asks for approval when the tool effect is in any of the subject roles requireApproval', () => {
+    const r = evaluate(loaded, { subject: 'agent:rw', groups: ['write'], state: 'review' });
+    expect(r.tools.find((t) => t.id === 'core__write')?.decision).toBe('require_approval');
+  });
+
+  it('orders tools and filtered entries by tool id', () => {
+    const r = evaluate(loaded, { subject: 'agent:any', groups: ['*'], state: 'review' });
+    const ids = [...r.tools, ...r.filtered].map((t) => t.id);
+    expect(ids).toHaveLength(9);
+    expect(r.tools.map((t) => t.id)).toEqual([...r.tools.map((t) => t.id)].sort());
+    expect(r.filtered.map((t) => t.id)).toEqual([...r.filtered.map((t) => t.id)].sort());
+  });
+
+  it('answers a repeated request from the cache with an equal, frozen result', () => {
+    const req = { subject: 'agent:w', groups: ['top'], state: 'review' };
+    const a = evaluate(loaded, req);
+    const b = evaluate(loaded, { ...req });
+    expect(b).toBe(a);
+    expect(Object.isFrozen(a.tools)).toBe(true);
+    expect(() => (a.tools as unknown[]).push(1)).toThrow();
+  });
+
+  it('keeps cache entries apart for requests that differ only in facts or connections', () => {
+    const base = { subject: 'agent:w', groups: ['write'], state: 'review' };
+    const a = evaluate(loaded, { ...base, facts: { hostSession: 'ready' } });
+    const b = evaluate(loaded, { ...base, facts: { hostSession: true } });
+    expect(visible(a)).toContain('core__write_gated');
+    expect(visible(b)).not.toContain('core__write_gated');
+  });
+});
+
+describe('evaluate with connection grants', () => {
+  const l = build({
+    policy: {
+      roles: { agent: { groups: ['default'], allow: ['core__*'], deny: [], requireApproval: [] } },
+      bindings: { 'agent:a': ['agent'], 'agent:b': ['agent'] },
+    },
+    tools: [tool('core__crm', { requiresConnection: true }), tool('core__mail', { requiresConnection: true })],
+    grants: [
+      { connectionId: 'crm-prod', subjects: ['agent:a'], tools: ['core__crm'] },
+      { connectionId: 'mail-old', subjects: ['agent'], tools: ['core__mail'], expiresAt: '2026-06-01T00:00:00Z' },
+    ],
+  });
+
+  it('needs an unexpired grant for the subject or one of its roles', () => {
+    const r = evaluate(l, { subject: 'agent:a', at: '2026-05-01T00:00:00Z' });
+    expect(visible(r)).toEqual(['core__crm', 'core__mail']);
+    const b = evaluate(l, { subject: 'agent:b', at: '2026-05-01T00:00:00Z' });
+    expect(visible(b)).toEqual(['core__mail']);
+    expect(reasons(b).core__crm).toBe('no_connection');
+  });
+
+  it('treats a grant as gone from its expiry instant on', () => {
+    expect(reasons(evaluate(l, { subject: 'agent:a', at: '2026-06-01T00:00:00Z' })).core__mail).toBe('no_connection');
+  });
+
+  it('intersects grants with the request allowedConnectionIds', () => {
+    const r = evaluate(l, { subject: 'agent:a', at: '2026-05-01T00:00:00Z', allowedConnectionIds: ['mail-old'] });
+    expect(visible(r)).toEqual(['core__mail']);
+    expect(reasons(r).core__crm).toBe('no_connection');
+    expect(visible(evaluate(l, { subject: 'agent:a', at: '2026-05-01T00:00:00Z', allowedConnectionIds: [] }))).toEqual([]);
+  });
+});
