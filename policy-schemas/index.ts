@@ -15,7 +15,7 @@ export const schemas: Record<string, Record<string, unknown>> = Object.fromEntri
   readdirSync(here)
     .filter((f) => f.endsWith('.schema.json'))
     .sort()
-    .map((f) => [f.replace(/\.schema\.json$/, ''), JSON.parse(readFileSync(join(here, f), 'utf8'))]),
+    .map((f) => [f.replace(/\.schema\.json$/, ''), JSON.parse(readFileSync(join(here, f), 'utf8')) as Record<string, unknown>]),
 );
 
 // ajv-formats ships CommonJS with a default export that tsx/ESM may wrap once more.

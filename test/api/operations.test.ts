@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../support/harness.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => t.close());
+
+describe('operations', () => {
+  it('answers /healthz without a token', async () => {
+    const r = await t.request('GET', '/healthz', { token: null });
+    expect(r.json).toEqual({ ok: true });
+  });
+
+  it('echoes a sane request id and makes one up otherwise', async () => {
+    expect((await t.request('GET', '/healthz', { headers: { 'x-request-id': 'abc-123' } })).headers.get('x-request-id')).toBe('abc-123');
+    const made = (await t.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id with spaces' } })).headers.get('x-request-id');
+    expect(made).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('puts the request id in every problem', async () => {
+    const r = await t.request('GET', '/v1/tools/core__nope', { headers: { 'x-request-id': 'trace-me' } });
+    expect(r.json).toMatchObject({ status: 404, code: 'not_found', requestId: 'trace-me', type: 'https://toolgate.dev/problems/not_found' });
+  });
+
+  it('exports Prometheus metrics: requests by route and status, latency, audit events', async () => {
+    await t.request('GET', '/v1/tools');
+    await t.request('POST', '/v1/groups', { body: { name: 'metrics-probe' } });
+    const r = await t.request('GET', '/metrics', { token: null });
+    expect(r.text).toMatch(/toolgate_http_requests_total\{method="GET",route="\/v1\/tools",status="200"\} [1-9]/);
+    expect(r.text).toContain('toolgate_http_request_duration_seconds_bucket');
+    expect(r.text).toMatch(/toolgate_audit_events_written_total\{action="create"\} [1-9]/);
+  });
+
+  it('serves an OpenAPI 3.1 document generated from the schemas', async () => {
+    const r = await t.request('GET', '/v1/openapi.json', { token: null });
+    expect(r.json.openapi).toBe('3.1.0');
+    expect(r.json.paths['/v1/tools/{id}'].put.requestBody.content['application/json'].schema.$ref).toBe('https://toolgate.dev/schemas/tool.schema.json');
+    expect(r.json.components.schemas.tool.$id).toBe('https://toolgate.dev/schemas/tool.schema.json');
+    expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(['/v1/tenants/{tenant}/simulate', '/v1/audit/export', '/.well-known/jwks.json']));
+  });
+
+  it('answers an unknown API route with a problem, not HTML', async () => {
+    const r = await t.request('GET', '/v1/nothing-here');
+    expect(r.status).toBe(404);
+    expect(r.headers.get('content-type')).toContain('application/problem+json');
+  });
+});

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, type TestApp, startTestApp } from '../support/harness.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => t.close());
+
+async function login(token: string) {
+  const r = await t.request('POST', '/v1/session', { token: null, body: { token } });
+  const cookie = r.headers.get('set-cookie') ?? '';
+  return { r, cookie: cookie.split(';')[0], raw: cookie };
+}
+
+describe('console session', () => {
+  it('logs in with a token and sets an HttpOnly SameSite=Strict cookie', async () => {
+    const { r, raw } = await login(ADMIN_TOKEN);
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ role: 'admin', tokenId: 'bootstrap-admin' });
+    expect(r.json.csrfToken).toBeTruthy();
+    expect(raw).toMatch(/HttpOnly/i);
+    expect(raw).toMatch(/SameSite=Strict/i);
+    expect(raw).toMatch(/Path=\//);
+  });
+
+  it('reads with the cookie, and needs the CSRF token to change anything', async () => {
+    const { r, cookie } = await login(ADMIN_TOKEN);
+    const read = await t.request('GET', '/v1/tools', { token: null, headers: { cookie } });
+    expect(read.status).toBe(200);
+    const noCsrf = await t.request('POST', '/v1/groups', { token: null, headers: { cookie }, body: { name: 'from-console' } });
+    expect(noCsrf.status).toBe(403);
+    expect(noCsrf.json.code).toBe('csrf');
+    const wrong = await t.request('POST', '/v1/groups', { token: null, headers: { cookie, 'x-csrf-token': 'nope' }, body: { name: 'from-console' } });
+    expect(wrong.status).toBe(403);
+    const ok = await t.request('POST', '/v1/groups', { token: null, headers: { cookie, 'x-csrf-token': r.json.csrfToken }, body: { name: 'from-console' } });
+    expect(ok.status).toBe(201);
+    const me = await t.request('GET', '/v1/session', { token: null, headers: { cookie } });
+    expect(me.json.csrfToken).toBe(r.json.csrfToken);
+  });
+
+  it('refuses a wrong token and runtime tokens', async () => {
+    expect((await login('tg_nope')).r.status).toBe(401);
+    const runtime = await t.tokenFor('runtime', ['acme-research']);
+    expect((await login(runtime)).r.status).toBe(403);
+    const bad = await t.request('POST', '/v1/session', { token: null, body: { tok: 1 } });
+    expect(bad.status).toBe(400);
+  });
+
+  it('logs out: the cookie stops working', async () => {
+    const { r, cookie } = await login(ADMIN_TOKEN);
+    expect((await t.request('DELETE', '/v1/session', { token: null, headers: { cookie, 'x-csrf-token': r.json.csrfToken } })).status).toBe(204);
+    expect((await t.request('GET', '/v1/tools', { token: null, headers: { cookie } })).status).toBe(401);
+  });
+
+  it('scopes a viewer session like the viewer token', async () => {
+    const viewer = await t.tokenFor('viewer', ['acme-research']);
+    const { r, cookie } = await login(viewer);
+    expect(r.json).toMatchObject({ role: 'viewer', tenants: ['acme-research'] });
+    expect((await t.request('GET', '/v1/tenants/globex-eng', { token: null, headers: { cookie } })).status).toBe(404);
+  });
+});
