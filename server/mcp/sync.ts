@@ -19,6 +19,11 @@ export type SyncOptions = {
   list?: ToolLister;
   /** Injected clock for tests. */
   now?: () => Date;
+  /**
+   * Write nothing when nothing changed since the last recorded sync (same failure, or no tool
+   * change and the same rejected/flagged report): periodic re-syncs do not flood the audit log.
+   */
+  quietWhenUnchanged?: boolean;
 };
 
 export type SyncOutcome =
@@ -42,6 +47,7 @@ export async function syncMcpServer(deps: SyncDeps, id: string, meta: ChangeMeta
     const saved = await runChange(deps, meta, async (ch) => {
       const current = await mcpServerStore.get(ch.tx, id);
       if (!current) return undefined;
+      if (options.quietWhenUnchanged && current.lastSync?.ok === false && current.lastSync.error === listed.message) return current;
       return writeLastSync(ch.tx, current, { at: now, ok: false, error: listed.message }, now, ch.record);
     });
     if (!saved) return { ok: false, code: 'not_found', message: `MCP server ${id} does not exist` };
@@ -53,6 +59,10 @@ export async function syncMcpServer(deps: SyncDeps, id: string, meta: ChangeMeta
     if (!current) return { ok: false as const, code: 'not_found' as const, message: `MCP server ${id} was deleted during the sync` };
     const existing = await toolStore.list(ch.tx);
     const result = reconcileTools({ serverId: id, offered: listed.value, existing, now, checkInputSchema: safeCheck });
+    const flagged = result.flagged.map((f) => ({ name: f.id, message: f.problems.map((p) => `${p.pointer}: ${p.message}`).join('; ') }));
+    if (options.quietWhenUnchanged && result.changes.length === 0 && sameReport(current.lastSync, result.rejected, flagged)) {
+      return { ok: true as const, server: current, flagged: result.flagged };
+    }
     for (const change of result.changes) {
       const after = stripStored(change.after as Stored<Tool>);
       if (change.before === null) {
@@ -73,11 +83,16 @@ export async function syncMcpServer(deps: SyncDeps, id: string, meta: ChangeMeta
       changed: result.changed,
       removed: result.removed,
       rejected: result.rejected,
-      flagged: result.flagged.map((f) => ({ name: f.id, message: f.problems.map((p) => `${p.pointer}: ${p.message}`).join('; ') })),
+      flagged,
     };
     const saved = await writeLastSync(ch.tx, current, lastSync, now, ch.record);
     return { ok: true as const, server: saved, flagged: result.flagged };
   });
+}
+
+function sameReport(last: McpServer['lastSync'], rejected: unknown[], flagged: unknown[]): boolean {
+  if (!last?.ok) return false;
+  return JSON.stringify(last.rejected ?? []) === JSON.stringify(rejected) && JSON.stringify(last.flagged ?? []) === JSON.stringify(flagged);
 }
 
 /** The restricted-subset check; a schema it cannot even read is flagged, never a failed sync. */
