@@ -1,4 +1,5 @@
 import type { Bundle, BundleTool, ConformanceVector, EvaluationRequest } from '../../policy-schemas/types.gen.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { evaluate } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 
@@ -70,5 +71,12 @@ export function conformanceVectors(bundle: Bundle): ConformanceVector[] {
     requests.push({ subject, groups: roleGroups.includes('*') ? ['*'] : roleGroups, facts, at: expiries[expiries.length - 1] });
   }
 
-  return requests.map((request) => ({ request, expect: JSON.parse(JSON.stringify(evaluate(loaded, request))) }));
+  const seen = new Set<string>();
+  const unique = requests.filter((r) => {
+    const k = canonicalJson(r);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  return unique.map((request) => ({ request, expect: JSON.parse(JSON.stringify(evaluate(loaded, request))) }));
 }
