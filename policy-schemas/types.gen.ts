@@ -52,6 +52,124 @@ limit?: string
 format?: ("jsonl" | "csv")
 }
 
+export type PolicyDecision = ("allow" | "require_approval" | "deny")
+
+/**
+ * GET /v1/tenants/:tenant/bundles/:a/diff/:b: what changed from a to b. Per role, the tools the role can reach (allowed, not denied, in a permitted group, not excluded); per bound subject and tool, the policy decision (allow, require_approval or deny, before request facts, states, profiles and connections).
+ */
+
+export interface BundleDiff {
+from: DiffSide
+to: DiffSide
+/**
+ * Same revision: the same content.
+ */
+identical: boolean
+catalog: {
+added: string[]
+removed: string[]
+/**
+ * Tools in both whose entry differs (definition, status, groups, states, gates …).
+ */
+changed: string[]
+}
+/**
+ * Roles whose reachable tools changed, or that were added or removed.
+ */
+roles: RoleDiff[]
+decisions: DecisionChange[]
+}
+
+export interface DiffSide {
+/**
+ * A published version, or "draft".
+ */
+version: (number | "draft")
+revision: string
+}
+
+export interface RoleDiff {
+role: string
+status: ("added" | "removed" | "changed")
+added: string[]
+removed: string[]
+}
+
+export interface DecisionChange {
+subject: string
+tool: string
+from: PolicyDecision
+to: PolicyDecision
+}
+
+/**
+ * Body of POST /v1/tenants/:tenant/bundles: compile, sign and publish the draft, or (with rollbackTo) republish an earlier version's content as a new version. The reason may come in the Toolgate-Reason header instead.
+ */
+
+export interface BundlePublish {
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason?: string
+/**
+ * An earlier version whose content to publish again.
+ */
+rollbackTo?: number
+}
+
+/**
+ * One published bundle version as GET /v1/tenants/:tenant/bundles lists it: who published it, when, why, and what it holds.
+ */
+
+export interface BundleVersion {
+version: number
+revision: string
+previousRevision: (string | null)
+issuedAt: string
+expiresAt: string
+/**
+ * The key that signed it.
+ */
+kid: string
+/**
+ * `token:<id>` of the publisher.
+ */
+publishedBy: string
+publishedAt: string
+reason: (string | null)
+/**
+ * For a rollback: the version whose content this republishes.
+ */
+rollbackOf: (number | null)
+summary: BundleSummary
+}
+
+export interface BundleSummary {
+/**
+ * Tools in the catalog.
+ */
+tools: number
+/**
+ * Tools that can be visible to someone.
+ */
+callable: number
+/**
+ * Tools kept out: quarantined, disabled or without redaction.
+ */
+excluded: number
+roles: number
+subjects: number
+grants: number
+/**
+ * Against the version before it (all zero for the first).
+ */
+changes: {
+toolsAdded: number
+toolsRemoved: number
+decisionsChanged: number
+}
+}
+
 /**
  * A tenant's compiled policy bundle (bundle.json, RFC 8785 canonical JSON). `revision` is sha256 of the canonical bundle without version, revision, previousRevision, issuedAt and expiresAt.
  */
