@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { Tool, ToolApprove } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
@@ -45,8 +46,17 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
       });
     }
     const problems = checkInputSchema(tool.inputSchema);
+    if (problems.length === 0) {
+      // The same compilation the bundle compiler does: an approved tool must never block a publish.
+      try {
+        compileInputSchema(tool.inputSchema as Record<string, unknown>);
+      } catch (err) {
+        problems.push({ pointer: '/inputSchema', message: `does not compile: ${err instanceof Error ? err.message : String(err)}`, code: 'input_schema' });
+      }
+    }
     if (problems.length > 0) {
-      throw new ApiError(400, 'validation', `tool ${id} cannot be approved: its input schema leaves the restricted subset at ${problems[0].pointer} (${problems[0].message})${problems.length > 1 ? ` and ${problems.length - 1} more` : ''}`, {
+      const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+      throw new ApiError(400, 'validation', `tool ${id} cannot be approved as its server offers it: ${problems[0].pointer} ${problems[0].message}${more}`, {
         errors: problems,
       });
     }

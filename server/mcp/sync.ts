@@ -1,4 +1,5 @@
 import type { McpServer, Tool } from '../../policy-schemas/types.gen.ts';
+import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import { type ChangeMeta, runChange } from '../audit/change.ts';
 import type { AppDeps } from '../context.ts';
 import { type Stored, stripStored } from '../store/document-store.ts';
@@ -95,12 +96,14 @@ function sameReport(last: McpServer['lastSync'], rejected: unknown[], flagged: u
   return JSON.stringify(last.rejected ?? []) === JSON.stringify(rejected) && JSON.stringify(last.flagged ?? []) === JSON.stringify(flagged);
 }
 
-/** The restricted-subset check; a schema it cannot even read is flagged, never a failed sync. */
+/** The restricted-subset check plus the bundle compiler's compilation; a problem is flagged, never a failed sync. */
 function safeCheck(schema: Record<string, unknown>): Array<{ pointer: string; message: string }> {
   try {
-    return checkInputSchema(schema);
+    const problems = checkInputSchema(schema);
+    if (problems.length === 0) compileInputSchema(schema);
+    return problems;
   } catch (err) {
-    return [{ pointer: '/inputSchema', message: `cannot be checked: ${err instanceof Error ? err.message : String(err)}` }];
+    return [{ pointer: '/inputSchema', message: `does not compile: ${err instanceof Error ? err.message : String(err)}` }];
   }
 }
 

@@ -203,6 +203,20 @@ describe('sync and approval against the SDK test server', () => {
     expect((await getTool('mcp__drift__odd')).status).toBe('quarantined');
   });
 
+  it('refuses to approve a tool whose input schema does not compile', async () => {
+    fixture.write({ ...v1, tools: [...v1.tools, { name: 'dangling', description: 'Refers to nothing', inputSchema: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } } }] });
+    expect((await h.call('admin', 'POST', '/v1/mcp-servers/drift/sync')).status).toBe(200);
+    const { definitionHash } = await getTool('mcp__drift__dangling');
+    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__dangling/approve', { definitionHash });
+    expect(res.status).toBe(400);
+    const problem = await json<{ detail: string; errors: Array<{ pointer: string; message: string }> }>(res);
+    expect(problem.errors[0]).toMatchObject({ pointer: '/inputSchema', message: expect.stringContaining('does not compile') });
+    expect((await getTool('mcp__drift__dangling')).review?.problems?.[0].message).toContain('does not compile');
+    fixture.write(v1);
+    expect((await h.call('admin', 'POST', '/v1/mcp-servers/drift/sync')).status).toBe(200);
+    expect((await getTool('mcp__drift__dangling')).status).toBe('removed');
+  });
+
   it('honours a stale If-Match on approval with 412', async () => {
     const { definitionHash, version } = await getTool('mcp__drift__search');
     const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__search/approve', { definitionHash }, { 'if-match': `"${version + 5}"` });
@@ -318,8 +332,7 @@ describe('sync against reference servers from npm and over HTTP', () => {
     expect(echo).toMatchObject({ status: 'quarantined', effect: 'read_only' });
     const gzip = await getTool('mcp__everything__gzip-file-as-resource');
     expect(gzip.effect).toBe('external_side_effect');
-    const approve = await h.call('admin', 'POST', '/v1/tools/mcp__everything__echo/approve', { definitionHash: echo.definitionHash });
-    expect(approve.status).toBe(200);
+    expect(echo.inputSchema).toMatchObject({ type: 'object', properties: { message: { type: 'string' } } });
   });
 
   it('imports server-memory and, synced again, changes nothing', async () => {
