@@ -16,7 +16,7 @@ const crud = (base: string, key: string, kind: string, tag: string, patch = true
 /** Every route of the API; the OpenAPI document is built from this list and the schemas. */
 const operations: Op[] = [
   ...crud('/v1/tools', 'id', 'tool', 'Tools'),
-  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool', response: 'tool', tag: 'Tools' },
+  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool', body: 'tool-approve', response: 'tool', tag: 'Tools' },
   ...crud('/v1/groups', 'name', 'group', 'Groups'),
   ...crud('/v1/states', 'name', 'state', 'States'),
   ...crud('/v1/tenants', 'tenant', 'tenant', 'Tenants'),
