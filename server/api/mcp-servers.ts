@@ -1,12 +1,14 @@
 import { Hono } from 'hono';
-import type { McpServer } from '../../policy-schemas/types.gen.ts';
+import type { McpServer, Tool } from '../../policy-schemas/types.gen.ts';
+import { withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
 import { type AppEnv, actorName } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { takeReason } from '../http/body.ts';
-import { etagOf } from '../http/versioning.ts';
+import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { syncMcpServer } from '../mcp/sync.ts';
-import { mcpServerStore } from '../store/inventory.ts';
+import { stripStored } from '../store/document-store.ts';
+import { mcpServerStore, toolStore } from '../store/inventory.ts';
 import { findSecrets } from '../validation/secrets.ts';
 import { documentRoutes } from './document-routes.ts';
 
@@ -40,6 +42,30 @@ mcpServerRoutes.post('/:id/sync', async (c) => {
   }
   c.header('ETag', etagOf(outcome.server.version));
   return c.json(outcome.server);
+});
+
+// Deleting a server is its tools vanishing: they are marked removed (and leave bundles), never deleted.
+mcpServerRoutes.delete('/:id', async (c) => {
+  authorize(c, 'mcp', 'write');
+  const id = c.req.param('id');
+  const expected = requiredIfMatch(c);
+  const reason = takeReason(c);
+  await withChange(c, reason, async (ch) => {
+    const existing = await mcpServerStore.get(ch.tx, id);
+    if (!existing) throw new ApiError(404, 'not_found', `mcp-server ${id} does not exist`);
+    checkVersion(expected, existing);
+    const now = new Date().toISOString();
+    for (const tool of await toolStore.list(ch.tx)) {
+      if (tool.source?.kind !== 'mcp' || tool.source.server !== id || tool.status === 'removed') continue;
+      const before = stripStored(tool);
+      const after: Tool = { ...before, status: 'removed' };
+      if (!(await toolStore.update(ch.tx, tool.id, after, tool.version, tool.createdAt, now))) throw new ApiError(412, 'precondition_failed', `tool ${tool.id} changed meanwhile`);
+      await ch.record({ action: 'update', entityType: 'tool', entityId: tool.id, before, after, reason: reason ?? `MCP server ${id} deleted` });
+    }
+    if (!(await mcpServerStore.remove(ch.tx, id, existing.version))) throw new ApiError(412, 'precondition_failed', `mcp-server ${id} changed meanwhile`);
+    await ch.record({ action: 'delete', entityType: 'mcp-server', entityId: id, before: stripStored(existing), after: null });
+  });
+  return c.body(null, 204);
 });
 
 mcpServerRoutes.route('/', crud);

@@ -297,6 +297,22 @@ describe('sync and approval against the SDK test server', () => {
   });
 });
 
+describe('deleting a server', () => {
+  it('marks its imported tools removed and keeps them in the inventory', async () => {
+    const fixture = new StateFileServer({ tools: [{ name: 'gone', description: 'Gone soon', inputSchema: objectSchema() }] });
+    fixtures.push(fixture);
+    await createServer({ id: 'short-lived', label: 'Short-lived', transport: fixture.transport() });
+    expect((await h.call('admin', 'POST', '/v1/mcp-servers/short-lived/sync')).status).toBe(200);
+    const { version } = await json<{ version: number }>(await h.call('admin', 'GET', '/v1/mcp-servers/short-lived'));
+    expect((await h.call('admin', 'DELETE', '/v1/mcp-servers/short-lived')).status).toBe(428);
+    expect((await h.call('admin', 'DELETE', '/v1/mcp-servers/short-lived', undefined, { 'if-match': `"${version + 1}"` })).status).toBe(412);
+    expect((await h.call('admin', 'DELETE', '/v1/mcp-servers/short-lived', undefined, { 'if-match': `"${version}"` })).status).toBe(204);
+    expect((await getTool('mcp__short-lived__gone')).status).toBe('removed');
+    const events = await listAuditEvents(h.deps.database.db, { entityId: 'mcp__short-lived__gone', action: 'update' }, 0, 10);
+    expect(events).toMatchObject([{ entityType: 'tool', reason: 'MCP server short-lived deleted', after: { status: 'removed' } }]);
+  });
+});
+
 describe('sync failures leave the inventory unchanged', () => {
   const cases: Array<[string, McpServer['transport'], RegExp]> = [
     ['missing', missingCommand(), /MCP server "missing" failed to start or initialize: the command was not found/],
