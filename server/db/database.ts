@@ -23,7 +23,7 @@ export class ToolgateDatabase {
     this.sqlite.pragma('synchronous = FULL');
     this.sqlite.pragma('foreign_keys = ON');
     this.sqlite.pragma('busy_timeout = 5000');
-    this.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: this.sqlite }) });
+    this.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(this.sqlite) }) });
   }
 
   /** Runs `fn` in one transaction: all of it commits, or none of it. */
@@ -57,4 +57,30 @@ export class ToolgateDatabase {
   async close(): Promise<void> {
     await this.db.destroy();
   }
+}
+
+/**
+ * Kysely prepares every query afresh; preparing is a large share of a small query's cost. Queries
+ * are parameterised, so a few hundred distinct SQL texts cover the app; the cache is cleared if
+ * `IN (…)` lists of many lengths ever grow it past its bound.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDatabase.Database {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  const prepare = (source: string) => {
+    let stmt = cache.get(source);
+    if (!stmt) {
+      if (cache.size >= 1000) cache.clear();
+      stmt = sqlite.prepare(source);
+      cache.set(source, stmt);
+    }
+    return stmt;
+  };
+  return new Proxy(sqlite, {
+    get(target, prop) {
+      if (prop === 'prepare') return prepare;
+      const v = Reflect.get(target, prop, target);
+      // Native methods must run with the real database as `this`, not the proxy.
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }
