@@ -100,7 +100,8 @@ describe('MCP client over streamable HTTP', () => {
 });
 
 describe('MCP client failures', () => {
-  const quick = { timeoutMs: 1500 };
+  // Generous: these fail on their own long before it, even on a loaded machine.
+  const quick = { timeoutMs: 10_000 };
 
   it('says so when the command does not exist', async () => {
     const r = await fetchMcpTools({ id: 'ghost', transport: missingCommand() }, quick);
