@@ -6,12 +6,15 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import { auditRoutes } from './api/audit.ts';
+import { bundlePublishRoutes } from './api/bundles-publish.ts';
 import { bundleServeRoutes } from './api/bundles-serve.ts';
 import { groupRoutes, stateRoutes } from './api/groups-states.ts';
+import { jwksRoutes } from './api/jwks.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
 import { openApiRoutes } from './api/openapi.ts';
 import { runtimeRoutes } from './api/runtimes.ts';
 import { sessionRoutes } from './api/session.ts';
+import { simulateRoutes } from './api/simulate.ts';
 import { tenantRoutes } from './api/tenants.ts';
 import { tokenRoutes } from './api/tokens.ts';
 import { toolApprovalRoutes } from './api/tool-approval.ts';
@@ -57,6 +60,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.get('/healthz', (c) => c.json({ ok: true }));
+  app.route('/.well-known', jwksRoutes);
   app.get('/metrics', async (c) => c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType }));
 
   app.use(
@@ -82,6 +86,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/audit', auditRoutes);
   app.route('/v1/tenants/:tenant/bundles', bundleServeRoutes);
   app.route('/v1/tenants/:tenant/runtimes', runtimeRoutes);
+  app.route('/v1/tenants/:tenant/simulate', simulateRoutes);
+  app.route('/v1/tenants/:tenant/bundles', bundlePublishRoutes);
   // Further areas mount here, before the /v1 catch-all below.
 
   app.all('/v1/*', (c) => {

@@ -1,0 +1,76 @@
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import type { Bundle, BundlePublish } from '../../policy-schemas/types.gen.ts';
+import { authorize } from '../auth/guard.ts';
+import { type AppEnv, actorName } from '../context.ts';
+import type { DbOrTx } from '../db/database.ts';
+import { compileDraft } from '../compiler/draft.ts';
+import { bundleRow, latestBundleRow, listBundleVersions, publishBundle } from '../compiler/publish.ts';
+import { ApiError } from '../errors.ts';
+import { readJson, takeReason, validOrThrow } from '../http/body.ts';
+import { diffBundles } from '../policy-engine/diff.ts';
+import type { DiffSide } from '../policy-engine/diff.ts';
+import { sharedKeyStore } from '../signing/key-store.ts';
+import { getTenant } from '../store/tenants.ts';
+
+/**
+ * `POST /v1/tenants/:tenant/bundles` (publish, or roll back with `rollbackTo`), `GET …/bundles`
+ * (versions with who, when, why and a summary) and `GET …/bundles/:a/diff/:b` (`a`, `b`: a
+ * version, `latest` or `draft`).
+ */
+export const bundlePublishRoutes = new Hono<AppEnv>();
+
+bundlePublishRoutes.post('/', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'bundle', 'publish', tenant);
+  const body = await readJson(c);
+  const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const reason = takeReason(c, object);
+  const { rollbackTo } = validOrThrow<BundlePublish>('bundle-publish', body);
+  if (reason === null) {
+    throw new ApiError(400, 'validation', 'A publish needs a reason (body "reason" or the Toolgate-Reason header)', {
+      errors: [{ pointer: '/reason', message: 'is required' }],
+    });
+  }
+  const deps = c.get('deps');
+  if (!(await getTenant(deps.database.db, tenant))) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  const outcome = await publishBundle(
+    deps,
+    { actor: actorName(c.get('actor')), requestId: c.get('requestId'), reason },
+    tenant,
+    { rollbackTo },
+    sharedKeyStore(deps.config.keysDir),
+  );
+  return c.json({ version: outcome.version, revision: outcome.revision }, outcome.created ? 201 : 200);
+});
+
+bundlePublishRoutes.get('/', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'bundle', 'read', tenant);
+  const db = c.get('deps').database.db;
+  if (!(await getTenant(db, tenant))) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  return c.json({ items: await listBundleVersions(db, tenant) });
+});
+
+bundlePublishRoutes.get('/:a/diff/:b', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'bundle', 'read', tenant);
+  const db = c.get('deps').database.db;
+  if (!(await getTenant(db, tenant))) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  const from = await side(c, db, tenant, c.req.param('a'), 'a');
+  const to = await side(c, db, tenant, c.req.param('b'), 'b');
+  return c.json(await diffBundles(from, to));
+});
+
+async function side(c: Context<AppEnv>, db: DbOrTx, tenant: string, ref: string, which: 'a' | 'b'): Promise<DiffSide> {
+  if (ref === 'draft') {
+    authorize(c, 'simulate', 'run', tenant);
+    return { version: 'draft', bundle: (await compileDraft(db, tenant)).bundle };
+  }
+  if (ref !== 'latest' && !/^[1-9][0-9]{0,9}$/.test(ref)) {
+    throw new ApiError(400, 'validation', `${ref} is not a version, "latest" or "draft"`, { errors: [{ pointer: `/path/${which}`, message: 'must be a version number, "latest" or "draft"' }] });
+  }
+  const row = ref === 'latest' ? await latestBundleRow(db, tenant) : await bundleRow(db, tenant, Number(ref));
+  if (!row) throw new ApiError(404, 'not_found', `bundle version ${ref} of tenant ${tenant} does not exist`);
+  return { version: row.version, bundle: JSON.parse(row.content) as Bundle };
+}

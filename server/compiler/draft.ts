@@ -1,0 +1,37 @@
+import type { Bundle } from '../../policy-schemas/types.gen.ts';
+import { sha256Canonical } from '../../runtime/canonical-json.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import type { LoadedBundle } from '../../runtime/load-bundle.ts';
+import type { DbOrTx } from '../db/database.ts';
+import { ApiError } from '../errors.ts';
+import { loadDraftSnapshot } from '../store/snapshot.ts';
+import { compileBundle } from './compile-bundle.ts';
+import { compileError } from './publish.ts';
+
+export type CompiledDraft = { bundle: Bundle; loaded: LoadedBundle };
+
+const MAX_CACHED = 64;
+// Compiled drafts by the hash of their snapshot: simulating the same draft again compiles nothing.
+const cache = new Map<string, CompiledDraft>();
+
+/**
+ * The tenant's current draft, compiled and loaded exactly as a publish would compile it (the
+ * envelope aside). 404 for an unknown tenant, 422 `compile_error` with every error otherwise.
+ */
+export async function compileDraft(db: DbOrTx, tenant: string): Promise<CompiledDraft> {
+  const snapshot = await loadDraftSnapshot(db, tenant);
+  if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  const key = sha256Canonical(snapshot);
+  const hit = cache.get(key);
+  if (hit) {
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit;
+  }
+  const r = compileBundle(snapshot, { version: 1, previousRevision: null, issuedAt: new Date().toISOString() });
+  if (!r.ok) throw compileError(tenant, r.errors);
+  const compiled = { bundle: r.bundle, loaded: loadBundle(JSON.parse(r.text) as Bundle) };
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
+  cache.set(key, compiled);
+  return compiled;
+}
