@@ -837,6 +837,21 @@ reason?: string
 }
 
 /**
+ * Query parameters of GET /v1/tools: `q` searches id and description; `source` is `core`, `mcp` or an MCP server id.
+ */
+
+export interface ToolQuery {
+q?: string
+/**
+ * A group name (case-sensitive).
+ */
+group?: string
+effect?: ("read_only" | "state_change" | "external_side_effect")
+status?: ("active" | "quarantined" | "disabled" | "removed")
+source?: string
+}
+
+/**
  * One inventory entry: a tool an agent may be allowed to call.
  */
 

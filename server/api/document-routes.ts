@@ -27,7 +27,8 @@ export type DocumentRoutesOptions<T extends object> = {
   /** Referential checks inside the write transaction. */
   check: (tx: Tx, doc: T, existing: Stored<T> | undefined) => Promise<ProblemDetail[]>;
   checkDelete?: (tx: Tx, key: string, existing: Stored<T>) => Promise<ProblemDetail[]>;
-  filter?: (items: Stored<T>[], query: Record<string, string>) => Stored<T>[];
+  /** List filters, validated against `<queryKind>` first. */
+  filter?: { queryKind: string; apply: (items: Stored<T>[], query: Record<string, string>) => Stored<T>[] };
 };
 
 /** Throws a 400 for problems found by a check, with the most specific code they share. */
@@ -77,8 +78,9 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
 
   r.get('/', async (c) => {
     authorize(c, o.resource, 'read');
+    const query = o.filter ? validOrThrow<Record<string, string>>(o.filter.queryKind, { ...c.req.query() }) : {};
     let items = await o.store.list(db(c));
-    if (o.filter) items = o.filter(items, c.req.query());
+    if (o.filter) items = o.filter.apply(items, query);
     return c.json({ items });
   });
 

@@ -17,11 +17,30 @@ export async function readJson(c: Context<AppEnv>): Promise<unknown> {
   const buf = await c.req.arrayBuffer();
   if (buf.byteLength > MAX_BODY_BYTES) throw tooLarge();
   const text = new TextDecoder('utf-8', { fatal: false }).decode(buf);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw new ApiError(400, 'invalid_json', `The body is not valid JSON: ${(e as Error).message}`, { errors: [{ pointer: '', message: 'is not valid JSON' }] });
   }
+  if (depthExceeds(value, MAX_DEPTH)) {
+    throw new ApiError(400, 'validation', `The body is nested deeper than ${MAX_DEPTH} levels`, { errors: [{ pointer: '', message: `nests deeper than ${MAX_DEPTH} levels` }] });
+  }
+  return value;
+}
+
+/** Deeper bodies are refused before any recursive code (validators, schema walks) sees them. */
+export const MAX_DEPTH = 64;
+
+function depthExceeds(root: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+  }
+  return false;
 }
 
 function tooLarge(): ApiError {

@@ -184,3 +184,11 @@ describe('tools API', () => {
     expect(r.json.errors[0].pointer).toBe('/status');
   });
 });
+
+describe('tool list filters', () => {
+  it('rejects unknown filters and bad values with pointers', async () => {
+    const r = await t.request('GET', '/v1/tools?effect=loud&colour=blue');
+    expect(r.status).toBe(400);
+    expect(r.json.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/colour', '/effect']);
+  });
+});

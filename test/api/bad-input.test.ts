@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../support/harness.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => t.close());
+
+// Every write route of the core API, with bodies of every wrong shape: none may cause a 500 or
+// change anything.
+const routes: [string, string][] = [
+  ['POST', '/v1/tools'],
+  ['PUT', '/v1/tools/core__knowledge-query'],
+  ['PATCH', '/v1/tools/core__knowledge-query'],
+  ['POST', '/v1/groups'],
+  ['PUT', '/v1/groups/read-only'],
+  ['PATCH', '/v1/groups/read-only'],
+  ['POST', '/v1/states'],
+  ['PUT', '/v1/states/research'],
+  ['POST', '/v1/tenants'],
+  ['PUT', '/v1/tenants/acme-research'],
+  ['PATCH', '/v1/tenants/acme-research'],
+  ['PUT', '/v1/tenants/acme-research/policy'],
+  ['POST', '/v1/tenants/acme-research/grants'],
+  ['PUT', '/v1/tenants/acme-research/grants/conn-knowledge-graph-prod'],
+  ['POST', '/v1/tokens'],
+  ['POST', '/v1/session'],
+];
+
+const deep = (n: number): string => '{"a":'.repeat(n) + '{}' + '}'.repeat(n);
+const bodies: [string, string][] = [
+  ['null', 'null'],
+  ['an array', '[]'],
+  ['a string', '"tool"'],
+  ['a number', '42'],
+  ['wrong types everywhere', JSON.stringify({ id: 1, name: [], description: {}, inputSchema: 'x', effect: null, roles: 'all', connectionId: {}, label: 5, role: true })],
+  ['nesting 10,000 levels deep', `{"id":"core__deep","description":"d","effect":"read_only","inputSchema":{"type":"object","properties":${deep(10_000)}}}`],
+  ['unicode and control characters', JSON.stringify({ id: 'core__\u0000\u202e', name: '\ud83d\ude00', description: '\u0007' })],
+  ['a prototype-polluting key', '{"__proto__": {"admin": true}, "constructor": {"prototype": {"x": 1}}}'],
+  ['truncated JSON', '{"id": "core__x", "description": '],
+  ['a huge string', JSON.stringify({ id: 'core__huge', description: 'x'.repeat(200_000), inputSchema: { type: 'object' }, effect: 'read_only' })],
+];
+
+describe('bad input never causes a 500 or a change', () => {
+  for (const [method, path] of routes) {
+    it(`${method} ${path}`, async () => {
+      const seqBefore = (await t.request('GET', '/v1/audit/verify')).json.count;
+      for (const [label, raw] of bodies) {
+        const r = await t.request(method, path, { raw, headers: { 'if-match': '"1"' } });
+        expect(r.status, `${label}: ${r.text.slice(0, 200)}`).toBeGreaterThanOrEqual(400);
+        expect(r.status, `${label}: ${r.text.slice(0, 200)}`).toBeLessThan(500);
+        expect(r.headers.get('content-type'), label).toContain('application/problem+json');
+      }
+      expect((await t.request('GET', '/v1/audit/verify')).json.count).toBe(seqBefore);
+      expect(({} as Record<string, unknown>).admin).toBeUndefined();
+    });
+  }
+});
