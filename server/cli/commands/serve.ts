@@ -1,8 +1,9 @@
 import { serve } from '@hono/node-server';
 import { createApp } from '../../app.ts';
+import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { openToolgate, settingsFromEnv } from '../../startup.ts';
 
-/** `toolgate serve`: migrate, seed, and serve until SIGINT/SIGTERM. */
+/** `toolgate serve`: migrate, seed, serve, and keep MCP servers with an interval in sync, until SIGINT/SIGTERM. */
 export async function run(): Promise<number> {
   const settings = settingsFromEnv();
   const { deps, generatedAdminToken } = await openToolgate(settings);
@@ -14,6 +15,7 @@ export async function run(): Promise<number> {
       process.stdout.write(`\nBootstrap admin token (shown once, keep it safe):\n\n  ${generatedAdminToken}\n\nConsole: http://${settings.host}:${info.port}/\n\n`);
     }
   });
+  const stopMcp = startMcpScheduler(deps);
   await new Promise<void>((resolve) => {
     const stop = () => {
       server.close(() => resolve());
@@ -22,6 +24,7 @@ export async function run(): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  await stopMcp();
   await deps.database.close();
   return 0;
 }
