@@ -48,10 +48,11 @@ export class KeyStore {
     return { keys: this.keys.map((k) => ({ ...k.publicJwk })).sort((a, b) => ((a.kid ?? '') < (b.kid ?? '') ? -1 : 1)) };
   }
 
-  /** Every key, oldest first, marking the one that signs. */
-  async list(): Promise<KeyInfo[]> {
-    await this.signer();
-    const current = this.keys[this.keys.length - 1].kid;
+  /** Every key, oldest first, marking the one that signs (creating the first unless `create` is false). */
+  async list(opts: { create?: boolean } = {}): Promise<KeyInfo[]> {
+    if (opts.create === false) await this.refresh();
+    else await this.signer();
+    const current = this.keys[this.keys.length - 1]?.kid;
     return this.keys.map((k) => ({ kid: k.kid, createdAt: k.createdAt, signing: k.kid === current }));
   }
 

@@ -1,0 +1,143 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { createApp } from '../../server/app.ts';
+import { run as compile } from '../../server/cli/commands/compile.ts';
+import { run as evaluateCmd } from '../../server/cli/commands/evaluate.ts';
+import { run as keys } from '../../server/cli/commands/keys.ts';
+import { run as tools } from '../../server/cli/commands/tools.ts';
+import { run as verify } from '../../server/cli/commands/verify.ts';
+import { listAuditEvents } from '../../server/audit/events.ts';
+import { KeyStore } from '../../server/signing/key-store.ts';
+import { openToolgate } from '../../server/startup.ts';
+
+const ADMIN = 'tg_cli_test_admin';
+let dir: string;
+let app: ReturnType<typeof createApp>;
+let close: () => Promise<void>;
+let deps: Awaited<ReturnType<typeof openToolgate>>['deps'];
+
+function capture() {
+  const lines = { out: [] as string[], err: [] as string[] };
+  return { lines, out: { log: (l: string) => lines.out.push(l), error: (l: string) => lines.err.push(l) } };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-'));
+  process.env.TOOLGATE_DB = join(dir, 'toolgate.db');
+  process.env.TOOLGATE_KEYS_DIR = join(dir, 'keys');
+  const opened = await openToolgate(
+    { host: '127.0.0.1', port: 0, dbFile: process.env.TOOLGATE_DB, keysDir: process.env.TOOLGATE_KEYS_DIR, webDir: join(dir, 'web'), seed: 'demo', adminToken: ADMIN, logLevel: 'silent' },
+    pino({ level: 'silent' }),
+  );
+  deps = opened.deps;
+  app = createApp(deps);
+  close = () => deps.database.close();
+});
+afterAll(async () => {
+  await close?.();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('toolgate compile, verify, evaluate', () => {
+  const out = () => join(dir, 'out');
+
+  it('compiles and signs the draft into bundle.json and bundle.jws', async () => {
+    const c = capture();
+    expect(await compile(['--tenant', 'acme-research', '--out', out()], c.out)).toBe(0);
+    expect(c.lines.out[0]).toMatch(/bundle\.json \(\d+ bytes, version 1, sha256:[0-9a-f]{64}\)/);
+    const text = readFileSync(join(out(), 'bundle.json'), 'utf8');
+    expect(canonicalJson(JSON.parse(text))).toBe(text);
+    expect(readFileSync(join(out(), 'bundle.jws'), 'utf8')).toMatch(/^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+\n$/);
+  });
+
+  it('verifies the written files against the JWKS and refuses a tampered byte with its reason', async () => {
+    writeFileSync(join(dir, 'jwks.json'), JSON.stringify(await new KeyStore(process.env.TOOLGATE_KEYS_DIR).jwks()));
+    const args = ['--bundle', join(out(), 'bundle.json'), '--signature', join(out(), 'bundle.jws'), '--jwks', join(dir, 'jwks.json')];
+    const ok = capture();
+    expect(await verify(args, ok.out)).toBe(0);
+    expect(ok.lines.out[0]).toMatch(/^ok: tenant acme-research, version 1/);
+
+    const bytes = readFileSync(join(out(), 'bundle.json'));
+    bytes[bytes.indexOf('researcher') + 2] ^= 0x02;
+    writeFileSync(join(dir, 'tampered.json'), bytes);
+    const bad = capture();
+    expect(await verify(['--bundle', join(dir, 'tampered.json'), ...args.slice(2)], bad.out)).toBe(1);
+    expect(bad.lines.err[0]).toMatch(/^refused: bad_signature/);
+
+    const wrongTenant = capture();
+    expect(await verify([...args, '--tenant', 'globex-eng'], wrongTenant.out)).toBe(1);
+    expect(wrongTenant.lines.err[0]).toMatch(/^refused: tenant_mismatch/);
+  });
+
+  it('prints exactly what simulate answers for the same request', async () => {
+    const request = { subject: 'user:alice', groups: ['knowledge', 'write'], state: 'analysis', allowedConnectionIds: ['conn-knowledge-graph-prod'], at: '2026-01-01T00:00:00Z' };
+    writeFileSync(join(dir, 'request.json'), JSON.stringify(request));
+    const c = capture();
+    expect(await evaluateCmd(['--bundle', join(out(), 'bundle.json'), '--request', join(dir, 'request.json')], c.out)).toBe(0);
+    const res = await app.request('/v1/tenants/acme-research/simulate', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(request),
+    });
+    expect(res.status).toBe(200);
+    expect(c.lines.out.join('\n')).toBe(await res.text());
+  });
+
+  it('explains bad input instead of evaluating it', async () => {
+    writeFileSync(join(dir, 'bad-request.json'), JSON.stringify({ subject: 1 }));
+    const c = capture();
+    expect(await evaluateCmd(['--bundle', join(out(), 'bundle.json'), '--request', join(dir, 'bad-request.json')], c.out)).toBe(1);
+    expect(c.lines.err.join('\n')).toContain('/subject');
+    expect(await evaluateCmd(['--bundle', join(out(), 'bundle.json')], capture().out)).toBe(2);
+    expect(await compile(['--tenant', 'nope', '--out', out()], capture().out)).toBe(1);
+  });
+});
+
+describe('toolgate tools list', () => {
+  it('prints the specs the model would see, in the chosen wire format', async () => {
+    const args = ['list', '--tenant', 'globex-eng', '--draft', '--subject', 'agent:coding-bot', '--groups', 'coding', '--facts', 'hostSession=ready', '--profile'];
+    const openai = capture();
+    expect(await tools([...args, 'openai'], openai.out)).toBe(0);
+    const specs = JSON.parse(openai.lines.out.join('\n')) as { type: string; function: { name: string } }[];
+    expect(specs.map((s) => s.function.name)).toContain('core__host_fs_apply_patch');
+    expect(specs.map((s) => s.function.name)).not.toContain('core__host_fs_edit_file');
+    const anthropic = capture();
+    expect(await tools([...args, 'anthropic', '--format', 'anthropic'], anthropic.out)).toBe(0);
+    const names = (JSON.parse(anthropic.lines.out.join('\n')) as { name: string }[]).map((t) => t.name);
+    expect(names).toContain('core__host_fs_edit_file');
+    expect(names).not.toContain('core__host_fs_apply_patch');
+  });
+
+  it('says when there is nothing published yet and lists the inventory without a subject', async () => {
+    const none = capture();
+    expect(await tools(['list', '--tenant', 'globex-eng', '--subject', 'agent:coding-bot'], none.out)).toBe(1);
+    expect(none.lines.err[0]).toContain('no published bundle');
+    const inv = capture();
+    expect(await tools(['list'], inv.out)).toBe(0);
+    expect((JSON.parse(inv.lines.out.join('\n')) as { id: string }[]).length).toBe(16);
+    expect(await tools(['list', '--format', 'xml', '--subject', 's', '--tenant', 't'], capture().out)).toBe(2);
+  });
+});
+
+describe('toolgate keys', () => {
+  it('rotates to a new signing key, keeps the old one listed, and audits the rotation', async () => {
+    const before = capture();
+    expect(await keys(['list'], before.out)).toBe(0);
+    expect(before.lines.out).toHaveLength(1);
+    const oldKid = before.lines.out[0].split(/\s+/)[0];
+    const rotated = capture();
+    expect(await keys(['rotate', '--reason', 'scheduled'], rotated.out)).toBe(0);
+    const after = capture();
+    await keys(['list'], after.out);
+    expect(after.lines.out).toHaveLength(2);
+    expect(after.lines.out[0]).toMatch(new RegExp(`^${oldKid}\\s+\\S+$`));
+    expect(after.lines.out[1]).toMatch(/signing$/);
+    const events = await listAuditEvents(deps.database.db, {}, 0, 1000);
+    expect(events.filter((e) => e.action === 'rotate' && e.entityType === 'key').map((e) => e.reason)).toEqual(['scheduled']);
+    expect(await keys(['spin'], capture().out)).toBe(2);
+  });
+});
