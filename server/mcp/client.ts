@@ -189,7 +189,7 @@ function explain(err: unknown, timeout: number): string {
   if (err instanceof ClosedError) return 'the connection closed (the process exited or the server hung up)';
   if (err instanceof TransportError) {
     const original = err.original as { code?: unknown; name?: unknown; cause?: { code?: unknown; message?: unknown } };
-    if (original instanceof SyntaxError || original.name === 'ZodError') return `it answered something that is not MCP (${err.message})`;
+    if (original instanceof SyntaxError || Array.isArray((original as { issues?: unknown }).issues)) return `it answered something that is not MCP (${err.message})`;
     if (original.code === 'ENOENT') return 'the command was not found';
     if (original.code === 'EACCES') return 'the command is not executable';
     if (original.cause) return `cannot connect (${String(original.cause.code ?? original.cause.message)})`;
@@ -201,7 +201,12 @@ function explain(err: unknown, timeout: number): string {
   if (e.code === -32000) return 'the connection closed (the process exited or the server hung up)';
   if (e.code === 'ENOENT') return 'the command was not found';
   if (e.code === 'EACCES') return 'the command is not executable';
-  if (e.name === 'ZodError') return 'its answer does not have the shape MCP requires';
+  const issues = (err as { issues?: Array<{ path?: unknown[]; message?: string }> }).issues;
+  if (Array.isArray(issues)) {
+    const first = issues[0];
+    const where = first?.path?.length ? `${first.path.join('.')}: ` : '';
+    return `its answer does not have the shape MCP requires (${where}${first?.message ?? 'invalid'}${issues.length > 1 ? `, and ${issues.length - 1} more` : ''})`;
+  }
   return describe(err);
 }
 

@@ -5,6 +5,7 @@ import {
   crashingServer,
   everythingServer,
   garbageServer,
+  jsonNoiseServer,
   memoryServer,
   missingCommand,
   objectSchema,
@@ -129,10 +130,16 @@ describe('MCP client failures', () => {
     if (!r.ok) expect(r.message).toMatch(/^MCP server "noise" failed to start or initialize: it answered something that is not MCP/);
   });
 
+  it('refuses a server that prints JSON that is not JSON-RPC', async () => {
+    const r = await fetchMcpTools({ id: 'json-noise', transport: jsonNoiseServer() }, quick);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toMatch(/^MCP server "json-noise" failed to start or initialize: it answered something that is not MCP/);
+  });
+
   it('refuses a tools/list answer of the wrong shape', async () => {
     const r = await fetchMcpTools({ id: 'odd', transport: wrongShapeServer() }, quick);
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.message).toMatch(/^MCP server "odd" tools\/list failed: /);
+    if (!r.ok) expect(r.message).toBe('MCP server "odd" tools/list failed: its answer does not have the shape MCP requires (tools: Invalid input: expected array, received string)');
   });
 
   it('never puts the value of a passed-through variable into an error', async () => {
