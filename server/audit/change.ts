@@ -19,8 +19,10 @@ export type Change = {
  * together or not at all. Counts the events in the metrics only after the commit.
  */
 export async function runChange<T>(deps: Pick<AppDeps, 'database' | 'metrics'>, meta: ChangeMeta, fn: (ch: Change) => Promise<T>): Promise<T> {
-  const written: AuditEvent[] = [];
-  const result = await deps.database.transaction(async (tx) => {
+  let written: AuditEvent[] = [];
+  const result = await deps.database.change(async (tx) => {
+    // A retried or rolled-back attempt must not count its events.
+    written = [];
     const change: Change = {
       tx,
       meta,

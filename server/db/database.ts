@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Transaction } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, type Transaction, sql } from 'kysely';
 import { migrations } from '../../migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -9,6 +9,9 @@ export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
 /** Repositories take either, so they compose inside a caller's transaction. */
 export type DbOrTx = Db | Tx;
+
+type Job = { fn: (tx: Tx) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+const MAX_BATCH = 256;
 
 /** The one database wrapper: opens SQLite with the pragmas set once, owns migrations, closed with close(). */
 export class ToolgateDatabase {
@@ -29,6 +32,59 @@ export class ToolgateDatabase {
   /** Runs `fn` in one transaction: all of it commits, or none of it. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(fn);
+  }
+
+  private queue: Job[] = [];
+  private draining = false;
+
+  /**
+   * Group commit: like `transaction`, but changes that arrive while another commit is under way
+   * share the next transaction, each inside its own savepoint. A change that throws is rolled
+   * back alone; the others commit together with one fsync. Each promise settles only after the
+   * COMMIT, so an acknowledged change is durable (synchronous = FULL).
+   */
+  change<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn: fn as Job['fn'], resolve: resolve as Job['resolve'], reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+        try {
+          await this.db.transaction().execute(async (tx) => {
+            for (const job of batch) {
+              await sql`SAVEPOINT change`.execute(tx);
+              try {
+                const value = await job.fn(tx);
+                await sql`RELEASE change`.execute(tx);
+                outcomes.push({ ok: true, value });
+              } catch (error) {
+                await sql`ROLLBACK TO change`.execute(tx);
+                await sql`RELEASE change`.execute(tx);
+                outcomes.push({ ok: false, error });
+              }
+            }
+          });
+        } catch (error) {
+          // The COMMIT itself failed: nothing of the batch is durable.
+          for (const job of batch) job.reject(error);
+          continue;
+        }
+        batch.forEach((job, i) => {
+          const o = outcomes[i];
+          if (o.ok) job.resolve(o.value);
+          else job.reject(o.error);
+        });
+      }
+    } finally {
+      this.draining = false;
+    }
   }
 
   /** Migrates to the latest version; throws with the failing migration's name. */
