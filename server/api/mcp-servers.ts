@@ -3,7 +3,7 @@ import type { McpServer, Tool } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
 import { type AppEnv, actorName } from '../context.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, type ProblemDetail } from '../errors.ts';
 import { takeReason } from '../http/body.ts';
 import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { syncMcpServer } from '../mcp/sync.ts';
@@ -22,8 +22,28 @@ const crud = documentRoutes<McpServer>({
   // lastSync belongs to the server: an edit keeps it.
   normalize: (doc, existing) => (existing?.lastSync ? { ...doc, lastSync: existing.lastSync } : doc),
   // Variables travel by name; a credential pasted into args or a URL is refused.
-  check: async (_tx, doc) => findSecrets({ ...doc, lastSync: undefined }),
+  check: async (_tx, doc) => [...findSecrets({ ...doc, lastSync: undefined }), ...urlSecrets(doc)],
 });
+
+const SECRET_PARAM = /token|secret|passw|api[_-]?key|apikey|auth|signature|sig$|key$/i;
+
+/** Credentials carried in an HTTP transport's URL: user info, or secret-named query parameters. */
+function urlSecrets(doc: McpServer): ProblemDetail[] {
+  if (doc.transport.kind !== 'http') return [];
+  let url: URL;
+  try {
+    url = new URL(doc.transport.url);
+  } catch {
+    return [];
+  }
+  const problems: ProblemDetail[] = [];
+  const message = 'carries a credential; Toolgate never stores credentials';
+  if (url.username || url.password) problems.push({ pointer: '/transport/url', message: `${message} (user info)`, code: 'secret_field' });
+  for (const name of url.searchParams.keys()) {
+    if (SECRET_PARAM.test(name)) problems.push({ pointer: '/transport/url', message: `${message} (query parameter "${name}")`, code: 'secret_field' });
+  }
+  return problems;
+}
 
 /**
  * `/v1/mcp-servers`: CRUD, and `POST /:id/sync`, which imports the server's tools quarantined.

@@ -114,6 +114,16 @@ describe('/v1/mcp-servers CRUD', () => {
     expect(problem.errors[0].pointer).toBe('/transport/args/0');
   });
 
+  it('refuses credentials in an HTTP transport URL', async () => {
+    for (const url of ['https://user:hunter22@mcp.example.com/mcp', 'https://mcp.example.com/mcp?api_key=abc123']) {
+      const res = await h.call('admin', 'POST', '/v1/mcp-servers', { id: 'url-leak', label: 'leak', transport: { kind: 'http', url } });
+      expect(res.status).toBe(400);
+      const problem = await json<{ code: string; errors: Array<{ pointer: string }> }>(res);
+      expect(problem).toMatchObject({ code: 'secret_field', errors: [{ pointer: '/transport/url' }] });
+    }
+    expect((await h.call('admin', 'GET', '/v1/mcp-servers/url-leak')).status).toBe(404);
+  });
+
   it('rejects a body that is not JSON', async () => {
     const res = await h.call('admin', 'POST', '/v1/mcp-servers', '{nope');
     expect(res.status).toBe(400);
