@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { flattenedVerify, importJWK } from 'jose';
 import type { JWK } from 'jose';
 import { toProblems, validatorFor } from '../policy-schemas/index.ts';
 import type { Bundle, EvaluationResult, VerifyCode } from '../policy-schemas/types.gen.ts';
-import { canonicalJson, sha256Canonical } from './canonical-json.ts';
+import { canonicalJson } from './canonical-json.ts';
 import { loadBundle } from './load-bundle.ts';
 import type { LoadedBundle } from './load-bundle.ts';
 import { evaluate } from './evaluate.ts';
@@ -84,7 +85,12 @@ export async function verifyBundle(
   if (doc.format !== BUNDLE_FORMAT) {
     return refuse('malformed', `unsupported bundle format ${JSON.stringify(doc.format)}; expected ${BUNDLE_FORMAT}`);
   }
-  if (canonicalJson(doc) !== text) return refuse('malformed', 'the bundle is not RFC 8785 canonical JSON');
+  // Canonical JSON of an object is its sorted members joined, so the full text and the content
+  // hashed for the revision share one serialization of each top-level value.
+  const members = Object.keys(doc)
+    .sort()
+    .map((k) => ({ key: k, text: `${JSON.stringify(k)}:${canonicalJson(doc[k])}` }));
+  if (`{${members.map((m) => m.text).join(',')}}` !== text) return refuse('malformed', 'the bundle is not RFC 8785 canonical JSON');
   const validateBundle = validatorFor('bundle');
   if (!validateBundle(doc)) {
     const first = toProblems(validateBundle.errors ?? [])[0];
@@ -103,9 +109,9 @@ export async function verifyBundle(
   if (Date.parse(bundle.expiresAt) <= now.getTime()) {
     return refuse('expired', `the bundle expired at ${bundle.expiresAt}`);
   }
-  const content: Record<string, unknown> = { ...doc };
-  for (const f of ENVELOPE_FIELDS) delete content[f];
-  const revision = sha256Canonical(content);
+  const envelope = new Set<string>(ENVELOPE_FIELDS);
+  const content = `{${members.filter((m) => !envelope.has(m.key)).map((m) => m.text).join(',')}}`;
+  const revision = 'sha256:' + createHash('sha256').update(content).digest('hex');
   if (revision !== bundle.revision) {
     return refuse('revision_mismatch', `the content hashes to ${revision}, not the stated revision ${bundle.revision}`);
   }
