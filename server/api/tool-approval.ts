@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { definitionHash as hashDefinition } from '../../runtime/definition-hash.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { Tool, ToolApprove } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
@@ -45,6 +46,13 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
         extra: { expected: tool.definitionHash, got: definitionHash },
       });
     }
+    const stored = definitionHashOf(tool);
+    if (stored !== tool.definitionHash) {
+      const why = tool.review?.problems?.map((p) => ({ pointer: p.pointer, message: p.message })) ?? [];
+      throw new ApiError(400, 'validation', `tool ${id} cannot be approved: the definition its server offers cannot be stored in the inventory${why[0] ? ` (${why[0].pointer} ${why[0].message})` : ''}`, {
+        errors: why.length ? why : [{ pointer: '/definitionHash', message: 'does not match the stored definition' }],
+      });
+    }
     const problems = checkInputSchema(tool.inputSchema);
     if (problems.length === 0) {
       // The same compilation the bundle compiler does: an approved tool must never block a publish.
@@ -63,11 +71,21 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
     const before = stripStored(tool);
     const { review: _review, ...rest } = before;
     const after: Tool = { ...rest, status: 'active', source: { ...tool.source, approvedDefinitionHash: tool.definitionHash } };
-    const stored = await toolStore.update(ch.tx, id, after, tool.version, tool.createdAt, new Date().toISOString());
-    if (!stored) throw new ApiError(412, 'precondition_failed', `tool ${id} changed meanwhile`, { current: await toolStore.get(ch.tx, id) });
+    const saved = await toolStore.update(ch.tx, id, after, tool.version, tool.createdAt, new Date().toISOString());
+    if (!saved) throw new ApiError(412, 'precondition_failed', `tool ${id} changed meanwhile`, { current: await toolStore.get(ch.tx, id) });
     await ch.record({ action: 'approve', entityType: 'tool', entityId: id, before, after });
-    return stored;
+    return saved;
   });
   c.header('ETag', etagOf(approved.version));
   return c.json(approved);
 });
+
+/** The hash of what the inventory holds for an imported tool (its server's name for it). */
+function definitionHashOf(tool: Tool): string {
+  return hashDefinition({
+    name: tool.source?.originalName ?? tool.id,
+    description: tool.description,
+    inputSchema: tool.inputSchema as Record<string, unknown>,
+    outputSchema: tool.outputSchema as Record<string, unknown> | undefined,
+  });
+}

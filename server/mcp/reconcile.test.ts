@@ -171,6 +171,28 @@ describe('reconcileTools', () => {
     expect(pointers).toEqual(expect.arrayContaining(['/inputSchema/properties/connectionId', '/inputSchema/properties/v/anyOf']));
   });
 
+  it('quarantines an approved tool whose server now offers a definition the inventory cannot hold', () => {
+    const [approved] = approvedInventory([offer('search')]);
+    const r = run([offer('search', { description: 'w'.repeat(9000) })], [approved], LATER);
+    expect(r.changed).toEqual(['mcp__srv__search']);
+    expect(r.rejected[0]).toMatchObject({ name: 'search', message: expect.stringContaining('/description') });
+    const after = r.changes[0].after;
+    expect(after.status).toBe('quarantined');
+    expect(after.description).toBe(approved.description);
+    expect(after.definitionHash).toBe(after.review?.current.definitionHash);
+    expect(after.definitionHash).not.toBe(approved.definitionHash);
+    expect(after.review?.previous?.definitionHash).toBe(approved.definitionHash);
+    expect(after.review?.problems?.[0].pointer).toBe('/description');
+    expect(run([offer('search', { description: 'w'.repeat(9000) })], [after], LATER).changes).toEqual([]);
+  });
+
+  it('sends a disabled tool whose definition changed to quarantine too', () => {
+    const [approved] = approvedInventory([offer('search')]);
+    const r = run([offer('search', { description: 'changed' })], [{ ...approved, status: 'disabled' }]);
+    expect(r.changes[0].after.status).toBe('quarantined');
+    expect(r.changes[0].after.review?.previous?.definitionHash).toBe(approved.definitionHash);
+  });
+
   it('rejects a definition the inventory cannot hold, such as an overlong description', () => {
     const r = run([offer('wordy', { description: 'w'.repeat(9000) })]);
     expect(r.changes).toEqual([]);

@@ -71,8 +71,15 @@ export function reconcileTools(input: ReconcileInput): ReconcileResult {
     const invalid = validate<Tool>('tool', structuredClone(candidate));
     if (!invalid.ok) {
       result.rejected.push({ name: offer.name, message: `the definition cannot be stored: ${invalid.errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}` });
-      // An existing tool stays as it is rather than being marked removed.
-      if (existing) offeredIds.add(id);
+      if (existing) {
+        offeredIds.add(id);
+        // The server changed what an admin approved: quarantined, the old definition kept.
+        const held = unstorable(existing, current, invalid.errors, now);
+        if (held !== existing) {
+          result.changes.push({ before: existing, after: held });
+          result.changed.push(id);
+        }
+      }
       continue;
     }
     offeredIds.add(id);
@@ -160,6 +167,24 @@ function updated(existing: Tool, def: McpDefinition, now: string): Tool {
   const review: NonNullable<Tool['review']> = { current: def, detectedAt: now };
   if (approved !== undefined && existing.definitionHash === approved) review.previous = storedDefinition(existing);
   return withDefinition(existing, def, review);
+}
+
+/**
+ * An imported tool whose server now offers a definition the inventory cannot hold: quarantined,
+ * stored fields unchanged, the offered hash and definition kept for review with why.
+ */
+function unstorable(existing: Tool, def: McpDefinition, errors: SchemaFlag[], now: string): Tool {
+  const status = existing.status ?? 'active';
+  if (status === 'quarantined' && existing.definitionHash === def.definitionHash) return existing;
+  const approved = existing.source?.approvedDefinitionHash;
+  const review: NonNullable<Tool['review']> = {
+    current: def,
+    detectedAt: now,
+    problems: errors.map((e) => ({ pointer: e.pointer || '/', message: `${e.message} (the offered definition cannot be stored)` })),
+  };
+  if (status === 'quarantined' && existing.review?.previous) review.previous = existing.review.previous;
+  else if (status !== 'quarantined' && status !== 'removed' && approved !== undefined) review.previous = storedDefinition(existing);
+  return { ...existing, status: 'quarantined', definitionHash: def.definitionHash, review };
 }
 
 function withDefinition(existing: Tool, def: McpDefinition, review: NonNullable<Tool['review']>): Tool {

@@ -305,6 +305,28 @@ describe('sync and approval against the SDK test server', () => {
   });
 });
 
+describe('a definition the inventory cannot hold', () => {
+  it('sends the approved tool back to quarantine and cannot be approved', async () => {
+    const fixture = new StateFileServer({ tools: [{ name: 'grow', description: 'Short', inputSchema: objectSchema() }] });
+    fixtures.push(fixture);
+    await createServer({ id: 'growing', label: 'Growing', transport: fixture.transport() });
+    expect((await h.call('admin', 'POST', '/v1/mcp-servers/growing/sync')).status).toBe(200);
+    const first = await getTool('mcp__growing__grow');
+    expect((await h.call('admin', 'POST', '/v1/tools/mcp__growing__grow/approve', { definitionHash: first.definitionHash })).status).toBe(200);
+
+    fixture.write({ tools: [{ name: 'grow', description: 'x'.repeat(9000), inputSchema: objectSchema() }] });
+    const sync = await json<McpServer>(await h.call('admin', 'POST', '/v1/mcp-servers/growing/sync'));
+    expect(sync.lastSync).toMatchObject({ changed: ['mcp__growing__grow'], rejected: [{ name: 'grow' }] });
+    const held = await getTool('mcp__growing__grow');
+    expect(held).toMatchObject({ status: 'quarantined', description: 'Short' });
+    const res = await h.call('admin', 'POST', '/v1/tools/mcp__growing__grow/approve', { definitionHash: held.definitionHash });
+    expect(res.status).toBe(400);
+    const problem = await json<{ detail: string; errors: Array<{ pointer: string }> }>(res);
+    expect(problem.detail).toContain('cannot be stored');
+    expect(problem.errors[0].pointer).toBe('/description');
+  });
+});
+
 describe('deleting a server', () => {
   it('marks its imported tools removed and keeps them in the inventory', async () => {
     const fixture = new StateFileServer({ tools: [{ name: 'gone', description: 'Gone soon', inputSchema: objectSchema() }] });
