@@ -63,15 +63,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/.well-known', jwksRoutes);
   app.get('/metrics', async (c) => c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType }));
 
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new ApiError(413, 'payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes`);
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new ApiError(413, 'payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes`);
+    },
+  });
+  // GET/HEAD handlers read no body; bodyLimit would still build a full Request for each (hot on bundle pulls).
+  app.use('/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   app.use('/v1/*', async (c, next) => (PUBLIC_V1.has(c.req.path.replace(/\/$/, '')) ? next() : authenticate(c, next)));
 
   app.route('/v1/session', sessionRoutes);

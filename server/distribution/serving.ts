@@ -22,14 +22,21 @@ export function bundleCacheFor(database: ToolgateDatabase): BundleCache {
   return cache;
 }
 
-/** Headers of a 200 carrying a bundle, and of the 304 answering a matching If-None-Match. */
-export function bundleHeaders(b: ServedBundle, pinned: boolean, longPoll: boolean): { ok: Record<string, string>; notModified: Record<string, string> } {
-  const cacheControl = longPoll ? 'no-store' : pinned ? IMMUTABLE : REVALIDATE;
-  const notModified = { etag: b.etag, 'cache-control': cacheControl, vary: 'Authorization', 'toolgate-version': String(b.version) };
-  return {
-    notModified,
-    ok: { ...notModified, 'content-type': 'application/json', 'toolgate-signature': b.signature },
-  };
+type BundleHeaders = { ok: Record<string, string>; notModified: Record<string, string> };
+const headerMemo = new WeakMap<ServedBundle, Partial<Record<'latest' | 'pinned' | 'poll', BundleHeaders>>>();
+
+/** Headers of a 200 carrying a bundle, and of the 304 answering a matching If-None-Match; built once per bundle. */
+export function bundleHeaders(b: ServedBundle, pinned: boolean, longPoll: boolean): BundleHeaders {
+  const mode = longPoll ? 'poll' : pinned ? 'pinned' : 'latest';
+  let memo = headerMemo.get(b);
+  if (!memo) headerMemo.set(b, (memo = {}));
+  let h = memo[mode];
+  if (!h) {
+    const cacheControl = longPoll ? 'no-store' : pinned ? IMMUTABLE : REVALIDATE;
+    const notModified = { etag: b.etag, 'cache-control': cacheControl, vary: 'Authorization', 'toolgate-version': String(b.version) };
+    h = memo[mode] = { notModified, ok: { ...notModified, 'content-type': 'application/json', 'toolgate-signature': b.signature } };
+  }
+  return h;
 }
 
 /**
