@@ -1,12 +1,14 @@
 import { infiniteQueryOptions, queryOptions, useInfiniteQuery, useQuery } from '@tanstack/react-query';
-import type { AuditEvent } from '../../../../../policy-schemas/types.gen.ts';
+import type { AuditEvent, AuditQuery } from '../../../../../policy-schemas/types.gen.ts';
 import { api, query } from '../../../lib/api-client.ts';
 
-export type AuditFilters = { tenant?: string; actor?: string; entityType?: string; entityId?: string; action?: string; from?: string; to?: string };
+export type AuditFilters = Omit<AuditQuery, 'cursor' | 'limit' | 'format'>;
+/** Events come oldest first (keyset pages by seq); the console shows the loaded ones newest first. */
+export const PAGE = 1000;
 type AuditPage = { items: AuditEvent[]; nextCursor: string | null };
 
 export async function getAudit(filters: AuditFilters, cursor?: string): Promise<AuditPage> {
-  return api<AuditPage>(`/v1/audit${query({ ...filters, cursor, limit: 50 })}`);
+  return api<AuditPage>(`/v1/audit${query({ ...filters, cursor, limit: PAGE })}`);
 }
 
 export const auditQueryOptions = (filters: AuditFilters) =>
@@ -21,7 +23,7 @@ export function useAudit(filters: AuditFilters) {
   return useInfiniteQuery(auditQueryOptions(filters));
 }
 
-export type AuditVerification = { ok: boolean; count: number; firstBroken?: number | { seq: number; reason?: string } | null };
+export type AuditVerification = { ok: boolean; count: number; firstBroken?: { seq: number; reason: string; message?: string } };
 
 export async function verifyAudit(): Promise<AuditVerification> {
   return api<AuditVerification>('/v1/audit/verify');

@@ -29,13 +29,14 @@ export function AuditPage(_: { session: Session }) {
   const [exportError, setExportError] = useState<unknown>(null);
   const ids = useId();
   const setFilter = (k: (typeof keys)[number], v: string) => {
+    // Free-text filters apply as typed; the API rejects empty values, so they are dropped.
     const p = new URLSearchParams(loc.params);
     if (v) p.set(k, v);
     else p.delete(k);
     const s = p.toString();
     replaceRoute(`/audit${s ? `?${s}` : ''}`);
   };
-  const events = audit.data?.pages.flatMap((p) => p.items) ?? [];
+  const events = (audit.data?.pages.flatMap((p) => p.items) ?? []).slice().reverse();
   const v = verify.data;
   const broken = v?.firstBroken;
   return (
@@ -67,7 +68,7 @@ export function AuditPage(_: { session: Session }) {
         ) : (
           <>
             <Badge tone="bad">chain broken</Badge> First broken link at event{' '}
-            {typeof broken === 'object' && broken ? `${broken.seq}${broken.reason ? ` (${broken.reason})` : ''}` : String(broken ?? '?')}.
+            {broken ? `#${broken.seq} (${broken.reason}${broken.message ? `: ${broken.message}` : ''})` : '?'}.
           </>
         )}{' '}
         <button type="button" className="link-button" onClick={() => verify.refetch()}>
@@ -131,7 +132,7 @@ export function AuditPage(_: { session: Session }) {
       {audit.data && !events.length ? <p className="muted">No event matches these filters.</p> : null}
       {audit.hasNextPage ? (
         <button type="button" onClick={() => audit.fetchNextPage()} disabled={audit.isFetchingNextPage}>
-          {audit.isFetchingNextPage ? 'Loading…' : 'Load older events'}
+          {audit.isFetchingNextPage ? 'Loading…' : 'Load later events'}
         </button>
       ) : null}
     </section>

@@ -14,7 +14,8 @@ export function useLogin() {
   return useMutation({
     mutationFn: login,
     onSuccess: (session) => {
-      qc.clear();
+      // Drop what another identity may have loaded; keep the session query its observers watch.
+      qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'session' });
       qc.setQueryData(['session'], session);
     },
   });

@@ -12,7 +12,7 @@ export function useLogout() {
   return useMutation({
     mutationFn: logout,
     onSettled: () => {
-      qc.clear();
+      qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'session' });
       qc.setQueryData(['session'], null);
     },
   });

@@ -1,21 +1,12 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
+import type { Runtime } from '../../../../../policy-schemas/types.gen.ts';
 import { api } from '../../../lib/api-client.ts';
 
-/** A runtime's last report, as GET …/runtimes lists it (no entity schema; fields read tolerantly). */
-export type RuntimeStatus = {
-  runtimeId?: string;
-  id?: string;
-  version?: number | null;
-  health?: 'fresh' | 'stale' | 'none' | string;
-  reportedAt?: string;
-  lastSeenAt?: string;
-  error?: string | null;
-  reason?: string | null;
-};
+export type Fleet = { latest: { version: number; revision: string } | null; runtimes: Runtime[] };
 
-export async function getRuntimes(tenant: string): Promise<RuntimeStatus[]> {
-  const res = await api<{ items: RuntimeStatus[] } | RuntimeStatus[]>(`/v1/tenants/${encodeURIComponent(tenant)}/runtimes`);
-  return Array.isArray(res) ? res : res.items;
+/** The tenant's runtimes with their last report, and the latest published version to compare with. */
+export async function getRuntimes(tenant: string): Promise<Fleet> {
+  return api<Fleet>(`/v1/tenants/${encodeURIComponent(tenant)}/runtimes`);
 }
 
 export const runtimesQueryOptions = (tenant: string) =>

@@ -230,15 +230,16 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
         ) : null}
       </section>
 
-      <Runtimes tenant={tenant} latest={latest?.version} />
+      <Runtimes tenant={tenant} />
     </div>
   );
 }
 
-function Runtimes({ tenant, latest }: { tenant: string; latest?: number }) {
+function Runtimes({ tenant }: { tenant: string }) {
   const runtimes = useRuntimes(tenant);
   const ids = useId();
-  const items = runtimes.data ?? [];
+  const items = runtimes.data?.runtimes ?? [];
+  const latest = runtimes.data?.latest?.version;
   const onLatest = items.filter((r) => latest !== undefined && r.version === latest).length;
   return (
     <section aria-labelledby={`${ids}-rt`}>
@@ -269,21 +270,25 @@ function Runtimes({ tenant, latest }: { tenant: string; latest?: number }) {
                 <tr>
                   <th scope="col">Runtime</th>
                   <th scope="col">Version</th>
+                  <th scope="col">Behind</th>
                   <th scope="col">Health</th>
                   <th scope="col">Last report</th>
-                  <th scope="col">Detail</th>
+                  <th scope="col">Last error</th>
                 </tr>
               </thead>
               <tbody>
-                {items.map((r, i) => (
-                  <tr key={r.runtimeId ?? r.id ?? i}>
-                    <td className="mono">{r.runtimeId ?? r.id}</td>
+                {items.map((r) => (
+                  <tr key={r.runtimeId}>
+                    <td className="mono">{r.runtimeId}</td>
                     <td>{r.version != null ? `v${r.version}` : '—'}</td>
+                    <td>{r.behind == null ? '—' : r.behind === 0 ? 'up to date' : `${r.behind} behind`}</td>
                     <td>
-                      <Badge tone={r.health === 'fresh' ? 'ok' : r.health === 'stale' ? 'warn' : 'bad'}>{r.health ?? 'unknown'}</Badge>
+                      <Badge tone={r.health === 'fresh' ? 'ok' : r.health === 'stale' ? 'warn' : 'bad'}>{r.health}</Badge>
                     </td>
-                    <td>{r.reportedAt ?? r.lastSeenAt ? new Date((r.reportedAt ?? r.lastSeenAt)!).toLocaleString() : '—'}</td>
-                    <td>{r.error ?? r.reason ?? ''}</td>
+                    <td>{new Date(r.reportedAt).toLocaleString()}</td>
+                    <td>
+                      {r.lastError ? <code>{r.lastError}</code> : null} {r.detail ?? ''}
+                    </td>
                   </tr>
                 ))}
               </tbody>

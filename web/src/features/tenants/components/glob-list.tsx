@@ -93,8 +93,8 @@ export function GlobList({
             ))}
           </datalist>
           <span className="muted">{adding.trim() ? `${matchingIds(adding.trim(), toolIds).length} match` : ''}</span>
-          <button type="button" onClick={add} disabled={!adding.trim()}>
-            Add {name}
+          <button type="button" onClick={add} disabled={!adding.trim()} aria-label={`Add ${name}`}>
+            Add
           </button>
         </div>
       ) : null}

@@ -92,8 +92,9 @@ export function PolicyEditor({
                     const { [name]: _gone, ...rest } = roles;
                     set('roles', rest);
                   }}
+                  aria-label={`Remove role ${name}`}
                 >
-                  Remove role {name}
+                  Remove role
                 </button>
               ) : null}
             </header>
@@ -120,6 +121,7 @@ export function PolicyEditor({
         {editable ? <AddName label="New role name" button="Add role" pattern={patterns.roleName} taken={Object.keys(roles)} onAdd={(n) => setRole(n, { groups: [], allow: [], deny: [], requireApproval: [] })} /> : null}
 
         <h2>Bindings</h2>
+        <div className="table-wrap">
         <table className="data-table compact" aria-label="Bindings">
           <thead>
             <tr>
@@ -144,8 +146,9 @@ export function PolicyEditor({
                         const { [subject]: _gone, ...rest } = p.bindings ?? {};
                         set('bindings', rest);
                       }}
+                      aria-label={`Remove binding of ${subject}`}
                     >
-                      Remove {subject}
+                      Remove
                     </button>
                   </td>
                 ) : null}
@@ -153,6 +156,7 @@ export function PolicyEditor({
             ))}
           </tbody>
         </table>
+        </div>
         <FieldErrors errors={errorsAt('/bindings')} />
         {editable ? <AddName label="New subject" button="Add binding" taken={Object.keys(p.bindings ?? {})} placeholder="agent:support-bot" onAdd={(n) => set('bindings', { ...p.bindings, [n]: [] })} /> : null}
 
@@ -169,8 +173,9 @@ export function PolicyEditor({
                     const { [name]: _gone, ...rest } = p.profiles ?? {};
                     set('profiles', rest);
                   }}
+                  aria-label={`Remove profile ${name}`}
                 >
-                  Remove profile {name}
+                  Remove profile
                 </button>
               ) : null}
             </header>

@@ -1,0 +1,230 @@
+import { createPublicKey, verify } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { startConsole, type Console } from './harness.ts';
+
+let c: Console;
+let page: Page;
+
+beforeAll(async () => {
+  c = await startConsole();
+  ({ page } = await c.newSession());
+});
+
+afterAll(async () => {
+  await c?.close();
+});
+
+const go = async (p: Page, path: string) => {
+  await p.goto(`${c.url}/#${path}`);
+};
+
+describe('the admin console in a real browser', () => {
+  it('signs in with a token and shows the tool inventory', async () => {
+    await page.goto(`${c.url}/`);
+    await page.getByLabel('API token').waitFor();
+    await c.shot(page, 'login');
+    await c.login(page);
+    const tools = page.getByRole('table', { name: 'Tools' });
+    await expect(tools.getByRole('link', { name: 'core__knowledge-query' }).isVisible()).resolves.toBe(true);
+    await c.shot(page, 'tools');
+  });
+
+  it('rejects a tool whose input schema has a connectionId property and marks the offending line', async () => {
+    await go(page, '/tools/new');
+    await page.getByLabel('Tool id').fill('core__e2e-bad-schema');
+    await page.getByLabel('Description').fill('A tool with a forbidden argument');
+    const schema = ['{', '  "type": "object",', '  "properties": {', '    "query": { "type": "string" },', '    "connectionId": { "type": "string" }', '  }', '}'].join('\n');
+    await page.getByLabel('Input schema', { exact: true }).fill(schema);
+    await page.getByRole('button', { name: 'Create tool' }).click();
+    const errors = page.getByRole('list', { name: 'Input schema errors' });
+    await errors.waitFor();
+    const text = await errors.innerText();
+    expect(text).toContain('Line 5');
+    expect(text).toContain('/properties/connectionId');
+    expect(await page.getByRole('alert').first().innerText()).toMatch(/connectionId/);
+    await c.shot(page, 'tool-schema-error');
+    const res = await c.api('GET', '/v1/tools/core__e2e-bad-schema');
+    expect(res.status).toBe(404);
+  });
+
+  it('asks before leaving a page with unsaved edits', async () => {
+    // The rejected tool from the previous test is still in the form, unsaved.
+    const asked = page.waitForEvent('dialog').then(async (d) => {
+      const message = d.message();
+      await d.dismiss();
+      return message;
+    });
+    await page.getByRole('link', { name: 'States' }).click();
+    expect(await asked).toMatch(/unsaved changes/);
+    expect(await page.getByLabel('Tool id').inputValue()).toBe('core__e2e-bad-schema');
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('link', { name: 'States' }).click();
+    await page.getByRole('heading', { name: 'States', level: 1 }).waitFor();
+  });
+
+  it('shows the state transitions as a drawn graph', async () => {
+    await go(page, '/states');
+    const graph = page.getByRole('img', { name: /State transitions/ });
+    await graph.waitFor();
+    expect(await graph.locator('g.edge').count()).toBeGreaterThan(0);
+    expect(await graph.locator('g.node').count()).toBeGreaterThanOrEqual(5);
+    await c.shot(page, 'states');
+  });
+
+  it('adds a tool to a role allowlist and the simulator shows it become visible', async () => {
+    await go(page, '/tenants/globex-eng');
+    const sim = page.getByRole('region', { name: 'Simulator' });
+    await sim.getByLabel('Subject').fill('agent:coding-bot');
+    await sim.getByLabel('Requested groups').fill('basic');
+    const visible = sim.getByRole('table', { name: 'Visible tools' });
+    const filtered = sim.getByRole('table', { name: 'Filtered tools' });
+    await filtered.getByRole('row', { name: /core__knowledge-query\s+not_allowed/ }).waitFor();
+    expect(await visible.getByRole('cell', { name: 'core__knowledge-query', exact: true }).count()).toBe(0);
+
+    const role = page.getByRole('region', { name: 'Role coder' });
+    await role.getByLabel('New allow pattern for coder').fill('core__knowledge-*');
+    await expect(role.getByText('1 match').isVisible()).resolves.toBe(true);
+    await role.getByRole('button', { name: 'Add allow pattern for coder' }).click();
+    await expect(role.getByText('Together: 13 tools').isVisible()).resolves.toBe(true);
+    await page.getByLabel('Reason for this change').fill('Coders may query the knowledge graph');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByText(/Draft saved/).waitFor();
+
+    await visible.getByRole('row', { name: /core__knowledge-query\s+allow\s+was not_allowed/ }).waitFor();
+    expect(await sim.getByRole('status').filter({ hasText: 'changed since the previous draft' }).innerText()).toContain('1 tool(s) changed');
+    await c.shot(page, 'policy-and-simulator');
+  });
+
+  it('publishes with a reason, shows the new version and the downloaded bundle verifies', async () => {
+    await go(page, '/tenants/globex-eng/publish');
+    const before = (await c.api('GET', '/v1/tenants/globex-eng/bundles')).json;
+    const list = (Array.isArray(before) ? before : (before?.items ?? [])) as { version: number }[];
+    const beforeVersion = Math.max(0, ...list.map((b) => b.version));
+    const publishButton = page.getByRole('button', { name: 'Publish', exact: true });
+    expect(await publishButton.isDisabled()).toBe(true);
+    await page.getByLabel('Reason for publishing (required)').fill('Let coders query the knowledge graph');
+    await publishButton.click();
+    await page.getByText(`Published version ${beforeVersion + 1}.`).waitFor();
+    await page.getByLabel('Latest version').getByText(`v${beforeVersion + 1}`).waitFor();
+
+    const [bundleDl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download bundle.json' }).click()]);
+    const [sigDl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download signature' }).click()]);
+    const [jwksDl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download JWKS' }).click()]);
+    const bytes = readFileSync((await bundleDl.path())!);
+    const jws = readFileSync((await sigDl.path())!, 'utf8').trim();
+    const jwks = JSON.parse(readFileSync((await jwksDl.path())!, 'utf8')) as { keys: { kid: string }[] };
+    const [protectedB64, , sigB64] = jws.split('.');
+    const header = JSON.parse(Buffer.from(protectedB64!, 'base64url').toString('utf8')) as { alg: string; kid: string };
+    expect(header.alg).toBe('EdDSA');
+    const jwk = jwks.keys.find((k) => k.kid === header.kid)!;
+    const key = createPublicKey({ key: jwk as never, format: 'jwk' });
+    const signingInput = Buffer.from(`${protectedB64}.${bytes.toString('base64url')}`);
+    expect(verify(null, signingInput, key, Buffer.from(sigB64!, 'base64url'))).toBe(true);
+    const bundle = JSON.parse(bytes.toString('utf8')) as { version: number; tenant: string };
+    expect(bundle).toMatchObject({ version: beforeVersion + 1, tenant: 'globex-eng' });
+
+    await page.getByRole('button', { name: 'Verify signature' }).click();
+    await page.getByText(/Signature verified/).waitFor();
+    expect(await page.getByRole('table', { name: 'Versions' }).getByText('Let coders query the knowledge graph').count()).toBe(1);
+    await c.shot(page, 'publish');
+  });
+
+  it('shows the policy change in the audit timeline with its diff, and exports it', async () => {
+    await go(page, '/audit?entityType=policy');
+    const timeline = page.getByRole('list', { name: 'Audit timeline' });
+    const item = timeline.getByRole('listitem').filter({ hasText: 'Coders may query the knowledge graph' });
+    await item.waitFor();
+    await item.locator('summary').click();
+    const diff = item.getByRole('table', { name: /Changes in event/ });
+    expect(await diff.innerText()).toContain('core__knowledge-*');
+    await page.getByText('chain verified').waitFor();
+    await c.shot(page, 'audit');
+
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const csvText = readFileSync((await csv.path())!, 'utf8');
+    expect(csvText).toContain('Coders may query the knowledge graph');
+    const [jsonl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export JSONL' }).click()]);
+    const lines = readFileSync((await jsonl.path())!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { entityType: string; reason: string | null });
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((l) => l.entityType === 'policy')).toBe(true);
+    expect(lines.some((l) => l.reason === 'Coders may query the knowledge graph')).toBe(true);
+  });
+
+  it('shows the second of two sessions editing the same policy a conflict view and re-applies its edit', async () => {
+    const second = await c.newSession();
+    try {
+      await c.login(second.page);
+      await go(page, '/tenants/globex-eng');
+      await go(second.page, '/tenants/globex-eng');
+      const ttlA = page.getByLabel('Bundle TTL (seconds)');
+      const ttlB = second.page.getByLabel('Bundle TTL (seconds)');
+      await ttlA.waitFor();
+      await ttlB.waitFor();
+
+      await ttlA.fill('7200');
+      await page.getByRole('button', { name: 'Save draft' }).click();
+      await page.getByText(/Draft saved/).waitFor();
+
+      const roleB = second.page.getByRole('region', { name: 'Role reviewer' });
+      await roleB.getByLabel('New deny pattern for reviewer').fill('core__host_fs_grep');
+      await roleB.getByRole('button', { name: 'Add deny pattern for reviewer' }).click();
+      await second.page.getByRole('button', { name: 'Save draft' }).click();
+
+      const conflict = second.page.getByRole('alertdialog', { name: 'Someone else saved this first' });
+      await conflict.waitFor();
+      expect(await conflict.getByRole('table', { name: 'Changed meanwhile' }).innerText()).toContain('7200');
+      expect(await conflict.getByRole('table', { name: 'Your changes' }).innerText()).toContain('core__host_fs_grep');
+      await c.shot(second.page, 'conflict');
+
+      await conflict.getByRole('button', { name: 'Re-apply my changes' }).click();
+      await second.page.getByText(/Draft saved/).waitFor();
+      const policy = (await c.api('GET', '/v1/tenants/globex-eng/policy')).json as { bundleTtlSeconds: number; roles: Record<string, { deny: string[] }> };
+      expect(policy.bundleTtlSeconds).toBe(7200);
+      expect(policy.roles.reviewer!.deny).toContain('core__host_fs_grep');
+    } finally {
+      await second.context.close();
+    }
+  });
+
+  it('hides edit controls from a viewer and shows an auditor the history', async () => {
+    const viewer = (await c.api('POST', '/v1/tokens', { label: 'e2e viewer', role: 'viewer', tenants: ['acme-research'] })).json as { token: string };
+    const auditor = (await c.api('POST', '/v1/tokens', { label: 'e2e auditor', role: 'auditor' })).json as { token: string };
+    const v = await c.newSession();
+    try {
+      await c.login(v.page, viewer.token);
+      await v.page.getByRole('table', { name: 'Tools' }).waitFor();
+      expect(await v.page.getByRole('link', { name: 'New tool' }).count()).toBe(0);
+      expect(await v.page.getByRole('link', { name: 'Audit' }).count()).toBe(0);
+      await go(v.page, '/tenants/acme-research');
+      await v.page.getByRole('region', { name: 'Simulator' }).waitFor();
+      expect(await v.page.getByRole('button', { name: 'Save draft' }).count()).toBe(0);
+    } finally {
+      await v.context.close();
+    }
+    const a = await c.newSession();
+    try {
+      await c.login(a.page, auditor.token);
+      await a.page.getByRole('link', { name: 'Audit' }).click();
+      await a.page.getByRole('button', { name: 'Export CSV' }).waitFor();
+      await a.page.getByText('chain verified').waitFor();
+    } finally {
+      await a.context.close();
+    }
+  });
+
+  it('is usable on a narrow window', async () => {
+    const n = await c.newSession({ width: 420, height: 860 });
+    try {
+      await c.login(n.page);
+      await go(n.page, '/tenants/acme-research');
+      await n.page.getByRole('region', { name: 'Simulator' }).waitFor();
+      const overflow = await n.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      await c.shot(n.page, 'narrow-policy');
+    } finally {
+      await n.context.close();
+    }
+  });
+});

@@ -1,0 +1,91 @@
+// A real Toolgate server (createApp on a fresh, demo-seeded database, served on 127.0.0.1:0) and
+// Debian's Chromium driven by playwright-core, shared by one e2e test file.
+import { serve } from '@hono/node-server';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pino from 'pino';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createApp } from '../../server/app.ts';
+import { openToolgate } from '../../server/startup.ts';
+
+export const ADMIN_TOKEN = 'tg_e2e_admin_token_for_console_tests';
+export const SCREENSHOTS = resolve('docs/screenshots');
+const WEB_DIR = resolve('dist/web');
+
+export type Console = Awaited<ReturnType<typeof startConsole>>;
+
+/** Starts the server and the browser; `close()` stops both and removes the temporary database. */
+export async function startConsole() {
+  if (!existsSync(join(WEB_DIR, 'index.html'))) throw new Error('dist/web is missing: run `npm run build:web` first (npm test does).');
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-e2e-'));
+  const { deps } = await openToolgate(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dbFile: join(dir, 'toolgate.db'),
+      keysDir: join(dir, 'keys'),
+      webDir: WEB_DIR,
+      seed: 'demo',
+      adminToken: ADMIN_TOKEN,
+      logLevel: 'silent',
+    },
+    pino({ level: 'silent' }),
+  );
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }) as Server;
+  if (!server.listening) await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const browser: Browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  mkdirSync(SCREENSHOTS, { recursive: true });
+
+  /** Calls the API as the bootstrap admin (for setup the test is not about). */
+  const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, json, text, headers: res.headers };
+  };
+
+  /** A fresh browser session (its own cookies), 1280×800 unless told otherwise. */
+  const newSession = async (viewport = { width: 1280, height: 800 }): Promise<{ context: BrowserContext; page: Page }> => {
+    const context = await browser.newContext({ viewport, acceptDownloads: true, baseURL: url });
+    const page = await context.newPage();
+    return { context, page };
+  };
+
+  /** Opens the console and signs in with a token through the login form. */
+  const login = async (page: Page, token = ADMIN_TOKEN) => {
+    await page.goto(`${url}/`);
+    await page.getByLabel('API token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  };
+
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
+
+  const close = async () => {
+    await browser.close().catch(() => undefined);
+    await new Promise<void>((r) => server.close(() => r()));
+    await deps.database.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  return { url, api, browser, newSession, login, shot, close };
+}
