@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../server/cli/commands/mcp.ts';
@@ -77,7 +78,8 @@ describe('toolgate mcp sync', () => {
   });
 
   it('is wired into the toolgate command and exits 1 for an unknown server', async () => {
-    const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'mcp', 'sync', 'nobody'], {
+    const main = fileURLToPath(new URL('../../server/cli/main.ts', import.meta.url));
+    const result = await promisify(execFile)(process.execPath, ['--import', import.meta.resolve('tsx'), main, 'mcp', 'sync', 'nobody'], {
       env: { ...process.env, TOOLGATE_DB: dbFile },
     }).then(
       () => ({ code: 0, stderr: '' }),
