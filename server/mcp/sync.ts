@@ -1,6 +1,6 @@
 import type { McpServer, Tool } from '../../policy-schemas/types.gen.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
-import { type ChangeMeta, runChange } from '../audit/change.ts';
+import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
 import type { AppDeps } from '../context.ts';
 import { type Stored, stripStored } from '../store/document-store.ts';
 import { mcpServerStore, toolStore } from '../store/inventory.ts';
@@ -107,14 +107,12 @@ function safeCheck(schema: Record<string, unknown>): Array<{ pointer: string; me
   }
 }
 
-type Record_ = Parameters<Parameters<typeof runChange>[2]>[0]['record'];
-
 async function writeLastSync(
-  tx: Parameters<typeof mcpServerStore.get>[0],
+  tx: Change['tx'],
   current: Stored<McpServer>,
   lastSync: NonNullable<McpServer['lastSync']>,
   now: string,
-  record: Record_,
+  record: Change['record'],
 ): Promise<Stored<McpServer>> {
   const before = stripStored(current);
   const after: McpServer = { ...before, lastSync };
