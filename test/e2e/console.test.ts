@@ -9,6 +9,9 @@ let page: Page;
 
 beforeAll(async () => {
   c = await startConsole();
+  // A first published version of globex-eng, so that publishing from the console has something to diff against.
+  const baseline = await c.api('POST', '/v1/tenants/globex-eng/bundles', { reason: 'baseline for the console tests' });
+  if (baseline.status !== 201) throw new Error(`baseline publish failed: ${baseline.text}`);
   ({ page } = await c.newSession());
 });
 
@@ -44,6 +47,8 @@ describe('the admin console in a real browser', () => {
     expect(text).toContain('Line 5');
     expect(text).toContain('/properties/connectionId');
     expect(await page.getByRole('alert').first().innerText()).toMatch(/connectionId/);
+    await page.getByLabel('Input schema', { exact: true }).scrollIntoViewIfNeeded();
+    await page.getByRole('heading', { name: 'New tool' }).scrollIntoViewIfNeeded();
     await c.shot(page, 'tool-schema-error');
     const res = await c.api('GET', '/v1/tools/core__e2e-bad-schema');
     expect(res.status).toBe(404);
@@ -97,17 +102,21 @@ describe('the admin console in a real browser', () => {
     await c.shot(page, 'policy-and-simulator');
   });
 
-  it('publishes with a reason, shows the new version and the downloaded bundle verifies', async () => {
+  it('diffs the draft, publishes with a reason, shows the new version and the downloaded bundle verifies', async () => {
     await go(page, '/tenants/globex-eng/publish');
-    const before = (await c.api('GET', '/v1/tenants/globex-eng/bundles')).json;
-    const list = (Array.isArray(before) ? before : (before?.items ?? [])) as { version: number }[];
-    const beforeVersion = Math.max(0, ...list.map((b) => b.version));
+    await page.getByLabel('Latest version').getByText('v1').waitFor();
+    const roles = page.getByRole('table', { name: 'Draft against the latest bundle: roles' });
+    await roles.getByRole('row', { name: /coder.*core__knowledge-query/ }).waitFor();
+    const decisions = page.getByRole('table', { name: 'Draft against the latest bundle: decisions' });
+    expect(await decisions.getByRole('row', { name: /agent:coding-bot\s+core__knowledge-query\s+deny\s+allow/ }).count()).toBe(1);
+    await c.shot(page, 'publish-diff');
+
     const publishButton = page.getByRole('button', { name: 'Publish', exact: true });
     expect(await publishButton.isDisabled()).toBe(true);
     await page.getByLabel('Reason for publishing (required)').fill('Let coders query the knowledge graph');
     await publishButton.click();
-    await page.getByText(`Published version ${beforeVersion + 1}.`).waitFor();
-    await page.getByLabel('Latest version').getByText(`v${beforeVersion + 1}`).waitFor();
+    await page.getByText('Published version 2.').waitFor();
+    await page.getByLabel('Latest version').getByText('v2').waitFor();
 
     const [bundleDl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download bundle.json' }).click()]);
     const [sigDl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download signature' }).click()]);
@@ -115,7 +124,8 @@ describe('the admin console in a real browser', () => {
     const bytes = readFileSync((await bundleDl.path())!);
     const jws = readFileSync((await sigDl.path())!, 'utf8').trim();
     const jwks = JSON.parse(readFileSync((await jwksDl.path())!, 'utf8')) as { keys: { kid: string }[] };
-    const [protectedB64, , sigB64] = jws.split('.');
+    const [protectedB64, detached, sigB64] = jws.split('.');
+    expect(detached).toBe('');
     const header = JSON.parse(Buffer.from(protectedB64!, 'base64url').toString('utf8')) as { alg: string; kid: string };
     expect(header.alg).toBe('EdDSA');
     const jwk = jwks.keys.find((k) => k.kid === header.kid)!;
@@ -123,12 +133,25 @@ describe('the admin console in a real browser', () => {
     const signingInput = Buffer.from(`${protectedB64}.${bytes.toString('base64url')}`);
     expect(verify(null, signingInput, key, Buffer.from(sigB64!, 'base64url'))).toBe(true);
     const bundle = JSON.parse(bytes.toString('utf8')) as { version: number; tenant: string };
-    expect(bundle).toMatchObject({ version: beforeVersion + 1, tenant: 'globex-eng' });
+    expect(bundle).toMatchObject({ version: 2, tenant: 'globex-eng' });
 
     await page.getByRole('button', { name: 'Verify signature' }).click();
-    await page.getByText(/Signature verified/).waitFor();
-    expect(await page.getByRole('table', { name: 'Versions' }).getByText('Let coders query the knowledge graph').count()).toBe(1);
+    await page.getByText(/Signature verified: v2/).waitFor();
+    const versions = page.getByRole('table', { name: 'Versions' });
+    expect(await versions.getByRole('row', { name: /v2.*Let coders query the knowledge graph/ }).count()).toBe(1);
     await c.shot(page, 'publish');
+  });
+
+  it('rolls back to an earlier version as a new version with a required reason', async () => {
+    await page.getByRole('button', { name: 'Roll back to v1' }).click();
+    const form = page.getByRole('form', { name: 'Roll back to version 1' });
+    await form.getByLabel('Reason for rolling back (required)').fill('Undo the knowledge graph access');
+    await form.getByRole('button', { name: 'Roll back to v1' }).click();
+    await page.getByText('Rolled back: version 3 now carries the content of v1.').waitFor();
+    const versions = page.getByRole('table', { name: 'Versions' });
+    await versions.getByRole('row', { name: /v3.*rollback to v1.*Undo the knowledge graph access/ }).waitFor();
+    const latest = await c.api('GET', '/v1/tenants/globex-eng/bundles/latest');
+    expect(JSON.parse(latest.text)).toMatchObject({ version: 3 });
   });
 
   it('shows the policy change in the audit timeline with its diff, and exports it', async () => {

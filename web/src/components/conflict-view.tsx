@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'react';
 import { DiffView } from './diff-view.tsx';
 
 /**
@@ -25,8 +26,14 @@ export function ConflictView({
     return rest;
   };
   const cv = (current as { version?: number } | null)?.version;
+  const ref = useRef<HTMLElement>(null);
+  // Bring the conflict to the user's attention and keyboard focus: the save button may be far below it.
+  useEffect(() => {
+    ref.current?.scrollIntoView({ block: 'start' });
+    ref.current?.focus();
+  }, []);
   return (
-    <section className="conflict" role="alertdialog" aria-labelledby="conflict-title" aria-describedby="conflict-desc">
+    <section ref={ref} tabIndex={-1} className="conflict" role="alertdialog" aria-labelledby="conflict-title" aria-describedby="conflict-desc">
       <h2 id="conflict-title">Someone else saved this first</h2>
       <p id="conflict-desc">
         It is now at version {cv ?? '?'}. Your changes were not saved. Review what changed meanwhile, then re-apply your changes on

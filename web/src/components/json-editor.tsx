@@ -14,6 +14,7 @@ export function JsonEditor({
   errors = [],
   disabled,
   rows = 14,
+  optional = false,
 }: {
   label: string;
   value: string;
@@ -21,11 +22,14 @@ export function JsonEditor({
   errors?: PointerError[];
   disabled?: boolean;
   rows?: number;
+  /** Empty text means "absent" rather than a syntax error. */
+  optional?: boolean;
 }) {
   const id = useId();
   const gutter = useRef<HTMLDivElement>(null);
   const { syntax, marks } = useMemo(() => {
     let syntax: { line?: number; message: string } | null = null;
+    if (optional && !value.trim()) return { syntax, marks: [] };
     try {
       JSON.parse(value);
     } catch (err) {
@@ -34,7 +38,7 @@ export function JsonEditor({
     const lines = syntax ? new Map<string, number>() : pointerLines(value);
     const marks = errors.map((e) => ({ ...e, line: lineOfPointer(lines, e.pointer) }));
     return { syntax, marks };
-  }, [value, errors]);
+  }, [value, errors, optional]);
   const lineCount = value.split('\n').length;
   const badLines = new Set<number>(marks.map((m) => m.line ?? 0));
   if (syntax?.line) badLines.add(syntax.line);

@@ -108,9 +108,9 @@ export async function apiRaw(path: string, options: RequestOptions = {}): Promis
 }
 
 /** Builds a query string from the defined, non-empty values. */
-export function query(params: Record<string, string | number | undefined | null>): string {
+export function query(params: object): string {
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  for (const [k, v] of Object.entries(params) as [string, unknown][]) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   const s = q.toString();
   return s ? `?${s}` : '';
 }

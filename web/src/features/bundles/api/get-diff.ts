@@ -1,16 +1,16 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
+import type { BundleDiff } from '../../../../../policy-schemas/types.gen.ts';
 import { api } from '../../../lib/api-client.ts';
 
-/** The answer of GET …/bundles/:a/diff/:b; shown tolerantly since its shape is the engine's. */
-export type BundleDiff = Record<string, unknown>;
-
-export async function getDiff(tenant: string, a: string | number, b: string | number): Promise<BundleDiff> {
+/** What changed from version `a` to `b` (`b` may be `draft`). */
+export async function getDiff(tenant: string, a: number, b: number | 'draft'): Promise<BundleDiff> {
   return api<BundleDiff>(`/v1/tenants/${encodeURIComponent(tenant)}/bundles/${a}/diff/${b}`);
 }
 
-export const diffQueryOptions = (tenant: string, a: string | number, b: string | number, draftVersion?: number) =>
-  queryOptions({ queryKey: ['tenants', tenant, 'diff', String(a), String(b), draftVersion], queryFn: () => getDiff(tenant, a, b), retry: false });
+// The draft's diff depends on the policy and the inventory: keyed by the policy version and refetched on mount.
+export const diffQueryOptions = (tenant: string, a: number, b: number | 'draft', draftVersion?: number) =>
+  queryOptions({ queryKey: ['tenants', tenant, 'diff', a, b, draftVersion], queryFn: () => getDiff(tenant, a, b), retry: false, staleTime: b === 'draft' ? 0 : Infinity });
 
-export function useDiff(tenant: string, a: string | number | undefined, b: string | number, draftVersion?: number) {
+export function useDiff(tenant: string, a: number | undefined, b: number | 'draft', draftVersion?: number) {
   return useQuery({ ...diffQueryOptions(tenant, a ?? 0, b, draftVersion), enabled: a !== undefined });
 }

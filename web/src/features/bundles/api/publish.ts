@@ -1,15 +1,12 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { BundlePublish } from '../../../../../policy-schemas/types.gen.ts';
 import { api } from '../../../lib/api-client.ts';
 
 export type PublishResult = { version: number; revision: string };
 
-/** Compiles, signs and publishes the draft (or re-publishes an old version's content with `rollbackTo`). */
-export async function publish({ tenant, reason, rollbackTo }: { tenant: string; reason: string; rollbackTo?: number }): Promise<PublishResult> {
-  return api<PublishResult>(`/v1/tenants/${encodeURIComponent(tenant)}/bundles`, {
-    method: 'POST',
-    body: rollbackTo === undefined ? { reason } : { reason, rollbackTo },
-    reason,
-  });
+/** Compiles, signs and publishes the draft (or republishes an earlier version's content with `rollbackTo`). */
+export async function publish({ tenant, ...body }: BundlePublish & { tenant: string }): Promise<PublishResult> {
+  return api<PublishResult>(`/v1/tenants/${encodeURIComponent(tenant)}/bundles`, { method: 'POST', body });
 }
 
 export function usePublish() {

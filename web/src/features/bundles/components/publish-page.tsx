@@ -5,16 +5,15 @@ import { Loading } from '../../../components/page.tsx';
 import { canEditTenant } from '../../../lib/permissions.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { usePolicy } from '../../tenants/api/get-policy.ts';
-import { useBundles, type BundleVersion } from '../api/get-bundles.ts';
+import type { BundleVersion } from '../../../../../policy-schemas/types.gen.ts';
+import { useBundles } from '../api/get-bundles.ts';
 import { useDiff } from '../api/get-diff.ts';
 import { download } from '../api/download.ts';
 import { usePublish, type PublishResult } from '../api/publish.ts';
 import { useRuntimes } from '../api/get-runtimes.ts';
 import { verifyBundle, type Verification } from '../api/verify-bundle.ts';
-import { DiffSummary } from './diff-summary.tsx';
+import { BundleDiffView } from './bundle-diff-view.tsx';
 
-const who = (b: BundleVersion) => b.publishedBy ?? b.actor ?? '—';
-const when = (b: BundleVersion) => b.publishedAt ?? b.issuedAt;
 
 /** Diff of the draft against the latest bundle, publish with a reason, history, rollback, downloads, runtimes. */
 export function PublishPage({ tenant, session }: { tenant: string; session: Session }) {
@@ -27,6 +26,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   const [reason, setReason] = useState('');
   const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean }) | null>(null);
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
+  const [compare, setCompare] = useState<number | null>(null);
   const [verification, setVerification] = useState<Verification | null>(null);
   const [downloadError, setDownloadError] = useState<unknown>(null);
   const ids = useId();
@@ -67,8 +67,8 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               </p>
               <p className="mono small">{latest.revision}</p>
               <p className="muted">
-                {when(latest) ? new Date(when(latest)!).toLocaleString() : ''} by {who(latest)}
-                {latest.expiresAt ? ` · expires ${new Date(latest.expiresAt).toLocaleString()}` : ''}
+                Published {new Date(latest.publishedAt).toLocaleString()} by {latest.publishedBy} · expires {new Date(latest.expiresAt).toLocaleString()} · key{' '}
+                <span className="mono">{latest.kid}</span>
               </p>
               <div className="button-row">
                 <button type="button" onClick={() => get(`${base}/${latest.version}`, `${tenant}-v${latest.version}.bundle.json`)}>
@@ -107,11 +107,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               <h3>Changes since v{latest.version}</h3>
               {diff.isPending ? <Loading what="diff" /> : null}
               {diff.error ? <Notice error={diff.error} /> : null}
-              {diff.data ? (
-                <div className="diff-box" aria-label="Draft diff">
-                  <DiffSummary value={diff.data} />
-                </div>
-              ) : null}
+              {diff.data ? <BundleDiffView diff={diff.data} label="Draft against the latest bundle" /> : null}
             </>
           ) : (
             <p className="muted">The first publish creates version 1.</p>
@@ -187,7 +183,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                   <th scope="col">When</th>
                   <th scope="col">Who</th>
                   <th scope="col">Why</th>
-                  <th scope="col">Revision</th>
+                  <th scope="col">Contents</th>
                   <th scope="col">Files</th>
                   {editable ? <th scope="col"><span className="sr-only">Actions</span></th> : null}
                 </tr>
@@ -197,13 +193,22 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                   <tr key={b.version}>
                     <td>
                       v{b.version} {b === latest ? <Badge tone="ok">latest</Badge> : null}
-                      {b.rollbackTo ?? b.rollbackOf ? <Badge tone="info">rollback to v{b.rollbackTo ?? b.rollbackOf}</Badge> : null}
+                      {b.rollbackOf ? <Badge tone="info">rollback to v{b.rollbackOf}</Badge> : null}
                     </td>
-                    <td>{when(b) ? new Date(when(b)!).toLocaleString() : '—'}</td>
-                    <td>{who(b)}</td>
+                    <td>{new Date(b.publishedAt).toLocaleString()}</td>
+                    <td>{b.publishedBy}</td>
                     <td>{b.reason ?? '—'}</td>
-                    <td className="mono small" title={b.revision}>
-                      {b.revision?.slice(0, 19)}…
+                    <td className="small" title={b.revision}>
+                      <Summary v={b} />
+                      {b.version > 1 ? (
+                        <>
+                          {' '}
+                          <button type="button" className="link-button" aria-expanded={compare === b.version} onClick={() => setCompare(compare === b.version ? null : b.version)}>
+                            {compare === b.version ? 'Hide changes' : 'Changes'}
+                            <span className="sr-only"> of v{b.version}</span>
+                          </button>
+                        </>
+                      ) : null}
                     </td>
                     <td className="actions">
                       <button type="button" className="link-button" onClick={() => get(`${base}/${b.version}`, `${tenant}-v${b.version}.bundle.json`)}>
@@ -228,10 +233,41 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
             </table>
           </div>
         ) : null}
+        {compare !== null ? <VersionChanges tenant={tenant} version={compare} /> : null}
       </section>
 
       <Runtimes tenant={tenant} />
     </div>
+  );
+}
+
+function Summary({ v }: { v: BundleVersion }) {
+  const s = v.summary;
+  const c = s.changes;
+  return (
+    <span>
+      {s.tools} tools, {s.callable} callable, {s.excluded} excluded · {s.roles} roles, {s.subjects} subjects, {s.grants} grants
+      {c.toolsAdded || c.toolsRemoved || c.decisionsChanged ? (
+        <span className="muted">
+          {' '}
+          · +{c.toolsAdded} −{c.toolsRemoved} tools, {c.decisionsChanged} decisions changed
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
+function VersionChanges({ tenant, version }: { tenant: string; version: number }) {
+  const diff = useDiff(tenant, version - 1, version);
+  return (
+    <section className="card" aria-label={`Changes in v${version}`}>
+      <h3>
+        Changes from v{version - 1} to v{version}
+      </h3>
+      {diff.isPending ? <Loading what="diff" /> : null}
+      {diff.error ? <Notice error={diff.error} /> : null}
+      {diff.data ? <BundleDiffView diff={diff.data} label={`v${version - 1} to v${version}`} /> : null}
+    </section>
   );
 }
 

@@ -1,8 +1,8 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
+import type { Tool, ToolQuery } from '../../../../../policy-schemas/types.gen.ts';
 import { api, query } from '../../../lib/api-client.ts';
 
-export type ToolFilters = { q?: string; group?: string; effect?: string; status?: string; source?: string };
+export type ToolFilters = ToolQuery;
 
 /** The inventory, filtered by the server. */
 export async function getTools(filters: ToolFilters = {}): Promise<Tool[]> {

@@ -208,7 +208,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
 
           <div className="two-col">
             <JsonEditor label="Input schema" value={inputText} onChange={setInputText} errors={inputErrors} />
-            <JsonEditor label="Output schema (optional)" value={outputText || ''} onChange={setOutputText} errors={outputText.trim() ? outputErrors : []} rows={14} />
+            <JsonEditor label="Output schema (optional)" optional value={outputText} onChange={setOutputText} errors={outputErrors} />
           </div>
           <p className="hint">{hints.inputSchema}</p>
 
@@ -358,7 +358,7 @@ function RequiresEditor({ value, onChange }: { value: Gate[]; onChange: (v: Gate
   return (
     <fieldset className="section">
       <legend>Runtime gates</legend>
-      <small className="hint">{hints.requires} Values: comma-separated; true/false and numbers are typed.</small>
+      <p className="hint">{hints.requires} Values are comma-separated; true, false and numbers are typed.</p>
       {value.map((g, i) => (
         <div key={i} className="row-inline">
           <div className="field">

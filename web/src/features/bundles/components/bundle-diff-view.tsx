@@ -1,0 +1,102 @@
+import type { BundleDiff, PolicyDecision } from '../../../../../policy-schemas/types.gen.ts';
+import { Badge, type BadgeTone } from '../../../components/badge.tsx';
+
+const tone: Record<PolicyDecision, BadgeTone> = { allow: 'ok', require_approval: 'warn', deny: 'bad' };
+
+function Ids({ ids, kind }: { ids: string[]; kind: 'added' | 'removed' | 'changed' }) {
+  if (!ids.length) return <span className="muted">—</span>;
+  return (
+    <span className="chips">
+      {ids.map((id) => (
+        <span key={id} className={`chip mono chip-${kind}`}>
+          {kind === 'added' ? '+ ' : kind === 'removed' ? '− ' : '~ '}
+          {id}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+/** A bundle diff: catalog changes, tools gained or lost per role, and every subject/tool decision that changed. */
+export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: string }) {
+  const fromName = diff.from.version === 'draft' ? 'the draft' : `v${diff.from.version}`;
+  const toName = diff.to.version === 'draft' ? 'the draft' : `v${diff.to.version}`;
+  if (diff.identical)
+    return (
+      <p className="notice notice-info" aria-label={label}>
+        {toName === 'the draft' ? 'The draft' : toName} has the same content as {fromName}: publishing it would not create a new version.
+      </p>
+    );
+  const { catalog } = diff;
+  const catalogChanged = catalog.added.length + catalog.removed.length + catalog.changed.length > 0;
+  return (
+    <div className="bundle-diff" aria-label={label} role="group">
+      <h4>Catalog</h4>
+      {catalogChanged ? (
+        <p>
+          <Ids ids={catalog.added} kind="added" /> <Ids ids={catalog.removed} kind="removed" /> <Ids ids={catalog.changed} kind="changed" />
+        </p>
+      ) : (
+        <p className="muted">No tool entry changed.</p>
+      )}
+      <h4>Tools each role can reach</h4>
+      {diff.roles.length ? (
+        <table className="data-table compact" aria-label={`${label}: roles`}>
+          <thead>
+            <tr>
+              <th scope="col">Role</th>
+              <th scope="col">Gains</th>
+              <th scope="col">Loses</th>
+            </tr>
+          </thead>
+          <tbody>
+            {diff.roles.map((r) => (
+              <tr key={r.role}>
+                <td>
+                  {r.role} {r.status !== 'changed' ? <Badge tone={r.status === 'added' ? 'ok' : 'bad'}>{r.status}</Badge> : null}
+                </td>
+                <td>
+                  <Ids ids={r.added} kind="added" />
+                </td>
+                <td>
+                  <Ids ids={r.removed} kind="removed" />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="muted">No role gains or loses a tool.</p>
+      )}
+      <h4>Decisions that change</h4>
+      {diff.decisions.length ? (
+        <table className="data-table compact" aria-label={`${label}: decisions`}>
+          <thead>
+            <tr>
+              <th scope="col">Subject</th>
+              <th scope="col">Tool</th>
+              <th scope="col">{fromName}</th>
+              <th scope="col">{toName}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {diff.decisions.map((d) => (
+              <tr key={`${d.subject} ${d.tool}`}>
+                <td className="mono">{d.subject}</td>
+                <td className="mono">{d.tool}</td>
+                <td>
+                  <Badge tone={tone[d.from]}>{d.from}</Badge>
+                </td>
+                <td>
+                  <Badge tone={tone[d.to]}>{d.to}</Badge>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="muted">No subject's decision on any tool changes.</p>
+      )}
+    </div>
+  );
+}
