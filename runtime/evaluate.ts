@@ -195,11 +195,15 @@ function groupMask(loaded: LoadedBundle, requested: readonly string[]): { expand
   if (entry) return entry;
   const expanded = new Set<string>();
   for (const g of requested) for (const x of loaded.groupClosure.get(g) ?? [g]) expanded.add(x);
-  const any = expanded.has('*');
-  const mask = new Uint8Array(loaded.tools.length);
-  loaded.tools.forEach((t, i) => {
-    if (any || t.groups.some((g) => expanded.has(g))) mask[i] = 1;
-  });
+  const n = loaded.tools.length;
+  const mask = new Uint8Array(n);
+  if (expanded.has('*')) mask.fill(1);
+  else {
+    for (const g of expanded) {
+      const bits = loaded.groupBits.get(g);
+      if (bits) for (let i = 0; i < n; i++) mask[i] |= bits[i];
+    }
+  }
   entry = { expanded: Object.freeze([...expanded].sort()) as string[], mask };
   if (memo.size >= MAX_MEMO_ENTRIES) memo.clear();
   memo.set(key, entry);
@@ -210,10 +214,7 @@ function stateMask(loaded: LoadedBundle, state: string): Uint8Array {
   const memo = loaded.memo.stateMasks;
   let mask = memo.get(state);
   if (mask) return mask;
-  mask = new Uint8Array(loaded.tools.length);
-  loaded.tools.forEach((t, i) => {
-    if (t.allStates || t.states.has(state)) mask![i] = 1;
-  });
+  mask = loaded.stateBits.get(state) ?? loaded.allStateBits;
   if (memo.size >= MAX_MEMO_ENTRIES) memo.clear();
   memo.set(state, mask);
   return mask;

@@ -8,7 +8,6 @@ import type {
   FilterReason,
   RuntimeGate,
 } from '../policy-schemas/types.gen.ts';
-import { canonicalJson } from './canonical-json.ts';
 
 export type Effect = BundleTool['effect'];
 type Decision = 'allow' | 'require_approval';
@@ -70,6 +69,12 @@ export type LoadedBundle = {
   readonly bindings: ReadonlyMap<string, readonly string[]>;
   readonly profileDisable: ReadonlyMap<string, ReadonlySet<string>>;
   readonly grants: readonly LoadedGrant[];
+  /** Per group name: 1 at each position of a tool in that group. */
+  readonly groupBits: ReadonlyMap<string, Uint8Array>;
+  /** Per state name: 1 at each position of a tool available in it (tools available in every state included). */
+  readonly stateBits: ReadonlyMap<string, Uint8Array>;
+  /** 1 at each position of a tool available in every state. */
+  readonly allStateBits: Uint8Array;
   /** Sorted grant expiry instants: a cached answer computed at `now` stays right until the next one. */
   readonly expiryInstants: readonly number[];
   /** Memoised per-subject, per-group-set and per-state work, and recent answers. */
@@ -106,15 +111,20 @@ const MAX_VALIDATORS = 20_000;
 
 /** Compiles (once per distinct schema) a tool input schema; throws when the schema is invalid. */
 export function compileInputSchema(schema: Record<string, unknown>): ValidateFunction {
-  const key = canonicalJson(schema);
-  let fn = validators.get(key);
+  let fn = byObject.get(schema);
+  if (fn) return fn;
+  // Bundles are canonical JSON, so equal schemas parse with equal key order: JSON text is a fine key.
+  const key = JSON.stringify(schema);
+  fn = validators.get(key);
   if (!fn) {
     fn = ajv.compile(structuredClone(schema));
     if (validators.size >= MAX_VALIDATORS) validators.clear();
     validators.set(key, fn);
   }
+  byObject.set(schema, fn);
   return fn;
 }
+const byObject = new WeakMap<object, ValidateFunction>();
 
 /**
  * Prepares a verified bundle for evaluation: positions every tool, turns the index into per-tool
@@ -204,6 +214,29 @@ export function loadBundle(bundle: Bundle): LoadedBundle {
       expiresMs: Number.isNaN(expiresMs) ? -Infinity : expiresMs,
     };
   });
+  const groupBits = new Map<string, Uint8Array>();
+  const allStateBits = new Uint8Array(n);
+  const stateOnly = new Map<string, Uint8Array>();
+  for (const t of tools) {
+    for (const g of t.groups) {
+      let bits = groupBits.get(g);
+      if (!bits) groupBits.set(g, (bits = new Uint8Array(n)));
+      bits[t.pos] = 1;
+    }
+    if (t.allStates) allStateBits[t.pos] = 1;
+    else {
+      for (const st of t.states) {
+        let bits = stateOnly.get(st);
+        if (!bits) stateOnly.set(st, (bits = new Uint8Array(n)));
+        bits[t.pos] = 1;
+      }
+    }
+  }
+  const stateBits = new Map<string, Uint8Array>();
+  for (const [st, bits] of stateOnly) {
+    for (let i = 0; i < n; i++) bits[i] |= allStateBits[i];
+    stateBits.set(st, bits);
+  }
   const expiryInstants = [...new Set(grants.map((g) => g.expiresMs).filter((ms) => Number.isFinite(ms)))].sort((a, b) => a - b);
 
   return {
@@ -218,6 +251,9 @@ export function loadBundle(bundle: Bundle): LoadedBundle {
     bindings,
     profileDisable,
     grants,
+    groupBits,
+    stateBits,
+    allStateBits,
     expiryInstants,
     memo: { subjects: new Map(), groupMasks: new Map(), stateMasks: new Map(), results: new Map() },
   };

@@ -15,6 +15,7 @@ import type {
   Tool,
 } from '../../policy-schemas/types.gen.ts';
 import { escapePointer, validate } from '../../policy-schemas/index.ts';
+import { createHash } from 'node:crypto';
 import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { globMatcher } from '../../runtime/glob.ts';
@@ -97,12 +98,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
       if (s !== '*' && !stateNames.has(s)) err(`${at}/availableInStates/${i}`, `unknown state "${s}"`, 'unknown_reference');
     });
     if (t.status === 'active' && t.redaction) {
-      for (const p of checkInputSchema(t.inputSchema, `${at}/inputSchema`)) err(p.pointer, p.message, p.code ?? 'input_schema');
-      try {
-        compileInputSchema(t.inputSchema as Record<string, unknown>);
-      } catch (e) {
-        err(`${at}/inputSchema`, `does not compile: ${e instanceof Error ? e.message : String(e)}`, 'input_schema');
-      }
+      for (const p of inputSchemaProblems(t.inputSchema)) err(`${at}/inputSchema${p.pointer}`, p.message, p.code);
     }
   }
 
@@ -243,11 +239,42 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
     index,
   };
   const conformance = conformanceVectors(draft);
-  const content = { format: BUNDLE_FORMAT, tenant, catalog, policy: bundlePolicy, casbin, conformance, index };
-  const revision = sha256Canonical(content);
-  const bundle: Bundle = { ...draft, conformance, revision };
-  const text = canonicalJson(bundle);
+  const bundle: Bundle = { ...draft, conformance };
+  // RFC 8785 writes an object as its members sorted by key, so each top-level member is serialised
+  // once and the content (for the revision) and the whole bundle are assembled from the same parts.
+  const parts = new Map<string, string>();
+  for (const k of Object.keys(bundle).sort()) if (k !== 'revision') parts.set(k, `${canonicalJson(k)}:${canonicalJson(bundle[k as keyof Bundle])}`);
+  const contentText = '{' + [...parts].filter(([k]) => !ENVELOPE.has(k)).map(([, v]) => v).join(',') + '}';
+  const revision = 'sha256:' + createHash('sha256').update(contentText).digest('hex');
+  bundle.revision = revision;
+  parts.set('revision', `${canonicalJson('revision')}:${canonicalJson(revision)}`);
+  const text = '{' + [...parts.keys()].sort().map((k) => parts.get(k)).join(',') + '}';
   return { ok: true, bundle, bytes: Buffer.from(text, 'utf8'), text, revision };
+}
+
+const ENVELOPE = new Set(['version', 'revision', 'previousRevision', 'issuedAt', 'expiresAt']);
+
+// Input-schema checks by schema text: an inventory mostly recompiles with the schemas it had.
+const schemaChecks = new Map<string, CompileError[]>();
+const MAX_SCHEMA_CHECKS = 20_000;
+
+/** Restricted-subset and compile problems of an input schema, pointers relative to it. */
+function inputSchemaProblems(schema: unknown): CompileError[] {
+  const key = JSON.stringify(schema);
+  let problems = schemaChecks.get(key);
+  if (!problems) {
+    problems = checkInputSchema(schema, '').map((p) => ({ pointer: p.pointer, message: p.message, code: p.code ?? 'input_schema' }));
+    if (problems.length === 0) {
+      try {
+        compileInputSchema(schema as Record<string, unknown>);
+      } catch (e) {
+        problems.push({ pointer: '', message: `does not compile: ${e instanceof Error ? e.message : String(e)}`, code: 'input_schema' });
+      }
+    }
+    if (schemaChecks.size >= MAX_SCHEMA_CHECKS) schemaChecks.clear();
+    schemaChecks.set(key, problems);
+  }
+  return problems;
 }
 
 /** The hash naming a bundle's content: everything but version, revision, previousRevision, issuedAt, expiresAt. */
@@ -257,10 +284,10 @@ export function contentRevision(bundle: Bundle): string {
 }
 
 function bundleTool(t: Tool): BundleTool | ExcludedTool {
+  // The server sets definitionHash whenever a definition changes; compute it only when absent.
   const hash =
-    t.source?.kind === 'mcp'
-      ? (t.definitionHash ?? definitionHash({ name: t.source.originalName ?? t.id, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema }))
-      : definitionHash({ name: t.id, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema });
+    t.definitionHash ??
+    definitionHash({ name: t.source?.kind === 'mcp' ? (t.source.originalName ?? t.id) : t.id, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema });
   if (t.status === 'quarantined' || t.status === 'disabled') return { id: t.id, excluded: t.status, definitionHash: hash };
   if (!t.redaction) return { id: t.id, excluded: 'no_redaction', definitionHash: hash };
   const out: BundleTool = {
@@ -319,10 +346,12 @@ function groupClosures(includes: Map<string, string[]>, errors: CompileError[]):
   return out;
 }
 
+// Validation fills defaults in place; a shallow copy is enough where defaults sit at the top level.
 function checked<T>(kind: string, items: readonly unknown[] | undefined, pointerOf: (item: unknown, i: number) => string, errors: CompileError[]): T[] {
   const out: T[] = [];
   (items ?? []).forEach((item, i) => {
-    const r = validate<T>(kind, structuredClone(item), pointerOf(item, i));
+    const copy = item !== null && typeof item === 'object' && !Array.isArray(item) ? { ...(item as object) } : item;
+    const r = validate<T>(kind, copy, pointerOf(item, i));
     if (r.ok) out.push(r.value);
     else for (const e of r.errors) errors.push({ pointer: e.pointer, message: e.message, code: e.code ?? 'validation' });
   });
