@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RuntimeStatus } from '../../policy-schemas/types.gen.ts';
-import { jwksOf, makeKey, makeSignedBundle } from '../../test/distribution/signed-bundles.ts';
+import { jwksOf, makeBundle, makeKey, makeSignedBundle, signDocument } from '../../test/distribution/signed-bundles.ts';
 import type { SignedBundle, TestKey } from '../../test/distribution/signed-bundles.ts';
 import { createBundleClient } from './bundle-client.ts';
 import type { BundleClient, BundleClientOptions } from './bundle-client.ts';
@@ -29,6 +29,8 @@ afterEach(async () => {
 function fakeServer() {
   const s = {
     latest: undefined as SignedBundle | undefined,
+    /** Pinned versions served at …/bundles/:version. */
+    versions: new Map<number, SignedBundle>(),
     signatureOverride: undefined as string | undefined,
     down: false,
     /** Accept connections and never answer (until the client gives up), like a black-holed server. */
@@ -53,6 +55,12 @@ function fakeServer() {
     }
     const ifNoneMatch = headers.get('if-none-match');
     s.pulls.push({ url, ifNoneMatch, authorization: headers.get('authorization') });
+    const pinned = /\/bundles\/(\d+)$/.exec(new URL(url).pathname);
+    if (pinned) {
+      const b = s.versions.get(Number(pinned[1]));
+      if (!b) return new Response('{"code":"not_found"}', { status: 404 });
+      return new Response(b.text, { status: 200, headers: { etag: `"${b.bundle.revision}"`, 'toolgate-signature': b.signature } });
+    }
     const deadline = Date.now() + (new URL(url).searchParams.get('wait') ? 100 : 0);
     const unchanged = () => !s.latest || (ifNoneMatch ?? '').includes(`"${s.latest.bundle.revision}"`);
     while (unchanged() && Date.now() < deadline) {
@@ -62,7 +70,7 @@ function fakeServer() {
     }
     if (!s.latest) return new Response('{"code":"not_found"}', { status: 404 });
     const etag = `"${s.latest.bundle.revision}"`;
-    if (unchanged()) return new Response(null, { status: 304, headers: { etag } });
+    if (unchanged()) return new Response(null, { status: 304, headers: { etag, 'toolgate-version': String(s.latest.bundle.version) } });
     return new Response(s.latest.text, { status: 200, headers: { etag, 'toolgate-signature': s.signatureOverride ?? s.latest.signature } });
   }) as typeof fetch;
   return { s, fetchFn };
@@ -163,6 +171,20 @@ describe('createBundleClient', () => {
     s.latest = await makeSignedBundle({ tenant, version: 3, flavor: 'good again' }, key);
     await until('version 3', () => c.status().version === 3 && c.status().health === 'fresh');
     expect(c.status().lastError).toBeNull();
+  });
+
+  it('fetches the pinned version when a 304 says the same content was re-issued as a newer version', async () => {
+    const { s, fetchFn } = fakeServer();
+    const v1 = await makeSignedBundle({ tenant, version: 1 }, key);
+    s.latest = v1;
+    const c = await start(fetchFn, await tempDir());
+    await until('version 1', () => c.status().version === 1);
+    const reissued = await signDocument({ ...makeBundle({ tenant, version: 4 }), revision: v1.bundle.revision }, key);
+    expect(reissued.bundle.revision).toBe(v1.bundle.revision);
+    s.versions.set(4, reissued);
+    s.latest = reissued;
+    await until('version 4', () => c.status().version === 4 && c.status().health === 'fresh');
+    expect(s.pulls.some((p) => p.url.endsWith('/bundles/4'))).toBe(true);
   });
 
   it('refuses a lower version than it has accepted (rollback) and keeps its bundle', async () => {

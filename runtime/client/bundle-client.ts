@@ -209,26 +209,25 @@ export class BundleClient {
 
   private async pullOnce(): Promise<PullOutcome> {
     const etags = [this.held?.bundle.revision, this.refusedRevision].filter((e): e is string => !!e);
-    const headers: Record<string, string> = { authorization: `Bearer ${this.options.token}`, accept: 'application/json' };
+    const headers: Record<string, string> = {};
     if (etags.length > 0) headers['if-none-match'] = etags.map((e) => `"${e}"`).join(', ');
-    const wait = etags.length > 0 ? this.waitSeconds : 0;
-    const url = `${this.base}/v1/tenants/${encodeURIComponent(this.options.tenant)}/bundles/latest${wait > 0 ? `?wait=${wait}` : ''}`;
-    let res: Response;
-    let bytes: Buffer;
-    try {
-      const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((wait + 15) * 1000)]);
-      res = await this.fetchFn(url, { headers, signal });
-      bytes = Buffer.from(await res.arrayBuffer());
-    } catch (err) {
-      if (this.closed) return 'backoff';
-      this.setState('unreachable', `cannot reach the server: ${errorText(err)}`);
-      return 'backoff';
-    }
+    if (this.held) headers['toolgate-version'] = String(this.held.bundle.version);
+    // Waiting also covers a tenant with nothing published yet: the answer comes with the first publish.
+    const got = await this.get(`bundles/latest?wait=${this.waitSeconds}`, headers, this.waitSeconds);
+    if (!got) return 'backoff';
+    let { res, bytes } = got;
     if (res.status === 304) {
       const etag = unquote(res.headers.get('etag'));
       if (etag !== undefined && etag === this.refusedRevision && etag !== this.held?.bundle.revision) return 'again';
-      this.setState(null, null);
-      return 'again';
+      // Same content re-issued as a newer version (a rollback to it, a fresh expiry): fetch that version.
+      const version = Number(res.headers.get('toolgate-version'));
+      if (!(this.held && Number.isSafeInteger(version) && version > this.held.bundle.version)) {
+        this.setState(null, null);
+        return 'again';
+      }
+      const pinned = await this.get(`bundles/${version}`, {}, 0);
+      if (!pinned) return 'backoff';
+      ({ res, bytes } = pinned);
     }
     if (res.status !== 200) {
       const code: LastError = res.status === 401 || res.status === 403 ? 'unauthorized' : res.status === 404 ? 'not_found' : 'server_error';
@@ -239,7 +238,24 @@ export class BundleClient {
       this.setState(null, null);
       return 'again';
     }
-    const signature = res.headers.get('toolgate-signature');
+    return this.consider(bytes, res.headers.get('toolgate-signature'), unquote(res.headers.get('etag')));
+  }
+
+  /** GETs a path under the tenant; undefined (state set) when the server cannot be reached. */
+  private async get(path: string, headers: Record<string, string>, waitSeconds: number): Promise<{ res: Response; bytes: Buffer } | undefined> {
+    const url = `${this.base}/v1/tenants/${encodeURIComponent(this.options.tenant)}/${path}`;
+    try {
+      const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((waitSeconds + 15) * 1000)]);
+      const res = await this.fetchFn(url, { headers: { authorization: `Bearer ${this.options.token}`, accept: 'application/json', ...headers }, signal });
+      return { res, bytes: Buffer.from(await res.arrayBuffer()) };
+    } catch (err) {
+      if (!this.closed) this.setState('unreachable', `cannot reach the server: ${errorText(err)}`);
+      return undefined;
+    }
+  }
+
+  /** Verifies a bundle the server sent and, when it passes, makes it current and persists it. */
+  private async consider(bytes: Buffer, signature: string | null, etag: string | undefined): Promise<PullOutcome> {
     const verdict = await verifyBundle(bytes, signature, {
       trustedKeys: this.options.trustedKeys,
       tenant: this.options.tenant,
@@ -248,7 +264,7 @@ export class BundleClient {
     });
     if (this.closed) return 'backoff';
     if (!verdict.ok) {
-      this.refusedRevision = unquote(res.headers.get('etag'));
+      this.refusedRevision = etag;
       this.setState(verdict.code, verdict.message);
       this.emit('refused', { code: verdict.code, message: verdict.message });
       return 'backoff';

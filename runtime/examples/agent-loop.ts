@@ -18,6 +18,7 @@
 //                       server once and trusted on first use, which is fine for a demo only.
 //   TOOLGATE_CACHE_DIR  where the last good bundle is kept (default ./.toolgate-cache)
 //   TOOLGATE_APPROVE    "yes" to have the scripted human approve calls that need approval
+//   TOOLGATE_WAIT_MS    how long to wait for a first good bundle before starting (default 10000)
 import { readFile } from 'node:fs/promises';
 import { createBundleClient } from '../client/index.ts';
 import type { BundleClient, TrustedKeys } from '../client/index.ts';
@@ -50,7 +51,7 @@ async function main(): Promise<number> {
     runtimeId: `agent-loop-${process.pid}`,
   });
   try {
-    await firstBundle(client, 10_000);
+    await firstBundle(client, Number(env.TOOLGATE_WAIT_MS ?? 10_000));
     const s = client.status();
     console.log(`bundle: ${s.version === null ? 'none' : `v${s.version} ${s.revision}`} · health ${s.health}${s.lastError ? ` · last error ${s.lastError}` : ''}`);
     await conversation(client);

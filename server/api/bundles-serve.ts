@@ -9,7 +9,8 @@ import { ApiError } from '../errors.ts';
 /**
  * `/v1/tenants/:tenant/bundles/latest`, `…/:version` and `…/:version/signature`: the exact signed
  * bytes from memory with a precomputed ETag. `latest?wait=N` long-polls for a bundle whose ETag is
- * none of those in If-None-Match. A token scoped to other tenants gets a 404, as if nothing existed.
+ * none of those in If-None-Match, or whose version is above the `Toolgate-Version` the client says
+ * it holds. A token scoped to other tenants gets a 404, as if nothing existed.
  */
 export const bundleServeRoutes = new Hono<AppEnv>();
 
@@ -25,11 +26,15 @@ bundleServeRoutes.get('/latest', async (c) => {
   const cache = bundleCacheFor(c.get('deps').database);
   const inm = parseIfNoneMatch(c.req.header('if-none-match'));
   let latest = await cache.latest(tenant);
-  const unchanged = (b: ServedBundle | undefined) => !b || inm.any || inm.etags.has(b.etag);
+  if (!latest) await requireTenant(c, tenant);
+  // A client may say which version it holds: the same content re-issued as a newer version
+  // (a rollback to it) has the same ETag, yet is news to that client.
+  const held = Number(c.req.header('toolgate-version') ?? NaN);
+  const unchanged = (b: ServedBundle | undefined) => !b || inm.any || (inm.etags.has(b.etag) && !(held < b.version));
   if (wait > 0 && unchanged(latest) && !(inm.any && latest)) {
-    latest = await cache.waitForNewer(tenant, inm.etags, wait * 1000, c.req.raw.signal);
+    latest = await cache.waitForNewer(tenant, (b) => !unchanged(b), wait * 1000, c.req.raw.signal);
   }
-  if (!latest) return noBundle(c, tenant);
+  if (!latest) throw new ApiError(404, 'not_found', `tenant ${tenant} has no published bundle yet`);
   const h = bundleHeaders(latest, false, wait > 0);
   if (unchanged(latest)) return c.body(null, 304, h.notModified);
   return c.body(latest.body, 200, h.ok);
@@ -58,10 +63,9 @@ async function pinned(c: Context<AppEnv>): Promise<ServedBundle> {
   return b;
 }
 
-async function noBundle(c: Context<AppEnv>, tenant: string): Promise<never> {
+async function requireTenant(c: Context<AppEnv>, tenant: string): Promise<void> {
   const exists = await c.get('deps').database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst();
   if (!exists) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-  throw new ApiError(404, 'not_found', `tenant ${tenant} has no published bundle yet`);
 }
 
 function tenantOf(c: Context<AppEnv>): string {

@@ -21,7 +21,7 @@ type TenantState = {
   waiters: Set<Waiter>;
 };
 
-type Waiter = { etags: ReadonlySet<string>; resolve: (b: ServedBundle | undefined) => void };
+type Waiter = { isNew: (b: ServedBundle) => boolean; resolve: (b: ServedBundle | undefined) => void };
 
 const MAX_VERSIONS_CACHED = 256;
 
@@ -68,15 +68,15 @@ export class BundleCache {
   }
 
   /**
-   * Resolves with the latest bundle as soon as its ETag is none of `etags` (at once if it already
-   * is not), or with whatever is latest when `ms` runs out or `signal` aborts.
+   * Resolves with the latest bundle as soon as `isNew` holds for it (at once if it already does),
+   * or with whatever is latest when `ms` runs out or `signal` aborts.
    */
-  async waitForNewer(tenant: string, etags: ReadonlySet<string>, ms: number, signal?: AbortSignal): Promise<ServedBundle | undefined> {
+  async waitForNewer(tenant: string, isNew: (b: ServedBundle) => boolean, ms: number, signal?: AbortSignal): Promise<ServedBundle | undefined> {
     const latest = await this.latest(tenant);
-    if ((latest && !etags.has(latest.etag)) || ms <= 0 || signal?.aborted) return latest;
+    if ((latest && isNew(latest)) || ms <= 0 || signal?.aborted) return latest;
     const s = this.state(tenant);
     return new Promise((resolve) => {
-      const waiter: Waiter = { etags, resolve: finish };
+      const waiter: Waiter = { isNew, resolve: finish };
       const timer = setTimeout(() => finish(s.latest), ms);
       const onAbort = () => finish(s.latest);
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -155,7 +155,7 @@ export class BundleCache {
   private wake(s: TenantState): void {
     const latest = s.latest;
     if (!latest) return;
-    for (const w of [...s.waiters]) if (!w.etags.has(latest.etag)) w.resolve(latest);
+    for (const w of [...s.waiters]) if (w.isNew(latest)) w.resolve(latest);
   }
 
   private remember(b: ServedBundle): ServedBundle {

@@ -73,11 +73,12 @@ describe('runtime/examples/agent-loop.ts', () => {
       TOOLGATE_TOKEN: token,
       TOOLGATE_JWKS_FILE: jwksFile,
       TOOLGATE_CACHE_DIR: join(dir, 'cache-none'),
+      TOOLGATE_WAIT_MS: '1000',
     });
     expect(code, out).toBe(0);
-    expect(out).toContain('bundle: none · health none · last error not_found');
+    expect(out).toContain('bundle: none · health none');
     expect(out).toContain('the model sees 0 tool(s)');
-  }, 20_000);
+  });
 
   it('exits with a usage message when no token is given', async () => {
     const { code, out } = await runExample({ TOOLGATE_TOKEN: '' });

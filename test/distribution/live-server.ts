@@ -21,7 +21,7 @@ export const ADMIN_TOKEN = 'tg_distribution_test_admin';
 export type LiveServer = Awaited<ReturnType<typeof startLiveServer>>;
 
 /** Starts a server; pass the `dir` and `port` of a stopped one to restart it on the same database and address. */
-export async function startLiveServer(opts: { dir?: string; port?: number } = {}) {
+export async function startLiveServer(opts: { dir?: string; port?: number; seed?: boolean } = {}) {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'toolgate-dist-'));
   const { deps } = await openToolgate(
     {
@@ -30,7 +30,7 @@ export async function startLiveServer(opts: { dir?: string; port?: number } = {}
       dbFile: join(dir, 'toolgate.db'),
       keysDir: join(dir, 'keys'),
       webDir: join(dir, 'no-web'),
-      seed: 'none',
+      seed: opts.seed ? 'demo' : 'none',
       adminToken: ADMIN_TOKEN,
       logLevel: 'silent',
     },

@@ -55,6 +55,15 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
     }
   });
 
+  it('answers 200 to a matching If-None-Match when the client says it holds an older version of the same content', async () => {
+    const etag = `"${v2.bundle.revision}"`;
+    const older = await srv.api('GET', '/v1/tenants/acme/bundles/latest', { token: acmeRuntime, headers: { 'if-none-match': etag, 'toolgate-version': '1' } });
+    expect(older.status).toBe(200);
+    const same = await srv.api('GET', '/v1/tenants/acme/bundles/latest', { token: acmeRuntime, headers: { 'if-none-match': etag, 'toolgate-version': '2' } });
+    expect(same.status).toBe(304);
+    expect(same.headers.get('toolgate-version')).toBe('2');
+  });
+
   it('answers 200 to an If-None-Match naming an older revision', async () => {
     const r = await srv.api('GET', '/v1/tenants/acme/bundles/latest', { token: acmeRuntime, headers: { 'if-none-match': `"${v1.bundle.revision}"` } });
     expect(r.status).toBe(200);

@@ -1,0 +1,335 @@
+// Bundle distribution benchmark (figures only, no assertions):
+//  1. GET …/bundles/latest at 50 connections, 200 and 304, requests/s and p99 (autocannon), beside
+//     nginx serving the same bytes from a file on another loopback port (one worker each side).
+//  2. Publish → 1,000 long-polling pulls holding the new version (p50, p99), 100-tool bundle,
+//     plus what verifying that bundle costs each runtime, and 100 real SDK clients in one process.
+// The server runs in a child process (this file with --serve), so the load generator and the
+// server do not share an event loop.
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const CONNECTIONS = 50;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const POLLERS = 1000;
+const ROUNDS = 3;
+const SDK_CLIENTS = 100;
+
+type Hello = { url: string; jwks: { keys: never[] }; big: { token: string; etag: string; bytes: number }; acme: { token: string; etag: string } };
+
+if (process.argv[2] === '--serve') await serveRole();
+else await main();
+
+// ---------------------------------------------------------------------------------------------
+// Server role: a live Toolgate with a ~200 KB bundle (tenant big) and a 100-tool one (tenant acme).
+async function serveRole(): Promise<void> {
+  const { startLiveServer } = await import('../distribution/live-server.ts');
+  const { makeKey, makeSignedBundle, jwksOf } = await import('../distribution/signed-bundles.ts');
+  const { bundleCacheFor } = await import('../../server/distribution/serving.ts');
+  const srv = await startLiveServer();
+  const key = await makeKey('bench-key');
+  await srv.createTenant('big');
+  await srv.createTenant('acme');
+  const big = await makeSignedBundle({ tenant: 'big', version: 1, tools: 300 }, key);
+  await srv.place('big', 1, { ...big, revision: big.bundle.revision });
+  let acmeVersion = 1;
+  const acme = await makeSignedBundle({ tenant: 'acme', version: 1, tools: Number(process.env.BENCH_TOOLS ?? 100) }, key);
+  await srv.place('acme', 1, { ...acme, revision: acme.bundle.revision });
+  const hello = {
+    url: srv.url,
+    jwks: jwksOf(key),
+    big: { token: await srv.tokenFor('runtime', ['big']), etag: `"${big.bundle.revision}"`, bytes: Buffer.byteLength(big.text) },
+    acme: { token: await srv.tokenFor('runtime', ['acme']), etag: `"${acme.bundle.revision}"` },
+  };
+  process.stdout.write(JSON.stringify(hello) + '\n');
+  const cache = bundleCacheFor(srv.deps.database);
+  for await (const line of createInterface({ input: process.stdin })) {
+    const [cmd] = line.trim().split(' ');
+    if (cmd === 'waiting') process.stdout.write(JSON.stringify({ waiting: cache.waiting('acme') }) + '\n');
+    else if (cmd === 'publish') {
+      acmeVersion++;
+      // Signed ahead of time: the figure is commit → runtimes, not compile and sign.
+      const next = await makeSignedBundle({ tenant: 'acme', version: acmeVersion, tools: Number(process.env.BENCH_TOOLS ?? 100), flavor: `v${acmeVersion}` }, key);
+      const t0 = performance.timeOrigin + performance.now();
+      await srv.place('acme', acmeVersion, { ...next, revision: next.bundle.revision });
+      process.stdout.write(JSON.stringify({ published: acmeVersion, t0, etag: `"${next.bundle.revision}"` }) + '\n');
+    } else if (cmd === 'quit') break;
+  }
+  await srv.dispose();
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+async function main(): Promise<void> {
+  const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async <T>(): Promise<T> => JSON.parse(String((await lines.next()).value)) as T;
+  const send = (cmd: string) => child.stdin.write(cmd + '\n');
+  const hello = await next<Hello>();
+  let nginx: { url: string; stop: () => Promise<void> } | undefined;
+  try {
+    console.log(`bundle for throughput: ${(hello.big.bytes / 1024).toFixed(0)} KiB · ${CONNECTIONS} connections · ${SECONDS}s per run`);
+    // BENCH_PART=throughput|publish runs one half (for quick looks); the default runs both.
+    const part = process.env.BENCH_PART;
+    if (part !== 'publish') {
+      nginx = await startNginx(hello);
+      await throughput(hello, nginx?.url);
+    }
+    if (part !== 'throughput') {
+      await publishToPollers(hello, next, send);
+      await publishToSdkClients(hello, next, send);
+    }
+  } finally {
+    send('quit');
+    await nginx?.stop();
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+type Cannon = { rps: number; p50: number; p99: number; statuses: Record<string, number>; errors: number };
+
+function cannon(url: string, headers: Record<string, string>, seconds: number): Cannon {
+  const args = ['-c', String(CONNECTIONS), '-d', String(seconds), '-j'];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
+  const bin = join(root, 'node_modules', 'autocannon', 'autocannon.js');
+  const r = spawnSync(process.execPath, [bin, ...args, url], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`autocannon failed: ${r.stderr}`);
+  const j = JSON.parse(r.stdout);
+  return {
+    rps: j.requests.average,
+    p50: j.latency.p50,
+    p99: j.latency.p99,
+    statuses: { '2xx': j['2xx'], '3xx': j['3xx'] ?? 0, '4xx': j['4xx'] ?? 0, '5xx': j['5xx'] ?? 0 },
+    errors: j.errors + j.timeouts,
+  };
+}
+
+async function throughput(hello: Hello, nginxUrl: string | undefined): Promise<void> {
+  const path = '/v1/tenants/big/bundles/latest';
+  const auth = { authorization: `Bearer ${hello.big.token}` };
+  const nginxEtag = nginxUrl ? (await fetch(nginxUrl + path)).headers.get('etag') : null;
+  const runs: [string, string, Record<string, string>, number][] = [
+    ['toolgate 200', hello.url + path, auth, 200],
+    ['toolgate 304', hello.url + path, { ...auth, 'if-none-match': hello.big.etag }, 304],
+  ];
+  if (nginxUrl && nginxEtag) {
+    runs.push(['nginx    200', nginxUrl + path, {}, 200], ['nginx    304', nginxUrl + path, { 'if-none-match': nginxEtag }, 304]);
+  }
+  const results = new Map<string, Cannon>();
+  for (const [name, url, headers, expect] of runs) {
+    cannon(url, headers, 1); // warm-up
+    const r = cannon(url, headers, SECONDS);
+    results.set(name, r);
+    const wrong = expect === 200 ? r.statuses['2xx'] === 0 || r.statuses['3xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0 : r.statuses['3xx'] === 0 || r.statuses['2xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0;
+    console.log(
+      `${name}: ${r.rps.toFixed(0).padStart(7)} req/s · p50 ${r.p50} ms · p99 ${r.p99} ms${r.errors ? ` · ${r.errors} errors` : ''}${wrong ? ` · UNEXPECTED STATUSES ${JSON.stringify(r.statuses)}` : ''}`,
+    );
+  }
+  if (!nginxUrl) {
+    console.log('nginx not found (Debian package nginx): no static-server comparison');
+    return;
+  }
+  for (const code of ['200', '304']) {
+    const t = results.get(`toolgate ${code}`)!;
+    const n = results.get(`nginx    ${code}`)!;
+    console.log(`ratio ${code}: toolgate/nginx = ${((t.rps / n.rps) * 100).toFixed(0)}% of requests/s (target ≥ 70%) · p99 ${t.p99} vs ${n.p99} ms`);
+  }
+}
+
+async function publishToPollers(hello: Hello, next: <T>() => Promise<T>, send: (c: string) => void): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: POLLERS });
+  const url = new URL(hello.url);
+  let etag = hello.acme.etag;
+  const all: number[] = [];
+  let lastBody: Buffer | undefined;
+  let lastSignature = '';
+  for (let round = 0; round < ROUNDS; round++) {
+    const done: Promise<{ at: number; status: number; body: Buffer; signature: string }>[] = [];
+    for (let i = 0; i < POLLERS; i++) {
+      done.push(
+        new Promise((resolve, reject) => {
+          const req = http.get(
+            { host: url.hostname, port: url.port, path: '/v1/tenants/acme/bundles/latest?wait=60', agent, headers: { authorization: `Bearer ${hello.acme.token}`, 'if-none-match': etag } },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => resolve({ at: performance.timeOrigin + performance.now(), status: res.statusCode ?? 0, body: Buffer.concat(chunks), signature: String(res.headers['toolgate-signature'] ?? '') }));
+              res.on('error', reject);
+            },
+          );
+          req.on('error', reject);
+        }),
+      );
+    }
+    for (;;) {
+      send('waiting');
+      const { waiting } = await next<{ waiting: number }>();
+      if (waiting >= POLLERS) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    send('publish');
+    const pub = await next<{ published: number; t0: number; etag: string }>();
+    const answers = await Promise.all(done);
+    const bad = answers.filter((a) => a.status !== 200).length;
+    const lat = answers.map((a) => a.at - pub.t0).sort((a, b) => a - b);
+    all.push(...lat);
+    console.log(`publish v${pub.published} → ${POLLERS} long-polls answered: p50 ${pct(lat, 50).toFixed(1)} ms · p99 ${pct(lat, 99).toFixed(1)} ms · max ${lat.at(-1)!.toFixed(1)} ms${bad ? ` · ${bad} not 200` : ''}`);
+    etag = pub.etag;
+    lastBody = answers[0].body;
+    lastSignature = answers[0].signature;
+  }
+  agent.destroy();
+  all.sort((a, b) => a - b);
+  console.log(`publish → ${POLLERS} pulls holding the new bytes, ${ROUNDS} rounds: p50 ${pct(all, 50).toFixed(1)} ms · p99 ${pct(all, 99).toFixed(1)} ms (targets p50 < 100 ms, p99 < 500 ms)`);
+
+  // Each runtime then verifies what it received; on a fleet that happens in parallel, one per host.
+  const { verifyBundle } = await import('../../runtime/verify-bundle.ts');
+  const trustedKeys = hello.jwks;
+  const times: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const t = performance.now();
+    const r = await verifyBundle(lastBody!, lastSignature, { trustedKeys, tenant: 'acme' });
+    if (!r.ok) throw new Error(`bench bundle refused: ${r.code} ${r.message}`);
+    if (i >= 10) times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  console.log(`verifyBundle + load, 100-tool bundle (${(lastBody!.length / 1024).toFixed(0)} KiB): p50 ${pct(times, 50).toFixed(2)} ms · p99 ${pct(times, 99).toFixed(2)} ms per runtime`);
+  console.log(`publish → runtime holding it (pull p50/p99 + verify p50/p99): ~${(pct(all, 50) + pct(times, 50)).toFixed(1)} ms / ~${(pct(all, 99) + pct(times, 99)).toFixed(1)} ms`);
+}
+
+async function publishToSdkClients(hello: Hello, next: <T>() => Promise<T>, send: (c: string) => void): Promise<void> {
+  const { createBundleClient } = await import('../../runtime/client/index.ts');
+  const dir = await mkdtemp(join(tmpdir(), 'toolgate-bench-clients-'));
+  const trustedKeys = hello.jwks;
+  const clients = await Promise.all(
+    Array.from({ length: SDK_CLIENTS }, (_, i) =>
+      createBundleClient({ url: hello.url, tenant: 'acme', token: hello.acme.token, trustedKeys, cacheDir: join(dir, String(i)), runtimeId: `bench-${i}`, waitSeconds: 60, statusIntervalMs: 0 }),
+    ),
+  );
+  try {
+    const start = Date.now();
+    while (!clients.every((c) => c.status().health === 'fresh')) {
+      if (Date.now() - start > 60_000) throw new Error('SDK clients did not all become fresh');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (;;) {
+      send('waiting');
+      if ((await next<{ waiting: number }>()).waiting >= SDK_CLIENTS) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const target = clients[0].status().version! + 1;
+    const at: number[] = [];
+    for (const c of clients) c.on('update', (b) => b.bundle.version === target && at.push(performance.timeOrigin + performance.now()));
+    send('publish');
+    const pub = await next<{ published: number; t0: number }>();
+    while (at.length < SDK_CLIENTS) await new Promise((r) => setTimeout(r, 5));
+    const lat = at.map((t) => t - pub.t0).sort((a, b) => a - b);
+    console.log(
+      `publish → ${SDK_CLIENTS} SDK clients in ONE process holding v${pub.published} (verification serialised on one core): p50 ${pct(lat, 50).toFixed(1)} ms · p99 ${pct(lat, 99).toFixed(1)} ms`,
+    );
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+async function startNginx(hello: Hello): Promise<{ url: string; stop: () => Promise<void> } | undefined> {
+  const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
+  if (!bin) return undefined;
+  const dir = await mkdtemp(join(tmpdir(), 'toolgate-bench-nginx-'));
+  const www = join(dir, 'www', 'v1', 'tenants', 'big', 'bundles');
+  await mkdir(www, { recursive: true });
+  await mkdir(join(dir, 'tmp'));
+  const res = await fetch(`${hello.url}/v1/tenants/big/bundles/latest`, { headers: { authorization: `Bearer ${hello.big.token}` } });
+  const body = Buffer.from(await res.arrayBuffer());
+  await writeFile(join(www, 'latest'), body);
+  const port = await freePort();
+  const signature = res.headers.get('toolgate-signature') ?? '';
+  await writeFile(
+    join(dir, 'nginx.conf'),
+    `daemon off;
+worker_processes 1;
+pid ${join(dir, 'nginx.pid')};
+error_log ${join(dir, 'error.log')} warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  client_body_temp_path ${join(dir, 'tmp')};
+  proxy_temp_path ${join(dir, 'tmp')};
+  fastcgi_temp_path ${join(dir, 'tmp')};
+  uwsgi_temp_path ${join(dir, 'tmp')};
+  scgi_temp_path ${join(dir, 'tmp')};
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      root ${join(dir, 'www')};
+      default_type application/json;
+      add_header Cache-Control "public, no-cache";
+      add_header Toolgate-Signature "${signature}";
+    }
+  }
+}
+`,
+  );
+  // Workers may run as an unprivileged user: let them read the files.
+  for (const p of [dir, join(dir, 'www'), join(dir, 'www', 'v1'), join(dir, 'www', 'v1', 'tenants'), join(dir, 'www', 'v1', 'tenants', 'big'), www]) await chmod(p, 0o755);
+  await chmod(join(www, 'latest'), 0o644);
+  const proc: ChildProcessWithoutNullStreams = spawn(bin, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: 'pipe' });
+  let failed = '';
+  proc.stderr.on('data', (d) => (failed += d));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      const r = await fetch(`${url}/v1/tenants/big/bundles/latest`);
+      if (r.status === 200 && Buffer.from(await r.arrayBuffer()).equals(body)) {
+        console.log(`nginx (${bin}, 1 worker) serving the same ${body.length} bytes at ${url}`);
+        return {
+          url,
+          stop: async () => {
+            proc.kill('SIGQUIT');
+            await new Promise((r) => proc.once('exit', r));
+            await rm(dir, { recursive: true, force: true });
+          },
+        };
+      }
+    } catch {
+      // not listening yet
+    }
+    if (proc.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  console.log(`nginx did not start (${failed.trim() || 'no output'}): no static-server comparison`);
+  proc.kill('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+  return undefined;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
