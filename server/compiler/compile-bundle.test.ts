@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { Tool } from '../../policy-schemas/types.gen.ts';
+import { evaluate } from '../../runtime/evaluate.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import { compileBundle } from './compile-bundle.ts';
+import type { Snapshot } from './compile-bundle.ts';
+
+const opts = { version: 2, previousRevision: null, issuedAt: '2026-01-01T00:00:00Z' };
+const tool = (id: string, extra: Partial<Tool> = {}): Tool => ({ id, description: id, inputSchema: { type: 'object' }, effect: 'read_only', redaction: { allow: [] }, ...extra });
+const snap = (parts: Partial<Snapshot>): Snapshot => ({ tenant: { id: 't', name: 'T' }, policy: {}, tools: [], groups: [], states: [], grants: [], ...parts });
+
+describe('compileBundle', () => {
+  it('adds the default group and the undefined state when the inventory lacks them', () => {
+    const r = compileBundle(snap({}), opts);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    expect(r.bundle.catalog.groups.map((g) => g.name)).toEqual(['default']);
+    expect(r.bundle.catalog.states.map((s) => s.name)).toEqual(['undefined']);
+    expect(r.bundle.expiresAt).toBe('2026-01-02T00:00:00.000Z');
+  });
+
+  it('leaves removed tools out and keeps only id, pin and reason for tools that can never be visible', () => {
+    const r = compileBundle(
+      snap({
+        tools: [tool('core__gone', { status: 'removed' }), tool('core__q', { status: 'quarantined' }), tool('core__raw', { redaction: undefined }), tool('core__ok')],
+        policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { s: ['r'] } },
+      }),
+      opts,
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    expect(r.bundle.catalog.tools.map((t) => [t.id, Object.keys(t).sort().join(',')])).toEqual([
+      ['core__ok', 'definitionHash,description,effect,groups,id,inputSchema,redaction,requiresConnection'],
+      ['core__q', 'definitionHash,excluded,id'],
+      ['core__raw', 'definitionHash,excluded,id'],
+    ]);
+    expect(evaluate(loadBundle(r.bundle), { subject: 's', groups: ['*'] }).filtered).toEqual([
+      { id: 'core__q', reason: 'quarantined' },
+      { id: 'core__raw', reason: 'no_redaction' },
+    ]);
+  });
+
+  it('is an error to name a tool without redaction exactly, but not to match it with a glob', () => {
+    const tools = [tool('core__raw', { redaction: undefined })];
+    expect(compileBundle(snap({ tools, policy: { roles: { r: { allow: ['core__*'] } } } }), opts).ok).toBe(true);
+    const r = compileBundle(snap({ tools, policy: { roles: { r: { allow: ['core__raw'] } }, profiles: { p: { enable: ['core__raw'] } } } }), opts);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors.map((e) => [e.pointer, e.code])).toEqual([['/policy/profiles/p/enable/0', 'no_redaction'], ['/policy/roles/r/allow/0', 'no_redaction']]);
+  });
+
+  it('collects schema errors of every entity at once, with entity pointers', () => {
+    const r = compileBundle(
+      snap({
+        tools: [{ id: 'core__x', description: 'x', inputSchema: { type: 'object' }, effect: 'bad' } as unknown as Tool],
+        groups: [{ name: '' }],
+        grants: [{ connectionId: 'c', subjects: [], tools: ['core__x'] } as never],
+        policy: { roles: { r: { groups: 'all' } } } as never,
+      }),
+      { version: 0, previousRevision: null, issuedAt: 'yesterday' },
+    );
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      const pointers = r.errors.map((e) => e.pointer);
+      expect(pointers).toEqual(expect.arrayContaining(['/tools/core__x/effect', '/groups/0/name', '/grants/c/subjects', '/policy/roles/r/groups', '/version', '/issuedAt']));
+    }
+  });
+
+  it('expands requested-group closures into the index and refuses include cycles', () => {
+    const ok = compileBundle(snap({ groups: [{ name: 'a', includes: ['b'] }, { name: 'b', includes: ['c'] }, { name: 'c' }] }), opts);
+    if (!ok.ok) throw new Error(JSON.stringify(ok.errors));
+    expect(ok.bundle.index.groups.a).toEqual(['a', 'b', 'c']);
+    const cyc = compileBundle(snap({ groups: [{ name: 'a', includes: ['b'] }, { name: 'b', includes: ['a'] }] }), opts);
+    expect(cyc.ok).toBe(false);
+    if (!cyc.ok) expect(cyc.errors.every((e) => e.code === 'cycle')).toBe(true);
+  });
+});
