@@ -85,23 +85,34 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
     }
   };
 
+  // The SDK forgets the child when it closes the transport itself (as it does when initialize
+  // fails), so the pid is kept from the moment of spawning.
+  let childPid: number | null = null;
+  if (transport instanceof StdioClientTransport) {
+    const stdio = transport;
+    const start = stdio.start.bind(stdio);
+    stdio.start = async () => {
+      await start();
+      childPid = stdio.pid;
+    };
+  }
+
   const close = async (force = false) => {
     if (closedByUs) return;
     closedByUs = true;
-    // A server that misbehaved is not given the SDK's two-second grace period.
-    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
-    if (force && pid !== null) {
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        // Already gone.
-      }
-    }
+    // A server that misbehaved is not given the SDK's grace period.
+    if (force && childPid !== null) signal(childPid, 'SIGTERM');
+    // The SDK's shutdown timers do not hold the event loop: hold it, or a short-lived process
+    // (the CLI, a test worker) could exit first and leave the server running.
+    const hold = setInterval(() => undefined, 250);
     try {
       await client.close();
     } catch {
-      // Closing a half-started transport can fail; nothing is left to clean up.
+      // Closing a half-started transport can fail; the pid check below still applies.
+    } finally {
+      clearInterval(hold);
     }
+    if (childPid !== null && isAlive(childPid)) signal(childPid, 'SIGKILL');
   };
 
   try {
@@ -143,6 +154,23 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
   };
 
   return { ok: true, value: { listTools, close } };
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Already gone.
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `TOOLGATE_MCP_TIMEOUT_MS` when set to a positive number, else 20 s. */

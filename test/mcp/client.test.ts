@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fetchMcpTools, openMcpSession } from '../../server/mcp/client.ts';
 import {
@@ -10,6 +13,7 @@ import {
   missingCommand,
   objectSchema,
   silentServer,
+  silentServerWithPid,
   wrongShapeServer,
 } from '../fixtures/mcp/servers.ts';
 import { type FixtureState, startHttpFixture } from '../fixtures/mcp/tool-list-server.ts';
@@ -122,6 +126,29 @@ describe('MCP client failures', () => {
   it('times out on a server that never answers', async () => {
     const r = await fetchMcpTools({ id: 'mute', transport: silentServer() }, { timeoutMs: 800 });
     expect(r).toEqual({ ok: false, code: 'mcp_error', message: 'MCP server "mute" failed to start or initialize: no answer within 800 ms' });
+  });
+
+  it('stops a server that never answers instead of leaving it running', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-pid-'));
+    try {
+      const pidFile = join(dir, 'pid');
+      const r = await fetchMcpTools({ id: 'mute', transport: silentServerWithPid(pidFile) }, { timeoutMs: 800 });
+      expect(r.ok).toBe(false);
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      // Well under the SDK's own two-second grace period, which is what would otherwise end it.
+      for (let i = 0; i < 30 && alive(); i++) await new Promise((res) => setTimeout(res, 50));
+      expect(alive()).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a server that prints something that is not MCP', async () => {
