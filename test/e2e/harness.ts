@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pino from 'pino';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { createApp } from '../../server/app.ts';
 import { openToolgate } from '../../server/startup.ts';
 
@@ -78,7 +78,8 @@ export async function startConsole() {
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
   };
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
+  /** Saves a screenshot for the README; `mask` hides parts that would show this machine's paths. */
+  const shot = (page: Page, name: string, mask: Locator[] = []) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false, mask });
 
   const close = async () => {
     await browser.close().catch(() => undefined);

@@ -9,6 +9,7 @@ import { auditActions, auditEntityTypes } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { download } from '../../bundles/api/download.ts';
 import { useTenants } from '../../tenants/api/get-tenants.ts';
+import { useTokens } from '../../tokens/api/get-tokens.ts';
 import { auditExportPath, useAudit, useAuditVerification, type AuditFilters } from '../api/get-audit.ts';
 
 const keys = ['tenant', 'actor', 'entityType', 'entityId', 'action', 'from', 'to'] as const;
@@ -26,6 +27,11 @@ export function AuditPage(_: { session: Session }) {
   const audit = useAudit(apiFilters);
   const verify = useAuditVerification();
   const tenants = useTenants();
+  const tokens = useTokens();
+  const actorLabel = (actor: string) => {
+    const t = tokens.data?.find((x) => `token:${x.id}` === actor);
+    return t ? `${t.label} (${t.role})` : actor;
+  };
   const [exportError, setExportError] = useState<unknown>(null);
   const ids = useId();
   const setFilter = (k: (typeof keys)[number], v: string) => {
@@ -89,7 +95,13 @@ export function AuditPage(_: { session: Session }) {
         </div>
         <div className="field">
           <label htmlFor={`${ids}-actor`}>Actor</label>
-          <input id={`${ids}-actor`} defaultValue={filters.actor ?? ''} placeholder="token:…" onChange={(e) => setFilter('actor', e.target.value)} />
+          <input id={`${ids}-actor`} list={`${ids}-actors`} defaultValue={filters.actor ?? ''} placeholder="token:…" onChange={(e) => setFilter('actor', e.target.value)} />
+          <datalist id={`${ids}-actors`}>
+            <option value="system" />
+            {(tokens.data ?? []).map((t) => (
+              <option key={t.id} value={`token:${t.id}`} label={`${t.label} (${t.role})`} />
+            ))}
+          </datalist>
         </div>
         <div className="field">
           <label htmlFor={`${ids}-et`}>Entity type</label>
@@ -126,7 +138,7 @@ export function AuditPage(_: { session: Session }) {
       {audit.error ? <Notice error={audit.error} /> : null}
       <ol className="timeline" aria-label="Audit timeline">
         {events.map((e) => (
-          <AuditItem key={e.seq} event={e} />
+          <AuditItem key={e.seq} event={e} actorLabel={actorLabel} />
         ))}
       </ol>
       {audit.data && !events.length ? <p className="muted">No event matches these filters.</p> : null}
@@ -141,14 +153,16 @@ export function AuditPage(_: { session: Session }) {
 
 const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn' } as const;
 
-function AuditItem({ event: e }: { event: AuditEvent }) {
+function AuditItem({ event: e, actorLabel }: { event: AuditEvent; actorLabel: (actor: string) => string }) {
   return (
     <li className="timeline-item">
       <details>
         <summary>
           <span className="seq mono">#{e.seq}</span> <time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time>{' '}
           <Badge tone={actionTone[e.action]}>{e.action}</Badge> <strong>{e.entityType}</strong> <span className="mono">{e.entityId}</span>
-          {e.tenant ? <span className="muted"> in {e.tenant}</span> : null} <span className="muted">by {e.actor}</span>
+          {e.tenant ? <span className="muted"> in {e.tenant}</span> : null} <span className="muted" title={e.actor}>
+            by {actorLabel(e.actor)}
+          </span>
           {e.reason ? <span className="reason"> — “{e.reason}”</span> : null}
         </summary>
         <DiffView before={e.before} after={e.after} label={`Changes in event ${e.seq}`} empty="No field-level difference recorded." />

@@ -61,7 +61,7 @@ function ServerCard({ server, editable }: { server: McpServer; editable: boolean
         </h2>
         {s ? <Badge tone={s.ok ? 'ok' : 'bad'}>{s.ok ? 'last sync ok' : 'last sync failed'}</Badge> : <Badge tone="muted">never synced</Badge>}
       </header>
-      <p className="mono small">
+      <p className="mono small transport" data-testid="transport">
         {server.transport.kind === 'stdio'
           ? `stdio: ${server.transport.command} ${(server.transport.args ?? []).join(' ')}${server.transport.env?.length ? ` · env ${server.transport.env.join(', ')}` : ''}`
           : `http: ${server.transport.url}`}
@@ -122,7 +122,18 @@ function NewServer() {
           transport: kind === 'stdio' ? { kind, command, args, env } : { kind, url },
           ...(interval ? { syncIntervalSeconds: Number(interval) } : {}),
         };
-        create.mutate(server, { onSuccess: (s) => setMsg(`Added ${s.id}. Sync it to import its tools.`) });
+        create.mutate(server, {
+          onSuccess: (s) => {
+            setMsg(`Added ${s.id}. Sync it to import its tools.`);
+            setId('');
+            setLabel('');
+            setCommand('');
+            setArgs([]);
+            setEnv([]);
+            setUrl('');
+            setInterval('');
+          },
+        });
       }}
     >
       <h2>Add MCP server</h2>

@@ -37,12 +37,13 @@ function layout(states: string[], edges: Edge[]) {
   const columns = new Map<number, string[]>();
   for (const s of states) columns.set(layer.get(s)!, [...(columns.get(layer.get(s)!) ?? []), s]);
   const pos = new Map<string, { x: number; y: number }>();
-  const colW = 190;
-  const rowH = 96;
-  const top = 110;
-  for (const [l, names] of columns) names.forEach((n, i) => pos.set(n, { x: 90 + l * colW, y: top + i * rowH }));
+  const colW = 220;
+  const rowH = 110;
+  const top = 130;
+  // Alternate columns are shifted down so that arrows skipping a column do not run through its boxes.
+  for (const [l, names] of columns) names.forEach((n, i) => pos.set(n, { x: 90 + l * colW, y: top + i * rowH + (l % 2) * 44 }));
   const width = 90 + (Math.max(0, ...columns.keys()) + 1) * colW;
-  const height = top + Math.max(1, ...[...columns.values()].map((c) => c.length)) * rowH;
+  const height = top + 60 + Math.max(1, ...[...columns.values()].map((c) => c.length)) * rowH;
   return { pos, width, height };
 }
 
@@ -63,6 +64,7 @@ export function StateGraph({ states, tools }: { states: State[]; tools: Tool[] }
       <svg
         viewBox={`0 0 ${Math.max(width, 400)} ${height}`}
         width="100%"
+        style={{ maxWidth: Math.max(width, 400) * 1.1 }}
         role="img"
         aria-labelledby="state-graph-title state-graph-desc"
         preserveAspectRatio="xMinYMin meet"
@@ -102,7 +104,7 @@ export function StateGraph({ states, tools }: { states: State[]; tools: Tool[] }
           };
           const s = clip(a, 1);
           const t = clip(b, -1);
-          const bend = 28;
+          const bend = 22 + len * 0.16;
           const mx = (s.x + t.x) / 2 - (dy / len) * bend;
           const my = (s.y + t.y) / 2 + (dx / len) * bend;
           return (
