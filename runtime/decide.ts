@@ -100,8 +100,14 @@ function argumentProblems(errors: ErrorObject[]): { pointer: string; message: st
       pointer += '/' + escapePointer(String((e.params as { missingProperty: string }).missingProperty));
       message = 'is required';
     } else if (e.keyword === 'additionalProperties') {
-      pointer += '/' + escapePointer(String((e.params as { additionalProperty: string }).additionalProperty));
-      message = 'is not a known field';
+      // A field name comes from the arguments: name it only when it looks like a field name.
+      const field = String((e.params as { additionalProperty: string }).additionalProperty);
+      if (PLAIN_FIELD.test(field)) {
+        pointer += '/' + field;
+        message = 'is not a known field';
+      } else {
+        message = 'has a field that is not allowed';
+      }
     }
     const key = pointer + '\u0000' + message;
     if (seen.has(key)) continue;
@@ -110,6 +116,8 @@ function argumentProblems(errors: ErrorObject[]): { pointer: string; message: st
   }
   return out;
 }
+
+const PLAIN_FIELD = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
 function escapePointer(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');

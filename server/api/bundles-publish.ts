@@ -59,7 +59,7 @@ bundlePublishRoutes.get('/:a/diff/:b', async (c) => {
   if (!(await getTenant(db, tenant))) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
   const from = await side(c, db, tenant, c.req.param('a'), 'a');
   const to = await side(c, db, tenant, c.req.param('b'), 'b');
-  return c.json(await diffBundles(from, to));
+  return c.json(await diffBundles(from, to, { casbin: true }));
 });
 
 async function side(c: Context<AppEnv>, db: DbOrTx, tenant: string, ref: string, which: 'a' | 'b'): Promise<DiffSide> {

@@ -58,6 +58,9 @@ describe('decide error codes', () => {
     expect(d.errorCode).toBe('validation');
     expect(d.errors?.map((e) => e.pointer).sort()).toEqual(['/extra', '/limit', '/query']);
     expect(JSON.stringify(d)).not.toContain('sk-live');
+    const oddKey = decide(view, { name: 'core__search', arguments: JSON.stringify({ query: 'x', 'Bearer abc/def ghi': 1 }) });
+    expect(oddKey.errors).toEqual([{ pointer: '', message: 'has a field that is not allowed' }]);
+    expect(JSON.stringify(oddKey)).not.toContain('Bearer');
     const missing = decide(view, { name: 'core__search', arguments: '{}' });
     expect(missing.errors).toEqual([{ pointer: '/query', message: 'is required' }]);
   });

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import type { TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
+import { compileBundle } from '../compiler/compile-bundle.ts';
+import { diffBundles } from './diff.ts';
+
+const tool = (id: string, extra: Partial<Tool> = {}): Tool => ({ id, description: id, inputSchema: { type: 'object' }, effect: 'read_only', redaction: { allow: [] }, ...extra });
+const tools = [tool('core__a'), tool('core__b', { effect: 'state_change' }), tool('core__c', { groups: ['other'] })];
+const groups = [{ name: 'other' }];
+function bundle(policy: TenantPolicy, list = tools) {
+  const r = compileBundle({ tenant: { id: 't', name: 'T' }, policy, tools: list, groups, states: [], grants: [] }, { version: 1, previousRevision: null, issuedAt: '2026-01-01T00:00:00Z' });
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r.bundle;
+}
+const before = bundle({ roles: { dev: { groups: ['default'], allow: ['core__*'], deny: [], requireApproval: [] } }, bindings: { 'agent:x': ['dev'] } });
+const after = bundle(
+  {
+    roles: {
+      dev: { groups: ['default', 'other'], allow: ['core__*'], deny: ['core__a'], requireApproval: ['state_change'] },
+      ops: { groups: ['*'], allow: ['core__c'], deny: [], requireApproval: [] },
+    },
+    bindings: { 'agent:x': ['dev'], 'agent:y': ['ops'] },
+  },
+  [...tools, tool('core__d')],
+);
+
+describe('diffBundles', () => {
+  it('names added tools, per-role reach and every changed decision, the same with and without Casbin', async () => {
+    const d = await diffBundles({ version: 1, bundle: before }, { version: 2, bundle: after });
+    expect(d.identical).toBe(false);
+    expect(d.catalog).toEqual({ added: ['core__d'], removed: [], changed: [] });
+    expect(d.roles).toEqual([
+      { role: 'dev', status: 'changed', added: ['core__c', 'core__d'], removed: ['core__a'] },
+      { role: 'ops', status: 'added', added: ['core__c'], removed: [] },
+    ]);
+    expect(d.decisions).toEqual([
+      { subject: 'agent:x', tool: 'core__a', from: 'allow', to: 'deny' },
+      { subject: 'agent:x', tool: 'core__b', from: 'allow', to: 'require_approval' },
+      { subject: 'agent:x', tool: 'core__c', from: 'deny', to: 'allow' },
+      { subject: 'agent:x', tool: 'core__d', from: 'deny', to: 'allow' },
+      { subject: 'agent:y', tool: 'core__c', from: 'deny', to: 'allow' },
+    ]);
+    expect(await diffBundles({ version: 1, bundle: before }, { version: 2, bundle: after }, { casbin: true })).toEqual(d);
+  });
+
+  it('reports a bundle against itself as identical with no changes', async () => {
+    const d = await diffBundles({ version: 1, bundle: before }, { version: 'draft', bundle: before }, { casbin: true });
+    expect(d).toMatchObject({ identical: true, catalog: { added: [], removed: [], changed: [] }, roles: [], decisions: [] });
+  });
+});
