@@ -62,6 +62,7 @@ export function Simulator({
     return r;
   }, [subject, groups, state, factsText, profile, connections]);
   const deferred = useDeferredValue(request);
+  const roleGroups = [...new Set((policy.bindings?.[subject.trim()] ?? []).flatMap((r) => policy.roles?.[r]?.groups ?? []))];
   const sim = useSimulation(tenant, deferred, serverVersion);
 
   // The previous answer for the same request under an earlier draft, to show what the edit changed.
@@ -100,7 +101,14 @@ export function Simulator({
             ))}
           </datalist>
         </div>
-        <ListInput label="Requested groups" value={groups} onChange={setGroups} hint="Empty = default; * = every group." />
+        <div>
+          <ListInput label="Requested groups" value={groups} onChange={setGroups} hint="Empty = default; * = every group." />
+          {roleGroups.length ? (
+            <button type="button" className="link-button small" onClick={() => setGroups(roleGroups)}>
+              Use the groups of {subject.trim()}'s roles
+            </button>
+          ) : null}
+        </div>
         <div className="field">
           <label htmlFor={`${ids}-state`}>State</label>
           <select id={`${ids}-state`} value={state} onChange={(e) => setState(e.target.value)}>
