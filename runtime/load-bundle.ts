@@ -1,4 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type {
@@ -104,6 +105,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 
 // The runtime's own ajv: input schemas come from bundles, never from the server's schema set.
 const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true });
+// MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
+ajv.addMetaSchema(draft07);
 addFormats(ajv);
 // Compiled validators by canonical schema text, so a new bundle version recompiles only what changed.
 const validators = new Map<string, ValidateFunction>();
