@@ -47,3 +47,17 @@ describe('diffBundles', () => {
     expect(d).toMatchObject({ identical: true, catalog: { added: [], removed: [], changed: [] }, roles: [], decisions: [] });
   });
 });
+
+describe('tenant enforcers', () => {
+  it('builds one enforcer per tenant revision and reuses it', async () => {
+    const { TenantEnforcers } = await import('./enforcer.ts');
+    const cache = new TenantEnforcers(2);
+    const e1 = await cache.get('t', before.revision, before.casbin);
+    expect(await cache.get('t', before.revision, before.casbin)).toBe(e1);
+    const e2 = await cache.get('t', after.revision, after.casbin);
+    expect(e2).not.toBe(e1);
+    expect(e1.allows('agent:x', 'core__a')).toBe(true);
+    expect(e2.allows('agent:x', 'core__a')).toBe(false);
+    expect(e2.allows('agent:x', 'core__a') || e2.allows('agent:y', 'core__a')).toBe(false);
+  });
+});

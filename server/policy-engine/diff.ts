@@ -3,7 +3,7 @@ import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
-import { createTenantEnforcer } from './enforcer.ts';
+import { tenantEnforcers } from './enforcer.ts';
 import type { TenantEnforcer } from './enforcer.ts';
 
 export type DiffSide = { version: number | 'draft'; bundle: Bundle };
@@ -50,8 +50,8 @@ export async function diffBundles(from: DiffSide, to: DiffSide, opts: { casbin?:
   }
   if (opts.casbin && decisions.length > 0) {
     const [ea, eb] = await Promise.all([
-      createTenantEnforcer(from.bundle.tenant, from.bundle.revision, from.bundle.casbin),
-      createTenantEnforcer(to.bundle.tenant, to.bundle.revision, to.bundle.casbin),
+      tenantEnforcers.get(from.bundle.tenant, from.bundle.revision, from.bundle.casbin),
+      tenantEnforcers.get(to.bundle.tenant, to.bundle.revision, to.bundle.casbin),
     ]);
     decisions = decisions.flatMap((d, i) => {
       if (i >= CASBIN_CONFIRM_LIMIT) return [d];

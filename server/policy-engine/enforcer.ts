@@ -26,26 +26,27 @@ export async function createTenantEnforcer(tenant: string, revision: string, cas
 }
 
 /**
- * One enforcer per tenant (never every tenant in one: Casbin scans every policy line per call),
- * rebuilt when the tenant's revision changes.
+ * Enforcers by (tenant, revision), each holding one tenant's rows only (never every tenant in one:
+ * Casbin scans every policy line of an enforcer per call). A small LRU, since a revision's rows
+ * never change.
  */
 export class TenantEnforcers {
-  private readonly byTenant = new Map<string, Promise<TenantEnforcer>>();
+  private readonly byRevision = new Map<string, Promise<TenantEnforcer>>();
 
-  async get(tenant: string, revision: string, casbin: BundleCasbin): Promise<TenantEnforcer> {
-    const current = this.byTenant.get(tenant);
-    if (current) {
-      const e = await current.catch(() => undefined);
-      if (e && e.revision === revision) return e;
+  constructor(private readonly max = 64) {}
+
+  get(tenant: string, revision: string, casbin: BundleCasbin): Promise<TenantEnforcer> {
+    const key = `${tenant}\u0000${revision}`;
+    let e = this.byRevision.get(key);
+    if (e) {
+      this.byRevision.delete(key);
+    } else {
+      e = createTenantEnforcer(tenant, revision, casbin);
+      e.catch(() => this.byRevision.delete(key));
+      if (this.byRevision.size >= this.max) this.byRevision.delete(this.byRevision.keys().next().value as string);
     }
-    const next = createTenantEnforcer(tenant, revision, casbin);
-    this.byTenant.set(tenant, next);
-    next.catch(() => this.byTenant.delete(tenant));
-    return next;
-  }
-
-  forget(tenant: string): void {
-    this.byTenant.delete(tenant);
+    this.byRevision.set(key, e);
+    return e;
   }
 }
 

@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { validate } from '../../policy-schemas/index.ts';
 import { compileBundle } from '../../server/compiler/compile-bundle.ts';
 import type { CompileOptions, Snapshot } from '../../server/compiler/compile-bundle.ts';
 
@@ -23,6 +24,18 @@ function compileCase(name: string): string {
 describe('compiler golden files', () => {
   it('has cases to check', () => {
     expect(cases.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('writes bundles that conform to policy-schemas/bundle.schema.json', () => {
+    let checked = 0;
+    for (const name of cases) {
+      const out = JSON.parse(compileCase(name));
+      if (!out.ok) continue;
+      const r = validate('bundle', out.bundle);
+      expect(r.ok ? [] : r.errors, name).toEqual([]);
+      checked++;
+    }
+    expect(checked).toBeGreaterThanOrEqual(3);
   });
 
   for (const name of cases) {
