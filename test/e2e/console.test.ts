@@ -212,9 +212,21 @@ describe('the admin console in a real browser', () => {
     }
   });
 
-  it('hides edit controls from a viewer and shows an auditor the history', async () => {
-    const viewer = (await c.api('POST', '/v1/tokens', { label: 'e2e viewer', role: 'viewer', tenants: ['acme-research'] })).json as { token: string };
-    const auditor = (await c.api('POST', '/v1/tokens', { label: 'e2e auditor', role: 'auditor' })).json as { token: string };
+  it('creates tokens, hides edit controls from a viewer and shows an auditor the history', async () => {
+    const createToken = async (label: string, role: string, tenants: string[]) => {
+      await go(page, '/tokens');
+      const form = page.getByRole('form', { name: 'New token' });
+      await form.getByLabel('Label').fill(label);
+      await form.getByLabel('Role').selectOption(role);
+      for (const t of tenants) await form.getByRole('checkbox', { name: t }).check();
+      await form.getByRole('button', { name: 'Create token' }).click();
+      const secret = form.getByLabel('New token secret');
+      await secret.waitFor();
+      await page.getByRole('table', { name: 'Tokens' }).getByRole('cell', { name: new RegExp(`^${label} `) }).waitFor();
+      return { token: await secret.inputValue() };
+    };
+    const viewer = await createToken('e2e viewer', 'viewer', ['acme-research']);
+    const auditor = await createToken('e2e auditor', 'auditor', []);
     const v = await c.newSession();
     try {
       await c.login(v.page, viewer.token);
@@ -236,6 +248,52 @@ describe('the admin console in a real browser', () => {
     } finally {
       await a.context.close();
     }
+  });
+
+  it('shows the server refusing a group cycle in place, then saves a valid include', async () => {
+    await go(page, '/groups?group=host-read');
+    const form = page.getByRole('form', { name: 'Group host-read' });
+    await form.getByRole('checkbox', { name: 'coding', exact: true }).check();
+    await form.getByRole('button', { name: 'Save group' }).click();
+    expect(await form.getByRole('alert').innerText()).toMatch(/cycle/i);
+    await form.getByRole('checkbox', { name: 'coding', exact: true }).uncheck();
+    await form.getByRole('checkbox', { name: 'read-only', exact: true }).check();
+    await form.getByRole('button', { name: 'Save group' }).click();
+    await form.getByRole('status').getByText('Saved host-read.').waitFor();
+    expect((await c.api('GET', '/v1/groups/host-read')).json.includes).toEqual(['read-only']);
+    await c.shot(page, 'groups');
+  });
+
+  it('creates a connection grant for a tenant', async () => {
+    await go(page, '/tenants/acme-research/grants');
+    const form = page.getByRole('form', { name: 'New grant' });
+    await form.getByLabel('Connection id').fill('conn-e2e-graph');
+    await form.getByLabel('Label').fill('E2E graph');
+    await form.getByLabel('Subjects or roles').fill('agent:research-bot, analyst');
+    await form.getByLabel('New tool pattern').fill('core__graph-*');
+    await form.getByRole('button', { name: 'Add tool pattern' }).click();
+    await form.getByRole('button', { name: 'Create grant' }).click();
+    await page.getByRole('table', { name: 'Grants' }).getByRole('button', { name: 'conn-e2e-graph' }).waitFor();
+    const grant = (await c.api('GET', '/v1/tenants/acme-research/grants/conn-e2e-graph')).json;
+    expect(grant).toMatchObject({ subjects: ['agent:research-bot', 'analyst'], tools: ['core__graph-*'], label: 'E2E graph' });
+  });
+
+  it('labels every input on every screen', async () => {
+    const unlabeled: string[] = [];
+    for (const path of ['/tools', '/tools/core__host_exec', '/tools/new', '/groups', '/states', '/tenants', '/tenants/acme-research', '/tenants/acme-research/grants', '/tenants/acme-research/publish', '/mcp', '/audit', '/tokens']) {
+      page.once('dialog', (d) => void d.accept());
+      await go(page, path);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      const missing = await page.evaluate(() =>
+        [...document.querySelectorAll('input, select, textarea')]
+          .filter((el) => (el as HTMLInputElement).type !== 'hidden')
+          .filter((el) => !((el as HTMLInputElement).labels?.length || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')))
+          .map((el) => `${el.tagName.toLowerCase()}#${el.id}`),
+      );
+      unlabeled.push(...missing.map((m) => `${path}: ${m}`));
+    }
+    expect(unlabeled).toEqual([]);
   });
 
   it('adds tools to a group in bulk and removes them again', async () => {

@@ -28,6 +28,7 @@ function Shell({ session }: { session: Session }) {
     { key: 'tenants', label: 'Tenants', show: true },
     { key: 'mcp', label: 'MCP servers', show: true },
     { key: 'audit', label: 'Audit', show: canReadAudit(session) },
+    { key: 'tokens', label: 'Tokens', show: session.role === 'admin' },
   ];
   const page: ReactNode = routeFor(loc, session);
   return (

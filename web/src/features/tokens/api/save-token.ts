@@ -1,0 +1,22 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { Token, TokenCreate } from '../../../../../policy-schemas/types.gen.ts';
+import { api } from '../../../lib/api-client.ts';
+
+/** Creates a token; the answer carries the secret, shown once. */
+export async function createToken(body: TokenCreate): Promise<Token> {
+  return api<Token>('/v1/tokens', { method: 'POST', body });
+}
+
+export async function revokeToken(id: string): Promise<void> {
+  await api<void>(`/v1/tokens/${encodeURIComponent(id)}`, { method: 'DELETE' });
+}
+
+export function useCreateToken() {
+  const qc = useQueryClient();
+  return useMutation({ mutationFn: createToken, onSuccess: () => qc.invalidateQueries({ queryKey: ['tokens'] }) });
+}
+
+export function useRevokeToken() {
+  const qc = useQueryClient();
+  return useMutation({ mutationFn: revokeToken, onSuccess: () => qc.invalidateQueries({ queryKey: ['tokens'] }) });
+}

@@ -1,0 +1,150 @@
+import { useId, useState } from 'react';
+import type { Token, TokenCreate } from '../../../../../policy-schemas/types.gen.ts';
+import { Badge } from '../../../components/badge.tsx';
+import { CheckGroup } from '../../../components/check-group.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading, PageHeader } from '../../../components/page.tsx';
+import { tokenRoles } from '../../../lib/schema.ts';
+import type { Session } from '../../auth/api/get-session.ts';
+import { useTenants } from '../../tenants/api/get-tenants.ts';
+import { useTokens } from '../api/get-tokens.ts';
+import { useCreateToken, useRevokeToken } from '../api/save-token.ts';
+
+const scoped = (role: Token['role']) => role === 'editor' || role === 'viewer' || role === 'runtime';
+
+/** API tokens: who can sign in or pull bundles. Secrets are shown once, at creation. */
+export function TokensPage({ session }: { session: Session }) {
+  const tokens = useTokens();
+  const revoke = useRevokeToken();
+  return (
+    <section className="page">
+      <PageHeader title="Tokens" subtitle="Tokens are stored hashed; a new token's secret is shown once." />
+      <div className="split">
+        <div className="table-wrap">
+          {tokens.isPending ? <Loading what="tokens" /> : null}
+          {tokens.error ? <Notice error={tokens.error} /> : null}
+          {tokens.data ? (
+            <table className="data-table" aria-label="Tokens">
+              <thead>
+                <tr>
+                  <th scope="col">Label</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Tenants</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {tokens.data.map((t) => (
+                  <tr key={t.id}>
+                    <td>
+                      {t.label} <span className="muted mono small">{t.id}</span>
+                    </td>
+                    <td>
+                      <Badge tone="info">{t.role}</Badge>
+                    </td>
+                    <td>{t.tenants.length ? t.tenants.join(', ') : 'all'}</td>
+                    <td>{new Date(t.createdAt).toLocaleString()}</td>
+                    <td>{t.lastUsedAt ? new Date(t.lastUsedAt).toLocaleString() : 'never'}</td>
+                    <td>
+                      {t.id !== session.tokenId ? (
+                        <button
+                          type="button"
+                          className="danger"
+                          aria-label={`Revoke ${t.label}`}
+                          onClick={() => {
+                            if (window.confirm(`Revoke the token "${t.label}"? Whoever uses it loses access at once.`)) revoke.mutate(t.id);
+                          }}
+                        >
+                          Revoke
+                        </button>
+                      ) : (
+                        <span className="muted small">this session</span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : null}
+          <Notice error={revoke.error} success={revoke.isSuccess ? 'Token revoked.' : null} />
+        </div>
+        <aside className="side-panel">
+          <NewToken />
+        </aside>
+      </div>
+    </section>
+  );
+}
+
+function NewToken() {
+  const create = useCreateToken();
+  const tenants = useTenants();
+  const ids = useId();
+  const [label, setLabel] = useState('');
+  const [role, setRole] = useState<Token['role']>('editor');
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [created, setCreated] = useState<Token | null>(null);
+  return (
+    <form
+      aria-label="New token"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setCreated(null);
+        const body: TokenCreate = scoped(role) ? { label, role, tenants: chosen } : { label, role };
+        create.mutate(body, {
+          onSuccess: (t) => {
+            setCreated(t);
+            setLabel('');
+            setChosen([]);
+          },
+        });
+      }}
+    >
+      <h2>New token</h2>
+      <div className="field">
+        <label htmlFor={`${ids}-label`}>Label</label>
+        <input id={`${ids}-label`} required value={label} onChange={(e) => setLabel(e.target.value)} />
+      </div>
+      <div className="field">
+        <label htmlFor={`${ids}-role`}>Role</label>
+        <select id={`${ids}-role`} value={role} onChange={(e) => setRole(e.target.value as Token['role'])}>
+          {tokenRoles.map((r) => (
+            <option key={r}>{r}</option>
+          ))}
+        </select>
+      </div>
+      {scoped(role) ? (
+        <CheckGroup
+          legend={role === 'runtime' ? 'Tenant (exactly one)' : 'Tenants'}
+          options={(tenants.data ?? []).map((t) => t.id)}
+          value={chosen}
+          onChange={setChosen}
+        />
+      ) : (
+        <p className="muted small">{role} tokens reach every tenant.</p>
+      )}
+      <button type="submit" className="primary" disabled={create.isPending}>
+        Create token
+      </button>
+      <Notice error={create.error} />
+      {created?.token ? (
+        <div role="status" className="notice notice-success">
+          <p>
+            Created <strong>{created.label}</strong>. Copy the token now; it is not shown again:
+          </p>
+          <label htmlFor={`${ids}-secret`} className="sr-only">
+            New token secret
+          </label>
+          <input id={`${ids}-secret`} className="mono" readOnly value={created.token} onFocus={(e) => e.currentTarget.select()} />
+          <button type="button" onClick={() => void navigator.clipboard?.writeText(created.token!)}>
+            Copy
+          </button>
+        </div>
+      ) : null}
+    </form>
+  );
+}
