@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { ServedBundle } from '../distribution/bundle-cache.ts';
-import { MAX_WAIT_SECONDS, bundleCacheFor, bundleHeaders, parseIfNoneMatch, parseWait } from '../distribution/serving.ts';
+import { MAX_WAIT_SECONDS, acceptsGzip, bundleCacheFor, bundleHeaders, parseIfNoneMatch, parseWait } from '../distribution/serving.ts';
 import { ApiError } from '../errors.ts';
 
 /**
@@ -35,23 +35,25 @@ bundleServeRoutes.get('/latest', async (c) => {
     latest = await cache.waitForNewer(tenant, (b) => !unchanged(b), wait * 1000, c.req.raw.signal);
   }
   if (!latest) throw new ApiError(404, 'not_found', `tenant ${tenant} has no published bundle yet`);
-  const h = bundleHeaders(latest, false, wait > 0);
+  const gzip = acceptsGzip(c.req.header('accept-encoding'));
+  const h = bundleHeaders(latest, wait > 0 ? 'poll' : 'latest', gzip);
   if (unchanged(latest)) return c.body(null, 304, h.notModified);
-  return c.body(latest.body, 200, h.ok);
+  return c.body(gzip ? latest.gzip : latest.body, 200, h.ok);
 });
 
 bundleServeRoutes.get('/:version{[0-9]+}', async (c) => {
   const b = await pinned(c);
-  const h = bundleHeaders(b, true, false);
+  const gzip = acceptsGzip(c.req.header('accept-encoding'));
+  const h = bundleHeaders(b, 'pinned', gzip);
   const inm = parseIfNoneMatch(c.req.header('if-none-match'));
   if (inm.any || inm.etags.has(b.etag)) return c.body(null, 304, h.notModified);
-  return c.body(b.body, 200, h.ok);
+  return c.body(gzip ? b.gzip : b.body, 200, h.ok);
 });
 
 bundleServeRoutes.get('/:version{[0-9]+}/signature', async (c) => {
   const b = await pinned(c);
-  const h = bundleHeaders(b, true, false).notModified;
-  return c.body(b.signature + '\n', 200, { ...h, 'content-type': 'text/plain; charset=utf-8' });
+  const h = bundleHeaders(b, 'pinned', false).notModified;
+  return c.body(b.signature + '\n', 200, { ...h, vary: 'Authorization', 'content-type': 'text/plain; charset=utf-8' });
 });
 
 async function pinned(c: Context<AppEnv>): Promise<ServedBundle> {

@@ -3,7 +3,8 @@ import type { RuntimeStatus } from '../../policy-schemas/types.gen.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import { bundleCacheFor } from '../distribution/serving.ts';
-import { listRuntimes, recordRuntimeStatus } from '../distribution/runtimes-store.ts';
+import { listRuntimes } from '../distribution/runtimes-store.ts';
+import { statusRecorderFor } from '../distribution/status-recorder.ts';
 import { ApiError } from '../errors.ts';
 import { readValid } from '../http/body.ts';
 
@@ -18,11 +19,12 @@ runtimeRoutes.post('/status', async (c) => {
   const tenant = c.req.param('tenant') ?? '';
   authorize(c, 'runtime', 'report', tenant);
   const body = await readValid<RuntimeStatus>(c, 'runtime-status');
-  const { db } = c.get('deps').database;
-  if (!(await db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
+  const { database, logger } = c.get('deps');
+  if (!(await database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
     throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
   }
-  await recordRuntimeStatus(db, tenant, body, new Date().toISOString());
+  const recorder = statusRecorderFor(database, (err) => logger.warn({ err: { message: (err as Error).message } }, 'runtime status reports not stored'));
+  recorder.record(tenant, body, new Date().toISOString());
   return c.body(null, 204);
 });
 
@@ -33,6 +35,7 @@ runtimeRoutes.get('/', async (c) => {
   if (!(await database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
     throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
   }
+  await statusRecorderFor(database).flush();
   const latest = await bundleCacheFor(database).latest(tenant);
   const runtimes = await listRuntimes(database.db, tenant, latest?.version ?? null);
   return c.json({ latest: latest ? { version: latest.version, revision: latest.revision } : null, runtimes });

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { Db } from '../db/database.ts';
 import { publishEvents } from './publish-events.ts';
 import type { PublishedEvent } from './publish-events.ts';
@@ -10,6 +11,8 @@ export type ServedBundle = {
   /** `"<revision>"`: a strong validator, equal for equal content. */
   etag: string;
   body: Uint8Array<ArrayBuffer>;
+  /** The same bytes gzip-encoded once, for pulls that accept it (about a tenth of the size). */
+  gzip: Uint8Array<ArrayBuffer>;
   signature: string;
 };
 
@@ -166,12 +169,14 @@ export class BundleCache {
 }
 
 function toServed(row: { tenant: string; version: number; revision: string; content: string; signature: string }): ServedBundle {
+  const body = Buffer.from(row.content, 'utf8');
   return {
     tenant: row.tenant,
     version: row.version,
     revision: row.revision,
     etag: `"${row.revision}"`,
-    body: Buffer.from(row.content, 'utf8'),
+    body,
+    gzip: new Uint8Array(gzipSync(body, { level: 9 })),
     signature: row.signature,
   };
 }

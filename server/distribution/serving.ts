@@ -23,20 +23,44 @@ export function bundleCacheFor(database: ToolgateDatabase): BundleCache {
 }
 
 type BundleHeaders = { ok: Record<string, string>; notModified: Record<string, string> };
-const headerMemo = new WeakMap<ServedBundle, Partial<Record<'latest' | 'pinned' | 'poll', BundleHeaders>>>();
+type Variant = `${'latest' | 'pinned' | 'poll'}:${'identity' | 'gzip'}`;
+const headerMemo = new WeakMap<ServedBundle, Partial<Record<Variant, BundleHeaders>>>();
 
-/** Headers of a 200 carrying a bundle, and of the 304 answering a matching If-None-Match; built once per bundle. */
-export function bundleHeaders(b: ServedBundle, pinned: boolean, longPoll: boolean): BundleHeaders {
-  const mode = longPoll ? 'poll' : pinned ? 'pinned' : 'latest';
+/**
+ * Headers of a 200 carrying a bundle, and of the 304 answering a matching If-None-Match; built
+ * once per bundle and variant. The gzip variant's ETag is weak (`W/"<revision>"`): same content,
+ * other bytes on the wire, as nginx does.
+ */
+export function bundleHeaders(b: ServedBundle, kind: 'latest' | 'pinned' | 'poll', gzip: boolean): BundleHeaders {
+  const variant: Variant = `${kind}:${gzip ? 'gzip' : 'identity'}`;
   let memo = headerMemo.get(b);
   if (!memo) headerMemo.set(b, (memo = {}));
-  let h = memo[mode];
+  let h = memo[variant];
   if (!h) {
-    const cacheControl = longPoll ? 'no-store' : pinned ? IMMUTABLE : REVALIDATE;
-    const notModified = { etag: b.etag, 'cache-control': cacheControl, vary: 'Authorization', 'toolgate-version': String(b.version) };
-    h = memo[mode] = { notModified, ok: { ...notModified, 'content-type': 'application/json', 'toolgate-signature': b.signature } };
+    const cacheControl = kind === 'poll' ? 'no-store' : kind === 'pinned' ? IMMUTABLE : REVALIDATE;
+    const notModified: Record<string, string> = {
+      etag: gzip ? `W/${b.etag}` : b.etag,
+      'cache-control': cacheControl,
+      vary: 'Authorization, Accept-Encoding',
+      'toolgate-version': String(b.version),
+    };
+    const ok: Record<string, string> = { ...notModified, 'content-type': 'application/json', 'toolgate-signature': b.signature };
+    if (gzip) ok['content-encoding'] = 'gzip';
+    h = memo[variant] = { notModified, ok };
   }
   return h;
+}
+
+/** True when an Accept-Encoding header accepts gzip (explicitly, with q above 0). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  for (const part of header.split(',')) {
+    const [name, ...params] = part.split(';');
+    if (name.trim().toLowerCase() !== 'gzip') continue;
+    const q = params.map((p) => /^\s*q\s*=\s*([\d.]+)\s*$/i.exec(p)?.[1]).find((v) => v !== undefined);
+    return q === undefined || Number(q) > 0;
+  }
+  return false;
 }
 
 /**

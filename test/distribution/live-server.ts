@@ -13,6 +13,7 @@ import type { Role } from '../../server/context.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
 import { publishEvents } from '../../server/distribution/publish-events.ts';
 import { bundleCacheFor } from '../../server/distribution/serving.ts';
+import { statusRecorderFor } from '../../server/distribution/status-recorder.ts';
 import { openToolgate } from '../../server/startup.ts';
 import type { SignedBundle } from './signed-bundles.ts';
 
@@ -84,6 +85,7 @@ export async function startLiveServer(opts: { dir?: string; port?: number; seed?
       if (stopped) return;
       stopped = true;
       bundleCacheFor(deps.database).close();
+      await statusRecorderFor(deps.database).flush();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await deps.database.close();

@@ -1,10 +1,14 @@
+import { request } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleCacheFor, parseIfNoneMatch, parseWait } from '../../server/distribution/serving.ts';
+import { acceptsGzip, bundleCacheFor, parseIfNoneMatch, parseWait } from '../../server/distribution/serving.ts';
 import { ADMIN_TOKEN, startLiveServer } from './live-server.ts';
 import type { LiveServer } from './live-server.ts';
 import { makeKey, makeSignedBundle } from './signed-bundles.ts';
 import type { SignedBundle, TestKey } from './signed-bundles.ts';
 
+const identity = { 'accept-encoding': 'identity' };
 let srv: LiveServer;
 let key: TestKey;
 let acmeRuntime: string;
@@ -34,7 +38,7 @@ afterAll(async () => {
 
 describe('GET /v1/tenants/:tenant/bundles/latest', () => {
   it('serves the exact signed bytes with ETag = revision, the signature and a revalidate-always cache policy', async () => {
-    const r = await srv.api('GET', '/v1/tenants/acme/bundles/latest', { token: acmeRuntime });
+    const r = await srv.api('GET', '/v1/tenants/acme/bundles/latest', { token: acmeRuntime, headers: identity });
     expect(r.status).toBe(200);
     expect(r.bytes.equals(Buffer.from(v2.text))).toBe(true);
     expect(r.headers.get('etag')).toBe(`"${v2.bundle.revision}"`);
@@ -42,13 +46,28 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
     expect(r.headers.get('toolgate-version')).toBe('2');
     expect(r.headers.get('content-type')).toBe('application/json');
     expect(r.headers.get('cache-control')).toBe('public, no-cache');
-    expect(r.headers.get('vary')).toBe('Authorization');
+    expect(r.headers.get('vary')).toBe('Authorization, Accept-Encoding');
+    expect(r.headers.get('content-encoding')).toBeNull();
+  });
+
+  it('sends the same bytes gzip-encoded, with a weak ETag, to a pull that accepts gzip', async () => {
+    const raw = await rawGet(`/v1/tenants/acme/bundles/latest`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': 'br;q=1, gzip;q=0.5' });
+    expect(raw.status).toBe(200);
+    expect(raw.headers['content-encoding']).toBe('gzip');
+    expect(raw.headers.etag).toBe(`W/"${v2.bundle.revision}"`);
+    expect(raw.body.length).toBeLessThan(Buffer.byteLength(v2.text));
+    expect(gunzipSync(raw.body).equals(Buffer.from(v2.text))).toBe(true);
+    const refused = await rawGet(`/v1/tenants/acme/bundles/latest`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': 'gzip;q=0' });
+    expect(refused.headers['content-encoding']).toBeUndefined();
+    expect(refused.body.equals(Buffer.from(v2.text))).toBe(true);
+    const again = await rawGet(`/v1/tenants/acme/bundles/latest`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': 'gzip', 'if-none-match': `W/"${v2.bundle.revision}"` });
+    expect(again.status).toBe(304);
   });
 
   it('answers 304 to an If-None-Match naming the latest revision, strong, weak or in a list, and to *', async () => {
     const etag = `"${v2.bundle.revision}"`;
     for (const inm of [etag, `W/${etag}`, `"sha256:0000", ${etag}`, '*']) {
-      const r = await srv.api('GET', '/v1/tenants/acme/bundles/latest', { token: acmeRuntime, headers: { 'if-none-match': inm } });
+      const r = await srv.api('GET', '/v1/tenants/acme/bundles/latest', { token: acmeRuntime, headers: { ...identity, 'if-none-match': inm } });
       expect(r.status, inm).toBe(304);
       expect(r.bytes.length).toBe(0);
       expect(r.headers.get('etag')).toBe(etag);
@@ -154,7 +173,7 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
 
 describe('GET /v1/tenants/:tenant/bundles/:version', () => {
   it('serves a pinned version as immutable, with 304 on a matching If-None-Match', async () => {
-    const r = await srv.api('GET', '/v1/tenants/acme/bundles/1', { token: acmeRuntime });
+    const r = await srv.api('GET', '/v1/tenants/acme/bundles/1', { token: acmeRuntime, headers: identity });
     expect(r.status).toBe(200);
     expect(r.text).toBe(v1.text);
     expect(r.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
@@ -225,6 +244,14 @@ describe('runtime status', () => {
 });
 
 describe('header parsing', () => {
+  it('accepts gzip only when Accept-Encoding names it with a q above 0', () => {
+    expect(acceptsGzip('gzip, deflate, br')).toBe(true);
+    expect(acceptsGzip('deflate, GZIP;q=0.3')).toBe(true);
+    expect(acceptsGzip('gzip;q=0')).toBe(false);
+    expect(acceptsGzip('x-gzip, br')).toBe(false);
+    expect(acceptsGzip(undefined)).toBe(false);
+  });
+
   it('reads If-None-Match lists, weak tags and *', () => {
     expect([...parseIfNoneMatch('"a", W/"b" ,"c"').etags]).toEqual(['"a"', '"b"', '"c"']);
     expect(parseIfNoneMatch(' * ').any).toBe(true);
@@ -240,6 +267,18 @@ describe('header parsing', () => {
     expect(parseWait('1e3')).toBeUndefined();
   });
 });
+
+function rawGet(path: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(srv.url + path, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 async function until(cond: () => boolean, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
