@@ -88,18 +88,26 @@ describe('the admin console in a real browser', () => {
     const filtered = sim.getByRole('table', { name: 'Filtered tools' });
     await filtered.getByRole('row', { name: /core__knowledge-query\s+not_allowed/ }).waitFor();
     expect(await visible.getByRole('cell', { name: 'core__knowledge-query', exact: true }).count()).toBe(0);
+    await sim.getByRole('status').getByText('Same as published v1.').waitFor();
 
     const role = page.getByRole('region', { name: 'Role coder' });
     await role.getByLabel('New allow pattern for coder').fill('core__knowledge-*');
     await role.getByText('1 match').waitFor();
     await role.getByRole('button', { name: 'Add allow pattern for coder' }).click();
     await role.getByText('Together: 13 tools').waitFor();
+    await sim.getByText('You have unsaved edits').waitFor();
     await page.getByLabel('Reason for this change').fill('Coders may query the knowledge graph');
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByText(/Draft saved/).waitFor();
 
-    await visible.getByRole('row', { name: /core__knowledge-query\s+allow\s+was not_allowed/ }).waitFor();
-    expect(await sim.getByRole('status').filter({ hasText: 'changed since the previous draft' }).innerText()).toContain('1 tool(s) changed');
+    // Against what is live (published v1, evaluated in the browser by the runtime SDK) ...
+    await visible.getByRole('row', { name: /core__knowledge-query\s+allow\s+v1: filtered \(not_allowed\)/ }).waitFor();
+    await sim.getByRole('status').getByText('1 tool(s) differ from published v1.').waitFor();
+    // ... and against the draft before this edit.
+    await sim.getByRole('radio', { name: 'previous draft' }).check();
+    await visible.getByRole('row', { name: /core__knowledge-query\s+allow\s+was filtered \(not_allowed\)/ }).waitFor();
+    await sim.getByRole('status').getByText('1 tool(s) changed since the previous draft.').waitFor();
+    await sim.getByRole('radio', { name: 'published v1' }).check();
     await c.shot(page, 'policy-and-simulator');
   });
 

@@ -3,6 +3,7 @@ import type { EvaluationRequest, EvaluationResult, TenantPolicy } from '../../..
 import { Badge } from '../../../components/badge.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
+import { usePublishedEvaluator } from '../api/get-published-evaluator.ts';
 import { useSimulation } from '../api/simulate.ts';
 
 type Outcome = { visible: boolean; detail: string };
@@ -74,7 +75,22 @@ export function Simulator({
     else if (h.version !== serverVersion && h.result !== sim.data) history.current = { key, version: serverVersion, result: sim.data, previous: h.result };
   }
   const previous = history.current?.key === key ? history.current.previous : null;
-  const before = previous ? outcomes(previous) : null;
+
+  // What is live: the latest published bundle evaluated by the runtime SDK on the same request.
+  const published = usePublishedEvaluator(tenant);
+  const [compareWith, setCompareWith] = useState<'published' | 'previous'>('published');
+  const publishedResult = useMemo(() => {
+    if (!published.data || !deferred) return null;
+    try {
+      return published.data.evaluate(deferred);
+    } catch {
+      return null;
+    }
+  }, [published.data, deferred]);
+  const mode = compareWith === 'published' && published.data ? 'published' : 'previous';
+  const baseline = mode === 'published' ? publishedResult : previous;
+  const before = baseline ? outcomes(baseline) : null;
+  const wasWord = mode === 'published' ? `v${published.data?.version ?? ''}:` : 'was';
   const changed = (id: string, now: Outcome) => {
     const was = before?.get(id);
     return was && (was.visible !== now.visible || was.detail !== now.detail) ? was : null;
@@ -85,7 +101,7 @@ export function Simulator({
   return (
     <section className="simulator" aria-labelledby={`${ids}-title`}>
       <h2 id={`${ids}-title`}>Simulator</h2>
-      <p className="muted">Evaluates the saved draft, before publishing.</p>
+      <p className="muted">Evaluates the saved draft and compares it with what is published.</p>
       {unsaved ? (
         <p className="notice notice-warn" role="note">
           You have unsaved edits; save the draft to see their effect here.
@@ -146,10 +162,29 @@ export function Simulator({
               Request rejected ({r.rejected.reason}): {r.rejected.groups.join(', ')}
             </div>
           ) : null}
+          <fieldset className="compare">
+            <legend>Compare with</legend>
+            <label className="check">
+              <input type="radio" name={`${ids}-compare`} checked={mode === 'published'} disabled={!published.data} onChange={() => setCompareWith('published')} />
+              {published.data ? `published v${published.data.version}` : 'published (nothing yet)'}
+            </label>
+            <label className="check">
+              <input type="radio" name={`${ids}-compare`} checked={mode === 'previous'} onChange={() => setCompareWith('previous')} />
+              previous draft
+            </label>
+          </fieldset>
           {before ? (
             <p role="status" className="notice notice-info">
-              {changedCount ? `${changedCount} tool(s) changed since the previous draft.` : 'No change since the previous draft.'}
+              {mode === 'published'
+                ? changedCount
+                  ? `${changedCount} tool(s) differ from published v${published.data!.version}.`
+                  : `Same as published v${published.data!.version}.`
+                : changedCount
+                  ? `${changedCount} tool(s) changed since the previous draft.`
+                  : 'No change since the previous draft.'}
             </p>
+          ) : mode === 'previous' ? (
+            <p className="muted small">Save an edit to see what it changes here.</p>
           ) : null}
           <table className="data-table compact" aria-label="Visible tools">
             <caption>Visible tools ({r.tools.length})</caption>
@@ -167,7 +202,7 @@ export function Simulator({
                     <td className="mono">{t.id}</td>
                     <td>
                       <Badge tone={t.decision === 'allow' ? 'ok' : 'warn'}>{t.decision}</Badge>
-                      {was ? <span className="muted"> was {was.detail}</span> : null}
+                      {was ? <span className="muted"> {wasWord} {was.visible ? was.detail : `filtered (${was.detail})`}</span> : null}
                     </td>
                   </tr>
                 );
@@ -190,7 +225,7 @@ export function Simulator({
                     <td className="mono">{f.id}</td>
                     <td>
                       <Badge tone="muted">{f.reason}</Badge>
-                      {was ? <span className="muted"> was {was.visible ? `visible (${was.detail})` : was.detail}</span> : null}
+                      {was ? <span className="muted"> {wasWord} {was.visible ? `visible (${was.detail})` : was.detail}</span> : null}
                     </td>
                   </tr>
                 );
