@@ -154,7 +154,8 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   for (const g of grantList) {
     const at = `/grants/${escapePointer(g.connectionId)}`;
     g.subjects.forEach((s, i) => {
-      if (!Object.hasOwn(roles, s) && !Object.hasOwn(bindings, s)) {
+      // With an invalid policy its roles are unknown: the policy's own errors say enough.
+      if (policyCheck.ok && !Object.hasOwn(roles, s) && !Object.hasOwn(bindings, s)) {
         err(`${at}/subjects/${i}`, `"${s}" is neither a role nor a bound subject`, 'unknown_reference');
       }
     });
