@@ -93,7 +93,7 @@ function randomSnapshot(seed: number): { snapshot: Snapshot; subjects: string[];
     ...(r.next() < 0.85 ? { redaction: { allow: ['ok'] } } : {}),
     ...(r.next() < 0.8 ? { groups: r.someOr(GROUPS, 2, ['default']) } : {}),
     ...(r.next() < 0.4 ? { availableInStates: r.next() < 0.2 ? ['*'] : r.someOr(STATES, 2, ['s1']) } : {}),
-    ...(r.next() < 0.3 ? { requires: [{ fact: r.pick(['hostSession', 'env']), in: r.someOr<string | number | boolean>(['ready', 'prod', 1, true], 2, ['ready']) }] } : {}),
+    ...(r.next() < 0.3 ? { requires: [{ fact: r.pick(['hostSession', 'env']), in: r.someOr<string | number | boolean>(['ready', 'prod', 1, true], 2, ['ready']) as [string | number | boolean] }] } : {}),
     ...(r.next() < 0.3 ? { requiresConnection: true } : {}),
     status: r.pick(['active', 'active', 'active', 'active', 'quarantined', 'disabled', 'removed'] as const),
   }));
