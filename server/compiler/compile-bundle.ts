@@ -81,7 +81,8 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   const groupNames = new Set(groupList.map((g) => g.name));
   const stateNames = new Set(stateList.map((s) => s.name));
   // Removed tools may still be named by a policy written before they vanished; they match nothing.
-  const inventoryIds = new Set(tools.map((t) => t.id));
+  // Ids as given, so a tool that fails its schema is reported once, not again where it is named.
+  const inventoryIds = new Set((snapshot.tools ?? []).flatMap((t) => (typeof t?.id === 'string' ? [t.id] : [])));
   const liveById = new Map(live.map((t) => [t.id, t]));
   const roles = policy.roles ?? {};
   const bindings = policy.bindings ?? {};
