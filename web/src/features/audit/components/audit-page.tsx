@@ -136,17 +136,17 @@ export function AuditPage(_: { session: Session }) {
       </form>
       {audit.isPending ? <Loading what="history" /> : null}
       {audit.error ? <Notice error={audit.error} /> : null}
+      {audit.hasNextPage ? (
+        <button type="button" onClick={() => audit.fetchNextPage()} disabled={audit.isFetchingNextPage}>
+          {audit.isFetchingNextPage ? 'Loading…' : 'Load later events'}
+        </button>
+      ) : null}
       <ol className="timeline" aria-label="Audit timeline">
         {events.map((e) => (
           <AuditItem key={e.seq} event={e} actorLabel={actorLabel} />
         ))}
       </ol>
       {audit.data && !events.length ? <p className="muted">No event matches these filters.</p> : null}
-      {audit.hasNextPage ? (
-        <button type="button" onClick={() => audit.fetchNextPage()} disabled={audit.isFetchingNextPage}>
-          {audit.isFetchingNextPage ? 'Loading…' : 'Load later events'}
-        </button>
-      ) : null}
     </section>
   );
 }

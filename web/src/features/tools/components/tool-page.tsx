@@ -44,8 +44,35 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
   const editable = canEditInventory(session);
   const draft = useDraft<Tool>(server);
   const t = draft.value!;
-  const [inputText, setInputText] = useState(() => pretty(server.inputSchema));
-  const [outputText, setOutputText] = useState(() => (server.outputSchema ? pretty(server.outputSchema) : ''));
+  const [inputText, setInputTextState] = useState(() => pretty(server.inputSchema));
+  const [outputText, setOutputTextState] = useState(() => (server.outputSchema ? pretty(server.outputSchema) : ''));
+  // The draft follows the JSON texts whenever they parse, so a conflict's "your changes" and its
+  // re-apply include schema edits.
+  const setInputText = (text: string, sync = true) => {
+    setInputTextState(text);
+    if (!sync) return;
+    try {
+      const parsed = JSON.parse(text) as Tool['inputSchema'];
+      draft.update((v) => ({ ...v, inputSchema: parsed }));
+    } catch {
+      /* shown in the editor */
+    }
+  };
+  const setOutputText = (text: string, sync = true) => {
+    setOutputTextState(text);
+    if (!sync) return;
+    try {
+      const parsed = text.trim() ? (JSON.parse(text) as Tool['outputSchema']) : undefined;
+      draft.update((v) => {
+        const next = { ...v };
+        if (parsed) next.outputSchema = parsed;
+        else delete next.outputSchema;
+        return next;
+      });
+    } catch {
+      /* shown in the editor */
+    }
+  };
   const [reason, setReason] = useState('');
   const [saved, setSaved] = useState<string | null>(null);
   const [localError, setLocalError] = useState<string | null>(null);
@@ -97,8 +124,8 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
       {
         onSuccess: (result) => {
           draft.reset();
-          setInputText(pretty(result.inputSchema));
-          setOutputText(result.outputSchema ? pretty(result.outputSchema) : '');
+          setInputText(pretty(result.inputSchema), false);
+          setOutputText(result.outputSchema ? pretty(result.outputSchema) : '', false);
           setReason('');
           setSaved(create ? `Created ${result.id}.` : `Saved ${result.id} (version ${result.version ?? '?'}).`);
           if (create) navigate(`/tools/${encodeURIComponent(result.id)}`, { force: true });
@@ -140,14 +167,16 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
             const merged = draft.reapplied();
             if (!merged) return;
             draft.acceptReapplied(merged);
-            submit({ ...merged, inputSchema: build()?.inputSchema ?? merged.inputSchema });
+            setInputText(pretty(merged.inputSchema), false);
+            setOutputText(merged.outputSchema ? pretty(merged.outputSchema) : '', false);
+            submit(merged);
           }}
           onDiscard={() => {
             const current = draft.conflict!.current;
             draft.reset();
             save.reset();
-            setInputText(pretty(current.inputSchema));
-            setOutputText(current.outputSchema ? pretty(current.outputSchema) : '');
+            setInputText(pretty(current.inputSchema), false);
+            setOutputText(current.outputSchema ? pretty(current.outputSchema) : '', false);
           }}
         />
       ) : null}
@@ -207,8 +236,8 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
           </div>
 
           <div className="two-col">
-            <JsonEditor label="Input schema" value={inputText} onChange={setInputText} errors={inputErrors} />
-            <JsonEditor label="Output schema (optional)" optional value={outputText} onChange={setOutputText} errors={outputErrors} />
+            <JsonEditor label="Input schema" value={inputText} onChange={(t) => setInputText(t)} errors={inputErrors} />
+            <JsonEditor label="Output schema (optional)" optional value={outputText} onChange={(t) => setOutputText(t)} errors={outputErrors} />
           </div>
           <p className="hint">{hints.inputSchema}</p>
 
