@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type { EvaluationRequest, EvaluationResult } from '../policy-schemas/types.gen.ts';
-import { evaluateDetailed, grantedConnections, REQUIRE_APPROVAL } from './evaluate.ts';
+import { evaluateDetailed, grantedConnections, NOT_VISIBLE, REQUIRE_APPROVAL } from './evaluate.ts';
 import type { LoadedBundle, SubjectInfo } from './load-bundle.ts';
 
 /** What one request may see, fixed for a turn: evaluate()'s answer plus what call-time checks need. */
@@ -50,7 +50,7 @@ export function decide(view: ToolView, call: ToolCall): CallDecision {
   const tool = typeof call.name === 'string' ? view.loaded.byId.get(call.name) : undefined;
   if (!tool) return deny(toolCallId, 'unavailable', 'no such tool');
   const decision = view.decisions[tool.pos];
-  if (decision === 0) return deny(toolCallId, 'policy_denied', `${tool.id} is not available to this request`);
+  if (decision === NOT_VISIBLE) return deny(toolCallId, 'policy_denied', `${tool.id} is not available to this request`);
 
   if (call.connectionId !== undefined || tool.requiresConnection) {
     if (typeof call.connectionId !== 'string' || call.connectionId === '') {

@@ -4,9 +4,10 @@ import type { Effect, LoadedBundle, LoadedGrant, LoadedTool, SubjectInfo } from 
 /** evaluate()'s answer plus, per tool position, 0 (not visible), 1 (allow) or 2 (require approval). */
 export type Evaluation = { result: EvaluationResult; decisions: Uint8Array; atMs: number; subject: SubjectInfo };
 
-const NOT_VISIBLE = 0;
-const ALLOW = 1;
-const REQUIRE_APPROVAL = 2;
+/** Per-position decisions of an evaluation. */
+export const NOT_VISIBLE = 0;
+export const ALLOW = 1;
+export const REQUIRE_APPROVAL = 2;
 const MAX_CACHED_RESULTS = 4096;
 const MAX_MEMO_ENTRIES = 4096;
 const EMPTY: readonly never[] = Object.freeze([]);
@@ -252,5 +253,3 @@ function freezeResult(r: EvaluationResult): EvaluationResult {
   if (r.rejected) Object.freeze(Object.freeze(r.rejected).groups);
   return Object.freeze(r);
 }
-
-export { NOT_VISIBLE, ALLOW, REQUIRE_APPROVAL };

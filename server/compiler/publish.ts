@@ -101,10 +101,12 @@ export function compileError(tenant: string, errors: { pointer: string; message:
   return new ApiError(422, 'compile_error', `The draft of ${tenant} does not compile: ${first.pointer} ${first.message}${more}`, { errors });
 }
 
+/** The tenant's highest published version, if any. */
 export async function latestBundleRow(db: DbOrTx, tenant: string): Promise<BundlesRow | undefined> {
   return db.selectFrom('bundles').selectAll().where('tenant', '=', tenant).orderBy('version', 'desc').limit(1).executeTakeFirst();
 }
 
+/** One published version of a tenant, if it exists. */
 export async function bundleRow(db: DbOrTx, tenant: string, version: number): Promise<BundlesRow | undefined> {
   return db.selectFrom('bundles').selectAll().where('tenant', '=', tenant).where('version', '=', version).executeTakeFirst();
 }
