@@ -108,7 +108,7 @@ const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true,
 // MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
 ajv.addMetaSchema(draft07);
 addFormats(ajv);
-// Compiled validators by canonical schema text, so a new bundle version recompiles only what changed.
+// Compiled validators by schema text, so a new bundle version recompiles only what changed.
 const validators = new Map<string, ValidateFunction>();
 const MAX_VALIDATORS = 20_000;
 
