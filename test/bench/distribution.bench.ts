@@ -25,6 +25,7 @@ const CONNECTIONS = 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const POLLERS = 1000;
 const ROUNDS = 3;
+const ROUNDS_THROUGHPUT = 2;
 const SDK_CLIENTS = 100;
 
 type Hello = { url: string; jwks: { keys: never[] }; big: { token: string; etag: string; bytes: number }; acme: { token: string; etag: string } };
@@ -133,16 +134,21 @@ async function throughput(hello: Hello, nginxUrl: string | undefined): Promise<v
   if (nginxUrl && nginxEtag) {
     runs.push(['nginx    200', nginxUrl + path, {}, 200], ['nginx    304', nginxUrl + path, { 'if-none-match': nginxEtag }, 304]);
   }
+  // Interleaved rounds, best of each: the machine is shared, and interference only ever slows a run down.
   const results = new Map<string, Cannon>();
-  for (const [name, url, headers, expect] of runs) {
-    cannon(url, headers, 1); // warm-up
-    const r = cannon(url, headers, SECONDS);
-    results.set(name, r);
-    const wrong = expect === 200 ? r.statuses['2xx'] === 0 || r.statuses['3xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0 : r.statuses['3xx'] === 0 || r.statuses['2xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0;
-    console.log(
-      `${name}: ${r.rps.toFixed(0).padStart(7)} req/s · p50 ${r.p50} ms · p99 ${r.p99} ms${r.errors ? ` · ${r.errors} errors` : ''}${wrong ? ` · UNEXPECTED STATUSES ${JSON.stringify(r.statuses)}` : ''}`,
-    );
+  for (let round = 1; round <= ROUNDS_THROUGHPUT; round++) {
+    for (const [name, url, headers, expect] of runs) {
+      cannon(url, headers, 1); // warm-up
+      const r = cannon(url, headers, SECONDS);
+      const best = results.get(name);
+      if (!best || r.rps > best.rps) results.set(name, r);
+      const wrong = expect === 200 ? r.statuses['2xx'] === 0 || r.statuses['3xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0 : r.statuses['3xx'] === 0 || r.statuses['2xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0;
+      console.log(
+        `  round ${round} ${name}: ${r.rps.toFixed(0).padStart(7)} req/s · p50 ${r.p50} ms · p99 ${r.p99} ms${r.errors ? ` · ${r.errors} errors` : ''}${wrong ? ` · UNEXPECTED STATUSES ${JSON.stringify(r.statuses)}` : ''}`,
+      );
+    }
   }
+  for (const [name, r] of results) console.log(`${name} (best of ${ROUNDS_THROUGHPUT}): ${r.rps.toFixed(0).padStart(7)} req/s · p50 ${r.p50} ms · p99 ${r.p99} ms`);
   if (!nginxUrl) {
     console.log('nginx not found (Debian package nginx): no static-server comparison');
     return;
