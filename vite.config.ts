@@ -10,8 +10,8 @@ export default defineConfig({
   },
   server: {
     proxy: {
-      '/v1': 'http://127.0.0.1:8080',
-      '/.well-known': 'http://127.0.0.1:8080',
+      '/v1': 'http://127.0.0.1:8787',
+      '/.well-known': 'http://127.0.0.1:8787',
     },
   },
 });

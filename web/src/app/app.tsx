@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useEffect, type ReactNode } from 'react';
 import { LoginPage } from '../features/auth/components/login-page.tsx';
 import { useSession, type Session } from '../features/auth/api/get-session.ts';
 import { useLogout } from '../features/auth/api/logout.ts';
@@ -31,6 +31,10 @@ function Shell({ session }: { session: Session }) {
     { key: 'tokens', label: 'Tokens', show: session.role === 'admin' },
   ];
   const page: ReactNode = routeFor(loc, session);
+  const title = nav.find((n) => n.key === section)?.label;
+  useEffect(() => {
+    document.title = [loc.segments[1], title, 'Toolgate'].filter(Boolean).join(' · ');
+  }, [loc.segments, title]);
   return (
     <div className="shell">
       <a className="skip-link" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>

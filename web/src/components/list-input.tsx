@@ -24,8 +24,7 @@ export function ListInput({
   useEffect(() => {
     const parsed = split(text);
     if (parsed.join(', ') !== joined) setText(joined);
-    // Only re-sync when the value changes from outside.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Re-sync only when the value changes from outside, not while the user types "a, ".
   }, [joined]);
   return (
     <div className="field">

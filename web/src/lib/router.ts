@@ -47,8 +47,10 @@ let skipBlockersOnce = false;
 
 /** Navigates to an in-app path such as `/tools/core__x`; `force` skips the unsaved-changes prompt (after a save). */
 export function navigate(path: string, { force = false } = {}): void {
+  const hash = `#${path}`;
+  if (window.location.hash === hash) return;
   skipBlockersOnce = force;
-  window.location.hash = `#${path}`;
+  window.location.hash = hash;
 }
 
 /** Replaces the current route without a history entry (filters in the URL). */
