@@ -32,7 +32,7 @@ const operations: Op[] = [
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}', summary: 'One bundle.json, exact signed bytes', tag: 'Distribution' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}/signature', summary: 'The detached JWS of a version', tag: 'Distribution' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{a}/diff/{b}', summary: 'What changed between two versions (b may be draft)', response: 'bundle-diff', tag: 'Bundles' },
-  { method: 'post', path: '/v1/tenants/{tenant}/runtimes/status', summary: 'A runtime reports its version and health', tag: 'Distribution' },
+  { method: 'post', path: '/v1/tenants/{tenant}/runtimes/status', summary: 'A runtime reports its version and health', body: 'runtime-status', tag: 'Distribution' },
   { method: 'get', path: '/v1/tenants/{tenant}/runtimes', summary: 'Which version each runtime runs', tag: 'Distribution' },
   { method: 'get', path: '/v1/audit', summary: 'Audit history (filters, cursor pagination)', tag: 'Audit' },
   { method: 'get', path: '/v1/audit/export', summary: 'Streamed export, jsonl or csv', tag: 'Audit' },

@@ -33,7 +33,6 @@ type Hello = { url: string; jwks: { keys: never[] }; big: { token: string; etag:
 if (process.argv[2] === '--serve') await serveRole();
 else await main();
 
-// ---------------------------------------------------------------------------------------------
 // Server role: a live Toolgate with a ~200 KB bundle (tenant big) and a 100-tool one (tenant acme).
 async function serveRole(): Promise<void> {
   const { startLiveServer } = await import('../distribution/live-server.ts');
@@ -78,7 +77,6 @@ async function serveRole(): Promise<void> {
   process.exit(0);
 }
 
-// ---------------------------------------------------------------------------------------------
 async function main(): Promise<void> {
   const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -264,7 +262,6 @@ async function publishToSdkClients(hello: Hello, next: <T>() => Promise<T>, send
   }
 }
 
-// ---------------------------------------------------------------------------------------------
 async function startNginx(hello: Hello): Promise<{ url: string; stop: () => Promise<void> } | undefined> {
   const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
   if (!bin) return undefined;
