@@ -39,6 +39,8 @@ describe('the admin console in a real browser', () => {
     await go(page, '/tools/new');
     await page.getByLabel('Tool id').fill('core__e2e-bad-schema');
     await page.getByLabel('Description').fill('A tool with a forbidden argument');
+    await page.getByLabel('Input schema', { exact: true }).fill('{\n  "type": "object",\n  "properties": {\n  }\n');
+    expect(await page.getByRole('list', { name: 'Input schema errors' }).innerText()).toMatch(/Line 5.*end of text/);
     const schema = ['{', '  "type": "object",', '  "properties": {', '    "query": { "type": "string" },', '    "connectionId": { "type": "string" }', '  }', '}'].join('\n');
     await page.getByLabel('Input schema', { exact: true }).fill(schema);
     await page.getByRole('button', { name: 'Create tool' }).click();

@@ -1,5 +1,5 @@
 import { useId, useMemo, useRef } from 'react';
-import { lineOfPointer, pointerLines, syntaxErrorLine } from '../lib/json.ts';
+import { jsonSyntaxError, lineOfPointer, pointerLines } from '../lib/json.ts';
 
 export type PointerError = { pointer: string; message: string };
 
@@ -28,13 +28,8 @@ export function JsonEditor({
   const id = useId();
   const gutter = useRef<HTMLDivElement>(null);
   const { syntax, marks } = useMemo(() => {
-    let syntax: { line?: number; message: string } | null = null;
-    if (optional && !value.trim()) return { syntax, marks: [] };
-    try {
-      JSON.parse(value);
-    } catch (err) {
-      syntax = { line: syntaxErrorLine(value, err), message: err instanceof Error ? err.message : 'Not valid JSON' };
-    }
+    if (optional && !value.trim()) return { syntax: null, marks: [] };
+    const syntax: { line?: number; message: string } | null = jsonSyntaxError(value);
     const lines = syntax ? new Map<string, number>() : pointerLines(value);
     const marks = errors.map((e) => ({ ...e, line: lineOfPointer(lines, e.pointer) }));
     return { syntax, marks };

@@ -1,11 +1,7 @@
-/** Whether a tool id matches a policy glob (`*` matches any run of characters), as the compiler reads it. */
-export function globMatches(glob: string, id: string): boolean {
-  if (!glob.includes('*')) return glob === id;
-  const re = new RegExp(`^${glob.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\-]/g, '\\$&')).join('.*')}$`);
-  return re.test(id);
-}
+import { globMatcher } from '../../../runtime/glob.ts';
 
-/** The ids among `ids` matched by `glob`. */
+/** The ids among `ids` matched by a policy glob, with the compiler's own matcher. */
 export function matchingIds(glob: string, ids: readonly string[]): string[] {
-  return ids.filter((id) => globMatches(glob, id));
+  const matches = globMatcher(glob);
+  return ids.filter(matches);
 }

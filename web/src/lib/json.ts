@@ -154,12 +154,90 @@ export function lineOfPointer(lines: Map<string, number>, pointer: string): numb
   }
 }
 
-/** 1-based line of a JSON.parse syntax error, when the engine reports a position. */
-export function syntaxErrorLine(text: string, err: unknown): number | undefined {
-  const msg = err instanceof Error ? err.message : '';
-  const lineCol = /line (\d+)/.exec(msg);
-  if (lineCol) return Number(lineCol[1]);
-  const pos = /position (\d+)/.exec(msg);
-  if (pos) return text.slice(0, Number(pos[1])).split('\n').length;
-  return undefined;
+/**
+ * Where a JSON text first breaks, as a 1-based line and a message, or null when it parses.
+ * Engines word (and sometimes omit) positions differently, so the scan is done here.
+ */
+export function jsonSyntaxError(text: string): { line: number; message: string } | null {
+  let i = 0;
+  const fail = (message: string): never => {
+    throw Object.assign(new Error(message), { at: i });
+  };
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
+  };
+  const literal = (word: string) => {
+    if (text.startsWith(word, i)) i += word.length;
+    else fail(`Unexpected ${describe(text[i])}`);
+  };
+  const string = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text[i] === '\n') fail('Unterminated string');
+      if (text[i] === '\\') {
+        i++;
+        if (text[i] === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) fail('Bad unicode escape');
+          i += 4;
+        } else if (!'"\\/bfnrt'.includes(text[i] ?? '')) fail('Bad escape');
+      }
+      i++;
+    }
+    if (i >= text.length) fail('Unterminated string');
+    i++;
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      ws();
+      if (text[i] === '}') return void i++;
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail(`Expected a property name, found ${describe(text[i])}`);
+        string();
+        ws();
+        if (text[i] !== ':') fail(`Expected ":", found ${describe(text[i])}`);
+        i++;
+        value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') return void i++;
+        else fail(`Expected "," or "}", found ${describe(text[i])}`);
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') return void i++;
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') return void i++;
+        else fail(`Expected "," or "]", found ${describe(text[i])}`);
+      }
+    }
+    if (c === '"') return string();
+    if (c === 't') return literal('true');
+    if (c === 'f') return literal('false');
+    if (c === 'n') return literal('null');
+    const m = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i));
+    if (!m) fail(`Unexpected ${describe(c)}`);
+    i += m![0].length;
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) fail(`Unexpected ${describe(text[i])} after the value`);
+    return null;
+  } catch (err) {
+    const at = (err as { at?: number }).at ?? i;
+    return { line: text.slice(0, at).split('\n').length, message: (err as Error).message };
+  }
+}
+
+function describe(c: string | undefined): string {
+  return c === undefined ? 'end of text' : JSON.stringify(c);
 }
