@@ -113,6 +113,20 @@ describe('the admin console in a real browser', () => {
     await c.shot(page, 'policy-and-simulator');
   });
 
+  it('shows the server refusing an unknown exact tool id at the offending pattern', async () => {
+    await go(page, '/tenants/acme-research');
+    const role = page.getByRole('region', { name: 'Role researcher' });
+    await role.getByLabel('New allow pattern for researcher').fill('core__no-such-tool');
+    await role.getByRole('button', { name: 'Add allow pattern for researcher' }).click();
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await role.getByText('unknown tool "core__no-such-tool"').waitFor();
+    expect(await role.getByLabel('allow pattern for researcher 3').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByRole('alert').filter({ hasText: '/roles/researcher/allow/2' }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Discard edits' }).click();
+    expect(await role.getByText('core__no-such-tool').count()).toBe(0);
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
   it('diffs the draft, publishes with a reason, shows the new version and the downloaded bundle verifies', async () => {
     await go(page, '/tenants/globex-eng/publish');
     await page.getByLabel('Latest version').getByText('v1').waitFor();

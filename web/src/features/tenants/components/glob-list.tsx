@@ -12,12 +12,15 @@ export function GlobList({
   onChange,
   toolIds,
   disabled,
+  errors = [],
 }: {
   name: string;
   value: string[];
   onChange: (v: string[]) => void;
   toolIds: string[];
   disabled?: boolean;
+  /** Server errors whose pointers are relative to this list (`/2`). */
+  errors?: { pointer: string; message: string }[];
 }) {
   const ids = useId();
   const [adding, setAdding] = useState('');
@@ -33,7 +36,8 @@ export function GlobList({
       <ul>
         {value.map((g, i) => {
           const matched = matchingIds(g, toolIds);
-          const invalid = !new RegExp(patterns.toolGlob).test(g);
+          const serverError = errors.find((e) => e.pointer === `/${i}`)?.message;
+          const invalid = !new RegExp(patterns.toolGlob).test(g) || !!serverError;
           return (
             <li key={i} className="glob-row">
               <label htmlFor={`${ids}-${i}`} className="sr-only">
@@ -45,6 +49,7 @@ export function GlobList({
                 value={g}
                 disabled={disabled}
                 aria-invalid={invalid}
+                aria-describedby={serverError ? `${ids}-${i}-err` : undefined}
                 onChange={(e) => onChange(value.map((x, j) => (j === i ? e.target.value : x)))}
               />
               <details className="match-preview">
@@ -59,6 +64,11 @@ export function GlobList({
                   ))}
                 </ul>
               </details>
+              {serverError ? (
+                <span id={`${ids}-${i}-err`} className="field-error glob-error">
+                  {serverError}
+                </span>
+              ) : null}
               {!disabled ? (
                 <button type="button" className="icon-button" aria-label={`Remove ${name} ${g}`} onClick={() => onChange(value.filter((_, j) => j !== i))}>
                   ×

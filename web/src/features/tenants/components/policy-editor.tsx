@@ -51,6 +51,7 @@ export function PolicyEditor({
     );
   };
   const errorsAt = (prefix: string) => (save.error instanceof ApiError ? save.error.errors.filter((e) => e.pointer.startsWith(prefix)) : []);
+  const errorsIn = (prefix: string) => errorsAt(`${prefix}/`).map((e) => ({ ...e, pointer: e.pointer.slice(prefix.length) }));
 
   return (
     <form
@@ -102,11 +103,11 @@ export function PolicyEditor({
             <div className="two-col">
               <div>
                 <h4>Allow</h4>
-                <GlobList name={`allow pattern for ${name}`} value={role.allow ?? []} onChange={(allow) => setRole(name, { ...role, allow })} toolIds={toolIds} disabled={!editable} />
+                <GlobList name={`allow pattern for ${name}`} value={role.allow ?? []} onChange={(allow) => setRole(name, { ...role, allow })} toolIds={toolIds} disabled={!editable} errors={errorsIn(`/roles/${name}/allow`)} />
               </div>
               <div>
                 <h4>Deny</h4>
-                <GlobList name={`deny pattern for ${name}`} value={role.deny ?? []} onChange={(deny) => setRole(name, { ...role, deny })} toolIds={toolIds} disabled={!editable} />
+                <GlobList name={`deny pattern for ${name}`} value={role.deny ?? []} onChange={(deny) => setRole(name, { ...role, deny })} toolIds={toolIds} disabled={!editable} errors={errorsIn(`/roles/${name}/deny`)} />
               </div>
             </div>
             <CheckGroup
@@ -115,7 +116,7 @@ export function PolicyEditor({
               value={role.requireApproval ?? []}
               onChange={(v) => setRole(name, { ...role, requireApproval: v as Role['requireApproval'] })}
             />
-            <FieldErrors errors={errorsAt(`/roles/${name}`)} />
+            <FieldErrors errors={errorsAt(`/roles/${name}/`).filter((e) => !/^\/roles\/[^/]+\/(allow|deny)\//.test(e.pointer))} />
           </section>
         ))}
         {editable ? <AddName label="New role name" button="Add role" pattern={patterns.roleName} taken={Object.keys(roles)} onAdd={(n) => setRole(n, { groups: [], allow: [], deny: [], requireApproval: [] })} /> : null}
@@ -218,7 +219,15 @@ export function PolicyEditor({
             <button type="submit" className="primary" disabled={!draft.dirty || save.isPending}>
               {save.isPending ? 'Saving…' : 'Save draft'}
             </button>
-            <button type="button" disabled={!draft.dirty || save.isPending} onClick={() => draft.reset()}>
+            <button
+              type="button"
+              disabled={!draft.dirty || save.isPending}
+              onClick={() => {
+                draft.reset();
+                save.reset();
+                setSaved(null);
+              }}
+            >
               Discard edits
             </button>
             {draft.dirty ? <span className="muted">Unsaved edits</span> : null}
