@@ -124,7 +124,7 @@ describe('the admin console in a real browser', () => {
     expect(await page.getByRole('alert').filter({ hasText: '/roles/researcher/allow/2' }).count()).toBe(1);
     await page.getByRole('button', { name: 'Discard edits' }).click();
     expect(await role.getByText('core__no-such-tool').count()).toBe(0);
-    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(await page.getByRole('form', { name: 'Policy' }).getByRole('alert').count()).toBe(0);
   });
 
   it('diffs the draft, publishes with a reason, shows the new version and the downloaded bundle verifies', async () => {
