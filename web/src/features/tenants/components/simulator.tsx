@@ -158,7 +158,7 @@ export function Simulator({
             Roles: {r.roles.length ? r.roles.join(', ') : <em>none</em>} · Groups: {r.groups.join(', ') || <em>none</em>} · State: {r.state}
           </p>
           {r.rejected ? (
-            <div role="alert" className="notice notice-error">
+            <div className="notice notice-error">
               Request rejected ({r.rejected.reason}): {r.rejected.groups.join(', ')}
             </div>
           ) : null}
