@@ -103,7 +103,7 @@ to: PolicyDecision
 }
 
 /**
- * Body of POST /v1/tenants/:tenant/bundles: compile, sign and publish the draft, or (with rollbackTo) republish an earlier version's content as a new version. The reason may come in the Toolgate-Reason header instead.
+ * Body of POST /v1/tenants/:tenant/bundles: compile, sign and publish the draft, or (with rollbackTo) republish an earlier version's content as a new version. The reason may come in the Toolgate-Reason header instead. Unchanged content answers the current version, unless refresh asks for a new version with a new expiry.
  */
 
 export interface BundlePublish {
@@ -115,6 +115,10 @@ reason?: string
  * An earlier version whose content to publish again.
  */
 rollbackTo?: number
+/**
+ * Publish a new version even when the content equals the latest one's, so runtimes get a bundle with a later expiresAt.
+ */
+refresh?: boolean
 }
 
 /**

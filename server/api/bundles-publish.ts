@@ -14,7 +14,8 @@ import { sharedKeyStore } from '../signing/key-store.ts';
 import { getTenant } from '../store/tenants.ts';
 
 /**
- * `POST /v1/tenants/:tenant/bundles` (publish, or roll back with `rollbackTo`), `GET …/bundles`
+ * `POST /v1/tenants/:tenant/bundles` (publish; roll back with `rollbackTo`; `refresh` re-issues
+ * unchanged content with a new expiry), `GET …/bundles`
  * (versions with who, when, why and a summary) and `GET …/bundles/:a/diff/:b` (`a`, `b`: a
  * version, `latest` or `draft`).
  */
@@ -26,7 +27,7 @@ bundlePublishRoutes.post('/', async (c) => {
   const body = await readJson(c);
   const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
   const reason = takeReason(c, object);
-  const { rollbackTo } = validOrThrow<BundlePublish>('bundle-publish', body);
+  const { rollbackTo, refresh } = validOrThrow<BundlePublish>('bundle-publish', body);
   if (reason === null) {
     throw new ApiError(400, 'validation', 'A publish needs a reason (body "reason" or the Toolgate-Reason header)', {
       errors: [{ pointer: '/reason', message: 'is required' }],
@@ -38,7 +39,7 @@ bundlePublishRoutes.post('/', async (c) => {
     deps,
     { actor: actorName(c.get('actor')), requestId: c.get('requestId'), reason },
     tenant,
-    { rollbackTo },
+    { rollbackTo, refresh },
     sharedKeyStore(deps.config.keysDir),
   );
   return c.json({ version: outcome.version, revision: outcome.revision }, outcome.created ? 201 : 200);

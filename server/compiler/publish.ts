@@ -21,13 +21,14 @@ type StoredSummary = { summary: BundleSummary; previousRevision: string | null; 
 /**
  * Compiles the tenant's draft (or takes an earlier version's content for a rollback), signs it and
  * stores it as the next version, with one audit event, in one transaction; then wakes long-polling
- * pulls. When the content equals the latest version's, nothing is written and that version is returned.
+ * pulls. When the content equals the latest version's, nothing is written and that version is
+ * returned, unless `refresh` asks for a new version anyway (same revision, later expiry).
  */
 export async function publishBundle(
   deps: Pick<AppDeps, 'database' | 'metrics'>,
   meta: ChangeMeta,
   tenant: string,
-  opts: { rollbackTo?: number; now?: Date },
+  opts: { rollbackTo?: number; refresh?: boolean; now?: Date },
   keys: KeyStore,
 ): Promise<PublishOutcome> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
@@ -44,7 +45,7 @@ export async function publishBundle(
           errors: [{ pointer: '/rollbackTo', message: 'no such version' }],
         });
       }
-      if (latest && latest.revision === row.revision) return { created: false, version: latest.version, revision: latest.revision };
+      if (!opts.refresh && latest && latest.revision === row.revision) return { created: false, version: latest.version, revision: latest.revision };
       const old = JSON.parse(row.content) as Bundle;
       const expiresAt = new Date(Date.parse(issuedAt) + old.policy.bundleTtlSeconds * 1000).toISOString();
       bundle = { ...old, version, previousRevision, issuedAt, expiresAt };
@@ -55,7 +56,7 @@ export async function publishBundle(
       if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
       const r = compileBundle(snapshot, { version, previousRevision, issuedAt });
       if (!r.ok) throw compileError(tenant, r.errors);
-      if (latest && latest.revision === r.revision) return { created: false, version: latest.version, revision: latest.revision };
+      if (!opts.refresh && latest && latest.revision === r.revision) return { created: false, version: latest.version, revision: latest.revision };
       bundle = r.bundle;
       text = r.text;
     }

@@ -179,3 +179,20 @@ describe('key rotation', () => {
     expect(list.json.items[0].kid).toBe(rotated.kid);
   });
 });
+
+describe('refresh', () => {
+  it('re-issues unchanged content as a new version with a later expiry only when asked', async () => {
+    const base2 = '/v1/tenants/globex-eng/bundles';
+    const first = await t.request('POST', base2, { body: { reason: 'make sure there is one' } });
+    const same = await t.request('POST', base2, { body: { reason: 'nothing changed' } });
+    expect(same.status).toBe(200);
+    expect(same.json).toEqual({ version: first.json.version, revision: first.json.revision });
+    await new Promise((r) => setTimeout(r, 5));
+    const refreshed = await t.request('POST', base2, { body: { reason: 'extend expiry', refresh: true } });
+    expect(refreshed.status).toBe(201);
+    expect(refreshed.json).toEqual({ version: first.json.version + 1, revision: first.json.revision });
+    const items = (await t.request('GET', base2)).json.items as BundleVersion[];
+    expect(Date.parse(items[0].expiresAt)).toBeGreaterThan(Date.parse(items[1].expiresAt));
+    expect(items[0].previousRevision).toBe(first.json.revision);
+  });
+});
