@@ -142,6 +142,16 @@ describe('publishing', () => {
     expect(actions.filter(([a]) => a === 'publish' || a === 'rollback')).toHaveLength(3);
   });
 
+  it('lets an auditor read versions and diffs, and diffs the draft on either side', async () => {
+    const auditor = await t.tokenFor('auditor');
+    expect((await t.request('GET', `${base}/bundles`, { token: auditor })).status).toBe(200);
+    const d = await t.request('GET', `${base}/bundles/draft/diff/1`, { token: auditor });
+    expect(d.status, d.text).toBe(200);
+    expect(d.json.from.version).toBe('draft');
+    expect((await t.request('GET', `${base}/bundles/latest/diff/latest`)).json.identical).toBe(true);
+    expect((await t.request('GET', '/v1/tenants/nope/bundles')).status).toBe(404);
+  });
+
   it('refuses to publish a draft that does not compile, listing every error, and changes nothing', async () => {
     const tool = { id: 'core__raw', description: 'no redaction', inputSchema: { type: 'object' }, effect: 'read_only' };
     expect((await t.request('POST', '/v1/tools', { body: tool })).status).toBe(201);
