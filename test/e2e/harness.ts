@@ -13,7 +13,9 @@ import { createApp } from '../../server/app.ts';
 import { openToolgate } from '../../server/startup.ts';
 
 export const ADMIN_TOKEN = 'tg_e2e_admin_token_for_console_tests';
-export const SCREENSHOTS = resolve('docs/screenshots');
+// Screenshots are always taken; they replace the README's (docs/screenshots) only when asked,
+// as golden files are, so that a test run leaves the working tree clean.
+export const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? resolve('docs/screenshots') : join(tmpdir(), 'toolgate-e2e-screenshots');
 const WEB_DIR = resolve('dist/web');
 
 export type Console = Awaited<ReturnType<typeof startConsole>>;

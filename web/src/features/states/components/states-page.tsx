@@ -53,6 +53,7 @@ export function StatesPage({ session }: { session: Session }) {
 function StateRow({ state, editable, next }: { state: State; editable: boolean; next: { to: string; tools: string[] }[] }) {
   const [editing, setEditing] = useState(false);
   const [description, setDescription] = useState(state.description ?? '');
+  const [saved, setSaved] = useState<string | null>(null);
   const save = useSaveState();
   const del = useDeleteState();
   const ids = useId();
@@ -65,7 +66,16 @@ function StateRow({ state, editable, next }: { state: State; editable: boolean; 
             className="row-inline"
             onSubmit={(e) => {
               e.preventDefault();
-              save.mutate({ state: { ...state, description }, create: false }, { onSuccess: () => setEditing(false) });
+              setSaved(null);
+              save.mutate(
+                { state: { ...state, description }, create: false },
+                {
+                  onSuccess: (r) => {
+                    setEditing(false);
+                    setSaved(`Saved ${r.name}.`);
+                  },
+                },
+              );
             }}
           >
             <label htmlFor={`${ids}-d`} className="sr-only">
@@ -82,7 +92,7 @@ function StateRow({ state, editable, next }: { state: State; editable: boolean; 
         ) : (
           state.description
         )}
-        <Notice error={save.error ?? del.error} />
+        <Notice error={save.error ?? del.error} success={saved} />
       </td>
       <td>
         {next.map((e) => (
@@ -102,7 +112,14 @@ function StateRow({ state, editable, next }: { state: State; editable: boolean; 
       </td>
       {editable ? (
         <td className="actions">
-          <button type="button" onClick={() => setEditing(true)} aria-label={`Edit ${state.name}`}>
+          <button
+            type="button"
+            onClick={() => {
+              setDescription(state.description ?? '');
+              setEditing(true);
+            }}
+            aria-label={`Edit ${state.name}`}
+          >
             Edit
           </button>
           {state.name !== 'undefined' ? (
