@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ConnectionGrant, Group, State, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
+import type { Bundle, ConnectionGrant, Group, State, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { createView, decide } from '../../runtime/decide.ts';
 import type { ToolCall } from '../../runtime/decide.ts';
 import { evaluate } from '../../runtime/evaluate.ts';
@@ -121,7 +121,7 @@ try {
       ).ms,
     );
   }
-  const bundles: LoadedBundle[] = [];
+  const compiled: Bundle[] = [];
   let totalBytes = 0;
   const all = await timeAsync(async () => {
     for (const s of snapshots) {
@@ -129,19 +129,24 @@ try {
       if (!r.ok) throw new Error('compile failed');
       await signBundle(r.bytes, key);
       totalBytes += r.bytes.length;
-      bundles.push(loadBundle(r.bundle));
+      compiled.push(r.bundle);
     }
   });
+  const bundles: LoadedBundle[] = compiled.map((b) => loadBundle(b));
   const bytes = first.value.r.ok ? first.value.r.bytes.length : 0;
   row('compile + sign, one tenant (first, cold)', `${first.ms.toFixed(1)} ms`, 'target < 200 ms');
   row('compile + sign, one tenant (median of 5)', `${oneRuns.sort((a, b) => a - b)[2].toFixed(1)} ms`, 'target < 200 ms');
-  row(`compile + sign + load, all ${TENANTS} tenants`, `${(all.ms / 1000).toFixed(2)} s`, `${(all.ms / TENANTS).toFixed(1)} ms per tenant`);
+  row(`compile + sign, all ${TENANTS} tenants`, `${(all.ms / 1000).toFixed(2)} s`, `${(all.ms / TENANTS).toFixed(1)} ms per tenant`);
   row('bundle.json bytes, one tenant', `${(bytes / 1024).toFixed(0)} KiB`, `${bytes} bytes; mean ${(totalBytes / TENANTS / 1024).toFixed(0)} KiB`);
 
   // loadBundle: schemas compiled once per distinct schema (the cache is process-wide).
-  const bundle0 = JSON.parse(first.value.r.ok ? first.value.r.text : '{}');
-  const load = time(() => loadBundle(bundle0));
-  row('loadBundle (input schemas already compiled)', `${load.ms.toFixed(1)} ms`);
+  const text0 = first.value.r.ok ? first.value.r.text : '{}';
+  const loads: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    const parsed = JSON.parse(text0);
+    loads.push(time(() => loadBundle(parsed)).ms);
+  }
+  row('loadBundle from parsed bytes (median of 5)', `${loads.sort((a, b) => a - b)[2].toFixed(1)} ms`, 'input schemas compiled once per process');
 
   // decide() vs Casbin vs a Set, on the same (subject, tool) queries.
   const loaded = bundles[0];
