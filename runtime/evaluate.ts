@@ -1,3 +1,4 @@
+// The console also runs this in the browser: no node: modules here.
 import type { EvaluationRequest, EvaluationResult, FilterReason } from '../policy-schemas/types.gen.ts';
 import type { Effect, LoadedBundle, LoadedGrant, LoadedTool, SubjectInfo } from './load-bundle.ts';
 

@@ -1,3 +1,4 @@
+// The console also runs this in the browser: no node: modules here.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import type { ValidateFunction } from 'ajv';
