@@ -50,6 +50,18 @@ describe('POST /v1/tenants/:tenant/simulate', () => {
     expect(r.json.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/extra', '/groups', '/subject']);
   });
 
+  it('answers malformed bodies with 4xx problems, never a 500', async () => {
+    for (const raw of ['[]', 'null', '"x"', '{"subject":"a","at":"yesterday"}', '{"subject":"a","facts":{"x":{}}}', '{"subject":"a","groups":["*","*"]}', '{']) {
+      const sim = await t.request('POST', `${base}/simulate`, { raw });
+      expect(sim.status, raw).toBeGreaterThanOrEqual(400);
+      expect(sim.status, raw).toBeLessThan(500);
+      const pub = await t.request('POST', `${base}/bundles`, { raw });
+      expect(pub.status, raw).toBeGreaterThanOrEqual(400);
+      expect(pub.status, raw).toBeLessThan(500);
+    }
+    expect((await t.request('POST', `${base}/simulate`, { raw: '{"subject":"a"}', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+  });
+
   it('is a 404 for an unknown tenant and for a tenant outside the token scope', async () => {
     expect((await t.request('POST', '/v1/tenants/nope/simulate', { body: { subject: 'x' } })).status).toBe(404);
     const other = await t.tokenFor('viewer', ['globex-eng']);
