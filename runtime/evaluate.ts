@@ -9,6 +9,8 @@ export type Evaluation = { result: EvaluationResult; decisions: Uint8Array; atMs
 export const NOT_VISIBLE = 0;
 export const ALLOW = 1;
 export const REQUIRE_APPROVAL = 2;
+// Cached answers hold one entry per tool: bound the cache by entries (about 8 MB of references).
+const MAX_CACHED_ENTRIES = 1_000_000;
 const MAX_CACHED_RESULTS = 4096;
 const MAX_MEMO_ENTRIES = 4096;
 const EMPTY: readonly never[] = Object.freeze([]);
@@ -36,7 +38,9 @@ export function evaluateDetailed(loaded: LoadedBundle, request: EvaluationReques
   if (hit && (explicitAt || atMs < hit.validUntil)) return { result: hit.result, decisions: hit.decisions, atMs, subject };
 
   const { result, decisions } = compute(loaded, request, subject, atMs);
-  if (memo.results.size >= MAX_CACHED_RESULTS) memo.results.clear();
+  if (memo.results.size >= Math.min(MAX_CACHED_RESULTS, Math.max(64, Math.floor(MAX_CACHED_ENTRIES / (loaded.tools.length + 1))))) {
+    memo.results.clear();
+  }
   memo.results.set(key, { result, decisions, validUntil: explicitAt ? Infinity : nextExpiry(loaded, atMs) });
   return { result, decisions, atMs, subject };
 }
