@@ -297,6 +297,21 @@ describe('createBundleClient', () => {
     await until('fresh again', () => c.status().health === 'fresh');
   });
 
+  it('asks without waiting right after start and after losing the server, and long-polls otherwise', async () => {
+    const { s, fetchFn } = fakeServer();
+    s.latest = await makeSignedBundle({ tenant, version: 1 }, key);
+    const c = await start(fetchFn, await tempDir());
+    await until('version 1', () => c.status().version === 1);
+    await until('a long-poll', () => s.pulls.some((p) => p.url.endsWith('wait=1')));
+    expect(s.pulls[0].url).toMatch(/wait=0$/);
+    s.down = true;
+    await until('stale', () => c.status().health === 'stale');
+    const before = s.pulls.length;
+    s.down = false;
+    await until('fresh again', () => c.status().health === 'fresh');
+    expect(s.pulls[before].url).toMatch(/wait=0$/);
+  });
+
   it('backs off on server errors instead of retrying in a tight loop', async () => {
     let calls = 0;
     const fetchFn = (async (_input: string | URL | Request, init?: RequestInit) => {

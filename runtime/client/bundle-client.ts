@@ -82,6 +82,8 @@ export class BundleClient {
   private highestVersionSeen = 0;
   /** The revision of the latest bundle refused, sent in If-None-Match so the server waits for another. */
   private refusedRevision: string | undefined;
+  /** Whether the last request got an HTTP answer; until one does, pulls do not long-poll. */
+  private reachable = false;
   private state: ClientStatus = { health: 'none', version: null, revision: null, lastError: null, detail: null, highestVersionSeen: 0 };
 
   private closed = false;
@@ -212,8 +214,10 @@ export class BundleClient {
     const headers: Record<string, string> = {};
     if (etags.length > 0) headers['if-none-match'] = etags.map((e) => `"${e}"`).join(', ');
     if (this.held) headers['toolgate-version'] = String(this.held.bundle.version);
-    // Waiting also covers a tenant with nothing published yet: the answer comes with the first publish.
-    const got = await this.get(`bundles/latest?wait=${this.waitSeconds}`, headers, this.waitSeconds);
+    // Right after starting or losing the server, ask without waiting so that a reachable server
+    // confirms the bundle at once; after that, long-poll (also for a tenant with nothing published yet).
+    const wait = this.reachable ? this.waitSeconds : 0;
+    const got = await this.get(`bundles/latest?wait=${wait}`, headers, wait);
     if (!got) return 'backoff';
     let { res, bytes } = got;
     if (res.status === 304) {
@@ -247,8 +251,11 @@ export class BundleClient {
     try {
       const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((waitSeconds + 15) * 1000)]);
       const res = await this.fetchFn(url, { headers: { authorization: `Bearer ${this.options.token}`, accept: 'application/json', ...headers }, signal });
-      return { res, bytes: Buffer.from(await res.arrayBuffer()) };
+      const bytes = Buffer.from(await res.arrayBuffer());
+      this.reachable = true;
+      return { res, bytes };
     } catch (err) {
+      this.reachable = false;
       if (!this.closed) this.setState('unreachable', `cannot reach the server: ${errorText(err)}`);
       return undefined;
     }
