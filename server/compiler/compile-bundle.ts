@@ -191,8 +191,8 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
       deny: matchAll(role.deny),
     };
   }
-  const bundleBindings: Record<string, string[]> = {};
-  for (const subject of Object.keys(bindings).sort()) bundleBindings[subject] = sortedUnique(bindings[subject]);
+  // fromEntries defines own properties, so even a subject called "__proto__" stays a binding.
+  const bundleBindings: Record<string, string[]> = Object.fromEntries(Object.keys(bindings).sort().map((subject) => [subject, sortedUnique(bindings[subject])]));
   const bundleProfiles: BundlePolicy['profiles'] = {};
   for (const name of Object.keys(profiles).sort()) {
     bundleProfiles[name] = { enable: sortedUnique(profiles[name].enable ?? []), disable: sortedUnique(profiles[name].disable ?? []) };

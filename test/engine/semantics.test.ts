@@ -186,3 +186,13 @@ describe('evaluate with connection grants', () => {
     expect(visible(evaluate(l, { subject: 'agent:a', at: '2026-05-01T00:00:00Z', allowedConnectionIds: [] }))).toEqual([]);
   });
 });
+
+describe('evaluate with unusual subject names', () => {
+  it('binds a subject called __proto__ like any other', () => {
+    const policy = JSON.parse('{"roles":{"r":{"groups":["default"],"allow":["core__*"]}},"bindings":{"__proto__":["r"]}}');
+    const l = build({ policy, tools: [tool('core__a')] });
+    expect(evaluate(l, { subject: '__proto__' }).tools).toEqual([{ id: 'core__a', decision: 'allow' }]);
+    expect(evaluate(l, { subject: 'constructor' }).roles).toEqual([]);
+    expect(l.bundle.casbin.policy).toContainEqual(['g', '__proto__', 'role:r', 't1']);
+  });
+});
