@@ -41,6 +41,7 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
       )}
       <h4>Tools each role can reach</h4>
       {diff.roles.length ? (
+        <div className="table-wrap">
         <table className="data-table compact" aria-label={`${label}: roles`}>
           <thead>
             <tr>
@@ -65,11 +66,13 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
             ))}
           </tbody>
         </table>
+        </div>
       ) : (
         <p className="muted">No role gains or loses a tool.</p>
       )}
       <h4>Decisions that change</h4>
       {diff.decisions.length ? (
+        <div className="table-wrap">
         <table className="data-table compact" aria-label={`${label}: decisions`}>
           <thead>
             <tr>
@@ -94,6 +97,7 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
             ))}
           </tbody>
         </table>
+        </div>
       ) : (
         <p className="muted">No subject's decision on any tool changes.</p>
       )}

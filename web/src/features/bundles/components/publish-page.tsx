@@ -65,10 +65,10 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               <p className="big-number" aria-label="Latest version">
                 v{latest.version}
               </p>
-              <p className="mono small">{latest.revision}</p>
+              <p className="mono small break">{latest.revision}</p>
               <p className="muted">
                 Published {new Date(latest.publishedAt).toLocaleString()} by {latest.publishedBy} · expires {new Date(latest.expiresAt).toLocaleString()} · key{' '}
-                <span className="mono">{latest.kid}</span>
+                <span className="mono break">{latest.kid}</span>
               </p>
               <div className="button-row">
                 <button type="button" onClick={() => get(`${base}/${latest.version}`, `${tenant}-v${latest.version}.bundle.json`)}>
