@@ -30,8 +30,3 @@ export function Notice({ error, success }: { error?: unknown; success?: string |
     );
   return <div role="status" className="notice-empty" />;
 }
-
-/** The message of an error for a page that failed to load. */
-export function LoadError({ error }: { error: unknown }) {
-  return <Notice error={error} />;
-}

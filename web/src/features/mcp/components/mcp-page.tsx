@@ -9,7 +9,7 @@ import { href } from '../../../lib/router.ts';
 import { limits, patterns } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useTools } from '../../tools/api/get-tools.ts';
-import { ReviewPanel } from '../../tools/components/tool-page.tsx';
+import { ReviewPanel } from '../../tools/components/review-panel.tsx';
 import { useMcpServers } from '../api/get-mcp-servers.ts';
 import { useCreateMcpServer, useDeleteMcpServer, useSyncMcpServer } from '../api/save-mcp-server.ts';
 

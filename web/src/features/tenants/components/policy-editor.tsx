@@ -7,7 +7,7 @@ import { Notice } from '../../../components/notice.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { effects, limits, matchesPattern, patterns } from '../../../lib/schema.ts';
 import type { useDraft } from '../../../lib/use-draft.ts';
-import { BudgetFields } from '../../tools/components/tool-page.tsx';
+import { BudgetFields } from '../../../components/budget-fields.tsx';
 import { useSavePolicy } from '../api/save-policy.ts';
 import { GlobList } from './glob-list.tsx';
 

@@ -39,7 +39,7 @@ export function useBulkGroup() {
   return useMutation({ mutationFn: bulkGroup, onSettled: () => qc.invalidateQueries({ queryKey: ['tools'] }) });
 }
 
-/** Sets a tool's status (approve is separate: it pins the reviewed definition). */
+/** One tool's merge patch, e.g. disabling it (approval is separate: it pins the reviewed definition). */
 export function usePatchTool() {
   const qc = useQueryClient();
   return useMutation({ mutationFn: patchTool, onSettled: () => qc.invalidateQueries({ queryKey: ['tools'] }) });

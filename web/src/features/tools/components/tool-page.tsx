@@ -1,8 +1,8 @@
 import { useId, useMemo, useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
+import { BudgetFields } from '../../../components/budget-fields.tsx';
 import { CheckGroup } from '../../../components/check-group.tsx';
 import { ConflictView } from '../../../components/conflict-view.tsx';
-import { DiffView } from '../../../components/diff-view.tsx';
 import { JsonEditor } from '../../../components/json-editor.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
@@ -16,11 +16,10 @@ import { useDraft } from '../../../lib/use-draft.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useGroups } from '../../groups/api/get-groups.ts';
 import { useStates } from '../../states/api/get-states.ts';
-import { useApproveTool } from '../api/approve-tool.ts';
 import { useDeleteTool } from '../api/delete-tool.ts';
 import { useTool } from '../api/get-tool.ts';
-import { usePatchTool } from '../api/patch-tool.ts';
 import { useSaveTool } from '../api/save-tool.ts';
+import { ReviewPanel } from './review-panel.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 
 const template: Tool = {
@@ -422,79 +421,3 @@ function RequiresEditor({ value, onChange }: { value: Gate[]; onChange: (v: Gate
   );
 }
 
-export function BudgetFields({ value, onChange, legend = 'Budgets' }: { value: Tool['budgets']; onChange: (b: Tool['budgets']) => void; legend?: string }) {
-  const ids = useId();
-  const setNum = (key: 'maxRuntimeMs' | 'maxResultBytes', raw: string) => {
-    const next = { ...(value ?? {}) };
-    if (raw === '') delete next[key];
-    else next[key] = Number(raw);
-    onChange(Object.keys(next).length ? next : undefined);
-  };
-  return (
-    <fieldset className="section">
-      <legend>{legend}</legend>
-      <div className="field">
-        <label htmlFor={`${ids}-rt`}>Max runtime (ms)</label>
-        <input
-          id={`${ids}-rt`}
-          type="number"
-          min={limits.maxRuntimeMs.minimum}
-          max={limits.maxRuntimeMs.maximum}
-          value={value?.maxRuntimeMs ?? ''}
-          onChange={(e) => setNum('maxRuntimeMs', e.target.value)}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor={`${ids}-rb`}>Max result size (bytes)</label>
-        <input
-          id={`${ids}-rb`}
-          type="number"
-          min={limits.maxResultBytes.minimum}
-          max={limits.maxResultBytes.maximum}
-          value={value?.maxResultBytes ?? ''}
-          onChange={(e) => setNum('maxResultBytes', e.target.value)}
-        />
-      </div>
-    </fieldset>
-  );
-}
-
-/** A quarantined imported tool: what changed since approval, and approve or disable. */
-export function ReviewPanel({ tool, editable }: { tool: Tool; editable: boolean }) {
-  const approve = useApproveTool();
-  const patch = usePatchTool();
-  const [done, setDone] = useState<string | null>(null);
-  const review = tool.review!;
-  return (
-    <section className="review" aria-label={`Review ${tool.id}`}>
-      <h2>{review.previous ? 'Definition changed since approval' : 'New imported tool awaiting review'}</h2>
-      <p className="muted">Detected {new Date(review.detectedAt).toLocaleString()}.</p>
-      <DiffView before={review.previous ?? null} after={review.current} label={`Definition diff of ${tool.id}`} />
-      {editable ? (
-        <div className="button-row">
-          <button
-            type="button"
-            className="primary"
-            disabled={approve.isPending}
-            onClick={() =>
-              approve.mutate(
-                { id: tool.id, version: tool.version, definitionHash: review.current.definitionHash },
-                { onSuccess: () => setDone(`Approved ${tool.id}.`) },
-              )
-            }
-          >
-            Approve
-          </button>
-          <button
-            type="button"
-            disabled={patch.isPending}
-            onClick={() => patch.mutate({ id: tool.id, version: tool.version, patch: { status: 'disabled' } }, { onSuccess: () => setDone(`Disabled ${tool.id}.`) })}
-          >
-            Disable
-          </button>
-        </div>
-      ) : null}
-      <Notice error={approve.error ?? patch.error} success={done} />
-    </section>
-  );
-}

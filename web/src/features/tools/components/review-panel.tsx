@@ -1,0 +1,46 @@
+import { useState } from 'react';
+import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
+import { DiffView } from '../../../components/diff-view.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { useApproveTool } from '../api/approve-tool.ts';
+import { usePatchTool } from '../api/patch-tool.ts';
+
+/** A quarantined imported tool: what changed since approval, and approve or disable. */
+export function ReviewPanel({ tool, editable }: { tool: Tool; editable: boolean }) {
+  const approve = useApproveTool();
+  const patch = usePatchTool();
+  const [done, setDone] = useState<string | null>(null);
+  const review = tool.review!;
+  return (
+    <section className="review" aria-label={`Review ${tool.id}`}>
+      <h2>{review.previous ? 'Definition changed since approval' : 'New imported tool awaiting review'}</h2>
+      <p className="muted">Detected {new Date(review.detectedAt).toLocaleString()}.</p>
+      <DiffView before={review.previous ?? null} after={review.current} label={`Definition diff of ${tool.id}`} />
+      {editable ? (
+        <div className="button-row">
+          <button
+            type="button"
+            className="primary"
+            disabled={approve.isPending}
+            onClick={() =>
+              approve.mutate(
+                { id: tool.id, version: tool.version, definitionHash: review.current.definitionHash },
+                { onSuccess: () => setDone(`Approved ${tool.id}.`) },
+              )
+            }
+          >
+            Approve
+          </button>
+          <button
+            type="button"
+            disabled={patch.isPending}
+            onClick={() => patch.mutate({ id: tool.id, version: tool.version, patch: { status: 'disabled' } }, { onSuccess: () => setDone(`Disabled ${tool.id}.`) })}
+          >
+            Disable
+          </button>
+        </div>
+      ) : null}
+      <Notice error={approve.error ?? patch.error} success={done} />
+    </section>
+  );
+}
