@@ -35,6 +35,7 @@ function fakeServer() {
     down: false,
     /** Accept connections and never answer (until the client gives up), like a black-holed server. */
     hang: false,
+    reportDelayMs: 0,
     pulls: [] as { url: string; ifNoneMatch: string | null; authorization: string | null }[],
     reports: [] as RuntimeStatus[],
   };
@@ -43,13 +44,14 @@ function fakeServer() {
     const headers = new Headers(init?.headers);
     const signal = init?.signal ?? undefined;
     if (s.down) throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') });
-    if (s.hang) {
+    if (s.hang && init?.method !== 'POST') {
       return new Promise<Response>((_, reject) => {
         if (signal?.aborted) reject(signal.reason);
         signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
       });
     }
     if (init?.method === 'POST') {
+      if (s.reportDelayMs) await new Promise((r) => setTimeout(r, s.reportDelayMs));
       s.reports.push(JSON.parse(String(init.body)));
       return new Response(null, { status: 204 });
     }
@@ -310,6 +312,16 @@ describe('createBundleClient', () => {
     s.down = false;
     await until('fresh again', () => c.status().health === 'fresh');
     expect(s.pulls[before].url).toMatch(/wait=0$/);
+  });
+
+  it('delivers its last status before close() returns, even while an earlier report is in flight', async () => {
+    const { s, fetchFn } = fakeServer();
+    s.reportDelayMs = 150;
+    s.latest = await makeSignedBundle({ tenant, version: 1 }, key);
+    const c = await start(fetchFn, await tempDir());
+    await until('version 1', () => c.status().version === 1);
+    await c.close();
+    expect(s.reports.at(-1)).toMatchObject({ version: 1, health: 'fresh' });
   });
 
   it('backs off on server errors instead of retrying in a tight loop', async () => {

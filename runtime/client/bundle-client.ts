@@ -53,6 +53,10 @@ type Events = {
 
 type PullOutcome = 'again' | 'backoff';
 
+const REPORT_TIMEOUT_MS = 5_000;
+/** How long close() waits for a last status report before giving up on it. */
+const CLOSE_REPORT_MS = 2_000;
+
 /**
  * Keeps one tenant's policy bundle current for a runtime: long-polls the server, accepts a bundle
  * only through verifyBundle, persists it, serves the last good one when the server is down or
@@ -168,7 +172,12 @@ export class BundleClient {
     clearInterval(this.heartbeat);
     clearTimeout(this.expiryTimer);
     await this.loop;
-    await this.reporting;
+    // Let a report still in flight (or owed) reach the server, so the fleet view ends on the last state.
+    if (this.reporting) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.reporting, new Promise((r) => (timer = setTimeout(r, CLOSE_REPORT_MS)))]);
+      clearTimeout(timer);
+    }
   }
 
   private async loadCache(): Promise<void> {
@@ -329,7 +338,6 @@ export class BundleClient {
 
   /** Sends the status to the server; best effort, one request at a time, the newest state wins. */
   private report(): Promise<void> {
-    if (this.closed) return Promise.resolve();
     if (this.reporting) {
       this.reportAgain = true;
       return this.reporting;
@@ -347,13 +355,13 @@ export class BundleClient {
             method: 'POST',
             headers: { authorization: `Bearer ${this.options.token}`, 'content-type': 'application/json' },
             body: JSON.stringify(body),
-            signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(10_000)]),
+            signal: AbortSignal.timeout(REPORT_TIMEOUT_MS),
           });
           await res.arrayBuffer();
         } catch {
           // The next change or heartbeat reports again.
         }
-      } while (this.reportAgain && !this.closed);
+      } while (this.reportAgain);
       this.reporting = undefined;
     })();
     return this.reporting;

@@ -119,7 +119,13 @@ function approvedByHuman(call: ToolCall): boolean {
 
 /** Pretends to run a tool; the output carries a field the redaction allowlist should strip. */
 function execute(call: ToolCall): unknown {
-  return { result: `ran ${call.name}`, items: [{ id: 1, title: 'first hit', internalNote: 'not for logs' }], debugToken: 'not for logs' };
+  return {
+    result: `ran ${call.name}`,
+    items: [{ id: 1, title: 'first hit', internalNote: 'not for logs' }],
+    entities: [{ id: 'e1', label: 'first entity', properties: { note: 'not for logs' } }],
+    truncated: false,
+    debugToken: 'not for logs',
+  };
 }
 
 /** Minimal arguments that satisfy a JSON Schema's required fields. */
