@@ -30,13 +30,15 @@ const MAX_VERSIONS_CACHED = 256;
 
 /**
  * The bundles a server hands out, held in memory. `latest` follows publishes at once (through
- * publishEvents) and re-reads the database at most every `revalidateMs`, so a publish made by
- * another process is still seen; pinned versions are immutable and kept in a small LRU.
+ * publishEvents) and re-reads the database every `revalidateMs` while it is asked for or waited
+ * on, so a publish made by another process is still seen; pinned versions are immutable and kept
+ * in a small LRU.
  */
 export class BundleCache {
   private readonly tenants = new Map<string, TenantState>();
   private readonly versions = new Map<string, ServedBundle>();
   private readonly onPublished = (e: PublishedEvent) => void this.published(e);
+  private watcher: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
@@ -84,6 +86,7 @@ export class BundleCache {
       const onAbort = () => finish(s.latest);
       signal?.addEventListener('abort', onAbort, { once: true });
       s.waiters.add(waiter);
+      this.watch();
       function finish(b: ServedBundle | undefined): void {
         if (!s.waiters.delete(waiter)) return;
         clearTimeout(timer);
@@ -91,6 +94,27 @@ export class BundleCache {
         resolve(b);
       }
     });
+  }
+
+  /**
+   * While pulls wait, re-reads their tenants every `revalidateMs`: a publish made by another server
+   * process on the same database sends no event here, yet reaches the waiting pulls within that time.
+   */
+  private watch(): void {
+    if (this.watcher) return;
+    this.watcher = setInterval(() => {
+      let waiting = false;
+      for (const [tenant, s] of this.tenants) {
+        if (s.waiters.size === 0) continue;
+        waiting = true;
+        if (Date.now() - s.checkedAt >= this.revalidateMs) this.refresh(tenant, s).catch(() => undefined);
+      }
+      if (!waiting) {
+        clearInterval(this.watcher);
+        this.watcher = undefined;
+      }
+    }, this.revalidateMs);
+    this.watcher.unref();
   }
 
   /** Number of pulls waiting on a tenant (for metrics and tests). */
@@ -101,6 +125,8 @@ export class BundleCache {
   /** Stops following publishes and releases every waiter with what it has. */
   close(): void {
     publishEvents.off('published', this.onPublished);
+    clearInterval(this.watcher);
+    this.watcher = undefined;
     for (const s of this.tenants.values()) for (const w of [...s.waiters]) w.resolve(s.latest);
   }
 

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acceptsGzip, bundleCacheFor, parseIfNoneMatch, parseWait } from '../../server/distribution/serving.ts';
-import { ADMIN_TOKEN, startLiveServer } from './live-server.ts';
+import { ADMIN_TOKEN, insertBundleInto, startLiveServer } from './live-server.ts';
 import type { LiveServer } from './live-server.ts';
 import { makeKey, makeSignedBundle } from './signed-bundles.ts';
 import type { SignedBundle, TestKey } from './signed-bundles.ts';
@@ -156,6 +156,21 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
     ac.abort();
     expect(await pull).toBe('aborted');
     await until(() => cache.waiting('gone') === 0);
+  });
+
+  it('long-polls: a publish committed by another process on the same database reaches waiting pulls', async () => {
+    await srv.createTenant('elsewhere');
+    const e1 = await makeSignedBundle({ tenant: 'elsewhere', version: 1 }, key);
+    await srv.place('elsewhere', 1, { ...e1, revision: e1.bundle.revision });
+    const pull = srv.api('GET', '/v1/tenants/elsewhere/bundles/latest?wait=30', { headers: { 'if-none-match': `"${e1.bundle.revision}"` } });
+    const cache = bundleCacheFor(srv.deps.database);
+    await until(() => cache.waiting('elsewhere') === 1);
+    const e2 = await makeSignedBundle({ tenant: 'elsewhere', version: 2, flavor: 'other process' }, key);
+    // A second connection to the database file and no publish event: what another server process would do.
+    await insertBundleInto(srv.dir, 'elsewhere', 2, { ...e2, revision: e2.bundle.revision });
+    const r = await pull;
+    expect(r.status).toBe(200);
+    expect(r.headers.get('toolgate-version')).toBe('2');
   });
 
   it('long-polls for the first bundle of a tenant that has none yet', async () => {
