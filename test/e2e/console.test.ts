@@ -32,6 +32,11 @@ describe('the admin console in a real browser', () => {
     await c.login(page);
     const tools = page.getByRole('table', { name: 'Tools' });
     await tools.getByRole('link', { name: 'core__knowledge-query' }).waitFor();
+    const cookies = await page.context().cookies();
+    expect(cookies.length).toBeGreaterThan(0);
+    expect(cookies.every((k) => k.httpOnly && k.sameSite === 'Strict')).toBe(true);
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+    expect(stored).not.toContain(ADMIN_TOKEN);
     await c.shot(page, 'tools');
   });
 
@@ -177,6 +182,26 @@ describe('the admin console in a real browser', () => {
     await versions.getByRole('row', { name: /v3.*rollback to v1.*Undo the knowledge graph access/ }).waitFor();
     const latest = await c.api('GET', '/v1/tenants/globex-eng/bundles/latest');
     expect(JSON.parse(latest.text)).toMatchObject({ version: 3 });
+  });
+
+  it('shows which runtimes run which version', async () => {
+    const runtime = (await c.api('POST', '/v1/tokens', { label: 'e2e runtime', role: 'runtime', tenants: ['globex-eng'] })).json as { token: string };
+    const report = (body: unknown) =>
+      fetch(`${c.url}/v1/tenants/globex-eng/runtimes/status`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${runtime.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect((await report({ runtimeId: 'agent-host-1', version: 3, health: 'fresh' })).status).toBe(204);
+    expect((await report({ runtimeId: 'agent-host-2', version: 2, health: 'stale', lastError: 'unreachable', detail: 'connection refused' })).status).toBe(204);
+    await go(page, '/tenants/globex-eng/publish');
+    const table = page.getByRole('table', { name: 'Runtimes' });
+    await table.getByRole('row', { name: /agent-host-1\s+v3\s+up to date\s+fresh/ }).waitFor();
+    await table.getByRole('row', { name: /agent-host-2\s+v2\s+1 behind\s+stale.*unreachable/ }).waitFor();
+    await page.getByText('1 of 2 runtime(s) run the latest version (v3).').waitFor();
+    await page.getByRole('heading', { name: 'Version history' }).scrollIntoViewIfNeeded();
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await c.shot(page, 'runtimes');
   });
 
   it('shows the policy change in the audit timeline with its diff, and exports it', async () => {

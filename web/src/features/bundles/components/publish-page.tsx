@@ -301,6 +301,7 @@ function Runtimes({ tenant }: { tenant: string }) {
             </div>
           ) : null}
           {items.length ? (
+            <div className="table-wrap">
             <table className="data-table compact" aria-label="Runtimes">
               <thead>
                 <tr>
@@ -329,6 +330,7 @@ function Runtimes({ tenant }: { tenant: string }) {
                 ))}
               </tbody>
             </table>
+            </div>
           ) : null}
         </>
       ) : null}

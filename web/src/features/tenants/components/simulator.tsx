@@ -186,6 +186,7 @@ export function Simulator({
           ) : mode === 'previous' ? (
             <p className="muted small">Save an edit to see what it changes here.</p>
           ) : null}
+          <div className="table-wrap">
           <table className="data-table compact" aria-label="Visible tools">
             <caption>Visible tools ({r.tools.length})</caption>
             <thead>
@@ -209,6 +210,8 @@ export function Simulator({
               })}
             </tbody>
           </table>
+          </div>
+          <div className="table-wrap">
           <table className="data-table compact" aria-label="Filtered tools">
             <caption>Filtered tools ({r.filtered.length})</caption>
             <thead>
@@ -232,6 +235,7 @@ export function Simulator({
               })}
             </tbody>
           </table>
+          </div>
         </div>
       ) : sim.isFetching ? (
         <p className="muted">Simulating…</p>
