@@ -38,6 +38,11 @@ describe('the admin console in a real browser', () => {
     const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
     expect(stored).not.toContain(ADMIN_TOKEN);
     await c.shot(page, 'tools');
+    await tools.getByRole('button', { name: 'Tool', exact: true }).click();
+    expect(await tools.getByRole('columnheader', { name: 'Tool', exact: true }).getAttribute('aria-sort')).toBe('descending');
+    expect(await tools.getByRole('row').nth(1).innerText()).toContain('core__text-completion');
+    await tools.getByRole('button', { name: 'Tool', exact: true }).click();
+    expect(await tools.getByRole('row').nth(1).innerText()).toContain('core__complex-analysis');
   });
 
   it('rejects a tool whose input schema has a connectionId property and marks the offending line', async () => {

@@ -13,6 +13,14 @@ import { ToolBadges } from './tool-badges.tsx';
 
 const filterKeys = ['q', 'group', 'effect', 'status', 'source'] as const;
 
+type SortKey = 'id' | 'effect' | 'status' | 'source';
+
+function sortValue(t: Tool, key: SortKey): string {
+  if (key === 'status') return t.status ?? 'active';
+  if (key === 'source') return `${t.source?.kind ?? 'core'}:${t.source?.server ?? ''}`;
+  return key === 'effect' ? `${t.effect}:${t.id}` : t.id;
+}
+
 /** The inventory: search and filters (kept in the URL), status badges, bulk group changes. */
 export function ToolsPage({ session }: { session: Session }) {
   const loc = useLocation();
@@ -36,7 +44,18 @@ export function ToolsPage({ session }: { session: Session }) {
     const s = p.toString();
     replaceRoute(`/tools${s ? `?${s}` : ''}`);
   };
-  const items = tools.data ?? [];
+  const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: 'id', dir: 1 });
+  const items = [...(tools.data ?? [])].sort((a, b) => sort.dir * sortValue(a, sort.key).localeCompare(sortValue(b, sort.key)));
+  const quarantined = items.filter((t) => t.status === 'quarantined').length;
+  const unredacted = items.filter((t) => !t.redaction).length;
+  const sortHeader = (key: SortKey, label: string) => (
+    <th scope="col" aria-sort={sort.key === key ? (sort.dir === 1 ? 'ascending' : 'descending') : 'none'}>
+      <button type="button" className="sort-button" onClick={() => setSort({ key, dir: sort.key === key ? (-sort.dir as 1 | -1) : 1 })}>
+        {label}
+        <span aria-hidden="true">{sort.key === key ? (sort.dir === 1 ? ' ▲' : ' ▼') : ''}</span>
+      </button>
+    </th>
+  );
   const selectedTools = items.filter((t) => selected.has(t.id));
   const allSelected = items.length > 0 && items.every((t) => selected.has(t.id));
 
@@ -127,11 +146,11 @@ export function ToolsPage({ session }: { session: Session }) {
                     />
                   </th>
                 ) : null}
-                <th scope="col">Tool</th>
-                <th scope="col">Effect</th>
+                {sortHeader('id', 'Tool')}
+                {sortHeader('effect', 'Effect')}
                 <th scope="col">Groups</th>
-                <th scope="col">Status</th>
-                <th scope="col">Source</th>
+                {sortHeader('status', 'Status')}
+                {sortHeader('source', 'Source')}
               </tr>
             </thead>
             <tbody>
@@ -152,7 +171,11 @@ export function ToolsPage({ session }: { session: Session }) {
             </tbody>
           </table>
           {items.length === 0 ? <p className="muted">No tool matches these filters.</p> : null}
-          <p className="muted table-count">{items.length} tool(s)</p>
+          <p className="muted table-count">
+            {items.length} tool(s)
+            {quarantined ? ` · ${quarantined} quarantined` : ''}
+            {unredacted ? ` · ${unredacted} without redaction (kept out of bundles)` : ''}
+          </p>
         </div>
       ) : null}
     </section>
