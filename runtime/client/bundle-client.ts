@@ -288,14 +288,14 @@ export class BundleClient {
     const current: CurrentBundle = { bundle: verdict.bundle, loaded: verdict.loaded, bytes, signature: signature!.trim() };
     this.refusedRevision = undefined;
     this.hold(current);
-    let persistNote: string | null = null;
+    this.setState(null, null);
+    this.emit('update', current);
+    // In use from here on; persisted before the next pull (fsyncs are slow on some disks).
     try {
       await this.cache.write({ bytes, signature: current.signature, version: current.bundle.version, highestVersionSeen: this.highestVersionSeen });
     } catch (err) {
-      persistNote = `accepted but not persisted: ${errorText(err)}`;
+      this.setState(null, `accepted but not persisted: ${errorText(err)}`);
     }
-    this.setState(null, persistNote);
-    this.emit('update', current);
     return 'again';
   }
 
