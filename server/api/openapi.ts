@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { SCHEMA_BASE, schemas } from '../../policy-schemas/index.ts';
 import type { AppEnv } from '../context.ts';
 
-type Op = { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; path: string; summary: string; body?: string; response?: string; list?: string; tag: string };
+type Op = { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; path: string; summary: string; body?: string; response?: string; list?: string; tag: string; status?: string };
 
 const crud = (base: string, key: string, kind: string, tag: string, patch = true): Op[] => [
   { method: 'get', path: base, summary: `List ${tag.toLowerCase()}`, list: kind, tag },
@@ -25,14 +25,14 @@ const operations: Op[] = [
   ...crud('/v1/tenants/{tenant}/grants', 'connectionId', 'connection-grant', 'Grants', false),
   ...crud('/v1/mcp-servers', 'id', 'mcp-server', 'MCP servers'),
   { method: 'post', path: '/v1/mcp-servers/{id}/sync', summary: 'Import tools from an MCP server (tools/list)', response: 'mcp-server', tag: 'MCP servers' },
-  { method: 'post', path: '/v1/tenants/{tenant}/simulate', summary: 'Evaluate a request on the current draft', body: 'evaluation-request', response: 'evaluation-result', tag: 'Bundles' },
+  { method: 'post', path: '/v1/tenants/{tenant}/simulate', summary: 'Evaluate a request on the current draft', body: 'evaluation-request', response: 'evaluation-result', tag: 'Bundles', status: '200' },
   { method: 'post', path: '/v1/tenants/{tenant}/bundles', summary: 'Compile, sign and publish (or roll back)', body: 'bundle-publish', tag: 'Bundles' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles', summary: 'Published versions with who/when/why', list: 'bundle-version', tag: 'Bundles' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/latest', summary: 'The latest bundle.json (ETag, If-None-Match, ?wait=N long-poll)', tag: 'Distribution' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}', summary: 'One bundle.json, exact signed bytes', tag: 'Distribution' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}/signature', summary: 'The detached JWS of a version', tag: 'Distribution' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{a}/diff/{b}', summary: 'What changed between two versions (b may be draft)', response: 'bundle-diff', tag: 'Bundles' },
-  { method: 'post', path: '/v1/tenants/{tenant}/runtimes/status', summary: 'A runtime reports its version and health', body: 'runtime-status', tag: 'Distribution' },
+  { method: 'post', path: '/v1/tenants/{tenant}/runtimes/status', summary: 'A runtime reports its version and health', body: 'runtime-status', tag: 'Distribution', status: '204' },
   { method: 'get', path: '/v1/tenants/{tenant}/runtimes', summary: 'Which version each runtime runs', tag: 'Distribution' },
   { method: 'get', path: '/v1/audit', summary: 'Audit history (filters, cursor pagination)', tag: 'Audit' },
   { method: 'get', path: '/v1/audit/export', summary: 'Streamed export, jsonl or csv', tag: 'Audit' },
@@ -61,7 +61,7 @@ export function buildOpenApi(): Record<string, unknown> {
       tags: [op.tag],
       ...(params.length ? { parameters: params } : {}),
       ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.body) } } } } : {}),
-      responses: { [op.method === 'post' && op.body ? '201' : op.method === 'delete' ? '204' : '200']: { description: 'OK', ...ok }, default: problem },
+      responses: { [op.status ?? (op.method === 'post' && op.body ? '201' : op.method === 'delete' ? '204' : '200')]: { description: 'OK', ...ok }, default: problem },
     };
   }
   return {

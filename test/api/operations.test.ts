@@ -47,3 +47,14 @@ describe('operations', () => {
     expect(r.headers.get('content-type')).toContain('application/problem+json');
   });
 });
+
+describe('OpenAPI statuses', () => {
+  it('documents the status each route really answers', async () => {
+    const doc = (await t.request('GET', '/v1/openapi.json', { token: null })).json;
+    expect(Object.keys(doc.paths['/v1/tenants/{tenant}/simulate'].post.responses)).toContain('200');
+    expect(Object.keys(doc.paths['/v1/tools'].post.responses)).toContain('201');
+    expect(Object.keys(doc.paths['/v1/tenants/{tenant}/runtimes/status'].post.responses)).toContain('204');
+    const sim = await t.request('POST', '/v1/tenants/acme-research/simulate', { body: { subject: 'agent:research-bot' } });
+    expect(sim.status).toBe(200);
+  });
+});
