@@ -22,21 +22,15 @@ import { globMatcher } from '../../runtime/glob.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import { casbinPolicy, ROLE_PREFIX } from '../policy-engine/casbin-policy.ts';
 import { checkInputSchema } from '../validation/input-schema.ts';
+import type { DraftSnapshot } from '../store/snapshot.ts';
 import { conformanceVectors } from './conformance.ts';
 
 /** The bundle format this compiler writes. */
 export const BUNDLE_FORMAT = 'toolgate.bundle/v1';
 const DEFAULT_TTL_SECONDS = 86400;
 
-/** Everything one tenant's bundle is compiled from (what `loadDraftSnapshot` reads). */
-export type Snapshot = {
-  tenant: { id: string; name: string };
-  policy: TenantPolicy;
-  tools: Tool[];
-  groups: Group[];
-  states: State[];
-  grants: ConnectionGrant[];
-};
+/** Everything one tenant's bundle is compiled from: what `loadDraftSnapshot` reads. */
+export type Snapshot = DraftSnapshot;
 
 export type CompileOptions = { version: number; previousRevision: string | null; issuedAt: string };
 
