@@ -176,6 +176,7 @@ describe('bundle client against a live server', () => {
     expect(second.status()).toMatchObject({ health: 'none', lastError: 'bad_signature', version: null });
     expect(second.current()).toBeUndefined();
     await until('the server copy accepted', () => second.status().version === 1 && second.status().health === 'fresh');
+    await second.close(); // the bundle is in use before it is persisted; close() waits for the write
     expect(await readFile(file, 'utf8')).toBe(v1.text);
   });
 
