@@ -408,6 +408,25 @@ describe('the admin console in a real browser', () => {
     }
   });
 
+  it('returns to the sign-in form when the session ends or the user signs out', async () => {
+    const s = await c.newSession();
+    try {
+      await c.login(s.page);
+      await s.page.getByRole('table', { name: 'Tools' }).waitFor();
+      await s.context.clearCookies();
+      // The next request the console makes is answered 401.
+      await s.page.getByRole('link', { name: 'Tenants' }).click();
+      await s.page.getByLabel('API token').waitFor();
+      await c.login(s.page);
+      await s.page.getByRole('button', { name: 'Sign out' }).click();
+      await s.page.getByLabel('API token').waitFor();
+      await s.page.reload();
+      await s.page.getByLabel('API token').waitFor();
+    } finally {
+      await s.context.close();
+    }
+  });
+
   it('can be driven with the keyboard alone', async () => {
     const k = await c.newSession();
     try {
