@@ -3,6 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { timingSafeEqual } from 'node:crypto';
 import type { Actor, AppEnv, Role } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { tokenCacheFor } from './token-cache.ts';
 import { hashSecret } from './tokens.ts';
 
 export const SESSION_COOKIE = 'toolgate_session';
@@ -21,7 +22,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   if (auth !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (!m) throw new ApiError(401, 'unauthorized', 'Authorization must be "Bearer <token>"');
-    const row = await database.db.selectFrom('tokens').selectAll().where('token_hash', '=', hashSecret(m[1])).executeTakeFirst();
+    const row = await tokenCacheFor(database).find(hashSecret(m[1]));
     if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
     actor = toActor(row, 'bearer');
   } else {

@@ -89,6 +89,16 @@ describe('tokens', () => {
     expect(audit.text).not.toContain(r.json.token);
   });
 
+  it('records when a token was last used', async () => {
+    const r = await t.request('POST', '/v1/tokens', { body: { label: 'used', role: 'auditor' } });
+    const before = (await t.request('GET', '/v1/tokens')).json.items.find((x: { id: string }) => x.id === r.json.id);
+    expect(before.lastUsedAt).toBeNull();
+    await t.request('GET', '/v1/tools', { token: r.json.token });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = (await t.request('GET', '/v1/tokens')).json.items.find((x: { id: string }) => x.id === r.json.id);
+    expect(Date.parse(after.lastUsedAt)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
   it.each([
     [{ label: 'x', role: 'editor' }, '/tenants'],
     [{ label: 'x', role: 'runtime', tenants: ['acme-research', 'globex-eng'] }, '/tenants'],
