@@ -28,7 +28,7 @@ export async function publishBundle(
   deps: Pick<AppDeps, 'database' | 'metrics'>,
   meta: ChangeMeta,
   tenant: string,
-  opts: { rollbackTo?: number; refresh?: boolean; now?: Date },
+  opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date },
   keys: KeyStore,
 ): Promise<PublishOutcome> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
@@ -38,14 +38,15 @@ export async function publishBundle(
     const previousRevision = latest?.revision ?? null;
     let bundle: Bundle;
     let text: string;
-    if (opts.rollbackTo !== undefined) {
-      const row = await bundleRow(ch.tx, tenant, opts.rollbackTo);
+    if (opts.rollbackTo !== undefined || opts.reissue) {
+      // A re-issue re-signs the latest content with a later expiry; a rollback takes an earlier one's.
+      const row = opts.reissue ? latest : await bundleRow(ch.tx, tenant, opts.rollbackTo!);
       if (!row) {
-        throw new ApiError(404, 'not_found', `bundle version ${opts.rollbackTo} of tenant ${tenant} does not exist`, {
-          errors: [{ pointer: '/rollbackTo', message: 'no such version' }],
+        throw new ApiError(404, 'not_found', opts.reissue ? `tenant ${tenant} has no published bundle to re-issue` : `bundle version ${opts.rollbackTo} of tenant ${tenant} does not exist`, {
+          errors: [{ pointer: opts.reissue ? '' : '/rollbackTo', message: 'no such version' }],
         });
       }
-      if (!opts.refresh && latest && latest.revision === row.revision) return { created: false, version: latest.version, revision: latest.revision };
+      if (!opts.refresh && !opts.reissue && latest && latest.revision === row.revision) return { created: false, version: latest.version, revision: latest.revision };
       const old = JSON.parse(row.content) as Bundle;
       const expiresAt = new Date(Date.parse(issuedAt) + old.policy.bundleTtlSeconds * 1000).toISOString();
       bundle = { ...old, version, previousRevision, issuedAt, expiresAt };

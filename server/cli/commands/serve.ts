@@ -1,9 +1,10 @@
 import { serve } from '@hono/node-server';
 import { createApp } from '../../app.ts';
+import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { openToolgate, settingsFromEnv } from '../../startup.ts';
 
-/** `toolgate serve`: migrate, seed, serve, and keep MCP servers with an interval in sync, until SIGINT/SIGTERM. */
+/** `toolgate serve`: migrate, seed, serve, and keep MCP servers with an interval in sync and bundles from expiring, until SIGINT/SIGTERM. */
 export async function run(): Promise<number> {
   const settings = settingsFromEnv();
   const { deps, generatedAdminToken } = await openToolgate(settings);
@@ -16,6 +17,7 @@ export async function run(): Promise<number> {
     }
   });
   const stopMcp = startMcpScheduler(deps);
+  const stopReissue = startReissueScheduler(deps);
   await new Promise<void>((resolve) => {
     const stop = () => {
       server.close(() => resolve());
@@ -25,6 +27,7 @@ export async function run(): Promise<number> {
     process.once('SIGTERM', stop);
   });
   await stopMcp();
+  await stopReissue();
   await deps.database.close();
   return 0;
 }
