@@ -19,6 +19,7 @@ import { useStates } from '../../states/api/get-states.ts';
 import { useDeleteTool } from '../api/delete-tool.ts';
 import { useTool } from '../api/get-tool.ts';
 import { useSaveTool } from '../api/save-tool.ts';
+import { SchemaText } from '../../../components/schema-text.tsx';
 import { ReviewPanel } from './review-panel.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 
@@ -205,7 +206,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
                 onChange={(e) => set('id', e.target.value)}
               />
               <small id={`${ids}-id-hint`} className="hint">
-                {hints.toolId}
+                <SchemaText text={hints.toolId} />
               </small>
             </div>
             <div className="field">
@@ -238,7 +239,9 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
             <JsonEditor label="Input schema" value={inputText} onChange={(t) => setInputText(t)} errors={inputErrors} />
             <JsonEditor label="Output schema (optional)" optional value={outputText} onChange={(t) => setOutputText(t)} errors={outputErrors} />
           </div>
-          <p className="hint">{hints.inputSchema}</p>
+          <p className="hint">
+            <SchemaText text={hints.inputSchema} />
+          </p>
 
           <fieldset className="section">
             <legend>Redaction</legend>
