@@ -19,6 +19,25 @@ export async function recordRuntimeStatus(db: DbOrTx, tenant: string, s: Runtime
     .execute();
 }
 
+/** Keeps only the `keep` most recently heard runtimes of a tenant. */
+export async function pruneRuntimes(db: DbOrTx, tenant: string, keep: number): Promise<void> {
+  const cutoff = await db
+    .selectFrom('runtimes')
+    .select(['reported_at', 'runtime_id'])
+    .where('tenant', '=', tenant)
+    .orderBy('reported_at', 'desc')
+    .orderBy('runtime_id')
+    .offset(keep)
+    .limit(1)
+    .executeTakeFirst();
+  if (!cutoff) return;
+  await db
+    .deleteFrom('runtimes')
+    .where('tenant', '=', tenant)
+    .where((eb) => eb.or([eb('reported_at', '<', cutoff.reported_at), eb.and([eb('reported_at', '=', cutoff.reported_at), eb('runtime_id', '>=', cutoff.runtime_id)])]))
+    .execute();
+}
+
 /** Every runtime of a tenant, most recently heard from first, with how far behind `latestVersion` it is. */
 export async function listRuntimes(db: DbOrTx, tenant: string, latestVersion: number | null): Promise<Runtime[]> {
   const rows = await db.selectFrom('runtimes').selectAll().where('tenant', '=', tenant).orderBy('reported_at', 'desc').orderBy('runtime_id').execute();

@@ -1,52 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ToolgateDatabase } from '../db/database.ts';
-import { listRuntimes } from './runtimes-store.ts';
 import { StatusRecorder } from './status-recorder.ts';
 
-let database: ToolgateDatabase;
-
-beforeEach(async () => {
-  database = new ToolgateDatabase(':memory:');
-  await database.migrateToLatest();
-  const now = new Date().toISOString();
-  for (const id of ['acme', 'globex']) await database.db.insertInto('tenants').values({ id, name: id, version: 1, created_at: now, updated_at: now }).execute();
-});
-
-afterEach(async () => {
-  await database.close();
-});
-
-describe('StatusRecorder', () => {
-  it('stores nothing until flushed, then the newest report of each runtime', async () => {
-    const r = new StatusRecorder(database, 60_000);
-    r.record('acme', { runtimeId: 'a', version: 1, health: 'fresh' }, '2026-01-01T00:00:00.000Z');
-    r.record('acme', { runtimeId: 'a', version: 2, health: 'stale', lastError: 'unreachable' }, '2026-01-01T00:00:01.000Z');
-    r.record('acme', { runtimeId: 'b', version: null, health: 'none', lastError: 'bad_signature', detail: 'cache refused' }, '2026-01-01T00:00:02.000Z');
-    expect(await listRuntimes(database.db, 'acme', 2)).toEqual([]);
+describe('runtime status recorder', () => {
+  it('keeps only the most recently heard runtimes of a tenant', async () => {
+    const d = new ToolgateDatabase(':memory:');
+    await d.migrateToLatest();
+    await d.db.insertInto('tenants').values({ id: 't', name: 'T', version: 1, created_at: 'x', updated_at: 'x' }).execute();
+    const r = new StatusRecorder(d, 1, undefined, 3);
+    for (let i = 0; i < 6; i++) r.record('t', { runtimeId: `rt-${i}`, version: 1, health: 'fresh' }, `2030-01-01T00:00:0${i}.000Z`);
     await r.flush();
-    const rows = await listRuntimes(database.db, 'acme', 2);
-    expect(rows).toEqual([
-      { tenant: 'acme', runtimeId: 'b', version: null, revision: null, health: 'none', lastError: 'bad_signature', detail: 'cache refused', reportedAt: '2026-01-01T00:00:02.000Z', behind: null },
-      { tenant: 'acme', runtimeId: 'a', version: 2, revision: null, health: 'stale', lastError: 'unreachable', detail: null, reportedAt: '2026-01-01T00:00:01.000Z', behind: 0 },
-    ]);
-  });
-
-  it('flushes on its own after the delay', async () => {
-    const r = new StatusRecorder(database, 10);
-    r.record('globex', { runtimeId: 'g', version: 3, health: 'fresh' }, new Date().toISOString());
-    for (let i = 0; i < 200 && (await listRuntimes(database.db, 'globex', 5)).length === 0; i++) await new Promise((res) => setTimeout(res, 10));
-    expect(await listRuntimes(database.db, 'globex', 5)).toMatchObject([{ runtimeId: 'g', version: 3, behind: 2 }]);
-  });
-
-  it('drops reports of a tenant deleted before the flush and keeps the others', async () => {
-    const errors: unknown[] = [];
-    const r = new StatusRecorder(database, 60_000, (e) => errors.push(e));
-    r.record('acme', { runtimeId: 'a', version: 1, health: 'fresh' }, new Date().toISOString());
-    r.record('globex', { runtimeId: 'g', version: 1, health: 'fresh' }, new Date().toISOString());
-    await database.db.deleteFrom('tenants').where('id', '=', 'globex').execute();
-    await r.flush();
-    expect(errors).toEqual([]);
-    expect((await listRuntimes(database.db, 'acme', 1)).map((x) => x.runtimeId)).toEqual(['a']);
-    expect(await listRuntimes(database.db, 'globex', 1)).toEqual([]);
+    const ids = (await d.db.selectFrom('runtimes').select('runtime_id').orderBy('runtime_id').execute()).map((x) => x.runtime_id);
+    expect(ids).toEqual(['rt-3', 'rt-4', 'rt-5']);
+    await d.close();
   });
 });

@@ -1,6 +1,9 @@
 import type { RuntimeStatus } from '../../policy-schemas/types.gen.ts';
 import type { ToolgateDatabase } from '../db/database.ts';
-import { recordRuntimeStatus } from './runtimes-store.ts';
+import { pruneRuntimes, recordRuntimeStatus } from './runtimes-store.ts';
+
+/** A runtime token can invent runtime ids; the fleet list keeps the most recently heard this many. */
+export const MAX_RUNTIMES_PER_TENANT = 10_000;
 
 type Pending = { tenant: string; status: RuntimeStatus; at: string };
 
@@ -18,6 +21,7 @@ export class StatusRecorder {
     private readonly database: ToolgateDatabase,
     private readonly delayMs = 200,
     private readonly onError: (err: unknown) => void = () => undefined,
+    private readonly maxPerTenant = MAX_RUNTIMES_PER_TENANT,
   ) {}
 
   /** Keeps the report (the newest per runtime wins) and schedules a flush. */
@@ -43,6 +47,7 @@ export class StatusRecorder {
         const tenants = [...new Set(batch.map((p) => p.tenant))];
         const live = new Set((await tx.selectFrom('tenants').select('id').where('id', 'in', tenants).execute()).map((r) => r.id));
         for (const p of batch) if (live.has(p.tenant)) await recordRuntimeStatus(tx, p.tenant, p.status, p.at);
+        for (const tenant of live) await pruneRuntimes(tx, tenant, this.maxPerTenant);
       })
       .catch((err: unknown) => this.onError(err))
       .finally(() => {
