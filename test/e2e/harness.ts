@@ -81,7 +81,7 @@ export async function startConsole() {
   };
 
   /** Saves a screenshot for the README; `mask` hides parts that would show this machine's paths. */
-  const shot = (page: Page, name: string, mask: Locator[] = []) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false, mask });
+  const shot = (page: Page, name: string, mask: Locator[] = []) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false, mask, maskColor: '#e3e7ed' });
 
   const close = async () => {
     await browser.close().catch(() => undefined);
