@@ -304,6 +304,27 @@ describe('the admin console in a real browser', () => {
     }
   });
 
+  it('lets an editor change the policy of its own tenant only, and not the inventory', async () => {
+    const editor = (await c.api('POST', '/v1/tokens', { label: 'e2e editor', role: 'editor', tenants: ['acme-research'] })).json as { token: string };
+    const e = await c.newSession();
+    try {
+      await c.login(e.page, editor.token);
+      await e.page.getByRole('table', { name: 'Tools' }).waitFor();
+      expect(await e.page.getByRole('link', { name: 'New tool' }).count()).toBe(0);
+      expect(await e.page.getByRole('group', { name: 'Bulk actions' }).count()).toBe(0);
+      await e.page.getByRole('link', { name: 'Tenants' }).click();
+      const tenants = e.page.getByRole('table', { name: 'Tenants' });
+      await tenants.getByRole('link', { name: 'Acme Research' }).waitFor();
+      expect(await tenants.getByRole('link', { name: 'Globex Engineering' }).count()).toBe(0);
+      await tenants.getByRole('link', { name: 'Acme Research' }).click();
+      await e.page.getByRole('button', { name: 'Save draft' }).waitFor();
+      await e.page.getByRole('link', { name: 'Publish and versions' }).click();
+      await e.page.getByLabel('Reason for publishing (required)').waitFor();
+    } finally {
+      await e.context.close();
+    }
+  });
+
   it('shows the server refusing a group cycle in place, then saves a valid include', async () => {
     await go(page, '/groups?group=host-read');
     const form = page.getByRole('form', { name: 'Group host-read' });
