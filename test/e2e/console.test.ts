@@ -82,6 +82,26 @@ describe('the admin console in a real browser', () => {
     await page.getByRole('heading', { name: 'States', level: 1 }).waitFor();
   });
 
+  it('edits an existing tool: description, states, gates, budgets', async () => {
+    await go(page, '/tools/core__host_fs_stat');
+    const form = page.getByRole('form', { name: 'Edit core__host_fs_stat' });
+    await form.getByLabel('Description').fill('Stat a path in the host session.');
+    await form.getByRole('checkbox', { name: 'Available in every state' }).uncheck();
+    await form.getByRole('group', { name: 'Available in' }).getByRole('checkbox', { name: 'research' }).check();
+    await form.getByLabel('Fact 1 is one of').fill('ready, degraded');
+    await form.getByLabel('Max runtime (ms)').fill('5000');
+    await form.getByLabel('Reason (kept in the audit log)').fill('Stat is for research');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await form.getByRole('status').getByText(/Saved core__host_fs_stat \(version \d+\)/).waitFor();
+    const tool = (await c.api('GET', '/v1/tools/core__host_fs_stat')).json;
+    expect(tool).toMatchObject({
+      description: 'Stat a path in the host session.',
+      availableInStates: ['undefined', 'research'],
+      requires: [{ fact: 'hostSession', in: ['ready', 'degraded'] }],
+      budgets: { maxRuntimeMs: 5000 },
+    });
+  });
+
   it('shows the state transitions as a drawn graph', async () => {
     await go(page, '/states');
     const graph = page.getByRole('img', { name: /State transitions/ });
