@@ -429,6 +429,7 @@ describe('the admin console in a real browser', () => {
       await card.getByText(/1 added/).waitFor();
       const review = page.getByRole('region', { name: 'Review mcp__dictionary__lookup' });
       await review.getByRole('heading', { name: 'New imported tool awaiting review' }).waitFor();
+      expect(await review.getByLabel('Offered definition of mcp__dictionary__lookup').innerText()).toContain('Look a word up.');
       await review.getByRole('button', { name: 'Approve' }).click();
       await page.getByText('No quarantined tool awaits review.').waitFor();
       expect((await c.api('GET', '/v1/tools/mcp__dictionary__lookup')).json.status).toBe('active');

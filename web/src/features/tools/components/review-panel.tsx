@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { DiffView } from '../../../components/diff-view.tsx';
 import { Notice } from '../../../components/notice.tsx';
+import { pretty } from '../../../lib/json.ts';
 import { useApproveTool } from '../api/approve-tool.ts';
 import { usePatchTool } from '../api/patch-tool.ts';
 
@@ -15,7 +16,13 @@ export function ReviewPanel({ tool, editable }: { tool: Tool; editable: boolean 
     <section className="review" aria-label={`Review ${tool.id}`}>
       <h2>{review.previous ? 'Definition changed since approval' : 'New imported tool awaiting review'}</h2>
       <p className="muted">Detected {new Date(review.detectedAt).toLocaleString()}.</p>
-      <DiffView before={review.previous ?? null} after={review.current} label={`Definition diff of ${tool.id}`} />
+      {review.previous ? (
+        <DiffView before={review.previous} after={review.current} label={`Definition diff of ${tool.id}`} />
+      ) : (
+        <pre className="definition" aria-label={`Offered definition of ${tool.id}`}>
+          {pretty(review.current)}
+        </pre>
+      )}
       {editable ? (
         <div className="button-row">
           <button
