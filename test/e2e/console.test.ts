@@ -359,6 +359,21 @@ describe('the admin console in a real browser', () => {
     await c.shot(page, 'groups');
   });
 
+  it('creates a tenant and opens its empty policy', async () => {
+    await go(page, '/tenants');
+    const form = page.getByRole('form', { name: 'New tenant' });
+    await form.getByLabel('Tenant id').fill('e2e-lab');
+    await form.getByLabel('Name').fill('E2E Lab');
+    await form.getByRole('button', { name: 'Create tenant' }).click();
+    await page.getByRole('heading', { name: /E2E Lab/, level: 1 }).waitFor();
+    await page.getByLabel('New role name').fill('tester');
+    await page.getByRole('button', { name: 'Add role' }).click();
+    await page.getByRole('region', { name: 'Role tester' }).waitFor();
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByText(/Draft saved/).waitFor();
+    expect(Object.keys((await c.api('GET', '/v1/tenants/e2e-lab/policy')).json.roles)).toEqual(['tester']);
+  });
+
   it('creates a connection grant for a tenant', async () => {
     await go(page, '/tenants/acme-research/grants');
     const form = page.getByRole('form', { name: 'New grant' });

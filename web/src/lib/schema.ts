@@ -7,6 +7,7 @@ import auditEvent from '../../../policy-schemas/audit-event.schema.json';
 import evaluationResult from '../../../policy-schemas/evaluation-result.schema.json';
 import tokenCreate from '../../../policy-schemas/token-create.schema.json';
 import connectionGrant from '../../../policy-schemas/connection-grant.schema.json';
+import tenant from '../../../policy-schemas/tenant.schema.json';
 
 // Form vocabularies, patterns and limits, read from the schemas rather than restated.
 const defs = common.$defs;
@@ -42,6 +43,7 @@ export const limits = {
   bundleTtl: tenantPolicy.properties.bundleTtlSeconds,
   grantLabelMax: connectionGrant.properties.label.maxLength,
   mcpLabelMax: mcpServer.properties.label.maxLength,
+  tenantNameMax: tenant.properties.name.maxLength,
 };
 
 /** Field descriptions from the schemas, shown as hints under inputs. */

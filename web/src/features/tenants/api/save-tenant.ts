@@ -2,13 +2,12 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { Tenant } from '../../../../../policy-schemas/types.gen.ts';
 import { api } from '../../../lib/api-client.ts';
 
-export async function saveTenant({ tenant, create }: { tenant: Tenant; create: boolean }): Promise<Tenant> {
-  if (create) return api<Tenant>('/v1/tenants', { method: 'POST', body: tenant });
-  const { policy: _policy, ...rest } = tenant;
-  return api<Tenant>(`/v1/tenants/${encodeURIComponent(tenant.id)}`, { method: 'PATCH', body: { name: rest.name }, ifMatch: tenant.version });
+/** Creates a tenant (its policy starts empty and is edited at /tenants/:id). */
+export async function createTenant(tenant: Tenant): Promise<Tenant> {
+  return api<Tenant>('/v1/tenants', { method: 'POST', body: tenant });
 }
 
-export function useSaveTenant() {
+export function useCreateTenant() {
   const qc = useQueryClient();
-  return useMutation({ mutationFn: saveTenant, onSuccess: () => qc.invalidateQueries({ queryKey: ['tenants', 'list'] }) });
+  return useMutation({ mutationFn: createTenant, onSuccess: () => qc.invalidateQueries({ queryKey: ['tenants', 'list'] }) });
 }

@@ -6,7 +6,7 @@ import { href, navigate } from '../../../lib/router.ts';
 import { limits, patterns } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useTenants } from '../api/get-tenants.ts';
-import { useSaveTenant } from '../api/save-tenant.ts';
+import { useCreateTenant } from '../api/save-tenant.ts';
 
 export function TenantsPage({ session }: { session: Session }) {
   const tenants = useTenants();
@@ -58,14 +58,14 @@ export function TenantsPage({ session }: { session: Session }) {
 function NewTenant() {
   const [id, setId] = useState('');
   const [name, setName] = useState('');
-  const save = useSaveTenant();
+  const save = useCreateTenant();
   const ids = useId();
   return (
     <form
       aria-label="New tenant"
       onSubmit={(e) => {
         e.preventDefault();
-        save.mutate({ tenant: { id, name }, create: true }, { onSuccess: (t) => navigate(`/tenants/${t.id}`) });
+        save.mutate({ id, name }, { onSuccess: (t) => navigate(`/tenants/${t.id}`) });
       }}
     >
       <h2>New tenant</h2>
@@ -75,7 +75,7 @@ function NewTenant() {
       </div>
       <div className="field">
         <label htmlFor={`${ids}-name`}>Name</label>
-        <input id={`${ids}-name`} required maxLength={limits.mcpLabelMax} value={name} onChange={(e) => setName(e.target.value)} />
+        <input id={`${ids}-name`} required maxLength={limits.tenantNameMax} value={name} onChange={(e) => setName(e.target.value)} />
       </div>
       <button type="submit" className="primary" disabled={save.isPending}>
         Create tenant
