@@ -34,6 +34,8 @@ export class ToolgateDatabase {
     return this.db.transaction().execute(fn);
   }
 
+  /** Group-commit counters: changes committed and the transactions they took. */
+  readonly commitStats = { changes: 0, commits: 0 };
   private queue: Job[] = [];
   private draining = false;
 
@@ -46,12 +48,15 @@ export class ToolgateDatabase {
   change<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn: fn as Job['fn'], resolve: resolve as Job['resolve'], reject });
-      if (!this.draining) void this.drain();
+      if (!this.draining) {
+        this.draining = true;
+        // Start on the next turn, so every change that arrived in this turn joins the same commit.
+        setImmediate(() => void this.drain());
+      }
     });
   }
 
   private async drain(): Promise<void> {
-    this.draining = true;
     try {
       while (this.queue.length) {
         const batch = this.queue.splice(0, MAX_BATCH);
@@ -76,6 +81,8 @@ export class ToolgateDatabase {
           for (const job of batch) job.reject(error);
           continue;
         }
+        this.commitStats.commits++;
+        this.commitStats.changes += outcomes.filter((o) => o.ok).length;
         batch.forEach((job, i) => {
           const o = outcomes[i];
           if (o.ok) job.resolve(o.value);
