@@ -701,6 +701,14 @@ behind?: (number | null)
 }
 
 /**
+ * Body of POST /v1/session: the console logs in with an API token and gets an HttpOnly session cookie.
+ */
+
+export interface SessionCreate {
+token: string
+}
+
+/**
  * A workflow state. `undefined` always exists and is the initial state; transitions come from tools' `state` fields.
  */
 

@@ -40,7 +40,7 @@ const operations: Op[] = [
   { method: 'get', path: '/v1/tokens', summary: 'List API tokens', list: 'token', tag: 'Auth' },
   { method: 'post', path: '/v1/tokens', summary: 'Create an API token (shown once)', body: 'token-create', response: 'token', tag: 'Auth' },
   { method: 'delete', path: '/v1/tokens/{id}', summary: 'Revoke an API token', tag: 'Auth' },
-  { method: 'post', path: '/v1/session', summary: 'Console login: token → HttpOnly session cookie + CSRF token', tag: 'Auth' },
+  { method: 'post', path: '/v1/session', summary: 'Console login: token → HttpOnly session cookie + CSRF token', body: 'session-create', tag: 'Auth', status: '200' },
   { method: 'get', path: '/v1/session', summary: 'The current console session', tag: 'Auth' },
   { method: 'delete', path: '/v1/session', summary: 'Log out', tag: 'Auth' },
   { method: 'get', path: '/.well-known/jwks.json', summary: 'Bundle signing public keys', tag: 'Distribution' },

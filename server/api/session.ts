@@ -6,7 +6,8 @@ import { actorOf } from '../auth/guard.ts';
 import { hashSecret, toToken } from '../auth/tokens.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { readJson } from '../http/body.ts';
+import type { SessionCreate } from '../../policy-schemas/types.gen.ts';
+import { readValid } from '../http/body.ts';
 
 /**
  * `/v1/session`: the console logs in with a token and gets an HttpOnly, SameSite=Strict cookie;
@@ -15,11 +16,7 @@ import { readJson } from '../http/body.ts';
 export const sessionRoutes = new Hono<AppEnv>();
 
 sessionRoutes.post('/', async (c) => {
-  const body = await readJson(c);
-  const token = body && typeof body === 'object' ? (body as { token?: unknown }).token : undefined;
-  if (typeof token !== 'string' || token.length === 0 || token.length > 500) {
-    throw new ApiError(400, 'validation', 'Send { "token": "<your API token>" }', { errors: [{ pointer: '/token', message: 'is required' }] });
-  }
+  const { token } = await readValid<SessionCreate>(c, 'session-create');
   const { database, config } = c.get('deps');
   const row = await database.db.selectFrom('tokens').selectAll().where('token_hash', '=', hashSecret(token)).executeTakeFirst();
   if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
