@@ -129,7 +129,7 @@ describe('the admin console in a real browser', () => {
     await role.getByText('Together: 13 tools').waitFor();
     await sim.getByText('You have unsaved edits').waitFor();
     await page.getByLabel('Reason for this change').fill('Coders may query the knowledge graph');
-    await page.getByRole('button', { name: 'Save draft' }).click();
+    await sim.getByRole('button', { name: 'Save draft and simulate' }).click();
     await page.getByText(/Draft saved/).waitFor();
 
     // Against what is live (published v1, evaluated in the browser by the runtime SDK) ...
@@ -148,7 +148,7 @@ describe('the admin console in a real browser', () => {
     const role = page.getByRole('region', { name: 'Role researcher' });
     await role.getByLabel('New allow pattern for researcher').fill('core__no-such-tool');
     await role.getByRole('button', { name: 'Add allow pattern for researcher' }).click();
-    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('button', { name: 'Save draft', exact: true }).click();
     await role.getByText('unknown tool "core__no-such-tool"').waitFor();
     expect(await role.getByLabel('allow pattern for researcher 3').getAttribute('aria-invalid')).toBe('true');
     expect(await page.getByRole('alert').filter({ hasText: '/roles/researcher/allow/2' }).count()).toBe(1);
@@ -262,13 +262,13 @@ describe('the admin console in a real browser', () => {
       await ttlB.waitFor();
 
       await ttlA.fill('7200');
-      await page.getByRole('button', { name: 'Save draft' }).click();
+      await page.getByRole('button', { name: 'Save draft', exact: true }).click();
       await page.getByText(/Draft saved/).waitFor();
 
       const roleB = second.page.getByRole('region', { name: 'Role reviewer' });
       await roleB.getByLabel('New deny pattern for reviewer').fill('core__host_fs_grep');
       await roleB.getByRole('button', { name: 'Add deny pattern for reviewer' }).click();
-      await second.page.getByRole('button', { name: 'Save draft' }).click();
+      await second.page.getByRole('button', { name: 'Save draft', exact: true }).click();
 
       const conflict = second.page.getByRole('alertdialog', { name: 'Someone else saved this first' });
       await conflict.waitFor();
@@ -309,7 +309,7 @@ describe('the admin console in a real browser', () => {
       expect(await v.page.getByRole('link', { name: 'Audit' }).count()).toBe(0);
       await go(v.page, '/tenants/acme-research');
       await v.page.getByRole('region', { name: 'Simulator' }).waitFor();
-      expect(await v.page.getByRole('button', { name: 'Save draft' }).count()).toBe(0);
+      expect(await v.page.getByRole('button', { name: 'Save draft', exact: true }).count()).toBe(0);
     } finally {
       await v.context.close();
     }
@@ -337,7 +337,7 @@ describe('the admin console in a real browser', () => {
       await tenants.getByRole('link', { name: 'Acme Research' }).waitFor();
       expect(await tenants.getByRole('link', { name: 'Globex Engineering' }).count()).toBe(0);
       await tenants.getByRole('link', { name: 'Acme Research' }).click();
-      await e.page.getByRole('button', { name: 'Save draft' }).waitFor();
+      await e.page.getByRole('button', { name: 'Save draft', exact: true }).waitFor();
       await e.page.getByRole('link', { name: 'Publish and versions' }).click();
       await e.page.getByLabel('Reason for publishing (required)').waitFor();
     } finally {
@@ -369,7 +369,7 @@ describe('the admin console in a real browser', () => {
     await page.getByLabel('New role name').fill('tester');
     await page.getByRole('button', { name: 'Add role' }).click();
     await page.getByRole('region', { name: 'Role tester' }).waitFor();
-    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('button', { name: 'Save draft', exact: true }).click();
     await page.getByText(/Draft saved/).waitFor();
     expect(Object.keys((await c.api('GET', '/v1/tenants/e2e-lab/policy')).json.roles)).toEqual(['tester']);
   });

@@ -13,6 +13,9 @@ import { GlobList } from './glob-list.tsx';
 
 type Draft = ReturnType<typeof useDraft<TenantPolicy>>;
 
+/** The policy form's id, so that a button elsewhere (the simulator) can submit it. */
+export const policyFormId = (tenant: string) => `policy-form-${tenant}`;
+
 /** Roles, bindings, profiles, budgets and TTL of one tenant's draft policy. */
 export function PolicyEditor({
   tenant,
@@ -55,6 +58,7 @@ export function PolicyEditor({
 
   return (
     <form
+      id={policyFormId(tenant)}
       className="policy-editor"
       aria-label="Policy"
       onSubmit={(e) => {

@@ -8,7 +8,7 @@ import { useGroups } from '../../groups/api/get-groups.ts';
 import { useStates } from '../../states/api/get-states.ts';
 import { useTools } from '../../tools/api/get-tools.ts';
 import { usePolicy } from '../api/get-policy.ts';
-import { PolicyEditor } from './policy-editor.tsx';
+import { PolicyEditor, policyFormId } from './policy-editor.tsx';
 import { Simulator } from './simulator.tsx';
 
 /** The tenant's draft policy with the simulator beside it. */
@@ -41,6 +41,7 @@ function PolicyWorkbench({ tenant, server, session }: { tenant: string; server: 
           serverVersion={server.version}
           unsaved={draft.dirty}
           stateNames={(states.data ?? []).map((s) => s.name)}
+          saveFormId={canEditTenant(session, tenant) ? policyFormId(tenant) : undefined}
         />
       </aside>
     </div>

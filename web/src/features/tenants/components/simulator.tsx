@@ -36,12 +36,15 @@ export function Simulator({
   serverVersion,
   unsaved,
   stateNames,
+  saveFormId,
 }: {
   tenant: string;
   policy: TenantPolicy;
   serverVersion: number | undefined;
   unsaved: boolean;
   stateNames: string[];
+  /** The policy form a "save" button here submits; absent for read-only users. */
+  saveFormId?: string;
 }) {
   const ids = useId();
   const subjects = Object.keys(policy.bindings ?? {});
@@ -103,9 +106,14 @@ export function Simulator({
       <h2 id={`${ids}-title`}>Simulator</h2>
       <p className="muted">Evaluates the saved draft and compares it with what is published.</p>
       {unsaved ? (
-        <p className="notice notice-warn" role="note">
-          You have unsaved edits; save the draft to see their effect here.
-        </p>
+        <div className="notice notice-warn" role="note">
+          You have unsaved edits; save the draft to see their effect here.{' '}
+          {saveFormId ? (
+            <button type="submit" form={saveFormId} className="primary">
+              Save draft and simulate
+            </button>
+          ) : null}
+        </div>
       ) : null}
       <form className="sim-form" aria-label="Simulation request" onSubmit={(e) => e.preventDefault()}>
         <div className="field">
