@@ -356,7 +356,17 @@ describe('the admin console in a real browser', () => {
     await form.getByRole('button', { name: 'Save group' }).click();
     await form.getByRole('status').getByText('Saved host-read.').waitFor();
     expect((await c.api('GET', '/v1/groups/host-read')).json.includes).toEqual(['read-only']);
+
+    const members = page.getByRole('region', { name: 'Members of host-read' });
+    await members.getByLabel('Add a tool to host-read').selectOption('core__text-completion');
+    await members.getByRole('button', { name: 'Add', exact: true }).click();
+    await members.getByRole('status').getByText('Added core__text-completion.').waitFor();
+    expect((await c.api('GET', '/v1/tools/core__text-completion')).json.groups).toContain('host-read');
+    await members.getByRole('link', { name: 'core__text-completion' }).waitFor();
     await c.shot(page, 'groups');
+    await members.getByRole('button', { name: 'Remove core__text-completion from host-read' }).click();
+    await members.getByRole('status').getByText('Removed core__text-completion.').waitFor();
+    expect((await c.api('GET', '/v1/tools/core__text-completion')).json.groups).not.toContain('host-read');
   });
 
   it('creates a tenant and opens its empty policy', async () => {

@@ -9,6 +9,7 @@ import { href, useLocation, replaceRoute } from '../../../lib/router.ts';
 import { patterns } from '../../../lib/schema.ts';
 import { useDraft } from '../../../lib/use-draft.ts';
 import type { Session } from '../../auth/api/get-session.ts';
+import { useBulkGroup } from '../../tools/api/patch-tool.ts';
 import { useTools } from '../../tools/api/get-tools.ts';
 import { useGroups } from '../api/get-groups.ts';
 import { useDeleteGroup, useSaveGroup } from '../api/save-group.ts';
@@ -78,7 +79,7 @@ export function GroupsPage({ session }: { session: Session }) {
         </div>
         <aside className="side-panel">
           {current ? (
-            <GroupEditor key={current.name} group={current} all={groups.data} members={members(current.name)} editable={editable} />
+            <GroupEditor key={current.name} group={current} all={groups.data} members={members(current.name)} allTools={tools.data ?? []} editable={editable} />
           ) : editable ? (
             <NewGroup />
           ) : (
@@ -90,7 +91,7 @@ export function GroupsPage({ session }: { session: Session }) {
   );
 }
 
-function GroupEditor({ group, all, members, editable }: { group: Group; all: Group[]; members: Tool[]; editable: boolean }) {
+function GroupEditor({ group, all, members, allTools, editable }: { group: Group; all: Group[]; members: Tool[]; allTools: Tool[]; editable: boolean }) {
   const draft = useDraft<Group>(group);
   const save = useSaveGroup();
   const del = useDeleteGroup();
@@ -163,20 +164,69 @@ function GroupEditor({ group, all, members, editable }: { group: Group; all: Gro
         ) : null}
       </fieldset>
       {draft.conflict ? null : <Notice error={save.error ?? del.error} success={msg} />}
+      <Members group={group.name} members={members} all={allTools} editable={editable} />
+    </form>
+  );
+}
+
+/** The tools in a group, added and removed one at a time (the tools table does it in bulk). */
+function Members({ group, members, all, editable }: { group: string; members: Tool[]; all: Tool[]; editable: boolean }) {
+  const bulk = useBulkGroup();
+  const [adding, setAdding] = useState('');
+  const [msg, setMsg] = useState<string | null>(null);
+  const ids = useId();
+  const others = all.filter((t) => !members.includes(t));
+  const change = (tool: Tool, op: 'add' | 'remove') => {
+    setMsg(null);
+    bulk.mutate(
+      { tools: [tool], group, op },
+      { onSuccess: (r) => (r.failed.length ? undefined : setMsg(`${op === 'add' ? 'Added' : 'Removed'} ${tool.id}.`)) },
+    );
+  };
+  const failed = bulk.data?.failed[0]?.error;
+  return (
+    <section aria-label={`Members of ${group}`}>
       <h3>Members ({members.length})</h3>
-      <ul className="plain-list">
+      <ul className="plain-list members">
         {members.map((t) => (
           <li key={t.id}>
             <a className="mono" href={href(`/tools/${encodeURIComponent(t.id)}`)}>
               {t.id}
             </a>
+            {editable ? (
+              <button type="button" className="link-button danger small" aria-label={`Remove ${t.id} from ${group}`} disabled={bulk.isPending} onClick={() => change(t, 'remove')}>
+                remove
+              </button>
+            ) : null}
           </li>
         ))}
       </ul>
-      <p className="muted">
-        Add or remove members from the <a href={href(`/tools`)}>tools table</a> (select tools, then a group).
-      </p>
-    </form>
+      {editable ? (
+        <div className="row-inline">
+          <div className="field grow">
+            <label htmlFor={`${ids}-add`}>Add a tool to {group}</label>
+            <select id={`${ids}-add`} value={adding} onChange={(e) => setAdding(e.target.value)}>
+              <option value="">Choose a tool…</option>
+              {others.map((t) => (
+                <option key={t.id}>{t.id}</option>
+              ))}
+            </select>
+          </div>
+          <button
+            type="button"
+            disabled={!adding || bulk.isPending}
+            onClick={() => {
+              const tool = others.find((t) => t.id === adding);
+              if (tool) change(tool, 'add');
+              setAdding('');
+            }}
+          >
+            Add
+          </button>
+        </div>
+      ) : null}
+      <Notice error={bulk.error ?? failed} success={msg} />
+    </section>
   );
 }
 
