@@ -36,7 +36,7 @@ hash: string
 }
 
 /**
- * Query parameters of GET /v1/audit and /v1/audit/export. `from` is inclusive, `to` exclusive; `cursor` is the `nextCursor` of the previous page.
+ * Query parameters of GET /v1/audit and /v1/audit/export. `from` is inclusive, `to` exclusive; `cursor` is the `nextCursor` of the previous page, in the same `order`.
  */
 
 export interface AuditQuery {
@@ -50,6 +50,31 @@ to?: string
 cursor?: string
 limit?: string
 format?: ("jsonl" | "csv")
+/**
+ * `asc` (default): oldest first; `desc`: newest first. Export and verify always go oldest first.
+ */
+order?: ("asc" | "desc")
+}
+
+/**
+ * Answer of GET /v1/audit/verify: whether the hash chain is intact from seq 1, and the first broken link if not.
+ */
+
+export interface AuditVerification {
+ok: boolean
+/**
+ * Events verified before the first broken link (all of them when ok).
+ */
+count: number
+/**
+ * Hash of the last verified event.
+ */
+lastHash: string
+firstBroken?: {
+seq: number
+reason: ("hash_mismatch" | "prev_hash_mismatch" | "seq_gap" | "malformed")
+message: string
+}
 }
 
 export type PolicyDecision = ("allow" | "require_approval" | "deny")
@@ -708,6 +733,26 @@ export interface SessionCreate {
 token: string
 }
 
+export type TokenRole = ("admin" | "editor" | "viewer" | "auditor" | "runtime")
+
+/**
+ * Answer of POST and GET /v1/session: who is logged in, and the CSRF token every change made with the session cookie must send as X-CSRF-Token.
+ */
+
+export interface Session {
+tokenId: string
+label: string
+role: TokenRole
+/**
+ * Tenants the token reaches; empty for admin and auditor (every tenant).
+ */
+tenants: string[]
+/**
+ * Null on GET when the request was made with a bearer token, not a session cookie.
+ */
+csrfToken: (string | null)
+}
+
 /**
  * A workflow state. `undefined` always exists and is the initial state; transitions come from tools' `state` fields.
  */
@@ -806,12 +851,6 @@ updatedAt?: string
 }
 /**
  * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
- */
-
-export type TokenRole = ("admin" | "editor" | "viewer" | "auditor" | "runtime")
-
-/**
- * Body of POST /v1/tokens. `tenants` is required for editor and viewer, exactly one for runtime, and not allowed for admin and auditor.
  */
 
 export interface TokenCreate {

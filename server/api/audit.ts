@@ -10,14 +10,15 @@ import { validOrThrow } from '../http/body.ts';
 /** `/v1/audit`: history with filters and cursor pagination, streamed export, chain verification. */
 export const auditRoutes = new Hono<AppEnv>();
 
-type AuditQuery = AuditFilter & { cursor?: string; limit?: string; format?: 'jsonl' | 'csv' };
+type AuditQuery = AuditFilter & { cursor?: string; limit?: string; format?: 'jsonl' | 'csv'; order?: 'asc' | 'desc' };
 const PAGE = 1000;
 
 auditRoutes.get('/', async (c) => {
   authorize(c, 'audit', 'read');
   const q = validOrThrow<AuditQuery>('audit-query', { ...c.req.query() });
   const limit = Number(q.limit ?? 100);
-  const items = await listAuditEvents(c.get('deps').database.db, q, Number(q.cursor ?? 0), limit);
+  const { cursor, limit: _l, format: _f, order = 'asc', ...filter } = q;
+  const items = await listAuditEvents(c.get('deps').database.db, filter, Number(cursor ?? 0), limit, order);
   const nextCursor = items.length === limit ? String(items[items.length - 1].seq) : null;
   return c.json({ items, nextCursor });
 });

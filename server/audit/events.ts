@@ -85,9 +85,14 @@ export type AuditFilter = {
   to?: string;
 };
 
-/** One page of events in seq order after `afterSeq` (keyset pagination: constant cost per page). */
-export async function listAuditEvents(db: DbOrTx, f: AuditFilter, afterSeq: number, limit: number): Promise<AuditEvent[]> {
-  let q = db.selectFrom('audit_events').selectAll().where('seq', '>', afterSeq);
+/**
+ * One page of events (keyset pagination: constant cost per page). Oldest first after `cursor`, or
+ * with `desc` newest first before `cursor` (0 = from the newest).
+ */
+export async function listAuditEvents(db: DbOrTx, f: AuditFilter, cursor: number, limit: number, order: 'asc' | 'desc' = 'asc'): Promise<AuditEvent[]> {
+  let q = db.selectFrom('audit_events').selectAll();
+  if (order === 'asc') q = q.where('seq', '>', cursor);
+  else if (cursor > 0) q = q.where('seq', '<', cursor);
   if (f.tenant !== undefined) q = q.where('tenant', '=', f.tenant);
   if (f.tenants) q = f.tenants.length ? q.where('tenant', 'in', f.tenants) : q.where('tenant', '=', '\u0000none');
   if (f.actor !== undefined) q = q.where('actor', '=', f.actor);
@@ -96,6 +101,6 @@ export async function listAuditEvents(db: DbOrTx, f: AuditFilter, afterSeq: numb
   if (f.action !== undefined) q = q.where('action', '=', f.action);
   if (f.from !== undefined) q = q.where('at', '>=', f.from);
   if (f.to !== undefined) q = q.where('at', '<', f.to);
-  const rows = await q.orderBy('seq', 'asc').limit(limit).execute();
+  const rows = await q.orderBy('seq', order).limit(limit).execute();
   return rows.map(fromRow);
 }

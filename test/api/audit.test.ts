@@ -146,3 +146,13 @@ describe('audit log', () => {
     expect(out).toBe(api);
   });
 });
+
+describe('audit order', () => {
+  it('pages newest first with order=desc, the cursor continuing downwards', async () => {
+    const all = (await t.request('GET', '/v1/audit?limit=1000')).json.items.map((e: { seq: number }) => e.seq);
+    const p1 = await t.request('GET', '/v1/audit?order=desc&limit=3');
+    expect(p1.json.items.map((e: { seq: number }) => e.seq)).toEqual(all.slice(-3).reverse());
+    const p2 = await t.request('GET', `/v1/audit?order=desc&limit=3&cursor=${p1.json.nextCursor}`);
+    expect(p2.json.items.map((e: { seq: number }) => e.seq)).toEqual(all.slice(-6, -3).reverse());
+  });
+});

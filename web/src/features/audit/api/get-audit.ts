@@ -1,14 +1,14 @@
 import { infiniteQueryOptions, queryOptions, useInfiniteQuery, useQuery } from '@tanstack/react-query';
-import type { AuditEvent, AuditQuery } from '../../../../../policy-schemas/types.gen.ts';
+import type { AuditEvent, AuditQuery, AuditVerification } from '../../../../../policy-schemas/types.gen.ts';
 import { api, query } from '../../../lib/api-client.ts';
 
-export type AuditFilters = Omit<AuditQuery, 'cursor' | 'limit' | 'format'>;
-/** Events come oldest first (keyset pages by seq); the console shows the loaded ones newest first. */
-export const PAGE = 1000;
+export type AuditFilters = Omit<AuditQuery, 'cursor' | 'limit' | 'format' | 'order'>;
+/** Events come newest first, in keyset pages by seq. */
+export const PAGE = 200;
 type AuditPage = { items: AuditEvent[]; nextCursor: string | null };
 
 export async function getAudit(filters: AuditFilters, cursor?: string): Promise<AuditPage> {
-  return api<AuditPage>(`/v1/audit${query({ ...filters, cursor, limit: PAGE })}`);
+  return api<AuditPage>(`/v1/audit${query({ ...filters, cursor, limit: PAGE, order: 'desc' })}`);
 }
 
 export const auditQueryOptions = (filters: AuditFilters) =>
@@ -23,7 +23,7 @@ export function useAudit(filters: AuditFilters) {
   return useInfiniteQuery(auditQueryOptions(filters));
 }
 
-export type AuditVerification = { ok: boolean; count: number; firstBroken?: { seq: number; reason: string; message?: string } };
+export type { AuditVerification };
 
 export async function verifyAudit(): Promise<AuditVerification> {
   return api<AuditVerification>('/v1/audit/verify');

@@ -42,7 +42,7 @@ export function AuditPage(_: { session: Session }) {
     const s = p.toString();
     replaceRoute(`/audit${s ? `?${s}` : ''}`);
   };
-  const events = (audit.data?.pages.flatMap((p) => p.items) ?? []).slice().reverse();
+  const events = audit.data?.pages.flatMap((p) => p.items) ?? [];
   const v = verify.data;
   const broken = v?.firstBroken;
   return (
@@ -138,7 +138,7 @@ export function AuditPage(_: { session: Session }) {
       {audit.error ? <Notice error={audit.error} /> : null}
       {audit.hasNextPage ? (
         <button type="button" onClick={() => audit.fetchNextPage()} disabled={audit.isFetchingNextPage}>
-          {audit.isFetchingNextPage ? 'Loading…' : 'Load later events'}
+          {audit.isFetchingNextPage ? 'Loading…' : 'Load older events'}
         </button>
       ) : null}
       <ol className="timeline" aria-label="Audit timeline">

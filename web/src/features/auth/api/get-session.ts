@@ -1,15 +1,8 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import type { Token } from '../../../../../policy-schemas/types.gen.ts';
+import type { Session } from '../../../../../policy-schemas/types.gen.ts';
 import { api, ApiError, setCsrfToken } from '../../../lib/api-client.ts';
 
-/** The answer of GET/POST /v1/session (not an entity schema: the session is the server's own). */
-export type Session = {
-  tokenId: string;
-  label: string;
-  role: Token['role'];
-  tenants: string[];
-  csrfToken: string;
-};
+export type { Session };
 
 /** The logged-in session, or null when there is none (401). */
 export async function getSession(): Promise<Session | null> {
