@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'react';
 import { DiffView } from './diff-view.tsx';
+import type { Draft } from '../lib/use-draft.ts';
 
 /**
  * Shown when a save is answered 412: what others changed since this edit started, what this edit
@@ -58,5 +59,40 @@ export function ConflictView({
         </button>
       </div>
     </section>
+  );
+}
+
+/**
+ * The conflict of a `useDraft` edit, when there is one: re-apply merges this edit onto the latest
+ * version and submits it; discard drops the draft, then calls `onDiscard` with the latest version.
+ */
+export function DraftConflict<T extends { version?: number }>({
+  draft,
+  submit,
+  onDiscard,
+  busy,
+}: {
+  draft: Draft<T>;
+  submit: (merged: T) => void;
+  onDiscard?: (current: T) => void;
+  busy?: boolean;
+}) {
+  const conflict = draft.conflict;
+  if (!conflict) return null;
+  return (
+    <ConflictView
+      {...conflict}
+      busy={busy}
+      onReapply={() => {
+        const merged = draft.reapplied();
+        if (!merged) return;
+        draft.acceptReapplied(merged);
+        submit(merged);
+      }}
+      onDiscard={() => {
+        draft.reset();
+        onDiscard?.(conflict.current);
+      }}
+    />
   );
 }

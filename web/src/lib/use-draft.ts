@@ -5,6 +5,9 @@ import { useUnsavedChangesPrompt } from './router.ts';
 
 export type Conflict<T> = { base: T; current: T; mine: T };
 
+/** What `useDraft` returns, for components that take a draft as a prop. */
+export type Draft<T extends { version?: number }> = ReturnType<typeof useDraft<T>>;
+
 /**
  * Local edits of a server entity: the draft, whether it differs, the unsaved-changes prompt, and the
  * 412 conflict (re-apply = this edit's merge patch applied onto the server's current entity).

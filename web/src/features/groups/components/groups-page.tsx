@@ -1,7 +1,7 @@
 import { useId, useState } from 'react';
 import type { Group, Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { CheckGroup } from '../../../components/check-group.tsx';
-import { ConflictView } from '../../../components/conflict-view.tsx';
+import { DraftConflict } from '../../../components/conflict-view.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
 import { canEditInventory } from '../../../lib/permissions.ts';
@@ -119,20 +119,7 @@ function GroupEditor({ group, all, members, allTools, editable }: { group: Group
       }}
     >
       <h2>{group.name}</h2>
-      {draft.conflict ? (
-        <ConflictView
-          {...draft.conflict}
-          busy={save.isPending}
-          onReapply={() => {
-            const m = draft.reapplied();
-            if (m) {
-              draft.acceptReapplied(m);
-              submit(m);
-            }
-          }}
-          onDiscard={() => draft.reset()}
-        />
-      ) : null}
+      <DraftConflict draft={draft} submit={submit} busy={save.isPending} />
       <fieldset className="plain" disabled={!editable}>
         <div className="field">
           <label htmlFor={`${ids}-d`}>Description</label>

@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import type { ConnectionGrant } from '../../../../../policy-schemas/types.gen.ts';
-import { ConflictView } from '../../../components/conflict-view.tsx';
+import { DraftConflict } from '../../../components/conflict-view.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
@@ -120,19 +120,7 @@ function GrantEditor({
       }}
     >
       <h2>{create ? 'New grant' : server.connectionId}</h2>
-      {draft.conflict ? (
-        <ConflictView
-          {...draft.conflict}
-          onReapply={() => {
-            const m = draft.reapplied();
-            if (m) {
-              draft.acceptReapplied(m);
-              submit(m);
-            }
-          }}
-          onDiscard={() => draft.reset()}
-        />
-      ) : null}
+      <DraftConflict draft={draft} submit={submit} />
       <fieldset className="plain" disabled={!editable}>
         <div className="field">
           <label htmlFor={`${ids}-c`}>Connection id</label>

@@ -1,17 +1,15 @@
 import { useId, useState } from 'react';
 import type { Role, TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
 import { CheckGroup } from '../../../components/check-group.tsx';
-import { ConflictView } from '../../../components/conflict-view.tsx';
+import { DraftConflict } from '../../../components/conflict-view.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { effects, limits, matchesPattern, patterns } from '../../../lib/schema.ts';
-import type { useDraft } from '../../../lib/use-draft.ts';
+import type { Draft } from '../../../lib/use-draft.ts';
 import { BudgetFields } from '../../../components/budget-fields.tsx';
 import { useSavePolicy } from '../api/save-policy.ts';
 import { GlobList } from './glob-list.tsx';
-
-type Draft = ReturnType<typeof useDraft<TenantPolicy>>;
 
 /** The policy form's id, so that a button elsewhere (the simulator) can submit it. */
 export const policyFormId = (tenant: string) => `policy-form-${tenant}`;
@@ -25,7 +23,7 @@ export function PolicyEditor({
   editable,
 }: {
   tenant: string;
-  draft: Draft;
+  draft: Draft<TenantPolicy>;
   toolIds: string[];
   groupNames: string[];
   editable: boolean;
@@ -66,23 +64,7 @@ export function PolicyEditor({
         submit(p);
       }}
     >
-      {draft.conflict ? (
-        <ConflictView
-          {...draft.conflict}
-          busy={save.isPending}
-          onReapply={() => {
-            const m = draft.reapplied();
-            if (m) {
-              draft.acceptReapplied(m);
-              submit(m);
-            }
-          }}
-          onDiscard={() => {
-            draft.reset();
-            save.reset();
-          }}
-        />
-      ) : null}
+      <DraftConflict draft={draft} submit={submit} busy={save.isPending} onDiscard={() => save.reset()} />
       <fieldset className="plain" disabled={!editable}>
         <h2>Roles</h2>
         {Object.entries(roles).map(([name, role]) => (

@@ -2,7 +2,7 @@ import { useId, useMemo, useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { BudgetFields } from '../../../components/budget-fields.tsx';
 import { CheckGroup } from '../../../components/check-group.tsx';
-import { ConflictView } from '../../../components/conflict-view.tsx';
+import { DraftConflict } from '../../../components/conflict-view.tsx';
 import { JsonEditor } from '../../../components/json-editor.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
@@ -73,6 +73,10 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
       /* shown in the editor */
     }
   };
+  const setTexts = (tool: Tool) => {
+    setInputText(pretty(tool.inputSchema), false);
+    setOutputText(tool.outputSchema ? pretty(tool.outputSchema) : '', false);
+  };
   const [reason, setReason] = useState('');
   const [saved, setSaved] = useState<string | null>(null);
   const [localError, setLocalError] = useState<string | null>(null);
@@ -124,8 +128,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
       {
         onSuccess: (result) => {
           draft.reset();
-          setInputText(pretty(result.inputSchema), false);
-          setOutputText(result.outputSchema ? pretty(result.outputSchema) : '', false);
+          setTexts(result);
           setReason('');
           setSaved(create ? `Created ${result.id}.` : `Saved ${result.id} (version ${result.version ?? '?'}).`);
           if (create) navigate(`/tools/${encodeURIComponent(result.id)}`, { force: true });
@@ -157,29 +160,18 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
         actions={<a href={href('/tools')}>Back to tools</a>}
       />
       {server.review ? <ReviewPanel tool={server} editable={editable} /> : null}
-      {draft.conflict ? (
-        <ConflictView
-          base={draft.conflict.base}
-          current={draft.conflict.current}
-          mine={draft.conflict.mine}
-          busy={save.isPending}
-          onReapply={() => {
-            const merged = draft.reapplied();
-            if (!merged) return;
-            draft.acceptReapplied(merged);
-            setInputText(pretty(merged.inputSchema), false);
-            setOutputText(merged.outputSchema ? pretty(merged.outputSchema) : '', false);
-            submit(merged);
-          }}
-          onDiscard={() => {
-            const current = draft.conflict!.current;
-            draft.reset();
-            save.reset();
-            setInputText(pretty(current.inputSchema), false);
-            setOutputText(current.outputSchema ? pretty(current.outputSchema) : '', false);
-          }}
-        />
-      ) : null}
+      <DraftConflict
+        draft={draft}
+        busy={save.isPending}
+        submit={(merged) => {
+          setTexts(merged);
+          submit(merged);
+        }}
+        onDiscard={(current) => {
+          save.reset();
+          setTexts(current);
+        }}
+      />
       <form
         className="editor-form"
         aria-label={create ? 'New tool' : `Edit ${server.id}`}
