@@ -4,20 +4,20 @@ import { Badge } from '../../../components/badge.tsx';
 import { DiffView } from '../../../components/diff-view.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
-import { useLocation, replaceRoute } from '../../../lib/router.ts';
+import { SelectFilter } from '../../../components/select-filter.tsx';
 import { auditActions, auditEntityTypes } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { download } from '../../bundles/api/download.ts';
 import { useTenants } from '../../tenants/api/get-tenants.ts';
 import { useTokens } from '../../tokens/api/get-tokens.ts';
+import { useUrlFilters } from '../../../lib/use-url-filters.ts';
 import { auditExportPath, useAudit, useAuditVerification, type AuditFilters } from '../api/get-audit.ts';
 
 const keys = ['tenant', 'actor', 'entityType', 'entityId', 'action', 'from', 'to'] as const;
 
 /** The change history: filters in the URL, each event with its before/after diff, export and the chain check. */
 export function AuditPage(_: { session: Session }) {
-  const loc = useLocation();
-  const filters: AuditFilters = Object.fromEntries(keys.map((k) => [k, loc.params.get(k) ?? undefined]).filter(([, v]) => v));
+  const { filters, setFilter } = useUrlFilters<AuditFilters>('/audit', keys);
   // Dates are chosen as days; `to` includes the whole day.
   const apiFilters: AuditFilters = {
     ...filters,
@@ -34,14 +34,6 @@ export function AuditPage(_: { session: Session }) {
   };
   const [exportError, setExportError] = useState<unknown>(null);
   const ids = useId();
-  const setFilter = (k: (typeof keys)[number], v: string) => {
-    // Free-text filters apply as typed; the API rejects empty values, so they are dropped.
-    const p = new URLSearchParams(loc.params);
-    if (v) p.set(k, v);
-    else p.delete(k);
-    const s = p.toString();
-    replaceRoute(`/audit${s ? `?${s}` : ''}`);
-  };
   const events = audit.data?.pages.flatMap((p) => p.items) ?? [];
   const v = verify.data;
   const broken = v?.firstBroken;
@@ -82,17 +74,7 @@ export function AuditPage(_: { session: Session }) {
         </button>
       </div>
       <form className="filters" role="search" aria-label="Filter audit events" onSubmit={(e) => e.preventDefault()}>
-        <div className="field">
-          <label htmlFor={`${ids}-tenant`}>Tenant</label>
-          <select id={`${ids}-tenant`} value={filters.tenant ?? ''} onChange={(e) => setFilter('tenant', e.target.value)}>
-            <option value="">Any</option>
-            {(tenants.data ?? []).map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.id}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectFilter label="Tenant" value={filters.tenant} options={(tenants.data ?? []).map((t) => t.id)} onChange={(v) => setFilter('tenant', v)} />
         <div className="field">
           <label htmlFor={`${ids}-actor`}>Actor</label>
           <input id={`${ids}-actor`} list={`${ids}-actors`} defaultValue={filters.actor ?? ''} placeholder="token:…" onChange={(e) => setFilter('actor', e.target.value)} />
@@ -103,28 +85,12 @@ export function AuditPage(_: { session: Session }) {
             ))}
           </datalist>
         </div>
-        <div className="field">
-          <label htmlFor={`${ids}-et`}>Entity type</label>
-          <select id={`${ids}-et`} value={filters.entityType ?? ''} onChange={(e) => setFilter('entityType', e.target.value)}>
-            <option value="">Any</option>
-            {auditEntityTypes.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </div>
+        <SelectFilter label="Entity type" value={filters.entityType} options={auditEntityTypes} onChange={(v) => setFilter('entityType', v)} />
         <div className="field">
           <label htmlFor={`${ids}-eid`}>Entity id</label>
           <input id={`${ids}-eid`} defaultValue={filters.entityId ?? ''} onChange={(e) => setFilter('entityId', e.target.value)} />
         </div>
-        <div className="field">
-          <label htmlFor={`${ids}-action`}>Action</label>
-          <select id={`${ids}-action`} value={filters.action ?? ''} onChange={(e) => setFilter('action', e.target.value)}>
-            <option value="">Any</option>
-            {auditActions.map((a) => (
-              <option key={a}>{a}</option>
-            ))}
-          </select>
-        </div>
+        <SelectFilter label="Action" value={filters.action} options={auditActions} onChange={(v) => setFilter('action', v)} />
         <div className="field">
           <label htmlFor={`${ids}-from`}>From</label>
           <input id={`${ids}-from`} type="date" value={filters.from ?? ''} onChange={(e) => setFilter('from', e.target.value)} />

@@ -2,10 +2,12 @@ import { useDeferredValue, useId, useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
+import { SelectFilter } from '../../../components/select-filter.tsx';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useGroups } from '../../groups/api/get-groups.ts';
 import { canEditInventory } from '../../../lib/permissions.ts';
-import { href, replaceRoute, useLocation } from '../../../lib/router.ts';
+import { href } from '../../../lib/router.ts';
+import { useUrlFilters } from '../../../lib/use-url-filters.ts';
 import { effects, sourceKinds, toolStatuses } from '../../../lib/schema.ts';
 import { useTools, type ToolFilters } from '../api/get-tools.ts';
 import { useBulkGroup, type BulkResult } from '../api/patch-tool.ts';
@@ -23,8 +25,7 @@ function sortValue(t: Tool, key: SortKey): string {
 
 /** The inventory: search and filters (kept in the URL), status badges, bulk group changes. */
 export function ToolsPage({ session }: { session: Session }) {
-  const loc = useLocation();
-  const filters: ToolFilters = Object.fromEntries(filterKeys.map((k) => [k, loc.params.get(k) ?? undefined]).filter(([, v]) => v));
+  const { filters, setFilter } = useUrlFilters<ToolFilters>('/tools', filterKeys);
   const [q, setQ] = useState(filters.q ?? '');
   const deferredQ = useDeferredValue(q);
   const effective = { ...filters, q: deferredQ || undefined };
@@ -37,13 +38,6 @@ export function ToolsPage({ session }: { session: Session }) {
   const bulk = useBulkGroup();
   const ids = useId();
 
-  const setFilter = (key: (typeof filterKeys)[number], value: string) => {
-    const p = new URLSearchParams(loc.params);
-    if (value) p.set(key, value);
-    else p.delete(key);
-    const s = p.toString();
-    replaceRoute(`/tools${s ? `?${s}` : ''}`);
-  };
   const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: 'id', dir: 1 });
   const items = [...(tools.data ?? [])].sort((a, b) => sort.dir * sortValue(a, sort.key).localeCompare(sortValue(b, sort.key)));
   const quarantined = items.filter((t) => t.status === 'quarantined').length;
@@ -213,22 +207,5 @@ function ToolRow({ tool, editable, checked, onToggle }: { tool: Tool; editable: 
       </td>
       <td>{tool.source?.kind === 'mcp' ? `mcp: ${tool.source.server ?? ''}` : (tool.source?.kind ?? 'core')}</td>
     </tr>
-  );
-}
-
-function SelectFilter({ label, value, options, onChange }: { label: string; value?: string; options: readonly string[]; onChange: (v: string) => void }) {
-  const id = useId();
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <select id={id} value={value ?? ''} onChange={(e) => onChange(e.target.value)}>
-        <option value="">Any</option>
-        {options.map((o) => (
-          <option key={o} value={o}>
-            {o}
-          </option>
-        ))}
-      </select>
-    </div>
   );
 }
