@@ -1,5 +1,6 @@
 import type { BundleDiff, PolicyDecision } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge, type BadgeTone } from '../../../components/badge.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 
 const tone: Record<PolicyDecision, BadgeTone> = { allow: 'ok', require_approval: 'warn', deny: 'bad' };
 
@@ -42,30 +43,21 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
       <h4>Tools each role can reach</h4>
       {diff.roles.length ? (
         <div className="table-wrap">
-        <table className="data-table compact" aria-label={`${label}: roles`}>
-          <thead>
-            <tr>
-              <th scope="col">Role</th>
-              <th scope="col">Gains</th>
-              <th scope="col">Loses</th>
+        <DataTable label={`${label}: roles`} columns={['Role', 'Gains', 'Loses']} compact>
+          {diff.roles.map((r) => (
+            <tr key={r.role}>
+              <td>
+                {r.role} {r.status !== 'changed' ? <Badge tone={r.status === 'added' ? 'ok' : 'bad'}>{r.status}</Badge> : null}
+              </td>
+              <td>
+                <Ids ids={r.added} kind="added" />
+              </td>
+              <td>
+                <Ids ids={r.removed} kind="removed" />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {diff.roles.map((r) => (
-              <tr key={r.role}>
-                <td>
-                  {r.role} {r.status !== 'changed' ? <Badge tone={r.status === 'added' ? 'ok' : 'bad'}>{r.status}</Badge> : null}
-                </td>
-                <td>
-                  <Ids ids={r.added} kind="added" />
-                </td>
-                <td>
-                  <Ids ids={r.removed} kind="removed" />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
         </div>
       ) : (
         <p className="muted">No role gains or loses a tool.</p>
@@ -73,30 +65,20 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
       <h4>Decisions that change</h4>
       {diff.decisions.length ? (
         <div className="table-wrap">
-        <table className="data-table compact" aria-label={`${label}: decisions`}>
-          <thead>
-            <tr>
-              <th scope="col">Subject</th>
-              <th scope="col">Tool</th>
-              <th scope="col">{fromName}</th>
-              <th scope="col">{toName}</th>
+        <DataTable label={`${label}: decisions`} columns={['Subject', 'Tool', fromName, toName]} compact>
+          {diff.decisions.map((d) => (
+            <tr key={`${d.subject} ${d.tool}`}>
+              <td className="mono">{d.subject}</td>
+              <td className="mono">{d.tool}</td>
+              <td>
+                <Badge tone={tone[d.from]}>{d.from}</Badge>
+              </td>
+              <td>
+                <Badge tone={tone[d.to]}>{d.to}</Badge>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {diff.decisions.map((d) => (
-              <tr key={`${d.subject} ${d.tool}`}>
-                <td className="mono">{d.subject}</td>
-                <td className="mono">{d.tool}</td>
-                <td>
-                  <Badge tone={tone[d.from]}>{d.from}</Badge>
-                </td>
-                <td>
-                  <Badge tone={tone[d.to]}>{d.to}</Badge>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
         </div>
       ) : (
         <p className="muted">No subject's decision on any tool changes.</p>

@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
 import { Badge } from '../../../components/badge.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
 import { canEditTenant } from '../../../lib/permissions.ts';
@@ -176,61 +177,48 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
         ) : null}
         {bundles.data?.length ? (
           <div className="table-wrap">
-            <table className="data-table" aria-label="Versions">
-              <thead>
-                <tr>
-                  <th scope="col">Version</th>
-                  <th scope="col">When</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">Why</th>
-                  <th scope="col">Contents</th>
-                  <th scope="col">Files</th>
-                  {editable ? <th scope="col"><span className="sr-only">Actions</span></th> : null}
-                </tr>
-              </thead>
-              <tbody>
-                {bundles.data.map((b) => (
-                  <tr key={b.version}>
+            <DataTable label="Versions" columns={['Version', 'When', 'Who', 'Why', 'Contents', 'Files']} actions={editable}>
+              {bundles.data.map((b) => (
+                <tr key={b.version}>
+                  <td>
+                    v{b.version} {b === latest ? <Badge tone="ok">latest</Badge> : null}
+                    {b.rollbackOf ? <Badge tone="info">rollback to v{b.rollbackOf}</Badge> : null}
+                  </td>
+                  <td>{new Date(b.publishedAt).toLocaleString()}</td>
+                  <td>{b.publishedBy}</td>
+                  <td>{b.reason ?? '—'}</td>
+                  <td className="small" title={b.revision}>
+                    <Summary v={b} />
+                    {b.version > 1 ? (
+                      <>
+                        {' '}
+                        <button type="button" className="link-button" aria-expanded={compare === b.version} onClick={() => setCompare(compare === b.version ? null : b.version)}>
+                          {compare === b.version ? 'Hide changes' : 'Changes'}
+                          <span className="sr-only"> of v{b.version}</span>
+                        </button>
+                      </>
+                    ) : null}
+                  </td>
+                  <td className="actions">
+                    <button type="button" className="link-button" onClick={() => get(`${base}/${b.version}`, `${tenant}-v${b.version}.bundle.json`)}>
+                      bundle.json<span className="sr-only"> of v{b.version}</span>
+                    </button>{' '}
+                    <button type="button" className="link-button" onClick={() => get(`${base}/${b.version}/signature`, `${tenant}-v${b.version}.bundle.jws`)}>
+                      signature<span className="sr-only"> of v{b.version}</span>
+                    </button>
+                  </td>
+                  {editable ? (
                     <td>
-                      v{b.version} {b === latest ? <Badge tone="ok">latest</Badge> : null}
-                      {b.rollbackOf ? <Badge tone="info">rollback to v{b.rollbackOf}</Badge> : null}
-                    </td>
-                    <td>{new Date(b.publishedAt).toLocaleString()}</td>
-                    <td>{b.publishedBy}</td>
-                    <td>{b.reason ?? '—'}</td>
-                    <td className="small" title={b.revision}>
-                      <Summary v={b} />
-                      {b.version > 1 ? (
-                        <>
-                          {' '}
-                          <button type="button" className="link-button" aria-expanded={compare === b.version} onClick={() => setCompare(compare === b.version ? null : b.version)}>
-                            {compare === b.version ? 'Hide changes' : 'Changes'}
-                            <span className="sr-only"> of v{b.version}</span>
-                          </button>
-                        </>
+                      {b !== latest ? (
+                        <button type="button" onClick={() => setRollbackTo(b.version)}>
+                          Roll back to v{b.version}
+                        </button>
                       ) : null}
                     </td>
-                    <td className="actions">
-                      <button type="button" className="link-button" onClick={() => get(`${base}/${b.version}`, `${tenant}-v${b.version}.bundle.json`)}>
-                        bundle.json<span className="sr-only"> of v{b.version}</span>
-                      </button>{' '}
-                      <button type="button" className="link-button" onClick={() => get(`${base}/${b.version}/signature`, `${tenant}-v${b.version}.bundle.jws`)}>
-                        signature<span className="sr-only"> of v{b.version}</span>
-                      </button>
-                    </td>
-                    {editable ? (
-                      <td>
-                        {b !== latest ? (
-                          <button type="button" onClick={() => setRollbackTo(b.version)}>
-                            Roll back to v{b.version}
-                          </button>
-                        ) : null}
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+                  ) : null}
+                </tr>
+              ))}
+            </DataTable>
           </div>
         ) : null}
         {compare !== null ? <VersionChanges tenant={tenant} version={compare} /> : null}
@@ -302,34 +290,22 @@ function Runtimes({ tenant }: { tenant: string }) {
           ) : null}
           {items.length ? (
             <div className="table-wrap">
-            <table className="data-table compact" aria-label="Runtimes">
-              <thead>
-                <tr>
-                  <th scope="col">Runtime</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Behind</th>
-                  <th scope="col">Health</th>
-                  <th scope="col">Last report</th>
-                  <th scope="col">Last error</th>
+            <DataTable label="Runtimes" columns={['Runtime', 'Version', 'Behind', 'Health', 'Last report', 'Last error']} compact>
+              {items.map((r) => (
+                <tr key={r.runtimeId}>
+                  <td className="mono">{r.runtimeId}</td>
+                  <td>{r.version != null ? `v${r.version}` : '—'}</td>
+                  <td>{r.behind == null ? '—' : r.behind === 0 ? 'up to date' : `${r.behind} behind`}</td>
+                  <td>
+                    <Badge tone={r.health === 'fresh' ? 'ok' : r.health === 'stale' ? 'warn' : 'bad'}>{r.health}</Badge>
+                  </td>
+                  <td>{new Date(r.reportedAt).toLocaleString()}</td>
+                  <td>
+                    {r.lastError ? <code>{r.lastError}</code> : null} {r.detail ?? ''}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {items.map((r) => (
-                  <tr key={r.runtimeId}>
-                    <td className="mono">{r.runtimeId}</td>
-                    <td>{r.version != null ? `v${r.version}` : '—'}</td>
-                    <td>{r.behind == null ? '—' : r.behind === 0 ? 'up to date' : `${r.behind} behind`}</td>
-                    <td>
-                      <Badge tone={r.health === 'fresh' ? 'ok' : r.health === 'stale' ? 'warn' : 'bad'}>{r.health}</Badge>
-                    </td>
-                    <td>{new Date(r.reportedAt).toLocaleString()}</td>
-                    <td>
-                      {r.lastError ? <code>{r.lastError}</code> : null} {r.detail ?? ''}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </DataTable>
             </div>
           ) : null}
         </>

@@ -2,6 +2,7 @@ import { useId, useState } from 'react';
 import type { Group, Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { CheckGroup } from '../../../components/check-group.tsx';
 import { DraftConflict } from '../../../components/conflict-view.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
 import { canEditInventory } from '../../../lib/permissions.ts';
@@ -38,44 +39,35 @@ export function GroupsPage({ session }: { session: Session }) {
       <PageHeader title="Groups" subtitle="Named sets of tools. Requesting a group also grants the groups it includes." />
       <div className="split">
         <div className="table-wrap">
-          <table className="data-table" aria-label="Groups">
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Includes</th>
-                <th scope="col">Members</th>
-              </tr>
-            </thead>
-            <tbody>
-              {groups.data.map((g) => {
-                const direct = members(g.name);
-                const all = [...expand(g.name, byName)];
-                return (
-                  <tr key={g.name} className={g.name === selected ? 'selected' : undefined}>
-                    <td>
-                      <a href={href(`/groups?group=${encodeURIComponent(g.name)}`)} aria-current={g.name === selected ? 'true' : undefined}>
-                        {g.name}
-                      </a>
-                      <div className="muted clamp">{g.description}</div>
-                    </td>
-                    <td>
-                      <span className="chips">
-                        {(g.includes ?? []).map((i) => (
-                          <span key={i} className="chip">
-                            {i}
-                          </span>
-                        ))}
-                      </span>
-                      {all.length > 1 + (g.includes?.length ?? 0) ? <div className="muted">expands to {all.length - 1} groups</div> : null}
-                    </td>
-                    <td>
-                      <a href={href(`/tools?group=${encodeURIComponent(g.name)}`)}>{direct.length} tool(s)</a>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <DataTable label="Groups" columns={['Group', 'Includes', 'Members']}>
+            {groups.data.map((g) => {
+              const direct = members(g.name);
+              const all = [...expand(g.name, byName)];
+              return (
+                <tr key={g.name} className={g.name === selected ? 'selected' : undefined}>
+                  <td>
+                    <a href={href(`/groups?group=${encodeURIComponent(g.name)}`)} aria-current={g.name === selected ? 'true' : undefined}>
+                      {g.name}
+                    </a>
+                    <div className="muted clamp">{g.description}</div>
+                  </td>
+                  <td>
+                    <span className="chips">
+                      {(g.includes ?? []).map((i) => (
+                        <span key={i} className="chip">
+                          {i}
+                        </span>
+                      ))}
+                    </span>
+                    {all.length > 1 + (g.includes?.length ?? 0) ? <div className="muted">expands to {all.length - 1} groups</div> : null}
+                  </td>
+                  <td>
+                    <a href={href(`/tools?group=${encodeURIComponent(g.name)}`)}>{direct.length} tool(s)</a>
+                  </td>
+                </tr>
+              );
+            })}
+          </DataTable>
         </div>
         <aside className="side-panel">
           {current ? (

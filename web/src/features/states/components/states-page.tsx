@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
 import type { State } from '../../../../../policy-schemas/types.gen.ts';
+import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
 import { canEditInventory } from '../../../lib/permissions.ts';
@@ -24,21 +25,11 @@ export function StatesPage({ session }: { session: Session }) {
       <StateGraph states={states.data} tools={tools.data} />
       <div className="split">
         <div className="table-wrap">
-          <table className="data-table" aria-label="States">
-            <thead>
-              <tr>
-                <th scope="col">State</th>
-                <th scope="col">Description</th>
-                <th scope="col">Leads to</th>
-                {editable ? <th scope="col"><span className="sr-only">Actions</span></th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {states.data.map((s) => (
-                <StateRow key={s.name} state={s} editable={editable} next={edges.filter((e) => e.from === s.name || e.from === ANY)} />
-              ))}
-            </tbody>
-          </table>
+          <DataTable label="States" columns={['State', 'Description', 'Leads to']} actions={editable}>
+            {states.data.map((s) => (
+              <StateRow key={s.name} state={s} editable={editable} next={edges.filter((e) => e.from === s.name || e.from === ANY)} />
+            ))}
+          </DataTable>
         </div>
         {editable ? (
           <aside className="side-panel">

@@ -1,6 +1,7 @@
 import { useId, useState } from 'react';
 import type { ConnectionGrant } from '../../../../../policy-schemas/types.gen.ts';
 import { DraftConflict } from '../../../components/conflict-view.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
@@ -28,34 +29,24 @@ export function GrantsPage({ tenant, session }: { tenant: string; session: Sessi
     <div className="split">
       <div className="table-wrap">
         <p className="muted">Which opaque connection ids which subjects or roles may use with which tools. Never a credential.</p>
-        <table className="data-table" aria-label="Grants">
-          <thead>
-            <tr>
-              <th scope="col">Connection</th>
-              <th scope="col">Subjects</th>
-              <th scope="col">Tools</th>
-              <th scope="col">Expires</th>
-            </tr>
-          </thead>
-          <tbody>
-            {grants.data.map((g) => {
-              const expired = g.expiresAt && new Date(g.expiresAt).getTime() < Date.now();
-              return (
-                <tr key={g.connectionId} className={g.connectionId === selected ? 'selected' : undefined}>
-                  <td>
-                    <button type="button" className="link-button mono" onClick={() => setSelected(g.connectionId)}>
-                      {g.connectionId}
-                    </button>
-                    <div className="muted">{g.label}</div>
-                  </td>
-                  <td>{g.subjects.join(', ')}</td>
-                  <td className="mono">{g.tools.join(', ')}</td>
-                  <td>{g.expiresAt ? <span className={expired ? 'badge badge-bad' : undefined}>{new Date(g.expiresAt).toLocaleString()}{expired ? ' (expired)' : ''}</span> : 'never'}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <DataTable label="Grants" columns={['Connection', 'Subjects', 'Tools', 'Expires']}>
+          {grants.data.map((g) => {
+            const expired = g.expiresAt && new Date(g.expiresAt).getTime() < Date.now();
+            return (
+              <tr key={g.connectionId} className={g.connectionId === selected ? 'selected' : undefined}>
+                <td>
+                  <button type="button" className="link-button mono" onClick={() => setSelected(g.connectionId)}>
+                    {g.connectionId}
+                  </button>
+                  <div className="muted">{g.label}</div>
+                </td>
+                <td>{g.subjects.join(', ')}</td>
+                <td className="mono">{g.tools.join(', ')}</td>
+                <td>{g.expiresAt ? <span className={expired ? 'badge badge-bad' : undefined}>{new Date(g.expiresAt).toLocaleString()}{expired ? ' (expired)' : ''}</span> : 'never'}</td>
+              </tr>
+            );
+          })}
+        </DataTable>
         {grants.data.length === 0 ? <p className="muted">No grants yet.</p> : null}
       </div>
       <aside className="side-panel">

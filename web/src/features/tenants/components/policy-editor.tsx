@@ -2,6 +2,7 @@ import { useId, useState } from 'react';
 import type { Role, TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
 import { CheckGroup } from '../../../components/check-group.tsx';
 import { DraftConflict } from '../../../components/conflict-view.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
@@ -109,40 +110,31 @@ export function PolicyEditor({
 
         <h2>Bindings</h2>
         <div className="table-wrap">
-        <table className="data-table compact" aria-label="Bindings">
-          <thead>
-            <tr>
-              <th scope="col">Subject</th>
-              <th scope="col">Roles</th>
-              {editable ? <th scope="col"><span className="sr-only">Actions</span></th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {Object.entries(p.bindings ?? {}).map(([subject, rs]) => (
-              <tr key={subject}>
-                <td className="mono">{subject}</td>
+        <DataTable label="Bindings" columns={['Subject', 'Roles']} actions={editable} compact>
+          {Object.entries(p.bindings ?? {}).map(([subject, rs]) => (
+            <tr key={subject}>
+              <td className="mono">{subject}</td>
+              <td>
+                <CheckGroup legend={`Roles of ${subject}`} options={Object.keys(roles)} value={rs} onChange={(v) => set('bindings', { ...p.bindings, [subject]: v })} />
+              </td>
+              {editable ? (
                 <td>
-                  <CheckGroup legend={`Roles of ${subject}`} options={Object.keys(roles)} value={rs} onChange={(v) => set('bindings', { ...p.bindings, [subject]: v })} />
+                  <button
+                    type="button"
+                    className="link-button danger"
+                    onClick={() => {
+                      const { [subject]: _gone, ...rest } = p.bindings ?? {};
+                      set('bindings', rest);
+                    }}
+                    aria-label={`Remove binding of ${subject}`}
+                  >
+                    Remove
+                  </button>
                 </td>
-                {editable ? (
-                  <td>
-                    <button
-                      type="button"
-                      className="link-button danger"
-                      onClick={() => {
-                        const { [subject]: _gone, ...rest } = p.bindings ?? {};
-                        set('bindings', rest);
-                      }}
-                      aria-label={`Remove binding of ${subject}`}
-                    >
-                      Remove
-                    </button>
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+              ) : null}
+            </tr>
+          ))}
+        </DataTable>
         </div>
         <FieldErrors errors={errorsAt('/bindings')} />
         {editable ? <AddName label="New subject" button="Add binding" taken={Object.keys(p.bindings ?? {})} placeholder="agent:support-bot" onAdd={(n) => set('bindings', { ...p.bindings, [n]: [] })} /> : null}

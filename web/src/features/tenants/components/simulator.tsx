@@ -1,6 +1,7 @@
 import { useDeferredValue, useId, useMemo, useRef, useState } from 'react';
 import type { EvaluationRequest, EvaluationResult, TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge } from '../../../components/badge.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { usePublishedEvaluator } from '../api/get-published-evaluator.ts';
@@ -195,54 +196,36 @@ export function Simulator({
             <p className="muted small">Save an edit to see what it changes here.</p>
           ) : null}
           <div className="table-wrap">
-          <table className="data-table compact" aria-label="Visible tools">
-            <caption>Visible tools ({r.tools.length})</caption>
-            <thead>
-              <tr>
-                <th scope="col">Tool</th>
-                <th scope="col">Decision</th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.tools.map((t) => {
-                const was = changed(t.id, { visible: true, detail: t.decision });
-                return (
-                  <tr key={t.id} className={was ? 'changed' : undefined}>
-                    <td className="mono">{t.id}</td>
-                    <td>
-                      <Badge tone={t.decision === 'allow' ? 'ok' : 'warn'}>{t.decision}</Badge>
-                      {was ? <span className="muted"> {wasWord} {was.visible ? was.detail : `filtered (${was.detail})`}</span> : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <DataTable label="Visible tools" columns={['Tool', 'Decision']} compact caption={`Visible tools (${r.tools.length})`}>
+            {r.tools.map((t) => {
+              const was = changed(t.id, { visible: true, detail: t.decision });
+              return (
+                <tr key={t.id} className={was ? 'changed' : undefined}>
+                  <td className="mono">{t.id}</td>
+                  <td>
+                    <Badge tone={t.decision === 'allow' ? 'ok' : 'warn'}>{t.decision}</Badge>
+                    {was ? <span className="muted"> {wasWord} {was.visible ? was.detail : `filtered (${was.detail})`}</span> : null}
+                  </td>
+                </tr>
+              );
+            })}
+          </DataTable>
           </div>
           <div className="table-wrap">
-          <table className="data-table compact" aria-label="Filtered tools">
-            <caption>Filtered tools ({r.filtered.length})</caption>
-            <thead>
-              <tr>
-                <th scope="col">Tool</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.filtered.map((f) => {
-                const was = changed(f.id, { visible: false, detail: f.reason });
-                return (
-                  <tr key={f.id} className={was ? 'changed' : undefined}>
-                    <td className="mono">{f.id}</td>
-                    <td>
-                      <Badge tone="muted">{f.reason}</Badge>
-                      {was ? <span className="muted"> {wasWord} {was.visible ? `visible (${was.detail})` : was.detail}</span> : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <DataTable label="Filtered tools" columns={['Tool', 'Reason']} compact caption={`Filtered tools (${r.filtered.length})`}>
+            {r.filtered.map((f) => {
+              const was = changed(f.id, { visible: false, detail: f.reason });
+              return (
+                <tr key={f.id} className={was ? 'changed' : undefined}>
+                  <td className="mono">{f.id}</td>
+                  <td>
+                    <Badge tone="muted">{f.reason}</Badge>
+                    {was ? <span className="muted"> {wasWord} {was.visible ? `visible (${was.detail})` : was.detail}</span> : null}
+                  </td>
+                </tr>
+              );
+            })}
+          </DataTable>
           </div>
         </div>
       ) : sim.isFetching ? (

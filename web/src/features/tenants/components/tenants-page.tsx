@@ -1,4 +1,5 @@
 import { useId, useState } from 'react';
+import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
 import { canEditInventory, visibleTenants } from '../../../lib/permissions.ts';
@@ -19,31 +20,21 @@ export function TenantsPage({ session }: { session: Session }) {
       <PageHeader title="Tenants" subtitle="Each tenant has one policy, its grants and its signed bundles." />
       <div className="split">
         <div className="table-wrap">
-          <table className="data-table" aria-label="Tenants">
-            <thead>
-              <tr>
-                <th scope="col">Tenant</th>
-                <th scope="col">Roles</th>
-                <th scope="col">Subjects</th>
-                <th scope="col">Open</th>
+          <DataTable label="Tenants" columns={['Tenant', 'Roles', 'Subjects', 'Open']}>
+            {items.map((t) => (
+              <tr key={t.id}>
+                <td>
+                  <a href={href(`/tenants/${t.id}`)}>{t.name}</a> <span className="muted mono">{t.id}</span>
+                </td>
+                <td>{Object.keys(t.policy?.roles ?? {}).join(', ') || '—'}</td>
+                <td>{Object.keys(t.policy?.bindings ?? {}).length || '—'}</td>
+                <td className="actions">
+                  <a href={href(`/tenants/${t.id}`)}>Policy</a> · <a href={href(`/tenants/${t.id}/grants`)}>Grants</a> ·{' '}
+                  <a href={href(`/tenants/${t.id}/publish`)}>Publish</a>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {items.map((t) => (
-                <tr key={t.id}>
-                  <td>
-                    <a href={href(`/tenants/${t.id}`)}>{t.name}</a> <span className="muted mono">{t.id}</span>
-                  </td>
-                  <td>{Object.keys(t.policy?.roles ?? {}).join(', ') || '—'}</td>
-                  <td>{Object.keys(t.policy?.bindings ?? {}).length || '—'}</td>
-                  <td className="actions">
-                    <a href={href(`/tenants/${t.id}`)}>Policy</a> · <a href={href(`/tenants/${t.id}/grants`)}>Grants</a> ·{' '}
-                    <a href={href(`/tenants/${t.id}/publish`)}>Publish</a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </DataTable>
         </div>
         {canEditInventory(session) ? (
           <aside className="side-panel">

@@ -2,6 +2,7 @@ import { useId, useState } from 'react';
 import type { Token, TokenCreate } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge } from '../../../components/badge.tsx';
 import { CheckGroup } from '../../../components/check-group.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
 import { tokenRoles } from '../../../lib/schema.ts';
@@ -24,51 +25,37 @@ export function TokensPage({ session }: { session: Session }) {
           {tokens.isPending ? <Loading what="tokens" /> : null}
           {tokens.error ? <Notice error={tokens.error} /> : null}
           {tokens.data ? (
-            <table className="data-table" aria-label="Tokens">
-              <thead>
-                <tr>
-                  <th scope="col">Label</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Tenants</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
+            <DataTable label="Tokens" columns={['Label', 'Role', 'Tenants', 'Created', 'Last used']} actions>
+              {tokens.data.map((t) => (
+                <tr key={t.id}>
+                  <td>
+                    {t.label} <span className="muted mono small">{t.id}</span>
+                  </td>
+                  <td>
+                    <Badge tone="info">{t.role}</Badge>
+                  </td>
+                  <td>{t.tenants.length ? t.tenants.join(', ') : 'all'}</td>
+                  <td>{new Date(t.createdAt).toLocaleString()}</td>
+                  <td>{t.lastUsedAt ? new Date(t.lastUsedAt).toLocaleString() : 'never'}</td>
+                  <td>
+                    {t.id !== session.tokenId ? (
+                      <button
+                        type="button"
+                        className="danger"
+                        aria-label={`Revoke ${t.label}`}
+                        onClick={() => {
+                          if (window.confirm(`Revoke the token "${t.label}"? Whoever uses it loses access at once.`)) revoke.mutate(t.id);
+                        }}
+                      >
+                        Revoke
+                      </button>
+                    ) : (
+                      <span className="muted small">this session</span>
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {tokens.data.map((t) => (
-                  <tr key={t.id}>
-                    <td>
-                      {t.label} <span className="muted mono small">{t.id}</span>
-                    </td>
-                    <td>
-                      <Badge tone="info">{t.role}</Badge>
-                    </td>
-                    <td>{t.tenants.length ? t.tenants.join(', ') : 'all'}</td>
-                    <td>{new Date(t.createdAt).toLocaleString()}</td>
-                    <td>{t.lastUsedAt ? new Date(t.lastUsedAt).toLocaleString() : 'never'}</td>
-                    <td>
-                      {t.id !== session.tokenId ? (
-                        <button
-                          type="button"
-                          className="danger"
-                          aria-label={`Revoke ${t.label}`}
-                          onClick={() => {
-                            if (window.confirm(`Revoke the token "${t.label}"? Whoever uses it loses access at once.`)) revoke.mutate(t.id);
-                          }}
-                        >
-                          Revoke
-                        </button>
-                      ) : (
-                        <span className="muted small">this session</span>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </DataTable>
           ) : null}
           <Notice error={revoke.error} success={revoke.isSuccess ? 'Token revoked.' : null} />
         </div>
