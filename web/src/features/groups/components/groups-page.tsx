@@ -1,6 +1,7 @@
 import { useId, useState } from 'react';
 import type { Group, Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { CheckGroup } from '../../../components/check-group.tsx';
+import { ConfirmButton } from '../../../components/confirm-button.tsx';
 import { DraftConflict } from '../../../components/conflict-view.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
@@ -129,15 +130,9 @@ function GroupEditor({ group, all, members, allTools, editable }: { group: Group
               Save group
             </button>
             {group.name !== 'default' ? (
-              <button
-                type="button"
-                className="danger"
-                onClick={() => {
-                  if (window.confirm(`Delete group ${group.name}?`)) del.mutate(group, { onSuccess: () => replaceRoute('/groups') });
-                }}
-              >
+              <ConfirmButton question={`Delete group ${group.name}?`} onConfirm={() => del.mutate(group, { onSuccess: () => replaceRoute('/groups') })}>
                 Delete
-              </button>
+              </ConfirmButton>
             ) : null}
           </div>
         ) : null}

@@ -1,6 +1,7 @@
 import { useId, useState } from 'react';
 import type { McpServer } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge } from '../../../components/badge.tsx';
+import { ConfirmButton } from '../../../components/confirm-button.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
@@ -82,15 +83,9 @@ function ServerCard({ server, editable }: { server: McpServer; editable: boolean
           <a className="button" href={href(`/tools?source=mcp&q=${encodeURIComponent(`mcp__${server.id}__`)}`)}>
             Its tools
           </a>
-          <button
-            type="button"
-            className="danger"
-            onClick={() => {
-              if (window.confirm(`Remove MCP server ${server.id}?`)) del.mutate(server);
-            }}
-          >
+          <ConfirmButton question={`Remove MCP server ${server.id}?`} onConfirm={() => del.mutate(server)}>
             Remove
-          </button>
+          </ConfirmButton>
         </div>
       ) : null}
       <Notice error={sync.error ?? del.error} success={sync.isSuccess ? `Synced ${server.id}.` : null} />

@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
 import type { State } from '../../../../../policy-schemas/types.gen.ts';
+import { ConfirmButton } from '../../../components/confirm-button.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
@@ -114,16 +115,9 @@ function StateRow({ state, editable, next }: { state: State; editable: boolean; 
             Edit
           </button>
           {state.name !== 'undefined' ? (
-            <button
-              type="button"
-              className="danger"
-              aria-label={`Delete ${state.name}`}
-              onClick={() => {
-                if (window.confirm(`Delete state ${state.name}?`)) del.mutate(state);
-              }}
-            >
+            <ConfirmButton question={`Delete state ${state.name}?`} label={`Delete ${state.name}`} onConfirm={() => del.mutate(state)}>
               Delete
-            </button>
+            </ConfirmButton>
           ) : null}
         </td>
       ) : null}

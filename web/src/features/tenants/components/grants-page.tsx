@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
 import type { ConnectionGrant } from '../../../../../policy-schemas/types.gen.ts';
+import { ConfirmButton } from '../../../components/confirm-button.tsx';
 import { DraftConflict } from '../../../components/conflict-view.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
@@ -163,15 +164,9 @@ function GrantEditor({
               {create ? 'Create grant' : 'Save grant'}
             </button>
             {!create ? (
-              <button
-                type="button"
-                className="danger"
-                onClick={() => {
-                  if (window.confirm(`Delete grant ${server.connectionId}?`)) del.mutate({ tenant, grant: server }, { onSuccess: () => onDone(null) });
-                }}
-              >
+              <ConfirmButton question={`Delete grant ${server.connectionId}?`} onConfirm={() => del.mutate({ tenant, grant: server }, { onSuccess: () => onDone(null) })}>
                 Delete
-              </button>
+              </ConfirmButton>
             ) : null}
           </div>
         ) : null}

@@ -2,6 +2,7 @@ import { useId, useState } from 'react';
 import type { Token, TokenCreate } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge } from '../../../components/badge.tsx';
 import { CheckGroup } from '../../../components/check-group.tsx';
+import { ConfirmButton } from '../../../components/confirm-button.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
@@ -39,16 +40,13 @@ export function TokensPage({ session }: { session: Session }) {
                   <td>{t.lastUsedAt ? new Date(t.lastUsedAt).toLocaleString() : 'never'}</td>
                   <td>
                     {t.id !== session.tokenId ? (
-                      <button
-                        type="button"
-                        className="danger"
-                        aria-label={`Revoke ${t.label}`}
-                        onClick={() => {
-                          if (window.confirm(`Revoke the token "${t.label}"? Whoever uses it loses access at once.`)) revoke.mutate(t.id);
-                        }}
+                      <ConfirmButton
+                        question={`Revoke the token "${t.label}"? Whoever uses it loses access at once.`}
+                        label={`Revoke ${t.label}`}
+                        onConfirm={() => revoke.mutate(t.id)}
                       >
                         Revoke
-                      </button>
+                      </ConfirmButton>
                     ) : (
                       <span className="muted small">this session</span>
                     )}

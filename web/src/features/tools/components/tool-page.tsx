@@ -2,6 +2,7 @@ import { useId, useMemo, useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { BudgetFields } from '../../../components/budget-fields.tsx';
 import { CheckGroup } from '../../../components/check-group.tsx';
+import { ConfirmButton } from '../../../components/confirm-button.tsx';
 import { DraftConflict } from '../../../components/conflict-view.tsx';
 import { JsonEditor } from '../../../components/json-editor.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
@@ -345,17 +346,13 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
               </button>
               {dirty ? <span className="muted">Unsaved changes</span> : null}
               {!create ? (
-                <button
-                  type="button"
-                  className="danger"
+                <ConfirmButton
+                  question={`Delete ${server.id}?`}
                   disabled={del.isPending}
-                  onClick={() => {
-                    if (window.confirm(`Delete ${server.id}?`))
-                      del.mutate({ id: server.id, version: server.version }, { onSuccess: () => navigate('/tools', { force: true }) });
-                  }}
+                  onConfirm={() => del.mutate({ id: server.id, version: server.version }, { onSuccess: () => navigate('/tools', { force: true }) })}
                 >
                   Delete
-                </button>
+                </ConfirmButton>
               ) : null}
             </div>
           ) : null}
