@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useId, useState, type ReactNode } from 'react';
 import type { Role, TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
 import { CheckGroup } from '../../../components/check-group.tsx';
 import { DraftConflict } from '../../../components/conflict-view.tsx';
@@ -69,23 +69,16 @@ export function PolicyEditor({
       <fieldset className="plain" disabled={!editable}>
         <h2>Roles</h2>
         {Object.entries(roles).map(([name, role]) => (
-          <section key={name} className="role-card" aria-label={`Role ${name}`}>
-            <header>
-              <h3>{name}</h3>
-              {editable ? (
-                <button
-                  type="button"
-                  className="link-button danger"
-                  onClick={() => {
-                    const { [name]: _gone, ...rest } = roles;
-                    set('roles', rest);
-                  }}
-                  aria-label={`Remove role ${name}`}
-                >
-                  Remove role
-                </button>
-              ) : null}
-            </header>
+          <NamedCard
+            key={name}
+            kind="role"
+            name={name}
+            editable={editable}
+            onRemove={() => {
+              const { [name]: _gone, ...rest } = roles;
+              set('roles', rest);
+            }}
+          >
             <CheckGroup legend={`Groups of ${name}`} options={['*', ...groupNames]} value={role.groups ?? []} onChange={(groups) => setRole(name, { ...role, groups })} />
             <div className="two-col">
               <div>
@@ -104,7 +97,7 @@ export function PolicyEditor({
               onChange={(v) => setRole(name, { ...role, requireApproval: v as Role['requireApproval'] })}
             />
             <FieldErrors errors={errorsAt(`/roles/${name}/`).filter((e) => !/^\/roles\/[^/]+\/(allow|deny)\//.test(e.pointer))} />
-          </section>
+          </NamedCard>
         ))}
         {editable ? <AddName label="New role name" button="Add role" pattern={patterns.roleName} taken={Object.keys(roles)} onAdd={(n) => setRole(n, { groups: [], allow: [], deny: [], requireApproval: [] })} /> : null}
 
@@ -141,29 +134,22 @@ export function PolicyEditor({
 
         <h2>Provider profiles</h2>
         {Object.entries(p.profiles ?? {}).map(([name, prof]) => (
-          <section key={name} className="role-card" aria-label={`Profile ${name}`}>
-            <header>
-              <h3>{name}</h3>
-              {editable ? (
-                <button
-                  type="button"
-                  className="link-button danger"
-                  onClick={() => {
-                    const { [name]: _gone, ...rest } = p.profiles ?? {};
-                    set('profiles', rest);
-                  }}
-                  aria-label={`Remove profile ${name}`}
-                >
-                  Remove profile
-                </button>
-              ) : null}
-            </header>
+          <NamedCard
+            key={name}
+            kind="profile"
+            name={name}
+            editable={editable}
+            onRemove={() => {
+              const { [name]: _gone, ...rest } = p.profiles ?? {};
+              set('profiles', rest);
+            }}
+          >
             <div className="two-col">
               <ListInput label={`Enabled in ${name}`} value={prof.enable} onChange={(enable) => set('profiles', { ...p.profiles, [name]: { ...prof, enable } })} hint="Exact tool ids." />
               <ListInput label={`Disabled in ${name}`} value={prof.disable} onChange={(disable) => set('profiles', { ...p.profiles, [name]: { ...prof, disable } })} hint="Exact tool ids; deny wins." />
             </div>
             <FieldErrors errors={errorsAt(`/profiles/${name}`)} />
-          </section>
+          </NamedCard>
         ))}
         {editable ? (
           <AddName label="New profile name" button="Add profile" pattern={patterns.profileName} taken={Object.keys(p.profiles ?? {})} placeholder="openai" onAdd={(n) => set('profiles', { ...p.profiles, [n]: { enable: [], disable: [] } })} />
@@ -214,6 +200,23 @@ export function PolicyEditor({
       </fieldset>
       {draft.conflict ? null : <Notice error={save.error} success={saved} />}
     </form>
+  );
+}
+
+function NamedCard({ kind, name, editable, onRemove, children }: { kind: 'role' | 'profile'; name: string; editable: boolean; onRemove: () => void; children: ReactNode }) {
+  const title = kind === 'role' ? 'Role' : 'Profile';
+  return (
+    <section className="role-card" aria-label={`${title} ${name}`}>
+      <header>
+        <h3>{name}</h3>
+        {editable ? (
+          <button type="button" className="link-button danger" onClick={onRemove} aria-label={`Remove ${kind} ${name}`}>
+            Remove {kind}
+          </button>
+        ) : null}
+      </header>
+      {children}
+    </section>
   );
 }
 
