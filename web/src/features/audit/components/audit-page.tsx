@@ -5,6 +5,7 @@ import { DiffView } from '../../../components/diff-view.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
 import { SelectFilter } from '../../../components/select-filter.tsx';
+import { TextField } from '../../../components/text-field.tsx';
 import { auditActions, auditEntityTypes } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { download } from '../../bundles/api/download.ts';
@@ -91,14 +92,8 @@ export function AuditPage(_: { session: Session }) {
           <input id={`${ids}-eid`} defaultValue={filters.entityId ?? ''} onChange={(e) => setFilter('entityId', e.target.value)} />
         </div>
         <SelectFilter label="Action" value={filters.action} options={auditActions} onChange={(v) => setFilter('action', v)} />
-        <div className="field">
-          <label htmlFor={`${ids}-from`}>From</label>
-          <input id={`${ids}-from`} type="date" value={filters.from ?? ''} onChange={(e) => setFilter('from', e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor={`${ids}-to`}>To</label>
-          <input id={`${ids}-to`} type="date" value={filters.to ?? ''} onChange={(e) => setFilter('to', e.target.value)} />
-        </div>
+        <TextField label="From" type="date" value={filters.from ?? ''} onChange={(v) => setFilter('from', v)} />
+        <TextField label="To" type="date" value={filters.to ?? ''} onChange={(v) => setFilter('to', v)} />
       </form>
       {audit.isPending ? <Loading what="history" /> : null}
       {audit.error ? <Notice error={audit.error} /> : null}

@@ -3,9 +3,11 @@ import type { Group, Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { CheckGroup } from '../../../components/check-group.tsx';
 import { ConfirmButton } from '../../../components/confirm-button.tsx';
 import { DraftConflict } from '../../../components/conflict-view.tsx';
+import { CreateForm } from '../../../components/create-form.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
+import { TextField } from '../../../components/text-field.tsx';
 import { canEditInventory } from '../../../lib/permissions.ts';
 import { href, useLocation, replaceRoute } from '../../../lib/router.ts';
 import { patterns } from '../../../lib/schema.ts';
@@ -208,28 +210,16 @@ function NewGroup() {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const save = useSaveGroup();
-  const ids = useId();
   return (
-    <form
-      aria-label="New group"
-      onSubmit={(e) => {
-        e.preventDefault();
-        save.mutate({ group: { name, description, includes: [] }, create: true }, { onSuccess: (g) => replaceRoute(`/groups?group=${encodeURIComponent(g.name)}`) });
-      }}
+    <CreateForm
+      title="New group"
+      submit="Create group"
+      busy={save.isPending}
+      error={save.error}
+      onSubmit={() => save.mutate({ group: { name, description, includes: [] }, create: true }, { onSuccess: (g) => replaceRoute(`/groups?group=${encodeURIComponent(g.name)}`) })}
     >
-      <h2>New group</h2>
-      <div className="field">
-        <label htmlFor={`${ids}-n`}>Name</label>
-        <input id={`${ids}-n`} required pattern={patterns.groupName} value={name} onChange={(e) => setName(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={`${ids}-d`}>Description</label>
-        <input id={`${ids}-d`} value={description} onChange={(e) => setDescription(e.target.value)} />
-      </div>
-      <button type="submit" className="primary" disabled={save.isPending}>
-        Create group
-      </button>
-      <Notice error={save.error} />
-    </form>
+      <TextField label="Name" required pattern={patterns.groupName} value={name} onChange={setName} />
+      <TextField label="Description" value={description} onChange={setDescription} />
+    </CreateForm>
   );
 }

@@ -2,9 +2,11 @@ import { useId, useState } from 'react';
 import type { McpServer } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge } from '../../../components/badge.tsx';
 import { ConfirmButton } from '../../../components/confirm-button.tsx';
+import { CreateForm } from '../../../components/create-form.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
+import { TextField } from '../../../components/text-field.tsx';
 import { canEditInventory } from '../../../lib/permissions.ts';
 import { href } from '../../../lib/router.ts';
 import { limits, patterns } from '../../../lib/schema.ts';
@@ -106,10 +108,13 @@ function NewServer() {
   const [interval, setInterval] = useState('');
   const [msg, setMsg] = useState<string | null>(null);
   return (
-    <form
-      aria-label="Add MCP server"
-      onSubmit={(e) => {
-        e.preventDefault();
+    <CreateForm
+      title="Add MCP server"
+      submit="Add server"
+      busy={create.isPending}
+      error={create.error}
+      success={msg}
+      onSubmit={() => {
         setMsg(null);
         const server: McpServer = {
           id,
@@ -131,15 +136,8 @@ function NewServer() {
         });
       }}
     >
-      <h2>Add MCP server</h2>
-      <div className="field">
-        <label htmlFor={`${ids}-id`}>Server id</label>
-        <input id={`${ids}-id`} required pattern={patterns.mcpServerId} value={id} onChange={(e) => setId(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={`${ids}-label`}>Label</label>
-        <input id={`${ids}-label`} required maxLength={limits.mcpLabelMax} value={label} onChange={(e) => setLabel(e.target.value)} />
-      </div>
+      <TextField label="Server id" required pattern={patterns.mcpServerId} value={id} onChange={setId} />
+      <TextField label="Label" required maxLength={limits.mcpLabelMax} value={label} onChange={setLabel} />
       <fieldset className="section">
         <legend>Transport</legend>
         <label className="check">
@@ -150,28 +148,15 @@ function NewServer() {
         </label>
         {kind === 'stdio' ? (
           <>
-            <div className="field">
-              <label htmlFor={`${ids}-cmd`}>Command</label>
-              <input id={`${ids}-cmd`} required value={command} onChange={(e) => setCommand(e.target.value)} placeholder="npx" />
-            </div>
+            <TextField label="Command" required value={command} onChange={setCommand} placeholder="npx" />
             <ListInput label="Arguments" value={args} onChange={setArgs} placeholder="-y, @modelcontextprotocol/server-memory" />
             <ListInput label="Environment variable names" value={env} onChange={setEnv} hint="Names only: values come from the server's environment and are never stored." />
           </>
         ) : (
-          <div className="field">
-            <label htmlFor={`${ids}-url`}>URL</label>
-            <input id={`${ids}-url`} type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://" />
-          </div>
+          <TextField label="URL" type="url" required value={url} onChange={setUrl} placeholder="https://" />
         )}
       </fieldset>
-      <div className="field">
-        <label htmlFor={`${ids}-int`}>Re-sync every (seconds, optional)</label>
-        <input id={`${ids}-int`} type="number" min={30} value={interval} onChange={(e) => setInterval(e.target.value)} />
-      </div>
-      <button type="submit" className="primary" disabled={create.isPending}>
-        Add server
-      </button>
-      <Notice error={create.error} success={msg} />
-    </form>
+      <TextField label="Re-sync every (seconds, optional)" type="number" min={30} value={interval} onChange={setInterval} />
+    </CreateForm>
   );
 }

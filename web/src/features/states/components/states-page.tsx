@@ -1,9 +1,11 @@
 import { useId, useState } from 'react';
 import type { State } from '../../../../../policy-schemas/types.gen.ts';
 import { ConfirmButton } from '../../../components/confirm-button.tsx';
+import { CreateForm } from '../../../components/create-form.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
+import { TextField } from '../../../components/text-field.tsx';
 import { canEditInventory } from '../../../lib/permissions.ts';
 import { href } from '../../../lib/router.ts';
 import { patterns } from '../../../lib/schema.ts';
@@ -130,12 +132,14 @@ function NewState() {
   const [description, setDescription] = useState('');
   const [msg, setMsg] = useState<string | null>(null);
   const save = useSaveState();
-  const ids = useId();
   return (
-    <form
-      aria-label="New state"
-      onSubmit={(e) => {
-        e.preventDefault();
+    <CreateForm
+      title="New state"
+      submit="Create state"
+      busy={save.isPending}
+      error={save.error}
+      success={msg}
+      onSubmit={() => {
         setMsg(null);
         save.mutate(
           { state: { name, description }, create: true },
@@ -149,19 +153,8 @@ function NewState() {
         );
       }}
     >
-      <h2>New state</h2>
-      <div className="field">
-        <label htmlFor={`${ids}-n`}>Name</label>
-        <input id={`${ids}-n`} required pattern={patterns.stateName} value={name} onChange={(e) => setName(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={`${ids}-d`}>Description</label>
-        <input id={`${ids}-d`} value={description} onChange={(e) => setDescription(e.target.value)} />
-      </div>
-      <button type="submit" className="primary" disabled={save.isPending}>
-        Create state
-      </button>
-      <Notice error={save.error} success={msg} />
-    </form>
+      <TextField label="Name" required pattern={patterns.stateName} value={name} onChange={setName} />
+      <TextField label="Description" value={description} onChange={setDescription} />
+    </CreateForm>
   );
 }

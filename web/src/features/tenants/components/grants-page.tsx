@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useState } from 'react';
 import type { ConnectionGrant } from '../../../../../policy-schemas/types.gen.ts';
 import { ConfirmButton } from '../../../components/confirm-button.tsx';
 import { DraftConflict } from '../../../components/conflict-view.tsx';
@@ -6,6 +6,7 @@ import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
+import { TextField } from '../../../components/text-field.tsx';
 import { canEditTenant } from '../../../lib/permissions.ts';
 import { limits, patterns } from '../../../lib/schema.ts';
 import { useDraft } from '../../../lib/use-draft.ts';
@@ -89,7 +90,6 @@ function GrantEditor({
   const save = useSaveGrant();
   const del = useDeleteGrant();
   const [msg, setMsg] = useState<string | null>(null);
-  const ids = useId();
   const submit = (body: ConnectionGrant) =>
     save.mutate(
       { tenant, grant: { ...body, subjects: body.subjects.filter(Boolean), tools: body.tools.filter(Boolean) } as ConnectionGrant, create },
@@ -114,22 +114,16 @@ function GrantEditor({
       <h2>{create ? 'New grant' : server.connectionId}</h2>
       <DraftConflict draft={draft} submit={submit} />
       <fieldset className="plain" disabled={!editable}>
-        <div className="field">
-          <label htmlFor={`${ids}-c`}>Connection id</label>
-          <input
-            id={`${ids}-c`}
-            className="mono"
-            required
-            readOnly={!create}
-            pattern={patterns.connectionId}
-            value={g.connectionId}
-            onChange={(e) => draft.update((v) => ({ ...v, connectionId: e.target.value }))}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor={`${ids}-l`}>Label</label>
-          <input id={`${ids}-l`} maxLength={limits.grantLabelMax} value={g.label ?? ''} onChange={(e) => draft.update((v) => ({ ...v, label: e.target.value }))} />
-        </div>
+        <TextField
+          label="Connection id"
+          className="mono"
+          required
+          readOnly={!create}
+          pattern={patterns.connectionId}
+          value={g.connectionId}
+          onChange={(connectionId) => draft.update((v) => ({ ...v, connectionId }))}
+        />
+        <TextField label="Label" maxLength={limits.grantLabelMax} value={g.label ?? ''} onChange={(label) => draft.update((v) => ({ ...v, label }))} />
         <ListInput
           label="Subjects or roles"
           value={g.subjects.filter(Boolean)}
@@ -144,20 +138,17 @@ function GrantEditor({
           toolIds={toolIds}
           disabled={!editable}
         />
-        <div className="field">
-          <label htmlFor={`${ids}-e`}>Expires at (local time, optional)</label>
-          <input
-            id={`${ids}-e`}
-            type="datetime-local"
-            value={toLocalInput(g.expiresAt)}
-            onChange={(e) =>
-              draft.update((v) => {
-                const { expiresAt: _old, ...rest } = v;
-                return e.target.value ? { ...rest, expiresAt: new Date(e.target.value).toISOString() } : rest;
-              })
-            }
-          />
-        </div>
+        <TextField
+          label="Expires at (local time, optional)"
+          type="datetime-local"
+          value={toLocalInput(g.expiresAt)}
+          onChange={(local) =>
+            draft.update((v) => {
+              const { expiresAt: _old, ...rest } = v;
+              return local ? { ...rest, expiresAt: new Date(local).toISOString() } : rest;
+            })
+          }
+        />
         {editable ? (
           <div className="button-row">
             <button type="submit" className="primary" disabled={save.isPending || (!create && !draft.dirty)}>

@@ -1,7 +1,9 @@
-import { useId, useState } from 'react';
+import { useState } from 'react';
+import { CreateForm } from '../../../components/create-form.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
+import { TextField } from '../../../components/text-field.tsx';
 import { canEditInventory, visibleTenants } from '../../../lib/permissions.ts';
 import { href, navigate } from '../../../lib/router.ts';
 import { limits, patterns } from '../../../lib/schema.ts';
@@ -50,28 +52,16 @@ function NewTenant() {
   const [id, setId] = useState('');
   const [name, setName] = useState('');
   const save = useCreateTenant();
-  const ids = useId();
   return (
-    <form
-      aria-label="New tenant"
-      onSubmit={(e) => {
-        e.preventDefault();
-        save.mutate({ id, name }, { onSuccess: (t) => navigate(`/tenants/${t.id}`) });
-      }}
+    <CreateForm
+      title="New tenant"
+      submit="Create tenant"
+      busy={save.isPending}
+      error={save.error}
+      onSubmit={() => save.mutate({ id, name }, { onSuccess: (t) => navigate(`/tenants/${t.id}`) })}
     >
-      <h2>New tenant</h2>
-      <div className="field">
-        <label htmlFor={`${ids}-id`}>Tenant id</label>
-        <input id={`${ids}-id`} required pattern={patterns.tenantId} value={id} onChange={(e) => setId(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={`${ids}-name`}>Name</label>
-        <input id={`${ids}-name`} required maxLength={limits.tenantNameMax} value={name} onChange={(e) => setName(e.target.value)} />
-      </div>
-      <button type="submit" className="primary" disabled={save.isPending}>
-        Create tenant
-      </button>
-      <Notice error={save.error} />
-    </form>
+      <TextField label="Tenant id" required pattern={patterns.tenantId} value={id} onChange={setId} />
+      <TextField label="Name" required maxLength={limits.tenantNameMax} value={name} onChange={setName} />
+    </CreateForm>
   );
 }

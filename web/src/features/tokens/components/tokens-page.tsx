@@ -3,9 +3,11 @@ import type { Token, TokenCreate } from '../../../../../policy-schemas/types.gen
 import { Badge } from '../../../components/badge.tsx';
 import { CheckGroup } from '../../../components/check-group.tsx';
 import { ConfirmButton } from '../../../components/confirm-button.tsx';
+import { CreateForm } from '../../../components/create-form.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
+import { TextField } from '../../../components/text-field.tsx';
 import { tokenRoles } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useTenants } from '../../tenants/api/get-tenants.ts';
@@ -74,10 +76,12 @@ function NewToken() {
   const [chosen, setChosen] = useState<string[]>([]);
   const [created, setCreated] = useState<Token | null>(null);
   return (
-    <form
-      aria-label="New token"
-      onSubmit={(e) => {
-        e.preventDefault();
+    <CreateForm
+      title="New token"
+      submit="Create token"
+      busy={create.isPending}
+      error={create.error}
+      onSubmit={() => {
         setCreated(null);
         const body: TokenCreate = scoped(role) ? { label, role, tenants: chosen } : { label, role };
         create.mutate(body, {
@@ -88,12 +92,9 @@ function NewToken() {
           },
         });
       }}
+      after={created?.token ? <NewSecret label={created.label} token={created.token} /> : null}
     >
-      <h2>New token</h2>
-      <div className="field">
-        <label htmlFor={`${ids}-label`}>Label</label>
-        <input id={`${ids}-label`} required value={label} onChange={(e) => setLabel(e.target.value)} />
-      </div>
+      <TextField label="Label" required value={label} onChange={setLabel} />
       <div className="field">
         <label htmlFor={`${ids}-role`}>Role</label>
         <select id={`${ids}-role`} value={role} onChange={(e) => setRole(e.target.value as Token['role'])}>
@@ -112,24 +113,24 @@ function NewToken() {
       ) : (
         <p className="muted small">{role} tokens reach every tenant.</p>
       )}
-      <button type="submit" className="primary" disabled={create.isPending}>
-        Create token
+    </CreateForm>
+  );
+}
+
+function NewSecret({ label, token }: { label: string; token: string }) {
+  const id = useId();
+  return (
+    <div role="status" className="notice notice-success">
+      <p>
+        Created <strong>{label}</strong>. Copy the token now; it is not shown again:
+      </p>
+      <label htmlFor={id} className="sr-only">
+        New token secret
+      </label>
+      <input id={id} className="mono" readOnly value={token} onFocus={(e) => e.currentTarget.select()} />
+      <button type="button" onClick={() => void navigator.clipboard?.writeText(token)}>
+        Copy
       </button>
-      <Notice error={create.error} />
-      {created?.token ? (
-        <div role="status" className="notice notice-success">
-          <p>
-            Created <strong>{created.label}</strong>. Copy the token now; it is not shown again:
-          </p>
-          <label htmlFor={`${ids}-secret`} className="sr-only">
-            New token secret
-          </label>
-          <input id={`${ids}-secret`} className="mono" readOnly value={created.token} onFocus={(e) => e.currentTarget.select()} />
-          <button type="button" onClick={() => void navigator.clipboard?.writeText(created.token!)}>
-            Copy
-          </button>
-        </div>
-      ) : null}
-    </form>
+    </div>
   );
 }
