@@ -4,7 +4,7 @@ import { Badge } from '../../../components/badge.tsx';
 import { DiffView } from '../../../components/diff-view.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
-import { SelectFilter } from '../../../components/select-filter.tsx';
+import { SelectField } from '../../../components/select-field.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { auditActions, auditEntityTypes } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
@@ -75,7 +75,7 @@ export function AuditPage(_: { session: Session }) {
         </button>
       </div>
       <form className="filters" role="search" aria-label="Filter audit events" onSubmit={(e) => e.preventDefault()}>
-        <SelectFilter label="Tenant" value={filters.tenant} options={(tenants.data ?? []).map((t) => t.id)} onChange={(v) => setFilter('tenant', v)} />
+        <SelectField empty="Any" label="Tenant" value={filters.tenant} options={(tenants.data ?? []).map((t) => t.id)} onChange={(v) => setFilter('tenant', v)} />
         <div className="field">
           <label htmlFor={`${ids}-actor`}>Actor</label>
           <input id={`${ids}-actor`} list={`${ids}-actors`} defaultValue={filters.actor ?? ''} placeholder="token:…" onChange={(e) => setFilter('actor', e.target.value)} />
@@ -86,12 +86,12 @@ export function AuditPage(_: { session: Session }) {
             ))}
           </datalist>
         </div>
-        <SelectFilter label="Entity type" value={filters.entityType} options={auditEntityTypes} onChange={(v) => setFilter('entityType', v)} />
+        <SelectField empty="Any" label="Entity type" value={filters.entityType} options={auditEntityTypes} onChange={(v) => setFilter('entityType', v)} />
         <div className="field">
           <label htmlFor={`${ids}-eid`}>Entity id</label>
           <input id={`${ids}-eid`} defaultValue={filters.entityId ?? ''} onChange={(e) => setFilter('entityId', e.target.value)} />
         </div>
-        <SelectFilter label="Action" value={filters.action} options={auditActions} onChange={(v) => setFilter('action', v)} />
+        <SelectField empty="Any" label="Action" value={filters.action} options={auditActions} onChange={(v) => setFilter('action', v)} />
         <TextField label="From" type="date" value={filters.from ?? ''} onChange={(v) => setFilter('from', v)} />
         <TextField label="To" type="date" value={filters.to ?? ''} onChange={(v) => setFilter('to', v)} />
       </form>

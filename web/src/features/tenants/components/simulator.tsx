@@ -4,6 +4,7 @@ import { Badge } from '../../../components/badge.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
+import { SelectField } from '../../../components/select-field.tsx';
 import { usePublishedEvaluator } from '../api/get-published-evaluator.ts';
 import { useSimulation } from '../api/simulate.ts';
 
@@ -134,26 +135,8 @@ export function Simulator({
             </button>
           ) : null}
         </div>
-        <div className="field">
-          <label htmlFor={`${ids}-state`}>State</label>
-          <select id={`${ids}-state`} value={state} onChange={(e) => setState(e.target.value)}>
-            <option value="">undefined (initial)</option>
-            {stateNames
-              .filter((s) => s !== 'undefined')
-              .map((s) => (
-                <option key={s}>{s}</option>
-              ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor={`${ids}-profile`}>Profile</label>
-          <select id={`${ids}-profile`} value={profile} onChange={(e) => setProfile(e.target.value)}>
-            <option value="">none</option>
-            {Object.keys(policy.profiles ?? {}).map((p) => (
-              <option key={p}>{p}</option>
-            ))}
-          </select>
-        </div>
+        <SelectField label="State" empty="undefined (initial)" value={state} options={stateNames.filter((s) => s !== 'undefined')} onChange={setState} />
+        <SelectField label="Profile" empty="none" value={profile} options={Object.keys(policy.profiles ?? {})} onChange={setProfile} />
         <div className="field">
           <label htmlFor={`${ids}-facts`}>Facts</label>
           <textarea id={`${ids}-facts`} rows={2} placeholder="hostSession=ready" value={factsText} onChange={(e) => setFactsText(e.target.value)} />

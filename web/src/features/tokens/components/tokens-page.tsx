@@ -7,6 +7,7 @@ import { CreateForm } from '../../../components/create-form.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
+import { SelectField } from '../../../components/select-field.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { tokenRoles } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
@@ -70,7 +71,6 @@ export function TokensPage({ session }: { session: Session }) {
 function NewToken() {
   const create = useCreateToken();
   const tenants = useTenants();
-  const ids = useId();
   const [label, setLabel] = useState('');
   const [role, setRole] = useState<Token['role']>('editor');
   const [chosen, setChosen] = useState<string[]>([]);
@@ -95,14 +95,7 @@ function NewToken() {
       after={created?.token ? <NewSecret label={created.label} token={created.token} /> : null}
     >
       <TextField label="Label" required value={label} onChange={setLabel} />
-      <div className="field">
-        <label htmlFor={`${ids}-role`}>Role</label>
-        <select id={`${ids}-role`} value={role} onChange={(e) => setRole(e.target.value as Token['role'])}>
-          {tokenRoles.map((r) => (
-            <option key={r}>{r}</option>
-          ))}
-        </select>
-      </div>
+      <SelectField label="Role" value={role} options={tokenRoles} onChange={(v) => setRole(v as Token['role'])} />
       {scoped(role) ? (
         <CheckGroup
           legend={role === 'runtime' ? 'Tenant (exactly one)' : 'Tenants'}

@@ -21,6 +21,7 @@ import { useDeleteTool } from '../api/delete-tool.ts';
 import { useTool } from '../api/get-tool.ts';
 import { useSaveTool } from '../api/save-tool.ts';
 import { SchemaText } from '../../../components/schema-text.tsx';
+import { SelectField } from '../../../components/select-field.tsx';
 import { ReviewPanel } from './review-panel.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 
@@ -202,26 +203,8 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
                 <SchemaText text={hints.toolId} />
               </small>
             </div>
-            <div className="field">
-              <label htmlFor={`${ids}-effect`}>Effect</label>
-              <select id={`${ids}-effect`} value={t.effect} onChange={(e) => set('effect', e.target.value as Tool['effect'])}>
-                {effects.map((e) => (
-                  <option key={e} value={e}>
-                    {e}
-                  </option>
-                ))}
-              </select>
-            </div>
-            <div className="field">
-              <label htmlFor={`${ids}-status`}>Status</label>
-              <select id={`${ids}-status`} value={t.status ?? 'active'} onChange={(e) => set('status', e.target.value as Tool['status'])}>
-                {toolStatuses.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
-              </select>
-            </div>
+            <SelectField label="Effect" value={t.effect} options={effects} onChange={(v) => set('effect', v as Tool['effect'])} />
+            <SelectField label="Status" value={t.status ?? 'active'} options={toolStatuses} onChange={(v) => set('status', v as Tool['status'])} />
             <div className="field span-all">
               <label htmlFor={`${ids}-desc`}>Description</label>
               <textarea id={`${ids}-desc`} rows={2} maxLength={limits.descriptionMax} value={t.description} onChange={(e) => set('description', e.target.value)} />
@@ -259,15 +242,13 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
             <CheckGroup legend="Groups" options={(groups.data ?? []).map((g) => g.name)} value={t.groups ?? ['default']} onChange={(v) => set('groups', v)} />
             <fieldset className="section">
               <legend>States</legend>
-              <div className="field">
-                <label htmlFor={`${ids}-state`}>After a successful call, move to</label>
-                <select id={`${ids}-state`} value={t.state ?? ''} onChange={(e) => set('state', e.target.value || undefined)}>
-                  <option value="">(stay in the current state)</option>
-                  {stateNames.map((s) => (
-                    <option key={s}>{s}</option>
-                  ))}
-                </select>
-              </div>
+              <SelectField
+                label="After a successful call, move to"
+                empty="(stay in the current state)"
+                value={t.state}
+                options={stateNames}
+                onChange={(v) => set('state', v || undefined)}
+              />
               <label className="check">
                 <input
                   type="checkbox"

@@ -2,7 +2,7 @@ import { useDeferredValue, useId, useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
-import { SelectFilter } from '../../../components/select-filter.tsx';
+import { SelectField } from '../../../components/select-field.tsx';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useGroups } from '../../groups/api/get-groups.ts';
 import { canEditInventory } from '../../../lib/permissions.ts';
@@ -89,10 +89,10 @@ export function ToolsPage({ session }: { session: Session }) {
             }}
           />
         </div>
-        <SelectFilter label="Group" value={filters.group} options={(groups.data ?? []).map((g) => g.name)} onChange={(v) => setFilter('group', v)} />
-        <SelectFilter label="Effect" value={filters.effect} options={effects} onChange={(v) => setFilter('effect', v)} />
-        <SelectFilter label="Status" value={filters.status} options={toolStatuses} onChange={(v) => setFilter('status', v)} />
-        <SelectFilter label="Source" value={filters.source} options={sourceKinds} onChange={(v) => setFilter('source', v)} />
+        <SelectField empty="Any" label="Group" value={filters.group} options={(groups.data ?? []).map((g) => g.name)} onChange={(v) => setFilter('group', v)} />
+        <SelectField empty="Any" label="Effect" value={filters.effect} options={effects} onChange={(v) => setFilter('effect', v)} />
+        <SelectField empty="Any" label="Status" value={filters.status} options={toolStatuses} onChange={(v) => setFilter('status', v)} />
+        <SelectField empty="Any" label="Source" value={filters.source} options={sourceKinds} onChange={(v) => setFilter('source', v)} />
       </form>
 
       {editable ? (
