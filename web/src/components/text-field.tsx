@@ -3,7 +3,7 @@ import { useId, type InputHTMLAttributes } from 'react';
 type InputProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'id' | 'value' | 'onChange'>;
 
 /** A labelled one-line input; `onChange` receives the text. Other input attributes pass through. */
-export function TextField({ label, value, onChange, ...input }: { label: string; value: string; onChange: (value: string) => void } & InputProps) {
+export function TextField({ label, value, onChange, ...input }: { label: string; value: string | number; onChange: (value: string) => void } & InputProps) {
   const id = useId();
   return (
     <div className="field">
