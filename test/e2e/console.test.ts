@@ -454,6 +454,9 @@ describe('the admin console in a real browser', () => {
       await card.getByText(/1 added/).waitFor();
       const review = page.getByRole('region', { name: 'Review mcp__dictionary__lookup' });
       await review.getByRole('heading', { name: 'New imported tool awaiting review' }).waitFor();
+      // The queue says which tool, from which server, under which original name.
+      expect(await review.getByRole('link', { name: 'mcp__dictionary__lookup' }).getAttribute('href')).toContain('/tools/mcp__dictionary__lookup');
+      expect(await review.innerText()).toContain('from MCP server dictionary, offered as lookup');
       expect(await review.getByLabel('Offered definition of mcp__dictionary__lookup').innerText()).toContain('Look a word up.');
       await review.getByRole('button', { name: 'Approve' }).click();
       await page.getByText('No quarantined tool awaits review.').waitFor();

@@ -3,6 +3,7 @@ import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { DiffView } from '../../../components/diff-view.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { pretty } from '../../../lib/json.ts';
+import { href } from '../../../lib/router.ts';
 import { useApproveTool } from '../api/approve-tool.ts';
 import { usePatchTool } from '../api/patch-tool.ts';
 
@@ -15,7 +16,18 @@ export function ReviewPanel({ tool, editable }: { tool: Tool; editable: boolean 
   return (
     <section className="review" aria-label={`Review ${tool.id}`}>
       <h2>{review.previous ? 'Definition changed since approval' : 'New imported tool awaiting review'}</h2>
-      <p className="muted">Detected {new Date(review.detectedAt).toLocaleString()}.</p>
+      <p className="muted">
+        <a href={href(`/tools/${encodeURIComponent(tool.id)}`)}>
+          <code>{tool.id}</code>
+        </a>
+        {tool.source?.server ? (
+          <>
+            {' '}
+            from MCP server <code>{tool.source.server}</code>, offered as <code>{tool.source.originalName}</code>
+          </>
+        ) : null}
+        . Detected {new Date(review.detectedAt).toLocaleString()}.
+      </p>
       {review.previous ? (
         <DiffView before={review.previous} after={review.current} label={`Definition diff of ${tool.id}`} />
       ) : (
