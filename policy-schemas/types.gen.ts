@@ -754,23 +754,47 @@ csrfToken: (string | null)
 }
 
 /**
- * A workflow state. `undefined` always exists and is the initial state; transitions come from tools' `state` fields.
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
  */
 
-export interface State {
+export type Groups = (string | "*")[]
+/**
+ * @maxItems 1000
+ * 
+ * Items: An opaque connection identifier; never a credential.
+ */
+
+export type AllowedConnectionIds = string[]
+
+/**
+ * Body of POST /v1/tenants/:tenant/simulate: an EvaluationRequest, optionally with `policy`, an unsaved tenant policy to evaluate in place of the saved draft (nothing is stored). Without `policy` the body is exactly an EvaluationRequest.
+ */
+
+export interface SimulateRequest {
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot`.
+ */
+subject: string
+groups?: Groups
 /**
  * A workflow state name.
  */
-name: string
-description?: string
+state?: string
+facts?: Facts
+profile?: string
+allowedConnectionIds?: AllowedConnectionIds
 /**
- * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ * Evaluate as of this instant (grant expiry); defaults to now.
  */
-version?: number
-createdAt?: string
-updatedAt?: string
+at?: string
+policy?: TenantPolicy
 }
 
+export interface Facts {
+[k: string]: string | number | boolean
+}
 /**
  * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
  */
@@ -833,6 +857,28 @@ allow?: string[]
 deny?: string[]
 requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
 }
+
+/**
+ * A workflow state. `undefined` always exists and is the initial state; transitions come from tools' `state` fields.
+ */
+
+export interface State {
+/**
+ * A workflow state name.
+ */
+name: string
+description?: string
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+createdAt?: string
+updatedAt?: string
+}
+
+/**
+ * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
+ */
 
 /**
  * A tenant: one policy, its grants and its bundles. `policy` may be given on creation; afterwards it is edited at /v1/tenants/:tenant/policy.

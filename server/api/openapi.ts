@@ -25,7 +25,7 @@ const operations: Op[] = [
   ...crud('/v1/tenants/{tenant}/grants', 'connectionId', 'connection-grant', 'Grants', false),
   ...crud('/v1/mcp-servers', 'id', 'mcp-server', 'MCP servers'),
   { method: 'post', path: '/v1/mcp-servers/{id}/sync', summary: 'Import tools from an MCP server (tools/list)', response: 'mcp-server', tag: 'MCP servers' },
-  { method: 'post', path: '/v1/tenants/{tenant}/simulate', summary: 'Evaluate a request on the current draft', body: 'evaluation-request', response: 'evaluation-result', tag: 'Bundles', status: '200' },
+  { method: 'post', path: '/v1/tenants/{tenant}/simulate', summary: 'Evaluate a request on the current draft (or on an unsaved policy sent with it)', body: 'simulate-request', response: 'evaluation-result', tag: 'Bundles', status: '200' },
   { method: 'post', path: '/v1/tenants/{tenant}/bundles', summary: 'Compile, sign and publish (or roll back)', body: 'bundle-publish', tag: 'Bundles' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles', summary: 'Published versions with who/when/why', list: 'bundle-version', tag: 'Bundles' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/latest', summary: 'The latest bundle.json (ETag, If-None-Match, ?wait=N long-poll)', tag: 'Distribution' },

@@ -1,4 +1,4 @@
-import type { Bundle } from '../../policy-schemas/types.gen.ts';
+import type { Bundle, TenantPolicy } from '../../policy-schemas/types.gen.ts';
 import { sha256Canonical } from '../../runtime/canonical-json.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
@@ -16,11 +16,12 @@ const cache = new Map<string, CompiledDraft>();
 
 /**
  * The tenant's current draft, compiled and loaded exactly as a publish would compile it (the
- * envelope aside). 404 for an unknown tenant, 422 `compile_error` with every error otherwise.
+ * envelope aside); `policy`, when given, stands in for the saved policy. 404 for an unknown tenant, 422 `compile_error` with every error otherwise.
  */
-export async function compileDraft(db: DbOrTx, tenant: string): Promise<CompiledDraft> {
-  const snapshot = await loadDraftSnapshot(db, tenant);
-  if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+export async function compileDraft(db: DbOrTx, tenant: string, policy?: TenantPolicy): Promise<CompiledDraft> {
+  const saved = await loadDraftSnapshot(db, tenant);
+  if (!saved) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  const snapshot = policy ? { ...saved, policy } : saved;
   const key = sha256Canonical(snapshot);
   const hit = cache.get(key);
   if (hit) {

@@ -111,7 +111,7 @@ describe('the admin console in a real browser', () => {
     await c.shot(page, 'states');
   });
 
-  it('adds a tool to a role allowlist and the simulator shows it become visible', async () => {
+  it('adds a tool to a role allowlist and the simulator shows it become visible, before and after saving', async () => {
     await go(page, '/tenants/globex-eng');
     const sim = page.getByRole('region', { name: 'Simulator' });
     await sim.getByLabel('Subject').fill('agent:coding-bot');
@@ -127,7 +127,10 @@ describe('the admin console in a real browser', () => {
     await role.getByText('1 match').waitFor();
     await role.getByRole('button', { name: 'Add allow pattern for coder' }).click();
     await role.getByText('Together: 13 tools').waitFor();
-    await sim.getByText('You have unsaved edits').waitFor();
+    // The unsaved edit already shows in the simulator, before anything is saved.
+    await sim.getByText(/You have unsaved edits/).waitFor();
+    await visible.getByRole('row', { name: /core__knowledge-query\s+allow\s+v1: filtered \(not_allowed\)/ }).waitFor();
+    expect((await c.api('GET', '/v1/tenants/globex-eng/policy')).json.roles.coder.allow).not.toContain('core__knowledge-*');
     await page.getByLabel('Reason for this change').fill('Coders may query the knowledge graph');
     await sim.getByRole('button', { name: 'Save draft and simulate' }).click();
     await page.getByText(/Draft saved/).waitFor();
@@ -148,10 +151,13 @@ describe('the admin console in a real browser', () => {
     const role = page.getByRole('region', { name: 'Role researcher' });
     await role.getByLabel('New allow pattern for researcher').fill('core__no-such-tool');
     await role.getByRole('button', { name: 'Add allow pattern for researcher' }).click();
+    // The simulator tries the unsaved edit at once and says it would not compile.
+    const sim = page.getByRole('region', { name: 'Simulator' });
+    await sim.getByRole('alert').filter({ hasText: '/policy/roles/researcher/allow/2' }).waitFor();
     await page.getByRole('button', { name: 'Save draft', exact: true }).click();
     await role.getByText('unknown tool "core__no-such-tool"').waitFor();
     expect(await role.getByLabel('allow pattern for researcher 3').getAttribute('aria-invalid')).toBe('true');
-    expect(await page.getByRole('alert').filter({ hasText: '/roles/researcher/allow/2' }).count()).toBe(1);
+    expect(await page.getByRole('form', { name: 'Policy' }).getByRole('alert').filter({ hasText: '/roles/researcher/allow/2' }).count()).toBe(1);
     await page.getByRole('button', { name: 'Discard edits' }).click();
     expect(await role.getByText('core__no-such-tool').count()).toBe(0);
     expect(await page.getByRole('form', { name: 'Policy' }).getByRole('alert').count()).toBe(0);

@@ -69,12 +69,14 @@ export function Simulator({
   }, [subject, groups, state, factsText, profile, connections]);
   const deferred = useDeferredValue(request);
   const roleGroups = [...new Set((policy.bindings?.[subject.trim()] ?? []).flatMap((r) => policy.roles?.[r]?.groups ?? []))];
-  const sim = useSimulation(tenant, deferred, serverVersion);
+  const deferredPolicy = useDeferredValue(unsaved ? policy : undefined);
+  const sim = useSimulation(tenant, deferred, serverVersion, deferredPolicy);
 
   // The previous answer for the same request under an earlier draft, to show what the edit changed.
   const history = useRef<{ key: string; version: number | undefined; result: EvaluationResult; previous: EvaluationResult | null } | null>(null);
   const key = JSON.stringify(deferred);
-  if (sim.data) {
+  // Only answers for saved drafts are remembered, so "the previous draft" is always a saved one.
+  if (sim.data && !deferredPolicy && !sim.isPlaceholderData) {
     const h = history.current;
     if (!h || h.key !== key) history.current = { key, version: serverVersion, result: sim.data, previous: null };
     else if (h.version !== serverVersion && h.result !== sim.data) history.current = { key, version: serverVersion, result: sim.data, previous: h.result };
@@ -106,10 +108,10 @@ export function Simulator({
   return (
     <section className="simulator" aria-labelledby={`${ids}-title`}>
       <h2 id={`${ids}-title`}>Simulator</h2>
-      <p className="muted">Evaluates the saved draft and compares it with what is published.</p>
+      <p className="muted">Evaluates the draft, with your unsaved edits, and compares it with what is published.</p>
       {unsaved ? (
         <div className="notice notice-warn" role="note">
-          You have unsaved edits; save the draft to see their effect here.{' '}
+          You have unsaved edits: the answer below includes them. Nothing is saved or published until you save the draft.{' '}
           {saveFormId ? (
             <button type="submit" form={saveFormId} className="primary">
               Save draft and simulate
