@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
-import { ChainVerifier } from '../audit/chain.ts';
-import { type AuditFilter, listAuditEvents } from '../audit/events.ts';
+import { type AuditFilter, listAuditEvents, verifyStoredChain } from '../audit/events.ts';
 import { CSV_HEADER, toCsvRow, toJsonl } from '../audit/export.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
@@ -47,14 +46,5 @@ auditRoutes.get('/export', async (c) => {
 
 auditRoutes.get('/verify', async (c) => {
   authorize(c, 'audit', 'read');
-  const db = c.get('deps').database.db;
-  const verifier = new ChainVerifier();
-  let after = 0;
-  for (;;) {
-    const page = await listAuditEvents(db, {}, after, PAGE);
-    for (const e of page) if (!verifier.push(e)) break;
-    if (page.length < PAGE || verifier.firstBroken) break;
-    after = page[page.length - 1].seq;
-  }
-  return c.json(verifier.result());
+  return c.json((await verifyStoredChain(c.get('deps').database.db)).result());
 });

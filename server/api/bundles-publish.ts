@@ -7,7 +7,7 @@ import type { DbOrTx } from '../db/database.ts';
 import { compileDraft } from '../compiler/draft.ts';
 import { bundleRow, latestBundleRow, listBundleVersions, publishBundle } from '../compiler/publish.ts';
 import { ApiError } from '../errors.ts';
-import { readJson, takeReason, validOrThrow } from '../http/body.ts';
+import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
 import { diffBundles } from '../policy-engine/diff.ts';
 import type { DiffSide } from '../policy-engine/diff.ts';
 import { sharedKeyStore } from '../signing/key-store.ts';
@@ -24,7 +24,8 @@ export const bundlePublishRoutes = new Hono<AppEnv>();
 bundlePublishRoutes.post('/', async (c) => {
   const tenant = c.req.param('tenant') as string;
   authorize(c, 'bundle', 'publish', tenant);
-  const body = await readJson(c);
+  // The body may be omitted when the reason comes in the Toolgate-Reason header.
+  const body = await readOptionalJson(c);
   const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
   const reason = takeReason(c, object);
   const { rollbackTo, refresh } = validOrThrow<BundlePublish>('bundle-publish', body);

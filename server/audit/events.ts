@@ -2,7 +2,7 @@ import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import type { DbOrTx, Tx } from '../db/database.ts';
 import type { AuditEventsRow } from '../db/tables/audit-events.ts';
-import { GENESIS_HASH, eventHash } from './chain.ts';
+import { ChainVerifier, GENESIS_HASH, eventHash } from './chain.ts';
 
 export type NewAuditEvent = Pick<AuditEvent, 'actor' | 'action' | 'entityType' | 'entityId'> & {
   tenant?: string | null;
@@ -103,4 +103,16 @@ export async function listAuditEvents(db: DbOrTx, f: AuditFilter, cursor: number
   if (f.to !== undefined) q = q.where('at', '<', f.to);
   const rows = await q.orderBy('seq', order).limit(limit).execute();
   return rows.map(fromRow);
+}
+
+/** Walks the stored chain from seq 1 page by page (constant memory) up to the first broken link. */
+export async function verifyStoredChain(db: DbOrTx, pageSize = 1000): Promise<ChainVerifier> {
+  const verifier = new ChainVerifier();
+  let after = 0;
+  for (;;) {
+    const page = await listAuditEvents(db, {}, after, pageSize);
+    for (const e of page) if (!verifier.push(e)) return verifier;
+    if (page.length < pageSize) return verifier;
+    after = page[page.length - 1].seq;
+  }
 }

@@ -38,12 +38,15 @@ describe('compileBundle', () => {
     ]);
   });
 
-  it('is an error to name a tool without redaction exactly, but not to match it with a glob', () => {
+  it('keeps a tool without redaction out of reach (no_redaction) even when a role names it exactly', () => {
     const tools = [tool('core__raw', { redaction: undefined })];
-    expect(compileBundle(snap({ tools, policy: { roles: { r: { allow: ['core__*'] } } } }), opts).ok).toBe(true);
-    const r = compileBundle(snap({ tools, policy: { roles: { r: { allow: ['core__raw'] } }, profiles: { p: { enable: ['core__raw'] } } } }), opts);
-    expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.errors.map((e) => [e.pointer, e.code])).toEqual([['/policy/profiles/p/enable/0', 'no_redaction'], ['/policy/roles/r/allow/0', 'no_redaction']]);
+    const r = compileBundle(snap({ tools, policy: { roles: { r: { groups: ['*'], allow: ['core__raw'] } }, bindings: { 'agent:a': ['r'] }, profiles: { p: { enable: ['core__raw'] } } } }), opts);
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      const result = evaluate(loadBundle(JSON.parse(r.text)), { subject: 'agent:a' });
+      expect(result.filtered).toContainEqual({ id: 'core__raw', reason: 'no_redaction' });
+      expect(result.tools).toEqual([]);
+    }
   });
 
   it('collects schema errors of every entity at once, with entity pointers', () => {

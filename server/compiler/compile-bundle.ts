@@ -77,7 +77,6 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   // Removed tools may still be named by a policy written before they vanished; they match nothing.
   // Ids as given, so a tool that fails its schema is reported once, not again where it is named.
   const inventoryIds = new Set((snapshot.tools ?? []).flatMap((t) => (typeof t?.id === 'string' ? [t.id] : [])));
-  const liveById = new Map(live.map((t) => [t.id, t]));
   const roles = policy.roles ?? {};
   const bindings = policy.bindings ?? {};
   const profiles = policy.profiles ?? {};
@@ -107,23 +106,20 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   const closure = groupClosures(includes, errors);
 
   // 5. Policy: roles, bindings, profiles.
-  const exactTool = (id: string, pointer: string, what: string) => {
+  const exactTool = (id: string, pointer: string) => {
     if (id.includes('*')) return;
     if (!inventoryIds.has(id)) {
       err(pointer, `unknown tool "${id}"`, 'unknown_reference');
       return;
     }
-    const t = liveById.get(id);
-    if (t && t.status === 'active' && !t.redaction) {
-      err(pointer, `${what} names ${id}, which has no redaction allowlist and can never be callable`, 'no_redaction');
-    }
+    // A tool without redaction is not an error here: it stays out of reach with reason no_redaction.
   };
   for (const [name, role] of Object.entries(roles)) {
     const at = `/policy/roles/${escapePointer(name)}`;
     (role.groups ?? []).forEach((g, i) => {
       if (g !== '*' && !groupNames.has(g)) err(`${at}/groups/${i}`, `unknown group "${g}"`, 'unknown_reference');
     });
-    (role.allow ?? []).forEach((id, i) => exactTool(id, `${at}/allow/${i}`, `role ${name} allows`));
+    (role.allow ?? []).forEach((id, i) => exactTool(id, `${at}/allow/${i}`));
     (role.deny ?? []).forEach((id, i) => {
       if (!id.includes('*') && !inventoryIds.has(id)) err(`${at}/deny/${i}`, `unknown tool "${id}"`, 'unknown_reference');
     });
@@ -139,7 +135,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
     for (const list of ['enable', 'disable'] as const) {
       (profile[list] ?? []).forEach((id, i) => {
         const pointer = `/policy/profiles/${escapePointer(name)}/${list}/${i}`;
-        if (list === 'enable') exactTool(id, pointer, `profile ${name} enables`);
+        if (list === 'enable') exactTool(id, pointer);
         else if (!inventoryIds.has(id)) err(pointer, `unknown tool "${id}"`, 'unknown_reference');
       });
     }

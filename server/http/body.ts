@@ -6,6 +6,14 @@ import { ApiError } from '../errors.ts';
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const REASON_HEADER = 'Toolgate-Reason';
 
+/** Like readJson, but a request with no body at all reads as `{}` (for bodies whose fields are all optional). */
+export async function readOptionalJson(c: Context<AppEnv>): Promise<unknown> {
+  const length = c.req.header('content-length');
+  const chunked = c.req.header('transfer-encoding') !== undefined;
+  if ((length === undefined || length === '0') && !chunked && !c.req.header('content-type')) return {};
+  return readJson(c);
+}
+
 /** Reads a JSON body: 415 when it is not JSON, 413 over 1 MiB, 400 when it does not parse. */
 export async function readJson(c: Context<AppEnv>): Promise<unknown> {
   const type = c.req.header('content-type') ?? '';

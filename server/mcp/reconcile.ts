@@ -1,5 +1,5 @@
 import { definitionHash } from '../../runtime/definition-hash.ts';
-import { validate } from '../../policy-schemas/index.ts';
+import { validate, validatorFor } from '../../policy-schemas/index.ts';
 import type { McpDefinition, Tool } from '../../policy-schemas/types.gen.ts';
 import type { OfferedTool } from './client.ts';
 
@@ -29,7 +29,8 @@ export type ReconcileResult = {
   flagged: Array<{ id: string; problems: SchemaFlag[] }>;
 };
 
-const TOOL_ID = /^[A-Za-z0-9][A-Za-z0-9-]*(?:_[A-Za-z0-9-]+)*__[A-Za-z0-9_-]*[A-Za-z0-9-]$/;
+// The tool id rule is the schema's (common.schema.json#/$defs/toolId), not a copy of it.
+const isToolId = validatorFor('common#/$defs/toolId');
 const MAX_TOOL_ID = 64;
 
 /**
@@ -107,7 +108,7 @@ function toolIdProblem(name: string, id: string): string | undefined {
   const bad = [...new Set(name.replace(/[A-Za-z0-9_-]/g, ''))];
   if (bad.length > 0) return `the name contains characters a tool id cannot hold: ${bad.map((c) => JSON.stringify(c)).join(' ')}`;
   if (id.length > MAX_TOOL_ID) return `the tool id ${id} would be ${id.length} characters, more than ${MAX_TOOL_ID}`;
-  if (!TOOL_ID.test(id)) return `the tool id ${id} is not of the form <namespace>__<name> (a name may not be empty or end with "_")`;
+  if (!isToolId(id)) return `the tool id ${id} is not of the form <namespace>__<name>`;
   return undefined;
 }
 

@@ -24,13 +24,14 @@ export const DEMO_DATA_FILE = join(here, 'demo-data.json');
 
 /**
  * Creates what must always exist (group `default`, state `undefined`) and, when `demo` is true
- * and the inventory is empty, the demo data, through the same validation as the API. All in one
+ * and the database is new (no audit event yet), the demo data, through the same validation as the API. All in one
  * audited transaction: a bad demo file leaves the database untouched.
  */
 export async function seedDatabase(deps: Pick<AppDeps, 'database' | 'metrics'>, demo: boolean): Promise<{ seeded: boolean }> {
   const db = deps.database.db;
-  const empty = !(await db.selectFrom('tools').select('id').limit(1).executeTakeFirst()) && !(await db.selectFrom('tenants').select('id').limit(1).executeTakeFirst());
-  const data: DemoData | null = demo && empty && existsSync(DEMO_DATA_FILE) ? JSON.parse(readFileSync(DEMO_DATA_FILE, 'utf8')) : null;
+  // Only a database that has never recorded anything is new: one an admin emptied stays empty.
+  const fresh = !(await db.selectFrom('audit_events').select('seq').limit(1).executeTakeFirst());
+  const data: DemoData | null = demo && fresh && existsSync(DEMO_DATA_FILE) ? JSON.parse(readFileSync(DEMO_DATA_FILE, 'utf8')) : null;
   return runChange(deps, { actor: 'system', requestId: null, reason: data ? 'demo data' : 'built-in entities' }, async (ch) => {
     const now = new Date().toISOString();
     const fail = (what: string, problems: { pointer: string; message: string }[]) => {

@@ -1,6 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import { escapePointer } from '../../policy-schemas/index.ts';
+import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
 
 const FORBIDDEN = ['oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', 'patternProperties'] as const;
@@ -36,6 +37,15 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
       problems.push({ pointer: pointer + e.instancePath, message: `is not valid JSON Schema: ${e.message}`, code: 'input_schema' });
     }
   }
+  if (problems.length === 0) {
+    // Valid by the meta-schema is not enough (a bad regex, a dangling local $ref): it must compile in
+    // the runtime's own ajv, or every bundle naming the tool would fail to compile.
+    try {
+      compileInputSchema(root);
+    } catch (e) {
+      problems.push({ pointer, message: `does not compile: ${(e as Error).message}`, code: 'input_schema' });
+    }
+  }
   return problems;
 }
 
@@ -51,7 +61,7 @@ function walk(node: unknown, pointer: string, problems: ProblemDetail[]): void {
       problems.push({ pointer: here, message: `"${key}" is not allowed in tool input schemas (restricted subset)`, code: 'input_schema' });
       continue;
     }
-    if (key === '$ref' && (typeof value !== 'string' || !value.startsWith('#'))) {
+    if ((key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef') && (typeof value !== 'string' || !value.startsWith('#'))) {
       problems.push({ pointer: here, message: 'only local references ("#/...") are allowed', code: 'input_schema' });
       continue;
     }

@@ -116,6 +116,12 @@ describe('audit log', () => {
     expect(bad.stdout).toContain('line 3');
   });
 
+  it('verifies the database chain from the CLI when no file is named', async () => {
+    const out = cli(['audit', 'verify']);
+    expect(out.status).toBe(0);
+    expect(out.stdout).toMatch(/^ok: \d+ events, chain intact/);
+  });
+
   it('names a removed event as a gap', async () => {
     const r = await t.request('GET', '/v1/audit/export?format=jsonl');
     const lines = r.text.trim().split('\n');

@@ -50,3 +50,31 @@ describe('simulate with an unsaved policy', () => {
     expect(r.status).toBe(200);
   });
 });
+
+describe('publish without a body', () => {
+  it('takes the reason from the Toolgate-Reason header when no body is sent', async () => {
+    const r = await t.request('POST', '/v1/tenants/acme-research/bundles', { headers: { 'toolgate-reason': 'header only' } });
+    expect([200, 201]).toContain(r.status);
+    const versions = (await t.request('GET', '/v1/tenants/acme-research/bundles')).json.items;
+    expect(versions[0].reason).toBe('header only');
+  });
+
+  it('still asks for a reason when there is none', async () => {
+    const r = await t.request('POST', '/v1/tenants/acme-research/bundles');
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].pointer).toBe('/reason');
+  });
+});
+
+describe('a tool that loses its redaction allowlist', () => {
+  it('is filtered with no_redaction and does not stop the tenant from publishing', async () => {
+    const tool = await t.request('GET', '/v1/tools/core__knowledge-query');
+    const { redaction: _r, ...rest } = tool.json;
+    expect((await t.request('PUT', '/v1/tools/core__knowledge-query', { body: rest, headers: { 'if-match': tool.headers.get('etag')! } })).status).toBe(200);
+    const sim = await t.request('POST', '/v1/tenants/acme-research/simulate', { body: { subject: 'agent:research-bot', groups: ['knowledge'] } });
+    expect(sim.status).toBe(200);
+    expect(sim.json.filtered).toContainEqual({ id: 'core__knowledge-query', reason: 'no_redaction' });
+    const pub = await t.request('POST', '/v1/tenants/acme-research/bundles', { body: { reason: 'still publishable' } });
+    expect(pub.status).toBe(201);
+  });
+});

@@ -192,3 +192,20 @@ describe('tool list filters', () => {
     expect(r.json.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/colour', '/effect']);
   });
 });
+
+describe('input schemas that would not compile', () => {
+  it.each([
+    ['a broken regular expression', { type: 'object', properties: { a: { type: 'string', pattern: '(' } } }],
+    ['a dangling local $ref', { type: 'object', properties: { a: { $ref: '#/$defs/nowhere' } } }],
+    ['a remote $dynamicRef', { type: 'object', properties: { a: { $dynamicRef: 'http://example.com/s.json#meta' } } }],
+  ])('rejects %s at save time, so no tenant is left unable to publish', async (_l, inputSchema) => {
+    const r = await t.request('POST', '/v1/tools', { body: tool(`core__nc-${_l.length}`, { inputSchema }) });
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].pointer).toMatch(/^\/inputSchema/);
+  });
+
+  it('accepts ids with underscores at either end of a part, as DESIGN allows', async () => {
+    expect((await t.request('POST', '/v1/tools', { body: tool('core__trail_') })).status).toBe(201);
+    expect((await t.request('POST', '/v1/tools', { body: tool('_x__y') })).status).toBe(201);
+  });
+});

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { validate } from '../../../policy-schemas/index.ts';
 import type { AuditEvent } from '../../../policy-schemas/types.gen.ts';
 import { ChainVerifier } from '../../audit/chain.ts';
-import { listAuditEvents } from '../../audit/events.ts';
+import { listAuditEvents, verifyStoredChain } from '../../audit/events.ts';
 import { CSV_HEADER, fromCsvRecord, parseCsv, toCsvRow, toJsonl } from '../../audit/export.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
 import { settingsFromEnv } from '../../startup.ts';
@@ -15,7 +15,7 @@ export async function run(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'export') return exportAudit(rest);
   if (sub === 'verify') return verifyFile(rest);
-  console.error('usage: toolgate audit export [--format jsonl|csv] [--out FILE] | toolgate audit verify FILE');
+  console.error('usage: toolgate audit export [--format jsonl|csv] [--out FILE] | toolgate audit verify [FILE]');
   return 2;
 }
 
@@ -44,13 +44,17 @@ async function exportAudit(args: string[]): Promise<number> {
   return 0;
 }
 
-/** Verifies an export file (JSONL, or CSV by its header) and names the first broken link. */
+/**
+ * Verifies an export file (JSONL, or CSV by its header), or without FILE the database's own chain,
+ * and names the first broken link.
+ */
 export async function verifyFile(args: string[]): Promise<number> {
   const file = args[0];
-  if (!file || args.length > 1) {
-    console.error('usage: toolgate audit verify FILE');
+  if (args.length > 1) {
+    console.error('usage: toolgate audit verify [FILE]');
     return 2;
   }
+  if (!file) return report(await verifyDatabase(), 'the database');
   const verifier = new ChainVerifier();
   const head = (await readFile(file, { encoding: 'utf8' })).slice(0, CSV_HEADER.length);
   if (head === CSV_HEADER || head.startsWith('seq,')) {
@@ -70,9 +74,22 @@ export async function verifyFile(args: string[]): Promise<number> {
       if (!check(verifier, () => JSON.parse(text), line)) break;
     }
   }
+  return report(verifier, file);
+}
+
+async function verifyDatabase(): Promise<ChainVerifier> {
+  const db = new ToolgateDatabase(settingsFromEnv().dbFile);
+  try {
+    return await verifyStoredChain(db.db);
+  } finally {
+    await db.close();
+  }
+}
+
+function report(verifier: ChainVerifier, what: string): number {
   const r = verifier.result();
   if (r.ok && r.count === 0) {
-    console.error(`${file}: no audit events`);
+    console.error(`${what}: no audit events`);
     return 1;
   }
   if (r.ok) {
