@@ -338,13 +338,13 @@ export interface BundleRole {
 /**
  * Items: A group name, or `*` for every group.
  */
-groups: (string | "*")[]
+groups: ((string | "*") & string)[]
 /**
- * Items: A tool id, or a glob where `*` matches any run of characters.
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
  */
 allow: string[]
 /**
- * Items: A tool id, or a glob where `*` matches any run of characters.
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
  */
 deny: string[]
 requireApproval: ("read_only" | "state_change" | "external_side_effect")[]
@@ -368,7 +368,7 @@ export interface BundleGrant {
 connectionId: string
 subjects: string[]
 /**
- * Items: A tool id, or a glob where `*` matches any run of characters.
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
  */
 tools: string[]
 expiresAt?: string
@@ -410,7 +410,7 @@ subject: string
  * 
  * Items: A group name, or `*` for every group.
  */
-groups?: (string | "*")[]
+groups?: ((string | "*") & string)[]
 /**
  * A workflow state name.
  */
@@ -525,7 +525,7 @@ subjects: [string, ...(string)[]]
  * @minItems 1
  * @maxItems 1000
  * 
- * Items: A tool id, or a glob where `*` matches any run of characters.
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
  */
 tools: [string, ...(string)[]]
 expiresAt?: string
@@ -759,7 +759,7 @@ csrfToken: (string | null)
  * Items: A group name, or `*` for every group.
  */
 
-export type Groups = (string | "*")[]
+export type Groups = ((string | "*") & string)[]
 /**
  * @maxItems 1000
  * 
@@ -842,17 +842,17 @@ export interface Role {
  * 
  * Items: A group name, or `*` for every group.
  */
-groups?: (string | "*")[]
+groups?: ((string | "*") & string)[]
 /**
  * @maxItems 1000
  * 
- * Items: A tool id, or a glob where `*` matches any run of characters.
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
  */
 allow?: string[]
 /**
  * @maxItems 1000
  * 
- * Items: A tool id, or a glob where `*` matches any run of characters.
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
  */
 deny?: string[]
 requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
@@ -992,7 +992,7 @@ state?: string
  * 
  * @maxItems 64
  */
-availableInStates?: (string | "*")[]
+availableInStates?: ((string | "*") & string)[]
 /**
  * Runtime gates; all must hold on the request's facts.
  * 

@@ -57,3 +57,22 @@ describe('bad input never causes a 500 or a change', () => {
     });
   }
 });
+
+describe('inputs built to make the server work hard', () => {
+  it('refuses a 1 MiB array of distinct groups promptly instead of comparing every pair', async () => {
+    const groups = Array.from({ length: 100_000 }, (_, i) => `g${i}`);
+    const r = await t.request('POST', '/v1/tenants/acme-research/simulate', { body: { subject: 'agent:x', groups } });
+    expect(r.status).toBe(400);
+    expect(r.json.errors.map((e: { pointer: string }) => e.pointer)).toContain('/groups');
+  });
+
+  it('refuses globs with more than three stars, and matches long three-star globs linearly', async () => {
+    const policy = (allow: string[]) => ({ roles: { evil: { groups: ['*'], allow } }, bindings: { 'agent:x': ['evil'] } });
+    const tooMany = await t.request('POST', '/v1/tenants/globex-eng/simulate', { body: { subject: 'agent:x', policy: policy(['c' + '*'.repeat(12) + 'Z']) } });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.json.errors[0].pointer).toBe('/policy/roles/evil/allow/0');
+    const ok = await t.request('POST', '/v1/tenants/globex-eng/simulate', { body: { subject: 'agent:x', groups: ['*'], policy: policy(['c*o*r*e', '*__host_*']) } });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.json.tools.map((x: { id: string }) => x.id)).toContain('core__host_session_open');
+  });
+});
