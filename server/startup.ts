@@ -17,6 +17,8 @@ export type Settings = {
   seed: 'demo' | 'none';
   adminToken: string | undefined;
   logLevel: string;
+  /** Send the session cookie with `Secure` always (HTTPS deployments); HTTPS requests get it anyway. */
+  secureCookies?: boolean;
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -33,6 +35,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     seed,
     adminToken: env.TOOLGATE_ADMIN_TOKEN || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
+    secureCookies: env.TOOLGATE_SECURE_COOKIES === '1' || env.TOOLGATE_SECURE_COOKIES === 'true',
   };
 }
 
@@ -53,7 +56,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
     logger: log,
     metrics,
     authorizer: await createAuthorizer(),
-    config: { keysDir: s.keysDir, webDir: s.webDir, sessionTtlSeconds: 12 * 3600, secureCookies: false },
+    config: { keysDir: s.keysDir, webDir: s.webDir, sessionTtlSeconds: 12 * 3600, secureCookies: s.secureCookies ?? false },
   };
   return { deps, generatedAdminToken };
 }

@@ -39,7 +39,8 @@ sessionRoutes.post('/', async (c) => {
     httpOnly: true,
     sameSite: 'Strict',
     path: '/',
-    secure: config.secureCookies,
+    // Secure when configured, or when this request came over HTTPS (directly or via a proxy).
+    secure: config.secureCookies || c.req.url.startsWith('https:') || c.req.header('x-forwarded-proto') === 'https',
     maxAge: config.sessionTtlSeconds,
   });
   const t = toToken(row);

@@ -1,6 +1,9 @@
 import { type Context, Hono } from 'hono';
 import type { ConnectionGrant, Tenant, TenantPolicy } from '../../policy-schemas/types.gen.ts';
-import { withChange } from '../audit/change.ts';
+import { type Change, withChange } from '../audit/change.ts';
+import { tokenCacheFor } from '../auth/token-cache.ts';
+import { toToken } from '../auth/tokens.ts';
+import { publishEvents } from '../distribution/publish-events.ts';
 import { actorOf, authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
@@ -96,9 +99,32 @@ tenantRoutes.delete('/:tenant', async (c) => {
     const policy = await store.getPolicy(ch.tx, id);
     if (!(await store.deleteTenant(ch.tx, id, existing.version))) throw new ApiError(412, 'precondition_failed', `tenant ${id} changed meanwhile`);
     await ch.record({ action: 'delete', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name, policy: policy && policyDoc(policy) }, after: null });
+    await unscopeTokens(ch, id);
   });
+  // After the commit: nothing cached for the old tenant may be served to a new one of the same id.
+  publishEvents.tenantRemoved(id);
+  tokenCacheFor(c.get('deps').database).clear();
   return c.body(null, 204);
 });
+
+/**
+ * A deleted tenant takes its access with it: tokens scoped to it lose it, and a token left with no
+ * tenant at all is revoked (its sessions go with it), so a new tenant of the same id starts clean.
+ */
+async function unscopeTokens(ch: Change, tenant: string): Promise<void> {
+  for (const row of await ch.tx.selectFrom('tokens').selectAll().where('role', 'in', ['editor', 'viewer', 'runtime']).execute()) {
+    const tenants = JSON.parse(row.tenants) as string[];
+    if (!tenants.includes(tenant)) continue;
+    const rest = tenants.filter((t) => t !== tenant);
+    if (rest.length === 0) {
+      await ch.tx.deleteFrom('tokens').where('id', '=', row.id).execute();
+      await ch.record({ action: 'delete', entityType: 'token', entityId: row.id, before: toToken(row), after: null, reason: `tenant ${tenant} was deleted` });
+    } else {
+      await ch.tx.updateTable('tokens').set({ tenants: JSON.stringify(rest) }).where('id', '=', row.id).execute();
+      await ch.record({ action: 'update', entityType: 'token', entityId: row.id, before: toToken(row), after: { ...toToken(row), tenants: rest }, reason: `tenant ${tenant} was deleted` });
+    }
+  }
+}
 
 // ---- policy
 

@@ -17,15 +17,29 @@ export function toCsvRow(e: AuditEvent): string {
     const v = e[k];
     if (v === null || v === undefined) return '';
     const text = k === 'before' || k === 'after' ? canonicalJson(v) : String(v);
-    return '"' + text.replace(/"/g, '""') + '"';
+    return '"' + spreadsheetSafe(text).replace(/"/g, '""') + '"';
   }).join(',') + '\r\n';
+}
+
+// A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR) gets a leading apostrophe, and
+// so does one that already starts with an apostrophe, so reading drops exactly one and the chain
+// still verifies from the CSV.
+const FORMULA_START = /^['=+\-@\t\r]/;
+function spreadsheetSafe(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+function fromSpreadsheetSafe(text: string): string {
+  return text.startsWith("'") ? text.slice(1) : text;
 }
 
 export const CSV_HEADER = CSV_COLUMNS.join(',') + '\r\n';
 
 /** Parses one export line (JSONL) or CSV record back into an event. */
 export function fromCsvRecord(cells: (string | null)[]): AuditEvent {
-  const get = (k: (typeof CSV_COLUMNS)[number]) => cells[CSV_COLUMNS.indexOf(k)] ?? null;
+  const get = (k: (typeof CSV_COLUMNS)[number]) => {
+    const cell = cells[CSV_COLUMNS.indexOf(k)] ?? null;
+    return cell === null ? null : fromSpreadsheetSafe(cell);
+  };
   const json = (v: string | null) => (v === null ? null : JSON.parse(v));
   return {
     seq: Number(get('seq')),

@@ -38,6 +38,7 @@ export class BundleCache {
   private readonly tenants = new Map<string, TenantState>();
   private readonly versions = new Map<string, ServedBundle>();
   private readonly onPublished = (e: PublishedEvent) => void this.published(e);
+  private readonly onTenantRemoved = (tenant: string) => this.forget(tenant);
   private watcher: NodeJS.Timeout | undefined;
 
   constructor(
@@ -45,6 +46,15 @@ export class BundleCache {
     private readonly revalidateMs = 2000,
   ) {
     publishEvents.on('published', this.onPublished);
+    publishEvents.on('tenant-removed', this.onTenantRemoved);
+  }
+
+  /** Drops everything cached for a tenant; waiting pulls are released with nothing. */
+  forget(tenant: string): void {
+    const s = this.tenants.get(tenant);
+    this.tenants.delete(tenant);
+    for (const key of [...this.versions.keys()]) if (key.startsWith(`${tenant}\u0000`)) this.versions.delete(key);
+    if (s) for (const w of [...s.waiters]) w.resolve(undefined);
   }
 
   /** The tenant's latest bundle, or undefined when it has none. */
@@ -125,6 +135,7 @@ export class BundleCache {
   /** Stops following publishes and releases every waiter with what it has. */
   close(): void {
     publishEvents.off('published', this.onPublished);
+    publishEvents.off('tenant-removed', this.onTenantRemoved);
     clearInterval(this.watcher);
     this.watcher = undefined;
     for (const s of this.tenants.values()) for (const w of [...s.waiters]) w.resolve(s.latest);
@@ -169,7 +180,13 @@ export class BundleCache {
             .executeTakeFirst();
           if (!head) s.latest = undefined;
           else if (!s.latest || s.latest.version !== head.version || s.latest.revision !== head.revision) {
-            s.latest = await this.version(tenant, head.version);
+            let b = await this.version(tenant, head.version);
+            // A cached copy under the same number but another revision belongs to a deleted tenant of the same id.
+            if (b && b.revision !== head.revision) {
+              this.versions.delete(`${tenant}\u0000${head.version}`);
+              b = await this.version(tenant, head.version);
+            }
+            s.latest = b;
           }
           s.checkedAt = Date.now();
           this.wake(s);

@@ -8,6 +8,11 @@ class PublishEvents extends EventEmitter {
   published(tenant: string, version: number): void {
     this.emit('published', { tenant, version });
   }
+
+  /** A tenant was deleted: what was cached for it must go (a new tenant may reuse the id). */
+  tenantRemoved(tenant: string): void {
+    this.emit('tenant-removed', tenant);
+  }
 }
 
 export type PublishedEvent = { tenant: string; version: number };

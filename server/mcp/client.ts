@@ -62,7 +62,8 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
   let transport: Transport;
   try {
     transport = makeTransport(server.transport, env, (chunk) => {
-      stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL);
+      // Mask before cutting: a cut could otherwise split a secret so that exact matching misses it.
+      stderrTail = clipEnd(maskSecrets(stderrTail + chunk, secrets), STDERR_TAIL, secrets);
     });
   } catch (err) {
     return fail(server.id, `cannot be configured: ${describe(err)}`, '', secrets);
@@ -239,15 +240,56 @@ function explain(err: unknown, timeout: number): string {
 }
 
 function describe(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  return msg.length > 300 ? `${msg.slice(0, 300)}…` : msg;
+  // Not cut here: fail() masks secrets first and cuts after.
+  return err instanceof Error ? err.message : String(err);
 }
 
+const MAX_MESSAGE = 1000;
+
 function fail(serverId: string, what: string, stderrTail: string, secrets: string[]): { ok: false; code: 'mcp_error'; message: string } {
-  let message = `MCP server "${serverId}" ${what}`;
+  let message = `MCP server "${serverId}" ${maskSecrets(what, secrets)}`;
   const tail = stderrTail.trim();
-  if (tail) message += ` (stderr: ${tail.slice(-300)})`;
+  if (tail) message += ` (stderr: ${clipEnd(maskSecrets(tail, secrets), 300, secrets)})`;
   // Values of passed-through variables never reach stored or logged text.
-  for (const s of secrets) message = message.split(s).join('***');
-  return { ok: false, code: 'mcp_error', message };
+  message = maskSecrets(message, secrets);
+  return { ok: false, code: 'mcp_error', message: clipStart(message, MAX_MESSAGE, secrets) };
+}
+
+/** Replaces every whole occurrence of a secret value. */
+function maskSecrets(text: string, secrets: string[]): string {
+  for (const s of secrets) text = text.split(s).join('***');
+  return text;
+}
+
+// A cut can leave part of a secret at the edge; four or more of its characters are masked too.
+const EDGE = 4;
+
+/** The last `n` characters, with a leading fragment that ends some secret masked. */
+function clipEnd(text: string, n: number, secrets: string[]): string {
+  if (text.length <= n) return text;
+  let out = text.slice(-n);
+  for (const s of secrets) {
+    for (let k = Math.min(s.length - 1, out.length); k >= EDGE; k--) {
+      if (out.startsWith(s.slice(-k))) {
+        out = '***' + out.slice(k);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** The first `n` characters, with a trailing fragment that starts some secret masked. */
+function clipStart(text: string, n: number, secrets: string[]): string {
+  if (text.length <= n) return text;
+  let out = text.slice(0, n);
+  for (const s of secrets) {
+    for (let k = Math.min(s.length - 1, out.length); k >= EDGE; k--) {
+      if (out.endsWith(s.slice(0, k))) {
+        out = out.slice(0, -k) + '***';
+        break;
+      }
+    }
+  }
+  return out + '…';
 }

@@ -85,7 +85,7 @@ export async function checkPolicyReferences(db: DbOrTx, policy: TenantPolicy): P
   }
   for (const [subject, roleNames] of Object.entries(policy.bindings ?? {})) {
     roleNames.forEach((r, i) => {
-      if (!(r in roles)) problems.push({ pointer: `/bindings/${escapePointer(subject)}/${i}`, message: `unknown role "${r}"`, code: 'unknown_reference' });
+      if (!Object.hasOwn(roles, r)) problems.push({ pointer: `/bindings/${escapePointer(subject)}/${i}`, message: `unknown role "${r}"`, code: 'unknown_reference' });
     });
   }
   for (const [profile, p] of Object.entries(policy.profiles ?? {})) {

@@ -4,7 +4,7 @@ import type { ProblemDetail } from '../errors.ts';
 // Field names that carry credentials. Toolgate stores connection IDs, never what they unlock.
 const SECRET_NAME = /token|secret|passw(?:or)?d|passphrase|api[_-]?key|authorization|private[_-]?key|credential|bearer|cookie|access[_-]?key|signing[_-]?key/i;
 // Values that look like a credential even under an innocent name.
-const SECRET_VALUE = /-----BEGIN [A-Z ]*PRIVATE KEY-----|^(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}|^gh[pousr]_[A-Za-z0-9]{20,}|^xox[abpr]-|^AKIA[0-9A-Z]{16}$|^Bearer\s+\S{8,}|^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\./;
+const SECRET_VALUE = /-----BEGIN [A-Z ]*PRIVATE KEY-----|^(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}|^sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|^xai-[A-Za-z0-9]{20,}|^AIza[0-9A-Za-z_-]{30,}|^glpat-[A-Za-z0-9_-]{20,}|^gh[pousr]_[A-Za-z0-9]{20,}|^xox[abpr]-|^AKIA[0-9A-Z]{16}$|^Bearer\s+\S{8,}|^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\./;
 
 /** Every secret-shaped field or value anywhere in a payload, with its pointer. */
 export function findSecrets(value: unknown, pointer = ''): ProblemDetail[] {

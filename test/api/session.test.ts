@@ -60,3 +60,12 @@ describe('console session', () => {
     expect((await t.request('GET', '/v1/tenants/globex-eng', { token: null, headers: { cookie } })).status).toBe(404);
   });
 });
+
+describe('cookie over HTTPS', () => {
+  it('marks the session cookie Secure when the request came through an HTTPS proxy', async () => {
+    const r = await t.request('POST', '/v1/session', { token: null, body: { token: ADMIN_TOKEN }, headers: { 'x-forwarded-proto': 'https' } });
+    expect(r.headers.get('set-cookie')).toMatch(/;\s*Secure/i);
+    const plain = await t.request('POST', '/v1/session', { token: null, body: { token: ADMIN_TOKEN } });
+    expect(plain.headers.get('set-cookie')).not.toMatch(/;\s*Secure/i);
+  });
+});

@@ -104,6 +104,7 @@ describe('connection grants', () => {
     ['a nested password', { meta: { password: 'hunter2' } }, '/meta/password'],
     ['a private key value', { label: '-----BEGIN RSA PRIVATE KEY-----\nMII' }, '/label'],
     ['an Authorization field', { Authorization: 'Basic x' }, '/Authorization'],
+    ['an OpenAI-style key as a label', { label: 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789' }, '/label'],
   ])('rejects %s with secret_field and stores nothing', async (_l, extra, pointer) => {
     const r = await t.request('POST', '/v1/tenants/initech/grants', { body: { ...grant, connectionId: 'conn-secret', ...extra } });
     expect(r.status).toBe(400);

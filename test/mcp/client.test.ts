@@ -178,4 +178,18 @@ describe('MCP client failures', () => {
       expect(r.message).not.toContain('value-that-must-not-leak');
     }
   });
+
+  it('never leaks part of a secret that a cut of the stderr tail would split', async () => {
+    const key = 'uak_9f8e7d6c5b4a39281706f5e4d3c2b1a0ZZ';
+    // The key, then enough padding that the kept tail starts in the middle of it.
+    for (const pad of [263, 280, 290, 296]) {
+      const script = `process.stderr.write("upstream rejected key " + process.env.MCP_FIXTURE_KEY + "0".repeat(${pad})); process.exit(1)`;
+      const transport = { kind: 'stdio' as const, command: process.execPath, args: ['-e', script], env: ['MCP_FIXTURE_KEY'] };
+      const r = await fetchMcpTools({ id: 'leaky', transport }, { ...quick, env: { PATH: process.env.PATH, MCP_FIXTURE_KEY: key } });
+      expect(r.ok).toBe(false);
+      if (!r.ok) {
+        for (let k = 4; k <= key.length; k++) expect(r.message, `pad ${pad}`).not.toContain(key.slice(-k));
+      }
+    }
+  });
 });
