@@ -1,6 +1,8 @@
 import { serve } from '@hono/node-server';
 import { createApp } from '../../app.ts';
+import { compileDraft } from '../../compiler/draft.ts';
 import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
+import type { AppDeps } from '../../context.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { openToolgate, settingsFromEnv } from '../../startup.ts';
 
@@ -16,6 +18,9 @@ export async function run(): Promise<number> {
       process.stdout.write(`\nBootstrap admin token (shown once, keep it safe):\n\n  ${generatedAdminToken}\n\nConsole: http://${settings.host}:${info.port}/\n\n`);
     }
   });
+  // Warm the compiler (JIT, every input schema compiled once) so the first simulate or publish
+  // after a start is as fast as the later ones. Failures are the draft's and show when it is used.
+  setImmediate(() => void warmCompiler(deps).catch(() => undefined));
   const stopMcp = startMcpScheduler(deps);
   const stopReissue = startReissueScheduler(deps);
   await new Promise<void>((resolve) => {
@@ -30,4 +35,9 @@ export async function run(): Promise<number> {
   await stopReissue();
   await deps.database.close();
   return 0;
+}
+
+async function warmCompiler(deps: AppDeps): Promise<void> {
+  const first = await deps.database.db.selectFrom('tenants').select('id').orderBy('id').limit(1).executeTakeFirst();
+  if (first) await compileDraft(deps.database.db, first.id);
 }
