@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBundleClient } from '../../runtime/client/index.ts';
 import type { BundleClient, TrustedKeys } from '../../runtime/client/index.ts';
+import { freePort } from '../support/free-port.ts';
 
 // `toolgate serve` as a real process, killed with SIGKILL mid-flight and started again on the
 // same database, keys and port, while SDK clients keep running.
@@ -20,16 +19,6 @@ afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function serve(dir: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'serve'], {
