@@ -10,7 +10,7 @@ const commands: Record<string, Command> = {
   compile: { summary: 'compile --tenant T --out DIR: compile and sign the draft into DIR/bundle.json + bundle.jws (publishes nothing)', load: () => import('./commands/compile.ts') },
   verify: { summary: 'verify --bundle F --signature F --jwks F [--tenant T]: the checks a runtime makes before accepting a bundle', load: () => import('./commands/verify.ts') },
   evaluate: { summary: 'evaluate --bundle F --request F: print what simulate answers for the request', load: () => import('./commands/evaluate.ts') },
-  keys: { summary: 'keys list | keys rotate [--reason TEXT]: bundle-signing keys (old keys stay published)', load: () => import('./commands/keys.ts') },
+  keys: { summary: 'keys list | keys rotate [--reason TEXT] | keys retire KID [--reissue]: bundle-signing keys (old keys stay published until retired)', load: () => import('./commands/keys.ts') },
   tools: { summary: 'tools list [--tenant T --subject S --groups a,b --state X --profile P --format openai|anthropic]: what the model would see', load: () => import('./commands/tools.ts') },
   mcp: { summary: 'mcp sync ID [--timeout MS]: import an MCP server\'s tools (new and changed ones quarantined)', load: () => import('./commands/mcp.ts') },
 };

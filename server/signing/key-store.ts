@@ -66,6 +66,19 @@ export class KeyStore {
     return key;
   }
 
+  /**
+   * Takes a key out of the JWKS for good: runtimes stop trusting what it signed. The key that signs
+   * now cannot be retired (rotate first). Its file is kept as `<kid>.json.retired`, never loaded.
+   */
+  async retire(kid: string): Promise<void> {
+    await this.refresh(true);
+    const key = this.keys.find((k) => k.kid === kid);
+    if (!key) throw new Error(`no key ${kid} (see toolgate keys list)`);
+    if (this.keys[this.keys.length - 1].kid === kid) throw new Error(`${kid} signs now; rotate to a new key before retiring it`);
+    renameSync(join(this.dir, `${kid}.json`), join(this.dir, `${kid}.json.retired`));
+    await this.refresh(true);
+  }
+
   private async createKey(): Promise<string> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });

@@ -141,3 +141,36 @@ describe('toolgate keys', () => {
     expect(await keys(['spin'], capture().out)).toBe(2);
   });
 });
+
+describe('toolgate keys retire', () => {
+  const publish = (reason: string) =>
+    app.request('/v1/tenants/globex-eng/bundles', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason, refresh: true }) });
+  const jwksKids = async () => ((await (await app.request('/.well-known/jwks.json')).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+
+  it('refuses the signing key, and a key that signed a latest bundle until --reissue re-signs it', async () => {
+    expect((await publish('signed by the current key')).status).toBe(201);
+    const listed = capture();
+    await keys(['list'], listed.out);
+    const signer = listed.lines.out.find((l) => l.endsWith('signing'))!.split(/\s+/)[0];
+    const refuse = capture();
+    expect(await keys(['retire', signer], refuse.out)).toBe(1);
+    expect(refuse.lines.err.join()).toContain('rotate first');
+
+    expect(await keys(['rotate'], capture().out)).toBe(0);
+    const blocked = capture();
+    expect(await keys(['retire', signer], blocked.out)).toBe(1);
+    expect(blocked.lines.err.join()).toContain('globex-eng');
+    expect(await jwksKids()).toContain(signer);
+
+    const done = capture();
+    expect(await keys(['retire', signer, '--reissue', '--reason', 'key compromised'], done.out)).toBe(0);
+    expect(done.lines.out.join('\n')).toMatch(/globex-eng: re-issued as version \d+/);
+    expect(await jwksKids()).not.toContain(signer);
+    const latest = await app.request('/v1/tenants/globex-eng/bundles/latest', { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(JSON.parse(Buffer.from(latest.headers.get('toolgate-signature')!.split('.')[0], 'base64url').toString()).kid).not.toBe(signer);
+    const events = await listAuditEvents(deps.database.db, { action: 'retire' }, 0, 10);
+    expect(events.map((e) => [e.entityId, e.reason])).toEqual([[signer, 'key compromised']]);
+    expect(await keys(['retire', 'no-such-kid'], capture().out)).toBe(1);
+    expect(await keys(['retire'], capture().out)).toBe(2);
+  });
+});
