@@ -306,8 +306,11 @@ function bundleTool(t: Tool): BundleTool | ExcludedTool {
   return out;
 }
 
-/** Each group with every group it reaches through includes (itself first in the sort); cycles are errors. */
-function groupClosures(includes: Map<string, string[]>, errors: CompileError[]): Map<string, string[]> {
+/**
+ * Each group's closure under `includes` (itself included), reporting every include cycle once,
+ * named from the first group of the map that lies on it. Also used to refuse a cycle at save time.
+ */
+export function groupClosures(includes: Map<string, string[]>, errors: CompileError[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const reported = new Set<string>();
   for (const start of includes.keys()) {

@@ -1,5 +1,6 @@
 import { escapePointer } from '../../policy-schemas/index.ts';
 import type { ConnectionGrant, Group, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
+import { type CompileError, groupClosures } from '../compiler/compile-bundle.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { ProblemDetail } from '../errors.ts';
 
@@ -33,37 +34,18 @@ export async function checkToolReferences(db: DbOrTx, tool: Tool): Promise<Probl
 /** Unknown included groups, and include cycles, with `group` saved as given. */
 export async function checkGroupReferences(db: DbOrTx, group: Group): Promise<ProblemDetail[]> {
   const rows = await db.selectFrom('groups').select(['name', 'body']).execute();
-  const includes = new Map<string, string[]>(rows.map((r) => [r.name, (JSON.parse(r.body) as Group).includes ?? []]));
-  includes.set(group.name, group.includes ?? []);
+  // The saved group first: the compiler's closure walk then names each cycle from it.
+  const includes = new Map<string, string[]>([[group.name, group.includes ?? []]]);
+  for (const r of rows) if (r.name !== group.name) includes.set(r.name, (JSON.parse(r.body) as Group).includes ?? []);
   const problems: ProblemDetail[] = [];
   (group.includes ?? []).forEach((g, i) => {
     if (!includes.has(g)) problems.push({ pointer: `/includes/${i}`, message: `unknown group "${g}"`, code: 'unknown_reference' });
   });
-  const cycle = findCycle(group.name, includes);
-  if (cycle) problems.push({ pointer: '/includes', message: `includes form a cycle: ${cycle.join(' → ')}`, code: 'cycle' });
+  // Stored groups have no cycle, so any cycle found runs through the saved group.
+  const cycles: CompileError[] = [];
+  groupClosures(includes, cycles);
+  for (const c of cycles) problems.push({ pointer: '/includes', message: c.message, code: 'cycle' });
   return problems;
-}
-
-/** A path from `start` back to itself through includes, if there is one. */
-export function findCycle(start: string, includes: Map<string, string[]>): string[] | null {
-  const path: string[] = [start];
-  const onPath = new Set([start]);
-  const done = new Set<string>();
-  const visit = (node: string): string[] | null => {
-    for (const next of includes.get(node) ?? []) {
-      if (next === start) return [...path, start];
-      if (onPath.has(next) || done.has(next)) continue;
-      path.push(next);
-      onPath.add(next);
-      const found = visit(next);
-      if (found) return found;
-      path.pop();
-      onPath.delete(next);
-      done.add(next);
-    }
-    return null;
-  };
-  return visit(start);
 }
 
 /** Unknown groups, roles and exact tool ids in a tenant policy. */
