@@ -19,7 +19,6 @@ export type DocumentRoutesOptions<T extends object> = {
   entityType: AuditEvent['entityType'];
   resource: Resource;
   store: Store<T>;
-  keyOf: (doc: T) => string;
   /** Read-only fields beyond version/timestamps that a body may carry and the server ignores. */
   readOnly?: string[];
   /** Server-derived fields, set after validation (keeps the existing entity's where relevant). */
@@ -55,16 +54,17 @@ export function throwProblems(problems: ProblemDetail[], status = 400): void {
  */
 export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
-  const db = (c: { get: (k: 'deps') => { database: { db: DbOrTx } } }) => c.get('deps').database.db;
+  const keyField = o.store.key;
+  const keyOf = (doc: T) => (doc as Record<string, string>)[keyField];
 
   const parse = (body: unknown, key?: string): T => {
     if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
       dropReadOnly(body as Record<string, unknown>, o.readOnly);
     }
     const doc = validOrThrow<T>(o.kind, body);
-    if (key !== undefined && o.keyOf(doc) !== key) {
-      throw new ApiError(400, 'validation', `The body names ${o.keyOf(doc)} but the URL names ${key}; renaming is not supported`, {
-        errors: [{ pointer: '/' + (o.kind === 'tool' || o.kind === 'mcp-server' ? 'id' : 'name'), message: `must be ${key}` }],
+    if (key !== undefined && keyOf(doc) !== key) {
+      throw new ApiError(400, 'validation', `The body names ${keyOf(doc)} but the URL names ${key}; renaming is not supported`, {
+        errors: [{ pointer: `/${keyField}`, message: `must be ${key}` }],
       });
     }
     return doc;
@@ -79,7 +79,7 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
   r.get('/', async (c) => {
     authorize(c, o.resource, 'read');
     const query = o.filter ? validOrThrow<Record<string, string>>(o.filter.queryKind, { ...c.req.query() }) : {};
-    let items = await o.store.list(db(c));
+    let items = await o.store.list(c.get('deps').database.db);
     if (o.filter) items = o.filter.apply(items, query);
     return c.json({ items });
   });
@@ -90,8 +90,8 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
     const reason = takeReason(c, body as Record<string, unknown>);
     const created = await withChange(c, reason, async (ch) => {
       let doc = parse(body);
-      const key = o.keyOf(doc);
-      if (await o.store.get(ch.tx, key)) throw new ApiError(409, 'conflict', `${o.entityType} ${key} already exists`, { errors: [{ pointer: '/' + (o.kind === 'group' || o.kind === 'state' ? 'name' : 'id'), message: 'already exists' }] });
+      const key = keyOf(doc);
+      if (await o.store.get(ch.tx, key)) throw new ApiError(409, 'conflict', `${o.entityType} ${key} already exists`, { errors: [{ pointer: `/${keyField}`, message: 'already exists' }] });
       if (o.normalize) doc = await o.normalize(doc, undefined, ch.tx);
       throwProblems(await o.check(ch.tx, doc, undefined));
       const stored = await o.store.insert(ch.tx, key, doc, new Date().toISOString());
@@ -99,13 +99,13 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
       return stored;
     });
     c.header('ETag', etagOf(created.version));
-    c.header('Location', `${c.req.path.replace(/\/$/, '')}/${encodeURIComponent(o.keyOf(created))}`);
+    c.header('Location', `${c.req.path.replace(/\/$/, '')}/${encodeURIComponent(keyOf(created))}`);
     return c.json(created, 201);
   });
 
   r.get('/:key', async (c) => {
     authorize(c, o.resource, 'read');
-    const existing = await requireExisting(db(c), c.req.param('key'));
+    const existing = await requireExisting(c.get('deps').database.db, c.req.param('key'));
     c.header('ETag', etagOf(existing.version));
     return c.json(existing);
   });

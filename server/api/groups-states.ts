@@ -11,7 +11,6 @@ export const groupRoutes = documentRoutes<Group>({
   entityType: 'group',
   resource: 'inventory',
   store: groupStore,
-  keyOf: (g) => g.name,
   check: (tx, group) => checkGroupReferences(tx, group),
   checkDelete: async (tx, name) => {
     if (name === DEFAULT_GROUP) return [{ pointer: '/name', message: 'the default group always exists' }];
@@ -33,7 +32,6 @@ export const stateRoutes = documentRoutes<State>({
   entityType: 'state',
   resource: 'inventory',
   store: stateStore,
-  keyOf: (s) => s.name,
   check: async () => [],
   checkDelete: async (tx, name) => {
     if (name === INITIAL_STATE) return [{ pointer: '/name', message: 'the undefined state always exists' }];

@@ -17,7 +17,6 @@ const crud = documentRoutes<McpServer>({
   entityType: 'mcp-server',
   resource: 'mcp',
   store: mcpServerStore,
-  keyOf: (s) => s.id,
   readOnly: ['lastSync'],
   // lastSync belongs to the server: an edit keeps it.
   normalize: (doc, existing) => (existing?.lastSync ? { ...doc, lastSync: existing.lastSync } : doc),

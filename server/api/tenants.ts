@@ -27,10 +27,7 @@ async function requireTenant(db: DbOrTx, id: string) {
   return t;
 }
 
-function policyDoc(p: store.PolicyRecord): TenantPolicy {
-  const { tenant: _t, version: _v, createdAt: _c, updatedAt: _u, ...doc } = p;
-  return doc;
-}
+const policyDoc = (p: store.PolicyRecord): TenantPolicy => store.tenantDocument<TenantPolicy>(p);
 
 tenantRoutes.get('/', async (c) => {
   authorize(c, 'tenant', 'read');
@@ -181,10 +178,7 @@ async function requireGrant(db: DbOrTx, tenant: string, connectionId: string) {
   return g;
 }
 
-function grantDoc(g: store.GrantRecord): ConnectionGrant {
-  const { tenant: _t, version: _v, createdAt: _c, updatedAt: _u, ...doc } = g;
-  return doc;
-}
+const grantDoc = (g: store.GrantRecord): ConnectionGrant => store.tenantDocument<ConnectionGrant>(g);
 
 tenantRoutes.get('/:tenant/grants', async (c) => {
   const id = c.req.param('tenant');

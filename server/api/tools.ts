@@ -16,7 +16,6 @@ export const toolRoutes = documentRoutes<Tool>({
   entityType: 'tool',
   resource: 'inventory',
   store: toolStore,
-  keyOf: (t) => t.id,
   readOnly: SERVER_SET,
   normalize: (tool, existing) => {
     if (existing?.source?.kind === 'mcp') return keepImportedDefinition(tool, existing);

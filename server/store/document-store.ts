@@ -20,6 +20,8 @@ export function documentStore<T extends object>(
   const toStored = (r: Row): Stored<T> => ({ ...(JSON.parse(r.body) as T), version: r.version, createdAt: r.created_at, updatedAt: r.updated_at });
 
   return {
+    /** The field that names a document (`id` or `name`), also its key column. */
+    key,
     async list(db: DbOrTx): Promise<Stored<T>[]> {
       const rows = (await from(db).selectAll().orderBy(key as 'id').execute()) as unknown as Row[];
       return rows.map(toStored);

@@ -2,7 +2,7 @@ import type { ConnectionGrant, Group, State, TenantPolicy, Tool } from '../../po
 import type { DbOrTx } from '../db/database.ts';
 import { stripStored } from './document-store.ts';
 import { groupStore, stateStore, toolStore } from './inventory.ts';
-import { getPolicy, getTenant, listGrants } from './tenants.ts';
+import { getPolicy, getTenant, listGrants, tenantDocument } from './tenants.ts';
 
 /** Everything the compiler needs for one tenant, without versions or timestamps. */
 export type DraftSnapshot = {
@@ -19,16 +19,12 @@ export async function loadDraftSnapshot(db: DbOrTx, tenantId: string): Promise<D
   const tenant = await getTenant(db, tenantId);
   if (!tenant) return undefined;
   const policy = await getPolicy(db, tenantId);
-  const { tenant: _t, version: _v, createdAt: _c, updatedAt: _u, ...policyDoc } = policy!;
   return {
     tenant: { id: tenant.id, name: tenant.name },
-    policy: policyDoc,
+    policy: tenantDocument<TenantPolicy>(policy!),
     tools: (await toolStore.list(db)).map(stripStored),
     groups: (await groupStore.list(db)).map(stripStored),
     states: (await stateStore.list(db)).map(stripStored),
-    grants: (await listGrants(db, tenantId)).map((g) => {
-      const { tenant: _gt, version: _gv, createdAt: _gc, updatedAt: _gu, ...grant } = g;
-      return grant;
-    }),
+    grants: (await listGrants(db, tenantId)).map((g) => tenantDocument<ConnectionGrant>(g)),
   };
 }

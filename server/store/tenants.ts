@@ -6,6 +6,12 @@ export type TenantRecord = Stored<Pick<Tenant, 'id' | 'name'>>;
 export type PolicyRecord = Stored<TenantPolicy> & { tenant: string };
 export type GrantRecord = Stored<ConnectionGrant> & { tenant: string };
 
+/** A policy or grant without what the store adds (tenant, version, timestamps): the document as written. */
+export function tenantDocument<T extends object>(r: Stored<T> & { tenant: string }): T {
+  const { tenant: _t, version: _v, createdAt: _c, updatedAt: _u, ...doc } = r;
+  return doc as unknown as T;
+}
+
 /** The policy a tenant starts with: nobody may call anything (deny by default). */
 export function emptyPolicy(): TenantPolicy {
   return { roles: {}, bindings: {}, profiles: {}, bundleTtlSeconds: 86400 };
