@@ -108,6 +108,14 @@ export async function latestBundleRow(db: DbOrTx, tenant: string): Promise<Bundl
   return db.selectFrom('bundles').selectAll().where('tenant', '=', tenant).orderBy('version', 'desc').limit(1).executeTakeFirst();
 }
 
+/** When the tenant's latest bundle was issued and expires, read from its summary (not its content). */
+export async function latestBundleLifetime(db: DbOrTx, tenant: string): Promise<{ issuedAt: string; expiresAt: string } | undefined> {
+  const row = await db.selectFrom('bundles').select('summary').where('tenant', '=', tenant).orderBy('version', 'desc').limit(1).executeTakeFirst();
+  if (!row) return undefined;
+  const { issuedAt, expiresAt } = JSON.parse(row.summary) as StoredSummary;
+  return { issuedAt, expiresAt };
+}
+
 /** One published version of a tenant, if it exists. */
 export async function bundleRow(db: DbOrTx, tenant: string, version: number): Promise<BundlesRow | undefined> {
   return db.selectFrom('bundles').selectAll().where('tenant', '=', tenant).where('version', '=', version).executeTakeFirst();

@@ -10,9 +10,9 @@ afterAll(async () => t.close());
 
 describe('re-issue before expiry', () => {
   it('asks for a re-issue once half of the lifetime is gone', () => {
-    const content = JSON.stringify({ issuedAt: '2030-01-01T00:00:00.000Z', expiresAt: '2030-01-02T00:00:00.000Z' });
-    expect(needsReissue(content, new Date('2030-01-01T11:59:00Z'))).toBe(false);
-    expect(needsReissue(content, new Date('2030-01-01T12:00:00Z'))).toBe(true);
+    const lifetime = { issuedAt: '2030-01-01T00:00:00.000Z', expiresAt: '2030-01-02T00:00:00.000Z' };
+    expect(needsReissue(lifetime, new Date('2030-01-01T11:59:00Z'))).toBe(false);
+    expect(needsReissue(lifetime, new Date('2030-01-01T12:00:00Z'))).toBe(true);
   });
 
   it('re-signs the latest content as a new version with a later expiry, leaving the draft unpublished', async () => {

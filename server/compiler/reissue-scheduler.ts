@@ -1,7 +1,7 @@
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import type { AppDeps } from '../context.ts';
 import { sharedKeyStore } from '../signing/key-store.ts';
-import { latestBundleRow, publishBundle } from './publish.ts';
+import { latestBundleLifetime, publishBundle } from './publish.ts';
 
 export type ReissueOptions = { everyMs?: number; now?: () => Date };
 
@@ -21,8 +21,9 @@ export function startReissueScheduler(deps: Pick<AppDeps, 'database' | 'metrics'
     const tenants = await deps.database.db.selectFrom('tenants').select('id').execute();
     for (const { id } of tenants) {
       if (stopped) return;
-      const latest = await latestBundleRow(deps.database.db, id);
-      if (!latest || !needsReissue(latest.content, now())) continue;
+      // The lifetime comes from the summary column: a scan must not parse every tenant's bundle.
+      const lifetime = await latestBundleLifetime(deps.database.db, id);
+      if (!lifetime || !needsReissue(lifetime, now())) continue;
       try {
         const r = await publishBundle(
           deps,
@@ -50,8 +51,7 @@ export function startReissueScheduler(deps: Pick<AppDeps, 'database' | 'metrics'
 }
 
 /** True when less than half of the bundle's lifetime remains. */
-export function needsReissue(content: string, now: Date): boolean {
-  const b = JSON.parse(content) as Pick<Bundle, 'issuedAt' | 'expiresAt'>;
+export function needsReissue(b: Pick<Bundle, 'issuedAt' | 'expiresAt'>, now: Date): boolean {
   const issued = Date.parse(b.issuedAt);
   const expires = Date.parse(b.expiresAt);
   return now.getTime() >= issued + (expires - issued) / 2;
