@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
-import { type AuditFilter, listAuditEvents, verifyStoredChain } from '../audit/events.ts';
+import { type AuditFilter, auditEventPages, listAuditEvents, verifyStoredChain } from '../audit/events.ts';
 import { CSV_HEADER, toCsvRow, toJsonl } from '../audit/export.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
@@ -10,7 +10,6 @@ import { validOrThrow } from '../http/body.ts';
 export const auditRoutes = new Hono<AppEnv>();
 
 type AuditQuery = AuditFilter & { cursor?: string; limit?: string; format?: 'jsonl' | 'csv'; order?: 'asc' | 'desc' };
-const PAGE = 1000;
 
 auditRoutes.get('/', async (c) => {
   authorize(c, 'audit', 'read');
@@ -30,17 +29,10 @@ auditRoutes.get('/export', async (c) => {
   c.header('Content-Type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
   c.header('Content-Disposition', `attachment; filename="toolgate-audit.${format}"`);
   c.header('Cache-Control', 'no-store');
-  // Page by seq so memory stays flat and the database is never held for the whole export.
+  const { cursor: _c, limit: _l, format: _f, order: _o, ...filter } = q;
   return stream(c, async (out) => {
     if (format === 'csv') await out.write(CSV_HEADER);
-    let after = 0;
-    for (;;) {
-      const page = await listAuditEvents(db, q, after, PAGE);
-      if (page.length === 0) break;
-      await out.write(page.map(format === 'csv' ? toCsvRow : toJsonl).join(''));
-      after = page[page.length - 1].seq;
-      if (page.length < PAGE) break;
-    }
+    for await (const page of auditEventPages(db, filter)) await out.write(page.map(format === 'csv' ? toCsvRow : toJsonl).join(''));
   });
 });
 

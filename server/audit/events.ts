@@ -105,14 +105,25 @@ export async function listAuditEvents(db: DbOrTx, f: AuditFilter, cursor: number
   return rows.map(fromRow);
 }
 
-/** Walks the stored chain from seq 1 page by page (constant memory) up to the first broken link. */
-export async function verifyStoredChain(db: DbOrTx, pageSize = 1000): Promise<ChainVerifier> {
-  const verifier = new ChainVerifier();
+/**
+ * Every event matching `f`, oldest first, one page at a time: memory stays flat and the database
+ * is never held between pages, however long the history.
+ */
+export async function* auditEventPages(db: DbOrTx, f: AuditFilter = {}, pageSize = 1000): AsyncGenerator<AuditEvent[]> {
   let after = 0;
   for (;;) {
-    const page = await listAuditEvents(db, {}, after, pageSize);
-    for (const e of page) if (!verifier.push(e)) return verifier;
-    if (page.length < pageSize) return verifier;
+    const page = await listAuditEvents(db, f, after, pageSize);
+    if (page.length > 0) yield page;
+    if (page.length < pageSize) return;
     after = page[page.length - 1].seq;
   }
+}
+
+/** Walks the stored chain from seq 1 (constant memory) up to the first broken link. */
+export async function verifyStoredChain(db: DbOrTx): Promise<ChainVerifier> {
+  const verifier = new ChainVerifier();
+  for await (const page of auditEventPages(db)) {
+    for (const e of page) if (!verifier.push(e)) return verifier;
+  }
+  return verifier;
 }

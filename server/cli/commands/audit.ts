@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { validate } from '../../../policy-schemas/index.ts';
 import type { AuditEvent } from '../../../policy-schemas/types.gen.ts';
 import { ChainVerifier } from '../../audit/chain.ts';
-import { listAuditEvents, verifyStoredChain } from '../../audit/events.ts';
+import { auditEventPages, verifyStoredChain } from '../../audit/events.ts';
 import { CSV_HEADER, fromCsvRecord, parseCsv, toCsvRow, toJsonl } from '../../audit/export.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
 import { settingsFromEnv } from '../../startup.ts';
@@ -29,13 +29,9 @@ async function exportAudit(args: string[]): Promise<number> {
   const db = new ToolgateDatabase(settingsFromEnv().dbFile);
   try {
     if (values.format === 'csv') out.write(CSV_HEADER);
-    let after = 0;
-    for (;;) {
-      const page = await listAuditEvents(db.db, {}, after, 1000);
-      if (!page.length) break;
+    for await (const page of auditEventPages(db.db)) {
       const ok = out.write(page.map(values.format === 'csv' ? toCsvRow : toJsonl).join(''));
       if (!ok) await new Promise((r) => out.once('drain', r));
-      after = page[page.length - 1].seq;
     }
   } finally {
     await db.close();
