@@ -10,10 +10,10 @@ const token = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 function seenAs(result: EvaluationResult, id: string, loaded: LoadedBundle): string {
   if (result.rejected) return `the whole request rejected (${result.rejected.reason}: ${result.rejected.groups.join(', ')})`;
   const visible = result.tools.find((t) => t.id === id);
-  if (visible) return `visible (${visible.decision})`;
+  if (visible) return `${id} visible (${visible.decision})`;
   const hidden = result.filtered.find((t) => t.id === id);
-  if (hidden) return `hidden (${hidden.reason})`;
-  return loaded.byId.has(id) ? 'absent from the answer' : 'not in the bundle';
+  if (hidden) return `${id} hidden (${hidden.reason})`;
+  return `${id} ${loaded.byId.has(id) ? 'absent from the answer' : 'not in the bundle'}`;
 }
 
 /**
@@ -35,15 +35,15 @@ export function runPolicyTests(loaded: LoadedBundle, tests: readonly PolicyTest[
       fail(`${base}/rejected`, rejected ? 'the request to be rejected' : 'the request not to be rejected', rejected ? `it accepted (${result.tools.length} tools visible)` : seenAs(result, '', loaded));
     }
     (visible ?? []).forEach((id, j) => {
-      if (result.rejected || !result.tools.some((t) => t.id === id)) fail(`${base}/visible/${j}`, `${id} visible`, `${id} ${seenAs(result, id, loaded)}`);
+      if (result.rejected || !result.tools.some((t) => t.id === id)) fail(`${base}/visible/${j}`, `${id} visible`, seenAs(result, id, loaded));
     });
     for (const [id, reason] of Object.entries(hidden ?? {}) as [string, FilterReason][]) {
       const hit = result.filtered.find((t) => t.id === id);
-      if (result.rejected || !hit || hit.reason !== reason) fail(`${base}/hidden/${token(id)}`, `${id} hidden (${reason})`, `${id} ${seenAs(result, id, loaded)}`);
+      if (result.rejected || !hit || hit.reason !== reason) fail(`${base}/hidden/${token(id)}`, `${id} hidden (${reason})`, seenAs(result, id, loaded));
     }
     for (const [id, decision] of Object.entries(decisions ?? {})) {
       const hit = result.tools.find((t) => t.id === id);
-      if (result.rejected || !hit || hit.decision !== decision) fail(`${base}/decisions/${token(id)}`, `${id} visible (${decision})`, `${id} ${seenAs(result, id, loaded)}`);
+      if (result.rejected || !hit || hit.decision !== decision) fail(`${base}/decisions/${token(id)}`, `${id} visible (${decision})`, seenAs(result, id, loaded));
     }
     return { name: test.name, passed: failures.length === 0, failures };
   });
