@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishBundle } from '../../server/compiler/publish.ts';
+import { sharedKeyStore } from '../../server/signing/key-store.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 
 let t: TestApp;
@@ -144,6 +146,14 @@ describe('policy tests', () => {
     expect(forced.status).toBe(201);
     const audit = await t.request('GET', '/v1/audit?entityType=bundle&tenant=acme-research&order=desc');
     expect(audit.json.items[0]).toMatchObject({ action: 'rollback', after: { rollbackOf: 2, forced: { failures: [expect.anything(), expect.anything()] } } });
+  });
+
+  it('publishes only the draft its tests ran on: a draft changed meanwhile is a 409, nothing published', async () => {
+    const versions = (await t.request('GET', '/v1/tenants/acme-research/bundles')).json.items.length;
+    const meta = { actor: 'system', requestId: null, reason: 'raced' };
+    const publish = publishBundle(t.deps, meta, 'acme-research', { refresh: true, testedRevision: `sha256:${'0'.repeat(64)}` }, sharedKeyStore(t.deps.config.keysDir));
+    await expect(publish).rejects.toMatchObject({ status: 409, code: 'conflict' });
+    expect((await t.request('GET', '/v1/tenants/acme-research/bundles')).json.items).toHaveLength(versions);
   });
 
   it('new tenants start with no tests, and their tests go when they go', async () => {
