@@ -65,13 +65,17 @@ export function createApiClient(o: ClientOptions) {
     async list(p: string): Promise<Record<string, unknown>[]> {
       const items: Record<string, unknown>[] = [];
       let next: string | undefined = p;
+      let total: number | undefined;
       for (let guard = 0; next && guard < 100_000; guard++) {
-        const page = (await send('GET', next)).json as { items: Record<string, unknown>[]; next?: string | null; nextCursor?: string | null };
+        const page = (await send('GET', next)).json as { items: Record<string, unknown>[]; next?: string | null; nextCursor?: string | null; total?: number };
         items.push(...page.items);
+        if (typeof page.total === 'number') total = page.total;
         if (typeof page.next === 'string' && page.next.startsWith('/')) next = page.next;
         else if (typeof page.nextCursor === 'string' && page.nextCursor) next = `${p}${p.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(page.nextCursor)}`;
         else next = undefined;
       }
+      // A partial read would export too little and plan creates of what exists: refuse instead.
+      if (total !== undefined && items.length < total) throw new Error(`${p} answered ${items.length} of ${total} items and no link to the rest`);
       return items;
     },
     post: (p: string, body: unknown) => send('POST', p, body),
