@@ -203,6 +203,17 @@ describe('toolgate export and apply', () => {
     expect(twice.lines.out.at(-1)).toBe('No changes: the server matches the directory.');
   });
 
+  it('exports into a working copy: files of entities gone are removed, other files stay', async () => {
+    cpSync(dir('a'), dir('checkout'), { recursive: true });
+    writeFileSync(join(dir('checkout'), 'README.md'), '# our Toolgate configuration\n');
+    writeFileSync(join(dir('checkout'), 'tools/core__retired.json'), '{}');
+    const r = capture();
+    expect(await exportCmd(['--dir', dir('checkout')], r.out, { env: populated.env })).toBe(0);
+    expect(r.text()).toContain('removed 1 of entities that no longer exist');
+    expect(readFileSync(join(dir('checkout'), 'README.md'), 'utf8')).toBe('# our Toolgate configuration\n');
+    expect(read(dir('checkout'))).not.toHaveProperty(['tools/core__retired.json']);
+  });
+
   it('says what is missing instead of guessing', async () => {
     const noEnv = capture();
     expect(await apply(['--dir', dir('a'), '--plan'], noEnv.out, { env: {} })).toBe(2);
