@@ -6,14 +6,29 @@ import type { LoadedBundle } from './load-bundle.ts';
 /** One JSON-pointer token (RFC 6901). */
 const token = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
+/** One answer indexed by tool id, so a test with thousands of expectations stays linear. */
+type Answer = { result: EvaluationResult; visible: Map<string, string>; hidden: Map<string, string>; loaded: LoadedBundle };
+
+// evaluate() answers the same request with the same (frozen) result: index each result once.
+const indexes = new WeakMap<EvaluationResult, Answer>();
+
+function indexAnswer(result: EvaluationResult, loaded: LoadedBundle): Answer {
+  let a = indexes.get(result);
+  if (!a) {
+    a = { result, loaded, visible: new Map(result.tools.map((t) => [t.id, t.decision])), hidden: new Map(result.filtered.map((t) => [t.id, t.reason])) };
+    indexes.set(result, a);
+  }
+  return a;
+}
+
 /** What a tool looked like in one answer, in words a reader of a failure understands. */
-function seenAs(result: EvaluationResult, id: string, loaded: LoadedBundle): string {
-  if (result.rejected) return `the whole request rejected (${result.rejected.reason}: ${result.rejected.groups.join(', ')})`;
-  const visible = result.tools.find((t) => t.id === id);
-  if (visible) return `${id} visible (${visible.decision})`;
-  const hidden = result.filtered.find((t) => t.id === id);
-  if (hidden) return `${id} hidden (${hidden.reason})`;
-  return `${id} ${loaded.byId.has(id) ? 'absent from the answer' : 'not in the bundle'}`;
+function seenAs(a: Answer, id: string): string {
+  if (a.result.rejected) return `the whole request rejected (${a.result.rejected.reason}: ${a.result.rejected.groups.join(', ')})`;
+  const decision = a.visible.get(id);
+  if (decision) return `${id} visible (${decision})`;
+  const reason = a.hidden.get(id);
+  if (reason) return `${id} hidden (${reason})`;
+  return `${id} ${a.loaded.byId.has(id) ? 'absent from the answer' : 'not in the bundle'}`;
 }
 
 /**
@@ -29,21 +44,20 @@ export function runPolicyTests(loaded: LoadedBundle, tests: readonly PolicyTest[
     const fail = (pointer: string, expected: string, seen: string) =>
       failures.push({ pointer, expected, seen, message: `test "${test.name}": expected ${expected}, saw ${seen}` });
     const result = evaluate(loaded, test.request);
+    const a = indexAnswer(result, loaded);
     const { visible, hidden, decisions, rejected } = test.expect;
 
     if (rejected !== undefined && rejected !== !!result.rejected) {
-      fail(`${base}/rejected`, rejected ? 'the request to be rejected' : 'the request not to be rejected', rejected ? `it accepted (${result.tools.length} tools visible)` : seenAs(result, '', loaded));
+      fail(`${base}/rejected`, rejected ? 'the request to be rejected' : 'the request not to be rejected', rejected ? `it accepted (${result.tools.length} tools visible)` : seenAs(a, ''));
     }
     (visible ?? []).forEach((id, j) => {
-      if (result.rejected || !result.tools.some((t) => t.id === id)) fail(`${base}/visible/${j}`, `${id} visible`, seenAs(result, id, loaded));
+      if (result.rejected || !a.visible.has(id)) fail(`${base}/visible/${j}`, `${id} visible`, seenAs(a, id));
     });
     for (const [id, reason] of Object.entries(hidden ?? {}) as [string, FilterReason][]) {
-      const hit = result.filtered.find((t) => t.id === id);
-      if (result.rejected || !hit || hit.reason !== reason) fail(`${base}/hidden/${token(id)}`, `${id} hidden (${reason})`, seenAs(result, id, loaded));
+      if (result.rejected || a.hidden.get(id) !== reason) fail(`${base}/hidden/${token(id)}`, `${id} hidden (${reason})`, seenAs(a, id));
     }
     for (const [id, decision] of Object.entries(decisions ?? {})) {
-      const hit = result.tools.find((t) => t.id === id);
-      if (result.rejected || !hit || hit.decision !== decision) fail(`${base}/decisions/${token(id)}`, `${id} visible (${decision})`, seenAs(result, id, loaded));
+      if (result.rejected || a.visible.get(id) !== decision) fail(`${base}/decisions/${token(id)}`, `${id} visible (${decision})`, seenAs(a, id));
     }
     return { name: test.name, passed: failures.length === 0, failures };
   });
