@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { PolicyTest, PolicyTests } from '../../../../../policy-schemas/types.gen.ts';
-import { api } from '../../../lib/api-client.ts';
+import { ApiError, api } from '../../../lib/api-client.ts';
 
 /** Replaces the tenant's tests; If-Match is the version the edit started from. */
 export async function saveTests({ tenant, tests, version, reason }: { tenant: string; tests: PolicyTest[]; version: number | undefined; reason?: string }): Promise<PolicyTests> {
@@ -14,6 +14,10 @@ export function useSaveTests() {
     onSuccess: (saved, { tenant }) => {
       qc.setQueryData(['tenants', tenant, 'tests'], saved);
       void qc.invalidateQueries({ queryKey: ['tenants', tenant, 'test-outcomes'] });
+    },
+    // Someone saved the tests meanwhile: reload them, so that saving again applies this edit to theirs.
+    onError: (err, { tenant }) => {
+      if (err instanceof ApiError && err.status === 412) void qc.invalidateQueries({ queryKey: ['tenants', tenant, 'tests'] });
     },
   });
 }
