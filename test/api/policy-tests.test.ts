@@ -156,11 +156,17 @@ describe('policy tests', () => {
     expect((await t.request('GET', '/v1/tenants/acme-research/bundles')).json.items).toHaveLength(versions);
   });
 
-  it('new tenants start with no tests, and their tests go when they go', async () => {
+  it('new tenants start with no tests, and their tests go when they go (kept in the deletion\'s audit event)', async () => {
     const created = await t.request('POST', '/v1/tenants', { body: { id: 'fresh', name: 'Fresh' } });
     expect(created.status).toBe(201);
     expect((await t.request('GET', '/v1/tenants/fresh/tests')).json).toMatchObject({ tests: [], version: 1 });
+    const cur = await t.request('GET', '/v1/tenants/fresh/tests');
+    const kept = [{ name: 'fresh test', request: { subject: 'agent:x' }, expect: { rejected: false } }];
+    expect((await t.request('PUT', '/v1/tenants/fresh/tests', { headers: { 'if-match': cur.headers.get('etag')! }, body: { tests: kept } })).status).toBe(200);
     expect((await t.request('DELETE', '/v1/tenants/fresh', { headers: { 'if-match': '"1"' } })).status).toBe(204);
+    // The audit event of the deletion keeps what went with the tenant.
+    const audit = await t.request('GET', '/v1/audit?entityType=tenant&entityId=fresh&action=delete');
+    expect(audit.json.items[0].before.tests).toEqual(kept);
     expect((await t.request('GET', '/v1/tenants/fresh/tests')).status).toBe(404);
   });
 });
