@@ -37,8 +37,8 @@ export function createApiClient(o: ClientOptions) {
     const headers: Record<string, string> = { authorization: `Bearer ${o.token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (version !== undefined) headers['if-match'] = `"${version}"`;
-    // Header values are ASCII; the server decodes a percent-encoded reason.
-    if (o.reason && method !== 'GET') headers['toolgate-reason'] = /^[\x20-\x7e]*$/.test(o.reason) ? o.reason : encodeURIComponent(o.reason);
+    // Header values are ASCII, and the server percent-decodes the reason: encode anything else, and any `%`.
+    if (o.reason && method !== 'GET') headers['toolgate-reason'] = /^[\x20-\x24\x26-\x7e]*$/.test(o.reason) ? o.reason : encodeURIComponent(o.reason);
     let res: Response;
     try {
       res = await doFetch(o.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });

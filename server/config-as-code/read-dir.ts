@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { validate } from '../../policy-schemas/index.ts';
 import { type Entity, KEY_FIELD, SCHEMA_OF, fileDocument, parsePath } from './layout.ts';
@@ -15,8 +15,10 @@ export function layoutFiles(dir: string): string[] {
     for (const name of readdirSync(join(dir, rel)).sort()) {
       if (name.startsWith('.')) continue;
       const r = `${rel}/${name}`;
-      if (statSync(join(dir, r)).isDirectory()) walk(r);
-      else out.push(r);
+      // Symbolic links are not followed: a link loop must not hang apply.
+      const st = lstatSync(join(dir, r));
+      if (st.isDirectory()) walk(r);
+      else if (st.isFile()) out.push(r);
     }
   };
   for (const d of MANAGED_DIRS) if (existsSync(join(dir, d))) walk(d);

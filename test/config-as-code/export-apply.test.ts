@@ -113,11 +113,11 @@ describe('toolgate export and apply', () => {
     expect(await auditCount(empty)).toBe(before);
 
     const done = capture();
-    expect(await apply(['--dir', dir('edit'), '--prune', '--reason', 'file the archive'], done.out, { env: empty.env })).toBe(0);
+    expect(await apply(['--dir', dir('edit'), '--prune', '--reason', 'file the archive (100% reviewed, ✓)'], done.out, { env: empty.env })).toBe(0);
     expect((await empty.request('GET', '/v1/tenants/acme-research/grants/conn-archive')).status).toBe(404);
     expect((await empty.request('GET', '/v1/groups/knowledge')).json.description).toBe('Knowledge tools, reviewed');
     const events = (await empty.request('GET', '/v1/audit?order=desc&limit=3')).json.items;
-    expect(events.map((e: { reason: string }) => e.reason)).toEqual(['file the archive', 'file the archive', 'file the archive']);
+    expect(events.map((e: { reason: string }) => e.reason)).toEqual(Array(3).fill('file the archive (100% reviewed, ✓)'));
   });
 
   it('refuses a hand-edited file with an error by file name and JSON pointer, and applies nothing', async () => {
