@@ -5,6 +5,8 @@ import type { GroupsTable } from './tables/groups.ts';
 import type { McpServersTable } from './tables/mcp-servers.ts';
 import type { RuntimesTable } from './tables/runtimes.ts';
 import type { SessionsTable } from './tables/sessions.ts';
+import type { SsoLoginsTable } from './tables/sso-logins.ts';
+import type { SsoMappingsTable } from './tables/sso-mappings.ts';
 import type { StatesTable } from './tables/states.ts';
 import type { TenantPoliciesTable } from './tables/tenant-policies.ts';
 import type { TenantTestsTable } from './tables/tenant-tests.ts';
@@ -27,4 +29,6 @@ export interface Database {
   bundles: BundlesTable;
   runtimes: RuntimesTable;
   tenant_tests: TenantTestsTable;
+  sso_mappings: SsoMappingsTable;
+  sso_logins: SsoLoginsTable;
 }

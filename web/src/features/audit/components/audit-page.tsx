@@ -78,7 +78,7 @@ export function AuditPage(_: { session: Session }) {
         <SelectField empty="Any" label="Tenant" value={filters.tenant} options={(tenants.data ?? []).map((t) => t.id)} onChange={(v) => setFilter('tenant', v)} />
         <div className="field">
           <label htmlFor={`${ids}-actor`}>Actor</label>
-          <input id={`${ids}-actor`} list={`${ids}-actors`} defaultValue={filters.actor ?? ''} placeholder="token:…" onChange={(e) => setFilter('actor', e.target.value)} />
+          <input id={`${ids}-actor`} list={`${ids}-actors`} defaultValue={filters.actor ?? ''} placeholder="token:…, user:… or an email" onChange={(e) => setFilter('actor', e.target.value)} />
           <datalist id={`${ids}-actors`}>
             <option value="system" />
             {(tokens.data ?? []).map((t) => (
@@ -112,7 +112,7 @@ export function AuditPage(_: { session: Session }) {
   );
 }
 
-const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', retire: 'warn' } as const;
+const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', retire: 'warn', refuse: 'bad' } as const;
 
 function AuditItem({ event: e, actorLabel }: { event: AuditEvent; actorLabel: (actor: string) => string }) {
   return (
@@ -122,7 +122,7 @@ function AuditItem({ event: e, actorLabel }: { event: AuditEvent; actorLabel: (a
           <span className="seq mono">#{e.seq}</span> <time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time>{' '}
           <Badge tone={actionTone[e.action]}>{e.action}</Badge> <strong>{e.entityType}</strong> <span className="mono">{e.entityId}</span>
           {e.tenant ? <span className="muted"> in {e.tenant}</span> : null} <span className="muted" title={e.actor}>
-            by {actorLabel(e.actor)}
+            by {e.actorName || e.actorEmail ? [e.actorName, e.actorEmail && `<${e.actorEmail}>`].filter(Boolean).join(' ') : actorLabel(e.actor)}
           </span>
           {e.reason ? <span className="reason"> — “{e.reason}”</span> : null}
         </summary>
