@@ -14,7 +14,9 @@ import { mcpServerRoutes } from './api/mcp-servers.ts';
 import { openApiRoutes } from './api/openapi.ts';
 import { policyTestRoutes } from './api/policy-tests.ts';
 import { runtimeRoutes } from './api/runtimes.ts';
+import { ssoSessionRoutes } from './api/session-sso.ts';
 import { sessionRoutes } from './api/session.ts';
+import { ssoMappingRoutes } from './api/sso-mappings.ts';
 import { simulateRoutes } from './api/simulate.ts';
 import { tenantRoutes } from './api/tenants.ts';
 import { tokenRoutes } from './api/tokens.ts';
@@ -27,7 +29,7 @@ import { MAX_BODY_BYTES } from './http/body.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 // Routes that answer without a token.
-const PUBLIC_V1 = new Set(['/v1/session', '/v1/openapi.json']);
+const PUBLIC_V1 = new Set(['/v1/session', '/v1/openapi.json', '/v1/session/sso', '/v1/session/sso/start', '/v1/session/sso/callback']);
 
 /** The whole HTTP surface: API under /v1, health, metrics, and the console at `/`. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -74,7 +76,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   app.use('/v1/*', async (c, next) => (PUBLIC_V1.has(c.req.path.replace(/\/$/, '')) ? next() : authenticate(c, next)));
 
+  app.route('/v1/session/sso', ssoSessionRoutes);
   app.route('/v1/session', sessionRoutes);
+  app.route('/v1/sso/mappings', ssoMappingRoutes);
   app.route('/v1/openapi.json', openApiRoutes);
   app.route('/v1/tokens', tokenRoutes);
   app.route('/v1/tools', toolApprovalRoutes);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { TokenCreate } from '../policy-schemas/types.gen.ts';
 import type { Authorizer } from './auth/permissions.ts';
+import type { SsoSettings } from './auth/sso/oidc-client.ts';
 import type { ToolgateDatabase } from './db/database.ts';
 import type { Metrics } from './observability/metrics.ts';
 
@@ -33,6 +34,8 @@ export type AppConfig = {
   sessionTtlSeconds: number;
   /** Cookies get `Secure` when the console is served over HTTPS. */
   secureCookies: boolean;
+  /** Single sign-on through an OpenID provider; absent = token sign-in only. */
+  sso?: SsoSettings;
 };
 
 /** Everything a request handler may use; built once per server. */

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { createAuthorizer } from './auth/permissions.ts';
+import type { SsoSettings } from './auth/sso/oidc-client.ts';
+import { ssoSettingsFromEnv } from './auth/sso/settings.ts';
 import { ensureBootstrapAdmin } from './auth/tokens.ts';
 import type { AppDeps } from './context.ts';
 import { ToolgateDatabase } from './db/database.ts';
@@ -19,6 +21,8 @@ export type Settings = {
   logLevel: string;
   /** Send the session cookie with `Secure` always (HTTPS deployments); HTTPS requests get it anyway. */
   secureCookies?: boolean;
+  /** `TOOLGATE_OIDC_*` and `TOOLGATE_PUBLIC_URL`: sign-in through an OpenID provider. */
+  sso?: SsoSettings;
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -36,6 +40,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     adminToken: env.TOOLGATE_ADMIN_TOKEN || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     secureCookies: env.TOOLGATE_SECURE_COOKIES === '1' || env.TOOLGATE_SECURE_COOKIES === 'true',
+    sso: ssoSettingsFromEnv(env),
   };
 }
 
@@ -56,7 +61,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
     logger: log,
     metrics,
     authorizer: await createAuthorizer(),
-    config: { keysDir: s.keysDir, webDir: s.webDir, sessionTtlSeconds: 12 * 3600, secureCookies: s.secureCookies ?? false },
+    config: { keysDir: s.keysDir, webDir: s.webDir, sessionTtlSeconds: 12 * 3600, secureCookies: s.secureCookies ?? false, sso: s.sso },
   };
   return { deps, generatedAdminToken };
 }

@@ -3,6 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { timingSafeEqual } from 'node:crypto';
 import type { Actor, AppEnv, Role } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { personActor } from './sso/person-session.ts';
 import { tokenCacheFor } from './token-cache.ts';
 import { hashSecret } from './tokens.ts';
 
@@ -28,13 +29,15 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   } else {
     const cookie = getCookie(c, SESSION_COOKIE);
     if (cookie) {
+      // A session belongs to a token (token_id) or to a person signed in through single sign-on.
       const session = await database.db
         .selectFrom('sessions')
-        .innerJoin('tokens', 'tokens.id', 'sessions.token_id')
-        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.csrf_token', 'sessions.expires_at'])
+        .leftJoin('tokens', 'tokens.id', 'sessions.token_id')
+        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.id_hash', 'sessions.csrf_token', 'sessions.expires_at'])
+        .select(['sessions.user_sub', 'sessions.user_email', 'sessions.user_name', 'sessions.user_claims', 'sessions.user_access', 'sessions.access_checked_at'])
         .where('sessions.id_hash', '=', hashSecret(cookie))
         .executeTakeFirst();
-      if (!session || session.expires_at <= new Date().toISOString()) {
+      if (!session || session.expires_at <= new Date().toISOString() || (session.id === null && session.user_sub === null)) {
         throw new ApiError(401, 'unauthorized', 'The session has expired; log in again');
       }
       if (!SAFE_METHODS.has(c.req.method)) {
@@ -43,7 +46,9 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
           throw new ApiError(403, 'csrf', `Changes made with a session cookie need the ${CSRF_HEADER} header`);
         }
       }
-      actor = toActor(session, 'session');
+      actor = session.id !== null && session.label !== null && session.role !== null && session.tenants !== null
+        ? toActor({ id: session.id, label: session.label, role: session.role, tenants: session.tenants }, 'session')
+        : await personActor({ database, config: c.get('deps').config }, session);
     }
   }
   if (!actor) throw new ApiError(401, 'unauthorized', 'Send "Authorization: Bearer <token>" or log in to the console');
