@@ -19,6 +19,9 @@ export const ssoMappingRoutes = documentRoutes<SsoMapping>({
   check: async (tx, mapping) => {
     const problems: ProblemDetail[] = [];
     const tenants = mapping.tenants ?? [];
+    const scoped = mapping.role === 'editor' || mapping.role === 'viewer';
+    if (scoped && tenants.length === 0) return [{ pointer: '/tenants', message: `an ${mapping.role} mapping must name the tenants it gives` }];
+    if (!scoped && mapping.tenants) return [{ pointer: '/tenants', message: `an ${mapping.role} mapping reaches every tenant; remove tenants` }];
     if (tenants.length === 0) return problems;
     const known = new Set((await tx.selectFrom('tenants').select('id').where('id', 'in', tenants).execute()).map((r) => r.id));
     tenants.forEach((t, i) => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { createApp } from '../../server/app.ts';
+import type { SsoSettings } from '../../server/auth/sso/oidc-client.ts';
 import type { Role } from '../../server/context.ts';
 import { openToolgate } from '../../server/startup.ts';
 
@@ -15,7 +16,7 @@ export const ADMIN_TOKEN = 'tg_test_admin_token';
  * A real app on a fresh database in a temp directory (seeded with the demo data unless told
  * otherwise), driven in process through `app.request()`.
  */
-export async function startTestApp(opts: { seed?: boolean; webDir?: string | null } = {}) {
+export async function startTestApp(opts: { seed?: boolean; webDir?: string | null; sso?: SsoSettings } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));
   const { deps } = await openToolgate(
     {
@@ -27,6 +28,7 @@ export async function startTestApp(opts: { seed?: boolean; webDir?: string | nul
       seed: opts.seed === false ? 'none' : 'demo',
       adminToken: ADMIN_TOKEN,
       logLevel: 'silent',
+      sso: opts.sso,
     },
     pino({ level: 'silent' }),
   );

@@ -135,8 +135,32 @@ function classify(err: unknown, step: 'discovery' | 'token' | 'userinfo'): SsoFa
     const description = err.error_description ? `: ${err.error_description}` : '';
     return new SsoFailure('refused', `The identity provider refused the sign-in (${err.error}${description})`);
   }
+  const claim = failedClaim(err);
+  const known = typeof claim === 'string' ? CLAIM_FAILURES[claim] : undefined;
+  if (known) return new SsoFailure('invalid', `The identity provider's answer failed validation: ${known}`);
   const message = err instanceof Error ? err.message : String(err);
   return new SsoFailure('invalid', step === 'discovery' ? `The identity provider's configuration is not usable: ${message}` : `The identity provider's answer failed validation: ${message}`);
+}
+
+const CLAIM_FAILURES: Record<string, string> = {
+  nonce: 'the ID token\'s nonce is not the one this sign-in sent (claim nonce)',
+  aud: 'the ID token was issued for another application (claim aud)',
+  azp: 'the ID token was issued for another application (claim azp)',
+  exp: 'the ID token has expired (claim exp)',
+  iat: 'the ID token was issued at an impossible time (claim iat)',
+  nbf: 'the ID token is not valid yet (claim nbf)',
+  iss: 'the ID token was issued by another provider (claim iss)',
+};
+
+/** The ID-token claim a validation error is about, found along the error's causes. */
+function failedClaim(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e !== null && typeof e === 'object' && depth < 5; depth++) {
+    const claim = (e as { claim?: unknown }).claim;
+    if (typeof claim === 'string') return claim;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 function isNetworkFailure(err: unknown): boolean {
