@@ -639,7 +639,7 @@ export interface Problem {
 type: string
 title: string
 status: number
-code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "internal")
+code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "rate_limited" | "internal")
 detail?: string
 errors?: {
 /**
@@ -1024,6 +1024,15 @@ originalName?: string
  * The definition hash an admin last approved; a sync that sees another one quarantines the tool.
  */
 approvedDefinitionHash?: string
+/**
+ * What the MCP server's annotations claim about the tool. Hints from an untrusted party, shown to the admin; never used: an imported tool arrives as external_side_effect and the admin sets its effect.
+ */
+hints?: {
+readOnlyHint?: boolean
+destructiveHint?: boolean
+idempotentHint?: boolean
+openWorldHint?: boolean
+}
 }
 /**
  * sha-256 of the canonical definition (name, description, inputSchema, outputSchema). Set by the server.

@@ -24,6 +24,7 @@ const titles: Record<ErrorCode, string> = {
   mcp_error: 'The MCP server could not be used',
   definition_mismatch: 'The tool definition is not the one reviewed',
   method_not_allowed: 'Method not allowed',
+  rate_limited: 'Too many failed attempts',
   internal: 'Internal error',
 };
 

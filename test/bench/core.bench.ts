@@ -12,7 +12,7 @@ import { openToolgate } from '../../server/startup.ts';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const TOKEN = 'tg_bench_admin';
+const TOKEN = 'tg_bench_admin_0123456789abcdef0123456';
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
 const { deps } = await openToolgate(

@@ -14,7 +14,7 @@ import { listAuditEvents } from '../../server/audit/events.ts';
 import { KeyStore } from '../../server/signing/key-store.ts';
 import { openToolgate } from '../../server/startup.ts';
 
-const ADMIN = 'tg_cli_test_admin';
+const ADMIN = 'tg_cli_test_admin_0123456789abcdef';
 let dir: string;
 let app: ReturnType<typeof createApp>;
 let close: () => Promise<void>;
