@@ -2,6 +2,7 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
@@ -41,6 +42,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.header('X-Request-Id', requestId);
     const started = performance.now();
     await next();
+    // An answer sent before the body was read (413, 401…): the rest of the body is still on its
+    // way, so the connection cannot carry another request; say so rather than drop it later.
+    if (bodyLeftUnread(c.env)) c.res.headers.set('Connection', 'close');
     const seconds = (performance.now() - started) / 1000;
     const route = routePath(c) || 'unmatched';
     deps.metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
@@ -52,7 +56,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.onError((err, c) => {
     const requestId = c.get('requestId') ?? 'unknown';
     if (err instanceof ApiError) {
-      return c.json(err.toProblem(requestId), err.status as 400, { 'Content-Type': 'application/problem+json' });
+      return c.json(err.toProblem(requestId), err.status as 400, { ...err.details.headers, 'Content-Type': 'application/problem+json' });
     }
     deps.logger.error({ requestId, err: { name: err.name, message: err.message, stack: err.stack } }, 'unhandled error');
     const internal = new ApiError(500, 'internal', `Something went wrong on the server; quote request id ${requestId}`);
@@ -95,6 +99,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   mountConsole(app, deps.config.webDir);
   return app;
+}
+
+/** True when the request (served by Node) has a body that was not read to its end. */
+function bodyLeftUnread(env: unknown): boolean {
+  const incoming = (env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (!incoming || incoming.readableEnded) return false;
+  const length = incoming.headers['content-length'];
+  return (length !== undefined && length !== '0') || incoming.headers['transfer-encoding'] !== undefined;
 }
 
 /** Serves the built console with an SPA fallback to index.html. */

@@ -34,7 +34,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
-    readonly details: { errors?: ProblemDetail[]; current?: unknown; extra?: Record<string, unknown> } = {},
+    readonly details: { errors?: ProblemDetail[]; current?: unknown; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
   ) {
     super(message);
     this.name = 'ApiError';

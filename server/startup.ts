@@ -97,7 +97,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
   const metrics = createMetrics();
   const { seeded } = await seedDatabase({ database, metrics }, s.seed === 'demo');
   if (seeded) log.info({ db: s.dbFile }, 'seeded a new database with demo data');
-  const generatedAdminToken = await ensureBootstrapAdmin(database.db, s.adminToken, new Date().toISOString());
+  const generatedAdminToken = await ensureBootstrapAdmin({ database, metrics }, s.adminToken, new Date().toISOString());
   const deps: AppDeps = {
     database,
     logger: log,
