@@ -674,7 +674,7 @@ export type LastError = (VerifyCode | TransportCode)
  * Why a runtime refused a bundle (verifyBundle); one code per reason.
  */
 
-export type VerifyCode = ("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed")
+export type VerifyCode = ("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed")
 /**
  * Why a runtime could not get a bundle at all.
  */
@@ -716,7 +716,7 @@ revision?: (string | null)
  * `fresh`: evaluating with the latest bundle the server offers; `stale`: evaluating with the last good bundle while the server is unreachable or its bundle was refused; `none`: no good bundle, every call is denied.
  */
 health: ("fresh" | "stale" | "none")
-lastError?: ((("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
+lastError?: ((("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
 detail?: (string | null)
 reportedAt: string
 /**

@@ -21,6 +21,7 @@ import { tokenRoutes } from './api/tokens.ts';
 import { toolApprovalRoutes } from './api/tool-approval.ts';
 import { toolRoutes } from './api/tools.ts';
 import { authenticate } from './auth/authenticate.ts';
+import { authorize } from './auth/guard.ts';
 import type { AppDeps, AppEnv } from './context.ts';
 import { ApiError } from './errors.ts';
 import { MAX_BODY_BYTES } from './http/body.ts';
@@ -65,7 +66,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.route('/.well-known', jwksRoutes);
-  app.get('/metrics', async (c) => c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType }));
+  // Metrics reveal traffic, routes and timing: an admin's or auditor's token unless the operator opens them.
+  app.get(
+    '/metrics',
+    (c, next) => (deps.config.metricsPublic ? next() : authenticate(c, next)),
+    async (c) => {
+      if (!deps.config.metricsPublic) authorize(c, 'metrics', 'read');
+      return c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType, 'Cache-Control': 'no-store' });
+    },
+  );
 
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,

@@ -61,6 +61,9 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   if (!actor) throw new ApiError(401, 'unauthorized', 'Send "Authorization: Bearer <token>" or log in to the console');
   c.set('actor', actor);
   await next();
+  // Whatever a handler set, an answer that needed a token is for that token's holder alone.
+  const cache = c.res.headers.get('cache-control');
+  if (cache && /\bpublic\b/i.test(cache)) c.res.headers.set('Cache-Control', cache.replace(/\bpublic\b/gi, 'private'));
 });
 
 /**
