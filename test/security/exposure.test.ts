@@ -65,7 +65,7 @@ describe('answers that needed a token are never public in shared caches', () => 
 
   for (const path of ['/v1/tenants/acme-research/bundles/latest', '/v1/tenants/acme-research/bundles/1', '/v1/tenants/acme-research/bundles/1/signature']) {
     it(`sends ${path} private`, async () => {
-      for (const headers of [{}, { 'accept-encoding': 'gzip' }]) {
+      for (const headers of [{}, { 'accept-encoding': 'gzip' }] as Record<string, string>[]) {
         const r = await t.request('GET', path, { headers });
         expect(r.status).toBe(200);
         const cache = r.headers.get('cache-control') ?? '';
