@@ -13,7 +13,7 @@ at: string
  * `token:<id>` of who made the change, or `system`.
  */
 actor: string
-action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
+action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign")
 entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key")
 entityId: string
 tenant: (string | null)
@@ -44,7 +44,7 @@ tenant?: string
 actor?: string
 entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key")
 entityId?: string
-action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
+action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign")
 from?: string
 to?: string
 cursor?: string
