@@ -81,6 +81,17 @@ describe('an http transport may not point inside the network unless the operator
     expect(String(address)).toMatch(/^(127\.0\.0\.1|::1)$/);
   });
 
+  it('connects to an allowlisted host name at the address it resolves to', async () => {
+    const { fetch, close } = guardedFetch({ commands: [], allowHosts: ['localhost'] });
+    try {
+      const res = await fetch(hostile.internalUrl.replace('127.0.0.1', 'localhost'));
+      expect(res.status).toBe(500);
+      await res.arrayBuffer();
+    } finally {
+      await close();
+    }
+  });
+
   it('checks every redirect hop: a redirect to a refused address is never requested', async () => {
     // The hostile server is allowed by address; what it redirects to is not.
     const { fetch, close } = guardedFetch({ commands: [], allowHosts: ['127.0.0.1'] });
