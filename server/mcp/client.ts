@@ -254,7 +254,8 @@ export function maskDeep<T>(value: T, secrets: string[]): T {
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [k, child] of Object.entries(v)) out[maskSecrets(k, secrets)] = walk(child);
+      // defineProperty: a key named `__proto__` stays a key, as it was in the server's JSON.
+      for (const [k, child] of Object.entries(v)) Object.defineProperty(out, maskSecrets(k, secrets), { value: walk(child), enumerable: true, writable: true, configurable: true });
       return out;
     }
     return v;
