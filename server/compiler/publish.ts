@@ -29,6 +29,8 @@ type Prepared =
       basedOn: number;
       /** The hash of the draft snapshot compiled (absent for a rollback or re-issue). */
       snapshotHash?: string;
+      /** The last audit event before the snapshot was read: none since means nothing changed. */
+      auditSeq: number;
       bundle: Bundle;
       text: string;
       signature: string;
@@ -68,6 +70,7 @@ export async function publishBundle(
 /** Reads what to publish and compiles and signs it; runs outside any transaction. */
 async function preparePublish(db: DbOrTx, tenant: string, opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date }, keys: KeyStore): Promise<Prepared> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
+  const auditSeq = await lastAuditSeq(db);
   const latest = await latestBundleRow(db, tenant);
   const version = (latest?.version ?? 0) + 1;
   const previousRevision = latest?.revision ?? null;
@@ -101,7 +104,7 @@ async function preparePublish(db: DbOrTx, tenant: string, opts: { rollbackTo?: n
   const key = await keys.signer();
   const signature = await signBundle(Buffer.from(text, 'utf8'), key);
   const summary = await summarize(bundle, latest ? (JSON.parse(latest.content) as Bundle) : null);
-  return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, bundle, text, signature, kid: key.kid, summary };
+  return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, auditSeq, bundle, text, signature, kid: key.kid, summary };
 }
 
 /** Inside the write transaction: stores the prepared bundle, or says `stale` when its inputs changed. */
@@ -114,7 +117,9 @@ async function commitPublish(
 ): Promise<PublishOutcome | 'stale'> {
   const latest = await ch.tx.selectFrom('bundles').select(['version', 'revision']).where('tenant', '=', tenant).orderBy('version', 'desc').limit(1).executeTakeFirst();
   if ((latest?.version ?? 0) !== p.basedOn) return 'stale';
-  if (p.snapshotHash !== undefined) {
+  // Every change writes an audit event in its own transaction: with none since the snapshot was
+  // read, the draft is the one compiled. Otherwise the snapshot itself is compared.
+  if (p.snapshotHash !== undefined && (await lastAuditSeq(ch.tx)) !== p.auditSeq) {
     const snapshot = await loadDraftSnapshot(ch.tx, tenant);
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} was deleted during the publish`);
     if (sha256Canonical(snapshot) !== p.snapshotHash) return 'stale';
@@ -147,6 +152,11 @@ async function commitPublish(
     after: { version: bundle.version, revision: bundle.revision, kid: p.kid, ...(rollbackOf === null ? {} : { rollbackOf }), summary },
   });
   return { created: true, version: bundle.version, revision: bundle.revision };
+}
+
+async function lastAuditSeq(db: DbOrTx): Promise<number> {
+  const row = await db.selectFrom('audit_events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+  return Number(row?.seq ?? 0);
 }
 
 /** The 422 for a draft that does not compile, listing every error with its pointer. */

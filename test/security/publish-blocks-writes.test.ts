@@ -62,6 +62,19 @@ describe('a publish in progress', () => {
     expect(bundle.catalog.tools.find((x) => x.id === 'core__knowledge-query')).toMatchObject({ description: 'Edited while a publish was signing' });
   });
 
+  it('does not start over for changes that leave this draft as it was', async () => {
+    expect(await editTool('Settled before the publish')).toBe(200);
+    const held = heldKeys((n) => n === 1);
+    const publishing = publishBundle(t.deps, meta, TENANT, {}, held.keys);
+    await held.reached;
+    expect((await t.request('POST', '/v1/tokens', { body: { label: 'unrelated', role: 'auditor' } })).status).toBe(201);
+    const other = await t.request('GET', '/v1/tenants/globex-eng');
+    expect((await t.request('PATCH', '/v1/tenants/globex-eng', { body: { name: 'Globex Engineering (renamed)' }, headers: { 'if-match': other.headers.get('etag')! } })).status).toBe(200);
+    held.release();
+    expect((await publishing).created).toBe(true);
+    expect(held.attempts()).toBe(1);
+  });
+
   it('publishes at once when nothing changed meanwhile', async () => {
     expect(await editTool('Quiet edit')).toBe(200);
     const held = heldKeys(() => false);
