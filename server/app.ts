@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import { auditRoutes } from './api/audit.ts';
@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next();
     // An answer sent before the body was read (413, 401…): the rest of the body is still on its
     // way, so the connection cannot carry another request; say so rather than drop it later.
-    if (bodyLeftUnread(c.env)) c.res.headers.set('Connection', 'close');
+    if (bodyLeftUnread(c.env)) closeAfter(c);
     const seconds = (performance.now() - started) / 1000;
     const route = routePath(c) || 'unmatched';
     deps.metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
@@ -108,6 +108,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   mountConsole(app, deps.config.webDir);
   return app;
+}
+
+function closeAfter(c: Context<AppEnv>): void {
+  try {
+    c.res.headers.set('Connection', 'close');
+  } catch {
+    // A response with immutable headers (one passed through from elsewhere): copy it.
+    const headers = new Headers(c.res.headers);
+    headers.set('Connection', 'close');
+    c.res = new Response(c.res.body, { status: c.res.status, statusText: c.res.statusText, headers });
+  }
 }
 
 /** True when the request (served by Node) has a body that was not read to its end. */
