@@ -13,7 +13,7 @@ at: string
  * `token:<id>` of who made the change, or `system`.
  */
 actor: string
-action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
+action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign")
 entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests")
 entityId: string
 tenant: (string | null)
@@ -44,7 +44,7 @@ tenant?: string
 actor?: string
 entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests")
 entityId?: string
-action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
+action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign")
 from?: string
 to?: string
 cursor?: string
@@ -709,7 +709,7 @@ export interface Problem {
 type: string
 title: string
 status: number
-code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "internal" | "tests_failed")
+code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "rate_limited" | "internal" | "tests_failed")
 detail?: string
 errors?: {
 /**
@@ -744,7 +744,7 @@ export type LastError = (VerifyCode | TransportCode)
  * Why a runtime refused a bundle (verifyBundle); one code per reason.
  */
 
-export type VerifyCode = ("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed")
+export type VerifyCode = ("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed")
 /**
  * Why a runtime could not get a bundle at all.
  */
@@ -786,7 +786,7 @@ revision?: (string | null)
  * `fresh`: evaluating with the latest bundle the server offers; `stale`: evaluating with the last good bundle while the server is unreachable or its bundle was refused; `none`: no good bundle, every call is denied.
  */
 health: ("fresh" | "stale" | "none")
-lastError?: ((("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
+lastError?: ((("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
 detail?: (string | null)
 reportedAt: string
 /**
@@ -1137,6 +1137,15 @@ originalName?: string
  * The definition hash an admin last approved; a sync that sees another one quarantines the tool.
  */
 approvedDefinitionHash?: string
+/**
+ * What the MCP server's annotations claim about the tool. Hints from an untrusted party, shown to the admin; never used: an imported tool arrives as external_side_effect and the admin sets its effect.
+ */
+hints?: {
+readOnlyHint?: boolean
+destructiveHint?: boolean
+idempotentHint?: boolean
+openWorldHint?: boolean
+}
 }
 /**
  * sha-256 of the canonical definition (name, description, inputSchema, outputSchema). Set by the server.
