@@ -643,6 +643,55 @@ format?: ("jsonl" | "csv")
  */
 
 /**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+
+export interface StoredDecision {
+/**
+ * Increases with arrival; the paging cursor.
+ */
+id: number
+/**
+ * Chosen by the runtime; stable across restarts of the same process or host.
+ */
+runtimeId: string
+receivedAt: string
+/**
+ * When the runtime decided.
+ */
+at: string
+/**
+ * The call's id, the same through start and result.
+ */
+toolCallId: string
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot`.
+ */
+subject: string
+groups: Groups
+/**
+ * A workflow state name.
+ */
+state: string
+profile?: string
+facts?: Facts
+/**
+ * The tool name the call asked for (an unknown name is logged as called).
+ */
+tool: string
+decision: LoggedDecision
+errorCode?: DecisionCode
+reason?: DecisionCode
+/**
+ * The bundle version that decided; null when the runtime held no good bundle.
+ */
+bundleVersion: (number | null)
+revision?: string
+}
+
+/**
  * What an agent asks for: the body of simulate and the input of evaluate().
  */
 
@@ -976,6 +1025,10 @@ reportedAt: string
  * How many versions behind the tenant's latest bundle; null when unknown.
  */
 behind?: (number | null)
+/**
+ * Decision records this runtime's log dropped because its ring was full, as its last decision batch reported (cumulative since it started); absent when it never sent one.
+ */
+decisionsDropped?: number
 }
 
 /**

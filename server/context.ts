@@ -24,6 +24,8 @@ export type AppConfig = {
   sessionTtlSeconds: number;
   /** Cookies get `Secure` when the console is served over HTTPS. */
   secureCookies: boolean;
+  /** Decision logs: kept this many days, at most this many records per tenant (oldest go first). */
+  decisions?: { retentionDays: number; maxPerTenant: number };
 };
 
 /** Everything a request handler may use; built once per server. */

@@ -4,6 +4,7 @@ import { createAuthorizer } from './auth/permissions.ts';
 import { ensureBootstrapAdmin } from './auth/tokens.ts';
 import type { AppDeps } from './context.ts';
 import { ToolgateDatabase } from './db/database.ts';
+import { DEFAULT_MAX_PER_TENANT, DEFAULT_RETENTION_DAYS } from './decisions/decision-store.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { seedDatabase } from './seed/seed-demo.ts';
 
@@ -19,6 +20,8 @@ export type Settings = {
   logLevel: string;
   /** Send the session cookie with `Secure` always (HTTPS deployments); HTTPS requests get it anyway. */
   secureCookies?: boolean;
+  /** `TOOLGATE_DECISIONS_RETENTION_DAYS` (30) and `TOOLGATE_DECISIONS_MAX_PER_TENANT` (1,000,000). */
+  decisions?: { retentionDays: number; maxPerTenant: number };
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -36,7 +39,19 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     adminToken: env.TOOLGATE_ADMIN_TOKEN || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     secureCookies: env.TOOLGATE_SECURE_COOKIES === '1' || env.TOOLGATE_SECURE_COOKIES === 'true',
+    decisions: {
+      retentionDays: positiveNumber(env, 'TOOLGATE_DECISIONS_RETENTION_DAYS', DEFAULT_RETENTION_DAYS),
+      maxPerTenant: Math.floor(positiveNumber(env, 'TOOLGATE_DECISIONS_MAX_PER_TENANT', DEFAULT_MAX_PER_TENANT)),
+    },
   };
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, not ${raw}`);
+  return n;
 }
 
 /**
@@ -56,7 +71,13 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
     logger: log,
     metrics,
     authorizer: await createAuthorizer(),
-    config: { keysDir: s.keysDir, webDir: s.webDir, sessionTtlSeconds: 12 * 3600, secureCookies: s.secureCookies ?? false },
+    config: {
+      keysDir: s.keysDir,
+      webDir: s.webDir,
+      sessionTtlSeconds: 12 * 3600,
+      secureCookies: s.secureCookies ?? false,
+      decisions: s.decisions ?? { retentionDays: DEFAULT_RETENTION_DAYS, maxPerTenant: DEFAULT_MAX_PER_TENANT },
+    },
   };
   return { deps, generatedAdminToken };
 }

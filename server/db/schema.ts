@@ -1,5 +1,6 @@
 import type { AuditEventsTable } from './tables/audit-events.ts';
 import type { BundlesTable } from './tables/bundles.ts';
+import type { DecisionSourcesTable, DecisionStatsTable, DecisionsTable } from './tables/decisions.ts';
 import type { GrantsTable } from './tables/grants.ts';
 import type { GroupsTable } from './tables/groups.ts';
 import type { McpServersTable } from './tables/mcp-servers.ts';
@@ -25,4 +26,7 @@ export interface Database {
   audit_events: AuditEventsTable;
   bundles: BundlesTable;
   runtimes: RuntimesTable;
+  decisions: DecisionsTable;
+  decision_sources: DecisionSourcesTable;
+  decision_stats: DecisionStatsTable;
 }

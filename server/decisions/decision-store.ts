@@ -1,0 +1,259 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { DecisionBatch, DecisionQuery, DecisionRecord, EvaluationRequest, StoredDecision } from '../../policy-schemas/types.gen.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import type { DbOrTx, Tx } from '../db/database.ts';
+import type { DecisionsRow, NewDecisionsRow } from '../db/tables/decisions.ts';
+
+/** Default for `TOOLGATE_DECISIONS_RETENTION_DAYS`. */
+export const DEFAULT_RETENTION_DAYS = 30;
+/** Default for `TOOLGATE_DECISIONS_MAX_PER_TENANT`: a noisy runtime cannot fill the disk. */
+export const DEFAULT_MAX_PER_TENANT = 1_000_000;
+
+export type DecisionFilter = Pick<DecisionQuery, 'from' | 'to' | 'subject' | 'tool' | 'decision' | 'errorCode' | 'runtimeId'>;
+
+// SQLite allows 32,766 bound values per statement; 15 columns a row.
+const INSERT_CHUNK = 1_000;
+
+/** The evaluation request a record was decided under: what impact analysis replays. */
+export function requestOf(r: DecisionRecord): EvaluationRequest {
+  const req: EvaluationRequest = { subject: r.subject, groups: r.groups, state: r.state };
+  if (r.profile !== undefined) req.profile = r.profile;
+  if (r.facts !== undefined && Object.keys(r.facts).length > 0) req.facts = r.facts;
+  return req;
+}
+
+/**
+ * Stores one validated batch in the caller's transaction: every record or none. Counts what the
+ * runtime received and dropped, then evicts the tenant's oldest records beyond `maxPerTenant`.
+ * Returns how many records were evicted.
+ */
+export async function storeBatch(tx: Tx, tenant: string, batch: DecisionBatch, receivedAt: string, maxPerTenant: number): Promise<{ stored: number; evicted: number }> {
+  const rows: NewDecisionsRow[] = batch.records.map((r) => {
+    const request = canonicalJson(requestOf(r));
+    return {
+      tenant,
+      runtime_id: batch.runtimeId,
+      at: new Date(r.at).toISOString(),
+      received_at: receivedAt,
+      tool_call_id: r.toolCallId,
+      subject: r.subject,
+      tool: r.tool,
+      decision: r.decision,
+      error_code: r.errorCode ?? null,
+      reason: r.reason ?? null,
+      bundle_version: r.bundleVersion,
+      revision: r.revision ?? null,
+      request,
+      request_hash: createHash('sha256').update(request).digest('base64url'),
+    };
+  });
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) await tx.insertInto('decisions').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+
+  const source = { received: rows.length, dropped: batch.dropped ?? 0, last_batch_at: receivedAt };
+  await tx
+    .insertInto('decision_sources')
+    .values({ tenant, runtime_id: batch.runtimeId, ...source })
+    .onConflict((oc) =>
+      oc.columns(['tenant', 'runtime_id']).doUpdateSet({
+        received: sql`decision_sources.received + ${rows.length}`,
+        // Cumulative since the runtime started: a retried batch repeats it rather than adding to it.
+        dropped: batch.dropped === undefined ? sql`decision_sources.dropped` : batch.dropped,
+        last_batch_at: receivedAt,
+      }),
+    )
+    .execute();
+  await tx
+    .insertInto('decision_stats')
+    .values({ tenant, stored: rows.length, evicted: 0, expired: 0 })
+    .onConflict((oc) => oc.column('tenant').doUpdateSet({ stored: sql`decision_stats.stored + ${rows.length}` }))
+    .execute();
+
+  const evicted = await evictBeyondCap(tx, tenant, maxPerTenant);
+  return { stored: rows.length, evicted };
+}
+
+/** Deletes the tenant's oldest records beyond `cap` and counts them as evicted. */
+async function evictBeyondCap(tx: Tx, tenant: string, cap: number): Promise<number> {
+  const stats = await tx.selectFrom('decision_stats').select('stored').where('tenant', '=', tenant).executeTakeFirst();
+  const over = (stats?.stored ?? 0) - cap;
+  if (over <= 0) return 0;
+  const boundary = await tx.selectFrom('decisions').select('id').where('tenant', '=', tenant).orderBy('id').offset(over - 1).limit(1).executeTakeFirst();
+  if (!boundary) return 0;
+  const res = await tx.deleteFrom('decisions').where('tenant', '=', tenant).where('id', '<=', boundary.id).executeTakeFirst();
+  const n = Number(res.numDeletedRows);
+  await tx
+    .updateTable('decision_stats')
+    .set({ stored: sql`stored - ${n}`, evicted: sql`evicted + ${n}` })
+    .where('tenant', '=', tenant)
+    .execute();
+  return n;
+}
+
+/** Deletes every record decided before `before` (all tenants), a chunk at a time; returns how many went. */
+export async function expireDecisions(run: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>, db: DbOrTx, before: string, chunk = 5_000): Promise<number> {
+  let total = 0;
+  const tenants = (await db.selectFrom('decision_stats').select('tenant').execute()).map((r) => r.tenant);
+  for (const tenant of tenants) {
+    for (;;) {
+      const n = await run(async (tx) => {
+        const ids = await tx.selectFrom('decisions').select('id').where('tenant', '=', tenant).where('at', '<', before).orderBy('id').limit(chunk).execute();
+        if (ids.length === 0) return 0;
+        const res = await tx
+          .deleteFrom('decisions')
+          .where('tenant', '=', tenant)
+          .where(
+            'id',
+            'in',
+            ids.map((r) => r.id),
+          )
+          .executeTakeFirst();
+        const deleted = Number(res.numDeletedRows);
+        await tx
+          .updateTable('decision_stats')
+          .set({ stored: sql`stored - ${deleted}`, expired: sql`expired + ${deleted}` })
+          .where('tenant', '=', tenant)
+          .execute();
+        return deleted;
+      });
+      total += n;
+      if (n < chunk) break;
+    }
+  }
+  return total;
+}
+
+function filtered(db: DbOrTx, tenant: string, f: DecisionFilter) {
+  let q = db.selectFrom('decisions').where('tenant', '=', tenant);
+  if (f.from) q = q.where('at', '>=', new Date(f.from).toISOString());
+  if (f.to) q = q.where('at', '<', new Date(f.to).toISOString());
+  if (f.subject) q = q.where('subject', '=', f.subject);
+  if (f.tool) q = q.where('tool', '=', f.tool);
+  if (f.decision) q = q.where('decision', '=', f.decision);
+  if (f.errorCode) q = q.where('error_code', '=', f.errorCode);
+  if (f.runtimeId) q = q.where('runtime_id', '=', f.runtimeId);
+  return q;
+}
+
+/** One page, newest first: records with an id below `before` (0 = from the newest). */
+export async function listDecisions(db: DbOrTx, tenant: string, f: DecisionFilter, before: number, limit: number): Promise<StoredDecision[]> {
+  let q = filtered(db, tenant, f).selectAll();
+  if (before > 0) q = q.where('id', '<', before);
+  const rows = await q.orderBy('id', 'desc').limit(limit).execute();
+  return rows.map(toStoredDecision);
+}
+
+/** Every matching record, newest first, a page at a time (constant memory for any export). */
+export async function* decisionPages(db: DbOrTx, tenant: string, f: DecisionFilter, pageSize = 1_000): AsyncGenerator<StoredDecision[]> {
+  let before = 0;
+  for (;;) {
+    const page = await listDecisions(db, tenant, f, before, pageSize);
+    if (page.length > 0) yield page;
+    if (page.length < pageSize) return;
+    before = page[page.length - 1].id;
+  }
+}
+
+export function toStoredDecision(r: DecisionsRow): StoredDecision {
+  const request = JSON.parse(r.request) as EvaluationRequest;
+  const d: StoredDecision = {
+    id: Number(r.id),
+    runtimeId: r.runtime_id,
+    receivedAt: r.received_at,
+    at: r.at,
+    toolCallId: r.tool_call_id,
+    subject: r.subject,
+    groups: request.groups ?? ['default'],
+    state: request.state ?? 'undefined',
+    tool: r.tool,
+    decision: r.decision as StoredDecision['decision'],
+    bundleVersion: r.bundle_version === null ? null : Number(r.bundle_version),
+  };
+  if (request.profile !== undefined) d.profile = request.profile;
+  if (request.facts !== undefined) d.facts = request.facts;
+  if (r.error_code !== null) d.errorCode = r.error_code;
+  if (r.reason !== null) d.reason = r.reason;
+  if (r.revision !== null) d.revision = r.revision;
+  return d;
+}
+
+export type DecisionSummary = {
+  from: string;
+  to: string;
+  bucketSeconds: number;
+  buckets: { start: string; allow: number; deny: number; require_approval: number }[];
+  topDeniedTools: { key: string; calls: number; reasons: { reason: string; calls: number }[] }[];
+  topDeniedSubjects: { key: string; calls: number; reasons: { reason: string; calls: number }[] }[];
+  counters: { stored: number; evicted: number; expired: number };
+  runtimes: { runtimeId: string; received: number; dropped: number; lastBatchAt: string }[];
+};
+
+const BUCKETS = 48;
+const TOP = 10;
+
+/**
+ * What the console's Decisions view draws: counts per decision over time, and the most denied
+ * tools and subjects with why they were denied, over the filtered window.
+ */
+export async function summarizeDecisions(db: DbOrTx, tenant: string, f: DecisionFilter, now: Date): Promise<DecisionSummary> {
+  const to = f.to ? new Date(f.to) : now;
+  const from = f.from ? new Date(f.from) : new Date(to.getTime() - 24 * 3600_000);
+  const window = { ...f, from: from.toISOString(), to: to.toISOString() };
+  const span = Math.max(1, to.getTime() - from.getTime());
+  const bucketMs = Math.max(1000, Math.ceil(span / BUCKETS / 1000) * 1000);
+  const buckets = Array.from({ length: Math.ceil(span / bucketMs) }, (_, i) => ({
+    start: new Date(from.getTime() + i * bucketMs).toISOString(),
+    allow: 0,
+    deny: 0,
+    require_approval: 0,
+  }));
+  // Bucketed in the application from (at, decision) counts: portable across SQLite and PostgreSQL
+  // date functions. Grouping by the second keeps the rows read small.
+  const perSecond = await filtered(db, tenant, window)
+    .select((eb) => [sql<string>`substr(at, 1, 19)`.as('second'), 'decision', eb.fn.countAll<number>().as('n')])
+    .groupBy([sql`substr(at, 1, 19)`, 'decision'])
+    .execute();
+  for (const row of perSecond) {
+    const ms = Date.parse(`${row.second}Z`);
+    const i = Math.floor((ms - from.getTime()) / bucketMs);
+    const b = buckets[i];
+    if (b && (row.decision === 'allow' || row.decision === 'deny' || row.decision === 'require_approval')) b[row.decision] += Number(row.n);
+  }
+
+  const top = async (column: 'tool' | 'subject') => {
+    const rows = await filtered(db, tenant, { ...window, decision: 'deny' })
+      .select((eb) => [column, sql<string>`coalesce(reason, error_code, 'denied')`.as('why'), eb.fn.countAll<number>().as('n')])
+      .groupBy([column, sql`coalesce(reason, error_code, 'denied')`])
+      .execute();
+    const by = new Map<string, { key: string; calls: number; reasons: { reason: string; calls: number }[] }>();
+    for (const r of rows) {
+      const key = String(r[column as keyof typeof r]);
+      let e = by.get(key);
+      if (!e) by.set(key, (e = { key, calls: 0, reasons: [] }));
+      e.calls += Number(r.n);
+      e.reasons.push({ reason: r.why, calls: Number(r.n) });
+    }
+    const list = [...by.values()].sort((a, b) => b.calls - a.calls || a.key.localeCompare(b.key)).slice(0, TOP);
+    for (const e of list) e.reasons.sort((a, b) => b.calls - a.calls || a.reason.localeCompare(b.reason));
+    return list;
+  };
+
+  const stats = await db.selectFrom('decision_stats').selectAll().where('tenant', '=', tenant).executeTakeFirst();
+  const sources = await db.selectFrom('decision_sources').selectAll().where('tenant', '=', tenant).orderBy('last_batch_at', 'desc').limit(100).execute();
+  return {
+    from: window.from,
+    to: window.to,
+    bucketSeconds: bucketMs / 1000,
+    buckets,
+    topDeniedTools: await top('tool'),
+    topDeniedSubjects: await top('subject'),
+    counters: { stored: Number(stats?.stored ?? 0), evicted: Number(stats?.evicted ?? 0), expired: Number(stats?.expired ?? 0) },
+    runtimes: sources.map((s) => ({ runtimeId: s.runtime_id, received: Number(s.received), dropped: Number(s.dropped), lastBatchAt: s.last_batch_at })),
+  };
+}
+
+/** Records dropped by each runtime's ring, as last reported: shown beside the runtime's status. */
+export async function droppedByRuntime(db: DbOrTx, tenant: string): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('decision_sources').select(['runtime_id', 'dropped']).where('tenant', '=', tenant).execute();
+  return new Map(rows.map((r) => [r.runtime_id, Number(r.dropped)]));
+}
