@@ -643,6 +643,65 @@ format?: ("jsonl" | "csv")
  */
 
 /**
+ * Answer of GET /v1/tenants/:tenant/decisions/summary (same filters as the list; the window defaults to the last 24 hours): counts per decision over time, the most denied tools and subjects with why, the tenant's counters and each runtime's received and dropped records.
+ */
+
+export interface DecisionSummary {
+from: string
+to: string
+bucketSeconds: number
+buckets: DecisionBucket[]
+topDeniedTools: DeniedKey[]
+topDeniedSubjects: DeniedKey[]
+counters: {
+/**
+ * Records the tenant holds now.
+ */
+stored: number
+/**
+ * Records removed to keep the tenant under TOOLGATE_DECISIONS_MAX_PER_TENANT.
+ */
+evicted: number
+/**
+ * Records removed by retention.
+ */
+expired: number
+}
+runtimes: DecisionSource[]
+}
+
+export interface DecisionBucket {
+start: string
+allow: number
+deny: number
+require_approval: number
+}
+
+export interface DeniedKey {
+/**
+ * The tool or the subject.
+ */
+key: string
+calls: number
+reasons: DenialReason[]
+}
+
+export interface DenialReason {
+reason: string
+calls: number
+}
+
+export interface DecisionSource {
+/**
+ * Chosen by the runtime; stable across restarts of the same process or host.
+ */
+runtimeId: string
+received: number
+dropped: number
+lastBatchAt: string
+}
+
+/**
  * @maxItems 64
  * 
  * Items: A group name, or `*` for every group.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { DecisionBatch, DecisionQuery, DecisionRecord, EvaluationRequest, StoredDecision } from '../../policy-schemas/types.gen.ts';
+import type { DecisionBatch, DecisionQuery, DecisionRecord, DecisionSummary, DenialReason, DeniedKey, EvaluationRequest, StoredDecision } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import type { DbOrTx, Tx } from '../db/database.ts';
 import type { DecisionsRow, NewDecisionsRow } from '../db/tables/decisions.ts';
@@ -177,17 +177,6 @@ export function toStoredDecision(r: DecisionsRow): StoredDecision {
   return d;
 }
 
-export type DecisionSummary = {
-  from: string;
-  to: string;
-  bucketSeconds: number;
-  buckets: { start: string; allow: number; deny: number; require_approval: number }[];
-  topDeniedTools: { key: string; calls: number; reasons: { reason: string; calls: number }[] }[];
-  topDeniedSubjects: { key: string; calls: number; reasons: { reason: string; calls: number }[] }[];
-  counters: { stored: number; evicted: number; expired: number };
-  runtimes: { runtimeId: string; received: number; dropped: number; lastBatchAt: string }[];
-};
-
 const BUCKETS = 48;
 const TOP = 10;
 
@@ -225,7 +214,7 @@ export async function summarizeDecisions(db: DbOrTx, tenant: string, f: Decision
       .select((eb) => [column, sql<string>`coalesce(reason, error_code, 'denied')`.as('why'), eb.fn.countAll<number>().as('n')])
       .groupBy([column, sql`coalesce(reason, error_code, 'denied')`])
       .execute();
-    const by = new Map<string, { key: string; calls: number; reasons: { reason: string; calls: number }[] }>();
+    const by = new Map<string, DeniedKey & { reasons: DenialReason[] }>();
     for (const r of rows) {
       const key = String(r[column as keyof typeof r]);
       let e = by.get(key);

@@ -14,6 +14,7 @@ import { usePublish, type PublishResult } from '../api/publish.ts';
 import { useRuntimes } from '../api/get-runtimes.ts';
 import { verifyBundle, type Verification } from '../api/verify-bundle.ts';
 import { BundleDiffView } from './bundle-diff-view.tsx';
+import { ImpactView } from '../../decisions/components/impact-view.tsx';
 
 
 /** Diff of the draft against the latest bundle, publish with a reason, history, rollback, downloads, runtimes. */
@@ -113,6 +114,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
           ) : (
             <p className="muted">The first publish creates version 1.</p>
           )}
+          <ImpactView tenant={tenant} policyVersion={policy.data?.version} />
           {editable ? (
             <form
               aria-label="Publish"

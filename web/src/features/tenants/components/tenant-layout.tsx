@@ -7,6 +7,7 @@ const tabs = [
   { key: '', label: 'Policy and simulator' },
   { key: 'grants', label: 'Grants' },
   { key: 'publish', label: 'Publish and versions' },
+  { key: 'decisions', label: 'Decisions' },
 ] as const;
 
 export function TenantLayout({ tenant, tab, children }: { tenant: string; tab: string; children: ReactNode }) {
