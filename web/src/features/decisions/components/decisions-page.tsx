@@ -160,7 +160,7 @@ function Histogram({ buckets, bucketSeconds }: { buckets: DecisionBucket[]; buck
   const h = 120;
   return (
     <figure className="histogram">
-      <svg role="img" aria-label="Decisions over time: allow, require_approval and deny per interval" width={buckets.length * w} height={h} viewBox={`0 0 ${buckets.length * w} ${h}`}>
+      <svg role="img" aria-label="Decisions over time: allow, require_approval and deny per interval" width="100%" height={h} preserveAspectRatio="none" viewBox={`0 0 ${buckets.length * w} ${h}`}>
         {buckets.map((b, i) => {
           let y = h;
           return (
