@@ -7,10 +7,10 @@ let c: Console;
 let page: Page;
 const tenant = 'acme-research';
 
-/** `n` calls as a runtime would log them, a few minutes ago. */
+/** `n` calls as a runtime would log them, spread over the last 18 hours. */
 function calls(n: number, over: Partial<DecisionRecord>): DecisionRecord[] {
   return Array.from({ length: n }, (_, i) => ({
-    at: new Date(Date.now() - 5 * 60_000 + i).toISOString(),
+    at: new Date(Date.now() - 5 * 60_000 - ((i * 7) % 12) * 90 * 60_000 - i).toISOString(),
     toolCallId: `${over.tool}-${over.subject}-${i}`,
     subject: 'agent:research-bot',
     groups: ['knowledge'],
