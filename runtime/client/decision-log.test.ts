@@ -174,6 +174,19 @@ describe('decision log', () => {
     expect(validate('decision-batch', s.batches[0]).ok).toBe(true);
   });
 
+  it('logs the request as it was when decided, even if the caller moves it on afterwards', async () => {
+    const { s, fetchFn } = fakeIngest();
+    const log = makeLog(fetchFn);
+    const loaded = loadBundle(makeBundle({ tenant: 'acme', version: 1 }));
+    const request = { subject: 'agent:support-bot', state: 'undefined', facts: { step: 1 } as Record<string, number> };
+    const view = createView(loaded, request);
+    log.recordDecision(view, 'core__tool-0001', decide(view, { name: 'core__tool-0001', arguments: '{"query":"q"}' }));
+    request.state = 'later';
+    request.facts = { step: 2 };
+    await log.flush();
+    expect(s.batches[0].records[0]).toMatchObject({ state: 'undefined', facts: { step: 1 } });
+  });
+
   it('leaves facts out with logFacts: false', async () => {
     const { s, fetchFn } = fakeIngest();
     const log = makeLog(fetchFn, { logFacts: false });

@@ -61,15 +61,29 @@ const CLOSE_FLUSH_MS = 3_000;
 /**
  * One decide() as it happened, kept as references so that record-keeping costs decide() one
  * small object and a clock read: the timestamp, the JSON and the filter reason are worked out
- * only when the record is shipped.
+ * only when the record is shipped. The request's fields are taken now, so a caller that moves its
+ * request on (a new state, new facts) after deciding does not rewrite what was logged.
  */
 class PendingDecision {
+  readonly subject: string;
+  readonly groups: EvaluationRequest['groups'];
+  readonly state: string | undefined;
+  readonly profile: string | undefined;
+  readonly facts: EvaluationRequest['facts'];
+
   constructor(
     readonly atMs: number,
     readonly view: ToolView,
     readonly tool: string,
     readonly decision: CallDecision,
-  ) {}
+  ) {
+    const request = view.request;
+    this.subject = request.subject;
+    this.groups = request.groups;
+    this.state = request.state;
+    this.profile = request.profile;
+    this.facts = request.facts;
+  }
 }
 
 type Entry = DecisionRecord | PendingDecision;
@@ -312,20 +326,19 @@ class RingDecisionLog implements DecisionLog {
   /** The wire record of one decide(): the request as evaluated, what was decided, and why. */
   private toRecord(p: PendingDecision): DecisionRecord | undefined {
     const { view, decision } = p;
-    const request: EvaluationRequest = view.request;
     const record: DecisionRecord = {
       at: new Date(p.atMs).toISOString(),
       toolCallId: decision.toolCallId,
-      subject: request.subject,
-      groups: request.groups ?? ['default'],
-      state: request.state ?? 'undefined',
+      subject: p.subject,
+      groups: p.groups ?? ['default'],
+      state: p.state ?? 'undefined',
       tool: p.tool,
       decision: decision.decision,
       bundleVersion: view.loaded.bundle.version,
       revision: view.loaded.bundle.revision,
     };
-    if (request.profile !== undefined) record.profile = request.profile;
-    if (this.logFacts && request.facts && Object.keys(request.facts).length > 0) record.facts = request.facts;
+    if (p.profile !== undefined) record.profile = p.profile;
+    if (this.logFacts && p.facts && Object.keys(p.facts).length > 0) record.facts = p.facts;
     if (decision.errorCode) record.errorCode = decision.errorCode;
     if (decision.errorCode === 'policy_denied') {
       const tool = view.loaded.byId.get(p.tool);
