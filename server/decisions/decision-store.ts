@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DecisionBatch, DecisionQuery, DecisionRecord, DecisionSummary, DenialReason, DeniedKey, EvaluationRequest, StoredDecision } from '../../policy-schemas/types.gen.ts';
-import { canonicalJson } from '../../runtime/canonical-json.ts';
 import type { DbOrTx, Tx } from '../db/database.ts';
 import type { DecisionsRow, NewDecisionsRow } from '../db/tables/decisions.ts';
 
@@ -24,13 +23,32 @@ export function requestOf(r: DecisionRecord): EvaluationRequest {
 }
 
 /**
+ * RFC 8785 canonical JSON of requestOf(r), written out directly: the keys are known, and this runs
+ * once per stored record. Equal requests give equal text, hence equal hashes.
+ */
+export function requestJson(r: DecisionRecord): string {
+  let out = '{';
+  if (r.facts !== undefined) {
+    const keys = Object.keys(r.facts).sort();
+    if (keys.length > 0) out += '"facts":{' + keys.map((k) => JSON.stringify(k) + ':' + JSON.stringify(r.facts![k])).join(',') + '},';
+  }
+  out += '"groups":' + JSON.stringify(r.groups) + ',';
+  if (r.profile !== undefined) out += '"profile":' + JSON.stringify(r.profile) + ',';
+  return out + '"state":' + JSON.stringify(r.state) + ',"subject":' + JSON.stringify(r.subject) + '}';
+}
+
+/**
  * Stores one validated batch in the caller's transaction: every record or none. Counts what the
  * runtime received and dropped, then evicts the tenant's oldest records beyond `maxPerTenant`.
  * Returns how many records were evicted.
  */
 export async function storeBatch(tx: Tx, tenant: string, batch: DecisionBatch, receivedAt: string, maxPerTenant: number): Promise<{ stored: number; evicted: number }> {
+  // A batch holds few distinct requests: hash each once.
+  const hashes = new Map<string, string>();
   const rows: NewDecisionsRow[] = batch.records.map((r) => {
-    const request = canonicalJson(requestOf(r));
+    const request = requestJson(r);
+    let hash = hashes.get(request);
+    if (hash === undefined) hashes.set(request, (hash = createHash('sha256').update(request).digest('base64url')));
     return {
       tenant,
       runtime_id: batch.runtimeId,
@@ -45,7 +63,7 @@ export async function storeBatch(tx: Tx, tenant: string, batch: DecisionBatch, r
       bundle_version: r.bundleVersion,
       revision: r.revision ?? null,
       request,
-      request_hash: createHash('sha256').update(request).digest('base64url'),
+      request_hash: hash,
     };
   });
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) await tx.insertInto('decisions').values(rows.slice(i, i + INSERT_CHUNK)).execute();
