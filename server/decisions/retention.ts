@@ -1,7 +1,7 @@
 import type { AppDeps } from '../context.ts';
 import { DEFAULT_RETENTION_DAYS, expireDecisions } from './decision-store.ts';
 
-export type RetentionOptions = { everyMs?: number; now?: () => Date };
+export type RetentionOptions = { everyMs?: number; firstMs?: number; now?: () => Date };
 
 /**
  * Deletes decision records older than `TOOLGATE_DECISIONS_RETENTION_DAYS`: once shortly after
@@ -24,7 +24,7 @@ export function startDecisionRetention(deps: Pick<AppDeps, 'database' | 'logger'
     running = running.then(pass).catch((err: unknown) => deps.logger.error({ err: { message: (err as Error).message } }, 'decision retention failed'));
   };
 
-  const first = setTimeout(schedule, 1_000);
+  const first = setTimeout(schedule, options.firstMs ?? 1_000);
   first.unref();
   const timer = setInterval(schedule, options.everyMs ?? 600_000);
   timer.unref();

@@ -292,7 +292,7 @@ function Runtimes({ tenant }: { tenant: string }) {
           ) : null}
           {items.length ? (
             <div className="table-wrap">
-            <DataTable label="Runtimes" columns={['Runtime', 'Version', 'Behind', 'Health', 'Last report', 'Last error']} compact>
+            <DataTable label="Runtimes" columns={['Runtime', 'Version', 'Behind', 'Health', 'Last report', 'Last error', 'Decisions dropped']} compact>
               {items.map((r) => (
                 <tr key={r.runtimeId}>
                   <td className="mono">{r.runtimeId}</td>
@@ -304,6 +304,9 @@ function Runtimes({ tenant }: { tenant: string }) {
                   <td>{new Date(r.reportedAt).toLocaleString()}</td>
                   <td>
                     {r.lastError ? <code>{r.lastError}</code> : null} {r.detail ?? ''}
+                  </td>
+                  <td title="Decision records the runtime's ring dropped while it could not ship them, as its last batch reported">
+                    {r.decisionsDropped === undefined ? '—' : r.decisionsDropped}
                   </td>
                 </tr>
               ))}
