@@ -69,9 +69,9 @@ describe('migrations on PostgreSQL', () => {
     const batch = { runtimeId: 'w', dropped: 4, records: [record(0), record(1, { tool: 'core__tool-0000', decision: 'deny', errorCode: 'policy_denied', reason: 'denied' }), record(2), record(3)] };
     const r = await db.transaction().execute((tx) => storeBatch(tx as never, 'd', batch, at(0), 3));
     expect(r).toEqual({ stored: 4, evicted: 1 });
-    const listed = await listDecisions(db, 'd', {}, 0, 2);
+    const listed = await listDecisions(db, 'd', {}, null, 2);
     expect(listed.map((x) => x.toolCallId)).toEqual(['c3', 'c2']);
-    expect((await listDecisions(db, 'd', {}, listed[1].id, 2)).map((x) => x.toolCallId)).toEqual(['c1']);
+    expect((await listDecisions(db, 'd', {}, { at: listed[1].at, id: listed[1].id }, 2)).map((x) => x.toolCallId)).toEqual(['c1']);
     const summary = await summarizeDecisions(db, 'd', {}, new Date());
     expect(summary.topDeniedTools).toEqual([{ key: 'core__tool-0000', calls: 1, reasons: [{ reason: 'denied', calls: 1 }] }]);
     expect(summary.counters).toEqual({ stored: 3, evicted: 1, expired: 0 });

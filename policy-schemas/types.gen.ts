@@ -631,6 +631,9 @@ errorCode?: DecisionCode
  * Chosen by the runtime; stable across restarts of the same process or host.
  */
 runtimeId?: string
+/**
+ * The previous page's `nextCursor`: `<at>_<id>` of its last record.
+ */
 cursor?: string
 limit?: string
 format?: ("jsonl" | "csv")
@@ -709,7 +712,7 @@ lastBatchAt: string
 
 export interface StoredDecision {
 /**
- * Increases with arrival; the paging cursor.
+ * Increases with arrival; breaks ties between records decided at the same instant.
  */
 id: number
 /**

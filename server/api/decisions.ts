@@ -9,7 +9,7 @@ import { csvCell } from '../audit/export.ts';
 import { authorize } from '../auth/guard.ts';
 import { compileDraft } from '../compiler/draft.ts';
 import type { AppEnv } from '../context.ts';
-import { DEFAULT_MAX_PER_TENANT, type DecisionFilter, decisionPages, listDecisions, storeBatch, summarizeDecisions } from '../decisions/decision-store.ts';
+import { cursorOf, DEFAULT_MAX_PER_TENANT, type DecisionFilter, decisionPages, listDecisions, parseCursor, storeBatch, summarizeDecisions } from '../decisions/decision-store.ts';
 import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
 import { ApiError } from '../errors.ts';
 import { MAX_BODY_BYTES, dropReadOnly, readJson, readOptionalJson, validOrThrow } from '../http/body.ts';
@@ -55,8 +55,8 @@ decisionRoutes.get('/', async (c) => {
   const q = readQuery(c);
   const limit = Number(q.limit ?? 100);
   await existingTenant(c, tenant);
-  const items = await listDecisions(c.get('deps').database.db, tenant, filterOf(q), Number(q.cursor ?? 0), limit);
-  const nextCursor = items.length === limit ? String(items[items.length - 1].id) : null;
+  const items = await listDecisions(c.get('deps').database.db, tenant, filterOf(q), parseCursor(q.cursor), limit);
+  const nextCursor = items.length === limit ? cursorOf(items[items.length - 1]) : null;
   return c.json({ items, nextCursor });
 });
 

@@ -153,22 +153,36 @@ function filtered(db: DbOrTx, tenant: string, f: DecisionFilter) {
   return q;
 }
 
-/** One page, newest first: records with an id below `before` (0 = from the newest). */
-export async function listDecisions(db: DbOrTx, tenant: string, f: DecisionFilter, before: number, limit: number): Promise<StoredDecision[]> {
+/** Where a page ends: the last record's decision time and id (ties on time go by id). */
+export type DecisionCursor = { at: string; id: number };
+
+export function cursorOf(d: Pick<StoredDecision, 'at' | 'id'>): string {
+  return `${d.at}_${d.id}`;
+}
+
+export function parseCursor(text: string | undefined): DecisionCursor | null {
+  if (!text) return null;
+  const i = text.lastIndexOf('_');
+  return { at: text.slice(0, i), id: Number(text.slice(i + 1)) };
+}
+
+/** One page, newest decision first (by `at`, then arrival), after `cursor` (null = from the newest). */
+export async function listDecisions(db: DbOrTx, tenant: string, f: DecisionFilter, cursor: DecisionCursor | null, limit: number): Promise<StoredDecision[]> {
   let q = filtered(db, tenant, f).selectAll();
-  if (before > 0) q = q.where('id', '<', before);
-  const rows = await q.orderBy('id', 'desc').limit(limit).execute();
+  if (cursor) q = q.where((eb) => eb.or([eb('at', '<', cursor.at), eb.and([eb('at', '=', cursor.at), eb('id', '<', cursor.id)])]));
+  const rows = await q.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map(toStoredDecision);
 }
 
 /** Every matching record, newest first, a page at a time (constant memory for any export). */
 export async function* decisionPages(db: DbOrTx, tenant: string, f: DecisionFilter, pageSize = 1_000): AsyncGenerator<StoredDecision[]> {
-  let before = 0;
+  let cursor: DecisionCursor | null = null;
   for (;;) {
-    const page = await listDecisions(db, tenant, f, before, pageSize);
+    const page = await listDecisions(db, tenant, f, cursor, pageSize);
     if (page.length > 0) yield page;
     if (page.length < pageSize) return;
-    before = page[page.length - 1].id;
+    const last = page[page.length - 1];
+    cursor = { at: last.at, id: last.id };
   }
 }
 

@@ -32,7 +32,7 @@ describe('decision retention job', () => {
   it('deletes, in the background, the records older than the configured number of days', async () => {
     const config = { decisions: { retentionDays: 10, maxPerTenant: 1_000_000 } } as AppConfig;
     const stop = startDecisionRetention({ database: d, logger: pino({ level: 'silent' }), config }, { firstMs: 0, everyMs: 3_600_000, now: () => new Date(now) });
-    await expect.poll(async () => (await listDecisions(d.db, 'acme', {}, 0, 10)).map((r) => r.toolCallId), { timeout: 5_000 }).toEqual(['1d', '9d']);
+    await expect.poll(async () => (await listDecisions(d.db, 'acme', {}, null, 10)).map((r) => r.toolCallId), { timeout: 5_000 }).toEqual(['1d', '9d']);
     await stop();
     const stats = await d.db.selectFrom('decision_stats').selectAll().executeTakeFirstOrThrow();
     expect(stats).toMatchObject({ stored: 2, expired: 2 });

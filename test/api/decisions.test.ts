@@ -56,6 +56,18 @@ describe('POST /v1/tenants/:tenant/decisions', () => {
     expect(items[0]).toMatchObject({ runtimeId: 'worker-a', subject: 'agent:research-bot', decision: 'deny', errorCode: 'policy_denied', reason: 'not_allowed', groups: ['knowledge'] });
   });
 
+  it('lists by decision time: a batch that arrives late (after an outage) pages in behind newer decisions', async () => {
+    const recent = rec({ subject: 'agent:late-test' });
+    expect((await t.request('POST', `${base}/decisions`, { token: runtime, body: { runtimeId: 'w-now', records: [recent] } })).status).toBe(202);
+    const late = rec({ subject: 'agent:late-test', at: new Date(Date.now() - 3_600_000).toISOString() });
+    expect((await t.request('POST', `${base}/decisions`, { token: runtime, body: { runtimeId: 'w-late', records: [late] } })).status).toBe(202);
+    const page1 = await t.request('GET', `${base}/decisions?subject=agent:late-test&limit=1`);
+    expect(page1.json.items.map((i: { toolCallId: string }) => i.toolCallId)).toEqual([recent.toolCallId]);
+    const page2 = await t.request('GET', `${base}/decisions?subject=agent:late-test&limit=1&cursor=${encodeURIComponent(page1.json.nextCursor)}`);
+    expect(page2.json.items.map((i: { toolCallId: string }) => i.toolCallId)).toEqual([late.toolCallId]);
+    expect((await t.request('GET', `${base}/decisions?cursor=12`)).status).toBe(400);
+  });
+
   it('takes plain JSON too', async () => {
     const r = await t.request('POST', `${base}/decisions`, { token: runtime, body: { runtimeId: 'worker-plain', records: [rec()] } });
     expect(r.status).toBe(202);
@@ -122,7 +134,7 @@ describe('reading and exporting decisions', () => {
 
     const page1 = await t.request('GET', `${base}/decisions?subject=agent:analysis-bot&limit=2`);
     expect(page1.json.items.map((i: { toolCallId: string }) => i.toolCallId)).toEqual([batch[2].toolCallId, batch[1].toolCallId]);
-    const page2 = await t.request('GET', `${base}/decisions?subject=agent:analysis-bot&limit=2&cursor=${page1.json.nextCursor}`);
+    const page2 = await t.request('GET', `${base}/decisions?subject=agent:analysis-bot&limit=2&cursor=${encodeURIComponent(page1.json.nextCursor)}`);
     expect(page2.json.items.map((i: { toolCallId: string }) => i.toolCallId)).toEqual([batch[0].toolCallId]);
     expect(page2.json.nextCursor).toBeNull();
 
