@@ -43,7 +43,7 @@ decisionRoutes.post('/', async (c) => {
     if (!(await tx.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
       throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
     }
-    return storeBatch(tx, tenant, batch, receivedAt.toISOString(), maxPerTenant);
+    return storeBatch(tx, tenant, batch, receivedAt.toISOString(), maxPerTenant, database.sqlite);
   });
   metrics.decisionsIngested?.inc(stored);
   return c.json({ accepted: stored, evicted }, 202);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { DecisionBatch, DecisionQuery, DecisionRecord, DecisionSummary, DenialReason, DeniedKey, EvaluationRequest, StoredDecision } from '../../policy-schemas/types.gen.ts';
 import type { DbOrTx, Tx } from '../db/database.ts';
@@ -42,7 +43,15 @@ export function requestJson(r: DecisionRecord): string {
  * runtime received and dropped, then evicts the tenant's oldest records beyond `maxPerTenant`.
  * Returns how many records were evicted.
  */
-export async function storeBatch(tx: Tx, tenant: string, batch: DecisionBatch, receivedAt: string, maxPerTenant: number): Promise<{ stored: number; evicted: number }> {
+export async function storeBatch(
+  tx: Tx,
+  tenant: string,
+  batch: DecisionBatch,
+  receivedAt: string,
+  maxPerTenant: number,
+  /** The SQLite connection `tx` runs on, when it is SQLite: rows then go through a prepared statement. */
+  sqlite?: SqliteDatabase.Database,
+): Promise<{ stored: number; evicted: number }> {
   // A batch holds few distinct requests: hash each once.
   const hashes = new Map<string, string>();
   const rows: NewDecisionsRow[] = batch.records.map((r) => {
@@ -66,7 +75,14 @@ export async function storeBatch(tx: Tx, tenant: string, batch: DecisionBatch, r
       request_hash: hash,
     };
   });
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) await tx.insertInto('decisions').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+  if (sqlite) {
+    // Inside the caller's transaction on the same connection: one prepared statement, run per row,
+    // is about three times faster than compiling a thousand-row INSERT.
+    const insert = preparedInsert(sqlite);
+    for (const r of rows) insert.run(INSERT_COLUMNS.map((c) => r[c] ?? null));
+  } else {
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) await tx.insertInto('decisions').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+  }
 
   const source = { received: rows.length, dropped: batch.dropped ?? 0, last_batch_at: receivedAt };
   await tx
@@ -91,14 +107,31 @@ export async function storeBatch(tx: Tx, tenant: string, batch: DecisionBatch, r
   return { stored: rows.length, evicted };
 }
 
-/** Deletes the tenant's oldest records beyond `cap` and counts them as evicted. */
+const INSERT_COLUMNS = ['tenant', 'runtime_id', 'at', 'received_at', 'tool_call_id', 'subject', 'tool', 'decision', 'error_code', 'reason', 'bundle_version', 'revision', 'request', 'request_hash'] as const;
+const insertStatements = new WeakMap<SqliteDatabase.Database, SqliteDatabase.Statement>();
+
+function preparedInsert(sqlite: SqliteDatabase.Database): SqliteDatabase.Statement {
+  let stmt = insertStatements.get(sqlite);
+  if (!stmt) {
+    stmt = sqlite.prepare(`INSERT INTO decisions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`);
+    insertStatements.set(sqlite, stmt);
+  }
+  return stmt;
+}
+
+/** Deletes the tenant's oldest records beyond `cap` (by decision time) and counts them as evicted. */
 async function evictBeyondCap(tx: Tx, tenant: string, cap: number): Promise<number> {
   const stats = await tx.selectFrom('decision_stats').select('stored').where('tenant', '=', tenant).executeTakeFirst();
   const over = (stats?.stored ?? 0) - cap;
   if (over <= 0) return 0;
-  const boundary = await tx.selectFrom('decisions').select('id').where('tenant', '=', tenant).orderBy('id').offset(over - 1).limit(1).executeTakeFirst();
+  // Oldest by decision time (then arrival), as the list orders them.
+  const boundary = await tx.selectFrom('decisions').select(['at', 'id']).where('tenant', '=', tenant).orderBy('at').orderBy('id').offset(over - 1).limit(1).executeTakeFirst();
   if (!boundary) return 0;
-  const res = await tx.deleteFrom('decisions').where('tenant', '=', tenant).where('id', '<=', boundary.id).executeTakeFirst();
+  const res = await tx
+    .deleteFrom('decisions')
+    .where('tenant', '=', tenant)
+    .where((eb) => eb.or([eb('at', '<', boundary.at), eb.and([eb('at', '=', boundary.at), eb('id', '<=', boundary.id)])]))
+    .executeTakeFirst();
   const n = Number(res.numDeletedRows);
   await tx
     .updateTable('decision_stats')
