@@ -28,10 +28,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('request', 'text', (c) => c.notNull())
     .addColumn('request_hash', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('decisions_tenant_id').on('decisions').columns(['tenant', 'id']).execute();
-  await db.schema.createIndex('decisions_tenant_at').on('decisions').columns(['tenant', 'at']).execute();
-  await db.schema.createIndex('decisions_tenant_subject').on('decisions').columns(['tenant', 'subject', 'id']).execute();
-  await db.schema.createIndex('decisions_tenant_tool').on('decisions').columns(['tenant', 'tool', 'id']).execute();
+  // Lists go newest first by decision time; the cap and retention remove the oldest by it too.
+  await db.schema.createIndex('decisions_tenant_at').on('decisions').columns(['tenant', 'at', 'id']).execute();
+  await db.schema.createIndex('decisions_tenant_subject').on('decisions').columns(['tenant', 'subject', 'at']).execute();
+  await db.schema.createIndex('decisions_tenant_tool').on('decisions').columns(['tenant', 'tool', 'at']).execute();
 
   await db.schema
     .createTable('decision_sources')
