@@ -32,10 +32,12 @@ decisionRoutes.post('/', async (c) => {
   authorize(c, 'decision', 'report', tenant);
   const batch = validOrThrow<DecisionBatch>('decision-batch', await readBatchBody(c));
   const receivedAt = new Date();
-  const future = batch.records.flatMap((r, i) =>
-    Date.parse(r.at) - receivedAt.getTime() > MAX_FUTURE_MS ? [{ pointer: `/records/${i}/at`, message: 'is more than a day in the future' }] : [],
-  );
-  if (future.length > 0) throw new ApiError(400, 'validation', `${future[0].pointer} ${future[0].message}`, { errors: future });
+  const badTimes = batch.records.flatMap((r, i) => {
+    const ms = instantMs(r.at);
+    if (ms === null) return [{ pointer: `/records/${i}/at`, message: UNREPRESENTABLE }];
+    return ms - receivedAt.getTime() > MAX_FUTURE_MS ? [{ pointer: `/records/${i}/at`, message: 'is more than a day in the future' }] : [];
+  });
+  if (badTimes.length > 0) throw new ApiError(400, 'validation', `${badTimes[0].pointer} ${badTimes[0].message}`, { errors: badTimes });
 
   const { database, config, metrics } = c.get('deps');
   const maxPerTenant = config.decisions?.maxPerTenant ?? DEFAULT_MAX_PER_TENANT;
@@ -96,6 +98,7 @@ impactRoutes.post('/', async (c) => {
     dropReadOnly(body.policy as Record<string, unknown>, ['tenant']);
   }
   const req = validOrThrow<ImpactRequest>('impact-request', body);
+  refuseUnrepresentable({ from: req.from, to: req.to });
   const to = req.to ? new Date(req.to) : new Date();
   const from = req.from ? new Date(req.from) : new Date(to.getTime() - DEFAULT_IMPACT_DAYS * 86400_000);
   if (!(from < to)) throw new ApiError(400, 'validation', '/from must be before /to', { errors: [{ pointer: '/from', message: 'must be before /to' }] });
@@ -130,8 +133,24 @@ async function readBatchBody(c: Context<AppEnv>): Promise<unknown> {
   }
 }
 
+const UNREPRESENTABLE = 'is not an instant between the years 0000 and 9999 (a leap second cannot be stored)';
+
+/** Milliseconds of a schema-valid date-time, or null when it has no four-digit-year ISO form (a leap second, a year past 9999). */
+function instantMs(text: string): number | null {
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) && ms >= YEAR_0 && ms < YEAR_10000 ? ms : null;
+}
+const YEAR_0 = Date.parse('0000-01-01T00:00:00Z');
+const YEAR_10000 = Date.parse('9999-12-31T23:59:59.999Z') + 1;
+
+function refuseUnrepresentable(times: Record<string, string | undefined>): void {
+  const errors = Object.entries(times).flatMap(([k, v]) => (v !== undefined && instantMs(v) === null ? [{ pointer: `/${k}`, message: UNREPRESENTABLE }] : []));
+  if (errors.length > 0) throw new ApiError(400, 'validation', `${errors[0].pointer} ${errors[0].message}`, { errors });
+}
+
 function readQuery(c: Context<AppEnv>): DecisionQuery {
   const q = validOrThrow<DecisionQuery>('decision-query', { ...c.req.query() });
+  refuseUnrepresentable({ from: q.from, to: q.to });
   if (q.from && q.to && !(Date.parse(q.from) < Date.parse(q.to))) {
     throw new ApiError(400, 'validation', 'from must be before to', { errors: [{ pointer: '/from', message: 'must be before /to' }] });
   }

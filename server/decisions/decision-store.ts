@@ -12,7 +12,7 @@ export const DEFAULT_MAX_PER_TENANT = 1_000_000;
 
 export type DecisionFilter = Pick<DecisionQuery, 'from' | 'to' | 'subject' | 'tool' | 'decision' | 'errorCode' | 'runtimeId'>;
 
-// SQLite allows 32,766 bound values per statement; 15 columns a row.
+// SQLite allows 32,766 bound values per statement; 14 columns a row.
 const INSERT_CHUNK = 1_000;
 
 /** The evaluation request a record was decided under: what impact analysis replays. */
@@ -39,9 +39,9 @@ export function requestJson(r: DecisionRecord): string {
 }
 
 /**
- * Stores one validated batch in the caller's transaction: every record or none. Counts what the
- * runtime received and dropped, then evicts the tenant's oldest records beyond `maxPerTenant`.
- * Returns how many records were evicted.
+ * Stores one validated batch (every `at` a representable instant) in the caller's transaction:
+ * every record or none. Counts what the runtime sent and dropped, then evicts the tenant's oldest
+ * records beyond `maxPerTenant`. Returns how many records were stored and evicted.
  */
 export async function storeBatch(
   tx: Tx,
@@ -148,7 +148,7 @@ export async function expireDecisions(run: <T>(fn: (tx: Tx) => Promise<T>) => Pr
   for (const tenant of tenants) {
     for (;;) {
       const n = await run(async (tx) => {
-        const ids = await tx.selectFrom('decisions').select('id').where('tenant', '=', tenant).where('at', '<', before).orderBy('id').limit(chunk).execute();
+        const ids = await tx.selectFrom('decisions').select('id').where('tenant', '=', tenant).where('at', '<', before).orderBy('at').limit(chunk).execute();
         if (ids.length === 0) return 0;
         const res = await tx
           .deleteFrom('decisions')

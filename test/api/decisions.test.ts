@@ -88,6 +88,11 @@ describe('POST /v1/tenants/:tenant/decisions', () => {
     const future = await postGzip(`${base}/decisions`, { runtimeId: 'w', records: [rec({ at: new Date(Date.now() + 3 * 86400_000).toISOString() })] });
     expect(future.status).toBe(400);
     expect(future.json.errors[0].pointer).toBe('/records/0/at');
+    const leap = await postGzip(`${base}/decisions`, { runtimeId: 'w', records: [rec(), rec({ at: '2016-12-31T23:59:60Z' })] });
+    expect(leap.status).toBe(400);
+    expect(leap.json.errors).toEqual([{ pointer: '/records/1/at', message: expect.stringContaining('leap second') }]);
+    expect((await t.request('GET', `${base}/decisions?to=${encodeURIComponent('9999-12-31T23:59:59-05:00')}`)).json.errors[0].pointer).toBe('/to');
+    expect((await t.request('POST', `${base}/impact`, { body: { from: '2016-12-31T23:59:60Z' } })).json.errors[0].pointer).toBe('/from');
     const missing = await postGzip(`${base}/decisions`, { records: [] });
     expect(missing.status).toBe(400);
     expect(missing.json.errors[0].pointer).toBe('/runtimeId');
