@@ -80,6 +80,12 @@ describe('decision logs and impact analysis in the console', () => {
     expect((await topTools.getByRole('row').nth(1).innerText()).replace(/\s+/g, ' ')).toContain('core__graph-update 9 group (9)');
     expect(await page.getByRole('table', { name: 'Most denied subjects' }).getByRole('row').nth(1).innerText()).toContain('agent:research-bot');
     await c.shot(page, 'decisions');
+    const unlabeled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select, textarea')]
+        .filter((el) => !((el as HTMLInputElement).labels?.length || el.getAttribute('aria-label')))
+        .map((el) => `${el.tagName.toLowerCase()}#${el.id}`),
+    );
+    expect(unlabeled).toEqual([]);
 
     await page.getByLabel('Decision', { exact: true }).selectOption('deny');
     const rows = page.getByRole('table', { name: 'Decision records' }).getByRole('row');
