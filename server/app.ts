@@ -9,6 +9,7 @@ import { routePath } from 'hono/route';
 import { auditRoutes } from './api/audit.ts';
 import { bundlePublishRoutes } from './api/bundles-publish.ts';
 import { bundleServeRoutes } from './api/bundles-serve.ts';
+import { decisionRoutes, impactRoutes } from './api/decisions.ts';
 import { groupRoutes, stateRoutes } from './api/groups-states.ts';
 import { jwksRoutes } from './api/jwks.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
@@ -101,6 +102,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/tenants/:tenant/runtimes', runtimeRoutes);
   app.route('/v1/tenants/:tenant/simulate', simulateRoutes);
   app.route('/v1/tenants/:tenant/tests', policyTestRoutes);
+  app.route('/v1/tenants/:tenant/decisions', decisionRoutes);
+  app.route('/v1/tenants/:tenant/impact', impactRoutes);
   app.route('/v1/tenants/:tenant/bundles', bundlePublishRoutes);
   // Further areas mount here, before the /v1 catch-all below.
 

@@ -34,6 +34,8 @@ export type AppConfig = {
   metricsPublic?: boolean;
   /** Failed sign-ins and bearer failures one client address may make before 429s (default 20 a minute). */
   authFailuresPerMinute?: number;
+  /** Decision logs: kept this many days, at most this many records per tenant (oldest go first). */
+  decisions?: { retentionDays: number; maxPerTenant: number };
 };
 
 /** Everything a request handler may use; built once per server. */

@@ -5,6 +5,7 @@ import { ensureBootstrapAdmin } from './auth/tokens.ts';
 import type { AppDeps } from './context.ts';
 import { ToolgateDatabase } from './db/database.ts';
 import { parseMcpAllowHosts, parseMcpCommands } from './mcp/transport-policy.ts';
+import { DEFAULT_MAX_PER_TENANT, DEFAULT_RETENTION_DAYS } from './decisions/decision-store.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { seedDatabase } from './seed/seed-demo.ts';
 
@@ -31,6 +32,8 @@ export type Settings = {
   sessionMaxSeconds?: number;
   /** `TOOLGATE_AUTH_FAILURES_PER_MINUTE` (20): failed sign-ins/bearer tokens per client address. */
   authFailuresPerMinute?: number;
+  /** `TOOLGATE_DECISIONS_RETENTION_DAYS` (30) and `TOOLGATE_DECISIONS_MAX_PER_TENANT` (1,000,000). */
+  decisions?: { retentionDays: number; maxPerTenant: number };
 };
 
 /** The shortest `TOOLGATE_ADMIN_TOKEN` accepted: a guessable bootstrap admin is no admin. */
@@ -71,7 +74,19 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     sessionIdleSeconds: positiveInt(env, 'TOOLGATE_SESSION_IDLE_SECONDS', DEFAULT_SESSION_IDLE_SECONDS),
     sessionMaxSeconds: positiveInt(env, 'TOOLGATE_SESSION_MAX_SECONDS', DEFAULT_SESSION_MAX_SECONDS),
     authFailuresPerMinute: positiveInt(env, 'TOOLGATE_AUTH_FAILURES_PER_MINUTE', DEFAULT_AUTH_FAILURES_PER_MINUTE),
+    decisions: {
+      retentionDays: positiveNumber(env, 'TOOLGATE_DECISIONS_RETENTION_DAYS', DEFAULT_RETENTION_DAYS),
+      maxPerTenant: Math.floor(positiveNumber(env, 'TOOLGATE_DECISIONS_MAX_PER_TENANT', DEFAULT_MAX_PER_TENANT)),
+    },
   };
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, not ${raw}`);
+  return n;
 }
 
 export const DEFAULT_SESSION_IDLE_SECONDS = 30 * 60;
@@ -112,6 +127,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
       mcp: { commands: s.mcpCommands ?? [], allowHosts: s.mcpAllowHosts ?? [] },
       metricsPublic: s.metricsPublic ?? false,
       authFailuresPerMinute: s.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
+      decisions: s.decisions ?? { retentionDays: DEFAULT_RETENTION_DAYS, maxPerTenant: DEFAULT_MAX_PER_TENANT },
     },
   };
   return { deps, generatedAdminToken };
