@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { runChange } from '../audit/change.ts';
+import { clientAddress, failureLimiterFor, recordFailure } from '../auth/failure-limiter.ts';
 import { isSecureRequest } from '../auth/session-cookie.ts';
 import { CALLBACK_PATH, SsoFailure, beginSignIn, finishSignIn } from '../auth/sso/oidc-client.ts';
 import { continuePage, signInPage } from '../auth/sso/pages.ts';
@@ -55,18 +56,24 @@ ssoSessionRoutes.get('/callback', async (c) => {
   const sso = c.get('deps').config.sso;
   if (!sso) return notConfigured(c);
   c.header('Cache-Control', 'no-store');
+  // Forged and replayed callbacks count as failed sign-ins, limited per address like wrong tokens.
+  const wait = failureLimiterFor(c).retryAfter(clientAddress(c));
+  if (wait > 0) {
+    c.header('Retry-After', String(wait));
+    return c.html(signInPage('Too many failed sign-ins', `Too many failed sign-ins came from this address. Try again in ${wait} seconds.`), 429);
+  }
   const query = new URL(c.req.url).searchParams;
   const state = query.get('state');
   const started = getCookie(c, LOGIN_COOKIE);
   deleteCookie(c, LOGIN_COOKIE, { path: CALLBACK_PATH });
-  if (!state) return c.html(signInPage('Sign-in failed', 'The identity provider sent this browser back without the sign-in\'s state, so it cannot be checked.'), 400);
+  if (!state) return refused(c, signInPage('Sign-in failed', 'The identity provider sent this browser back without the sign-in\'s state, so it cannot be checked.'));
   // Taken once: a second use of the same callback (replay, or a reload) finds nothing.
   const pending = await c.get('deps').database.db.deleteFrom('sso_logins').where('state_hash', '=', sha256(state)).returningAll().executeTakeFirst();
   if (!pending || pending.expires_at <= new Date().toISOString()) {
-    return c.html(signInPage('Sign-in link used or expired', 'This sign-in was already completed, has expired, or was never started here. Start again.'), 400);
+    return refused(c, signInPage('Sign-in link used or expired', 'This sign-in was already completed, has expired, or was never started here. Start again.'));
   }
   if (!started || !sameText(started, state)) {
-    return c.html(signInPage('Sign-in failed', 'This sign-in was started in another browser (or its cookie was lost), so it cannot finish here. Start again from this browser.'), 400);
+    return refused(c, signInPage('Sign-in failed', 'This sign-in was started in another browser (or its cookie was lost), so it cannot finish here. Start again from this browser.'));
   }
   const providerError = query.get('error');
   if (providerError) {
@@ -97,6 +104,11 @@ ssoSessionRoutes.get('/callback', async (c) => {
   return c.html(continuePage('/'), 200);
 });
 
+function refused(c: Context<AppEnv>, page: ReturnType<typeof signInPage>) {
+  recordFailure(c);
+  return c.html(page, 400);
+}
+
 function notConfigured(c: Context<AppEnv>) {
   return c.html(signInPage('Single sign-on is not set up', 'This Toolgate has no identity provider configured. Sign in with a token instead.', { retry: false }), 404);
 }
@@ -107,6 +119,7 @@ function failurePage(c: Context<AppEnv>, err: unknown) {
   if (err.kind === 'unreachable') {
     return c.html(signInPage('Identity provider unreachable', 'Toolgate could not reach your identity provider. Try again in a moment; if it keeps failing, tell your Toolgate operator.', { detail: err.message }), 502);
   }
+  recordFailure(c);
   return c.html(signInPage('Sign-in could not be verified', 'The answer from your identity provider did not pass Toolgate\'s checks, so you were not signed in.', { detail: err.message }), 400);
 }
 

@@ -18,7 +18,7 @@ let sso: SsoSettings;
 beforeAll(async () => {
   op = await startOidcProvider({ users: [alice, mallory], redirectUris: [CALLBACK] });
   sso = { issuer: op.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, publicUrl: PUBLIC_URL, scopes: 'openid email profile groups', recheckSeconds: 0 };
-  t = await startTestApp({ sso });
+  t = await startTestApp({ settings: { sso } });
   const r = await t.request('POST', '/v1/sso/mappings', { body: { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] } });
   expect(r.status).toBe(201);
 });
@@ -180,7 +180,7 @@ describe('single sign-on', () => {
   }
 
   it('answers an unreachable provider with a page, never a 500', async () => {
-    const down = await startTestApp({ sso: { ...sso, issuer: `http://127.0.0.1:${await freePort()}` } });
+    const down = await startTestApp({ settings: { sso: { ...sso, issuer: `http://127.0.0.1:${await freePort()}` } } });
     try {
       const res = await down.app.request('/v1/session/sso/start');
       expect(res.status).toBe(502);

@@ -6,6 +6,7 @@ import type { SessionsRow } from '../../db/tables/sessions.ts';
 import { ApiError } from '../../errors.ts';
 import { stripStored } from '../../store/document-store.ts';
 import { ssoMappingStore } from '../../store/sso-mappings.ts';
+import { sessionDeadline } from '../authenticate.ts';
 import { issueSessionCookie } from '../session-cookie.ts';
 import { hashSecret } from '../tokens.ts';
 import { accessFor } from './access.ts';
@@ -46,7 +47,7 @@ export async function startPersonSession(c: Context<AppEnv>, claims: Record<stri
       access_checked_at: now.toISOString(),
       csrf_token: randomBytes(24).toString('base64url'),
       created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + config.sessionTtlSeconds * 1000).toISOString(),
+      expires_at: new Date(sessionDeadline(config, now.getTime(), now.getTime())).toISOString(),
     })
     .execute();
   issueSessionCookie(c, sessionId);
