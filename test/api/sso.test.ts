@@ -234,3 +234,53 @@ describe('single sign-on', () => {
     expect(again.status).toBe(201);
   });
 });
+
+describe('/v1/sso/mappings', () => {
+  it('is for admins; changes are versioned with If-Match and audited', async () => {
+    const editor = await t.tokenFor('editor', ['acme-research']);
+    const body = { id: 'platform-admins', claim: 'groups', value: 'platform-admins', role: 'admin' };
+    expect((await t.request('POST', '/v1/sso/mappings', { token: editor, body })).status).toBe(403);
+    expect((await t.request('GET', '/v1/sso/mappings', { token: editor })).status).toBe(403);
+    const created = await t.request('POST', '/v1/sso/mappings', { body });
+    expect(created.status).toBe(201);
+    expect((await t.request('POST', '/v1/sso/mappings', { body })).status).toBe(409);
+    const etag = created.headers.get('etag') as string;
+    expect((await t.request('PATCH', '/v1/sso/mappings/platform-admins', { body: { value: 'root' } })).status).toBe(428);
+    const patched = await t.request('PATCH', '/v1/sso/mappings/platform-admins', { body: { value: 'root' }, headers: { 'if-match': etag } });
+    expect(patched.status).toBe(200);
+    expect(patched.json).toMatchObject({ value: 'root', version: 2 });
+    expect((await t.request('DELETE', '/v1/sso/mappings/platform-admins', { headers: { 'if-match': etag } })).status).toBe(412);
+    const events = await t.request('GET', '/v1/audit?entityType=sso-mapping&entityId=platform-admins');
+    expect(events.json.items.map((e: { action: string }) => e.action)).toEqual(['create', 'update']);
+    expect(events.json.items[1]).toMatchObject({ before: { value: 'platform-admins' }, after: { value: 'root' } });
+    expect((await t.request('DELETE', '/v1/sso/mappings/platform-admins', { headers: { 'if-match': patched.headers.get('etag') as string } })).status).toBe(204);
+  });
+
+  it('refuses bad mappings with pointers and stores nothing', async () => {
+    const before = (await t.request('GET', '/v1/sso/mappings')).json.items.length;
+    const cases: [unknown, string][] = [
+      [{ id: 'x', claim: 'groups', value: 'devs', role: 'editor' }, '/tenants'],
+      [{ id: 'x', claim: 'groups', value: 'ops', role: 'admin', tenants: ['acme-research'] }, '/tenants'],
+      [{ id: 'x', claim: 'groups', value: 'devs', role: 'viewer', tenants: ['no-such-tenant'] }, '/tenants/0'],
+      [{ id: 'x', claim: 'groups', value: 'bots', role: 'runtime', tenants: ['acme-research'] }, '/role'],
+      [{ id: 'x', claim: 'has space', value: 'v', role: 'auditor' }, '/claim'],
+      [{ id: 'Bad Id', claim: 'groups', value: 'v', role: 'auditor' }, '/id'],
+      [{ id: 'x', claim: 'groups', value: '', role: 'auditor' }, '/value'],
+    ];
+    for (const [body, pointer] of cases) {
+      const r = await t.request('POST', '/v1/sso/mappings', { body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.headers.get('content-type')).toMatch(/problem\+json/);
+      expect(r.json.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
+    }
+    expect((await t.request('GET', '/v1/sso/mappings')).json.items.length).toBe(before);
+  });
+
+  it('previews what pasted claims would get', async () => {
+    const r = await t.request('POST', '/v1/sso/mappings/preview', { body: { claims: { sub: 'x', groups: ['acme-editors'] } } });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ access: true, role: 'editor', tenants: ['acme-research'], mappings: ['acme-editors'] });
+    expect((await t.request('POST', '/v1/sso/mappings/preview', { body: { claims: { groups: ['nobody'] } } })).json.access).toBe(false);
+    expect((await t.request('POST', '/v1/sso/mappings/preview', { body: { claims: 'groups' } })).status).toBe(400);
+  });
+});
