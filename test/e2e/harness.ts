@@ -92,5 +92,5 @@ export async function startConsole() {
     rmSync(dir, { recursive: true, force: true });
   };
 
-  return { url, api, browser, newSession, login, shot, close };
+  return { url, deps, api, browser, newSession, login, shot, close };
 }
