@@ -20,6 +20,7 @@ export const ssoSessionRoutes = new Hono<AppEnv>();
 /** Binds a sign-in to the browser that started it (Lax: it must come back on the provider's redirect). */
 const LOGIN_COOKIE = 'toolgate_sso_login';
 const SIGN_IN_SECONDS = 10 * 60;
+const MAX_PENDING_SIGN_INS = 10_000;
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
@@ -37,6 +38,12 @@ ssoSessionRoutes.get('/start', async (c) => {
   const { database } = c.get('deps');
   const now = new Date();
   await database.db.deleteFrom('sso_logins').where('expires_at', '<=', now.toISOString()).execute();
+  // Anyone may start a sign-in: a flood of them must not grow the table without bound.
+  const underWay = await database.db.selectFrom('sso_logins').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  if (Number(underWay.n) >= MAX_PENDING_SIGN_INS) {
+    c.header('Retry-After', '60');
+    return c.html(signInPage('Too many sign-ins under way', 'Too many sign-ins were started in the last minutes. Try again in a minute.'), 503);
+  }
   await database.db
     .insertInto('sso_logins')
     .values({

@@ -220,6 +220,18 @@ describe('single sign-on', () => {
     expect((await get(b, '/v1/session')).status).toBe(401);
   });
 
+  it('ends a person\'s session at the idle and the absolute limit, like a token session', async () => {
+    for (const column of ['expires_at', 'created_at'] as const) {
+      const b = newBrowser();
+      expect((await get(b, pathOf(await throughProvider(b, alice.sub)))).status).toBe(200);
+      expect((await get(b, '/v1/session')).status).toBe(200);
+      const longAgo = new Date(Date.now() - 24 * 3600 * 1000).toISOString();
+      await t.deps.database.db.updateTable('sessions').set({ [column]: longAgo }).where('user_sub', '=', alice.sub).execute();
+      expect((await get(b, '/v1/session')).status).toBe(401);
+      expect(await sessionCount()).toBe(sessionsBefore);
+    }
+  });
+
   it('signs a person out on their next request once no mapping gives them access', async () => {
     const b = newBrowser();
     expect((await get(b, pathOf(await throughProvider(b, alice.sub)))).status).toBe(200);
