@@ -18,6 +18,7 @@ export const toolRoutes = documentRoutes<Tool>({
   store: toolStore,
   readOnly: SERVER_SET,
   normalize: (tool, existing) => {
+    guardQuarantine(tool, existing);
     if (existing?.source?.kind === 'mcp') return keepImportedDefinition(tool, existing);
     const core: Tool = { ...tool, source: { kind: 'core' } };
     core.definitionHash = definitionHash({ name: tool.id, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema });
@@ -47,6 +48,25 @@ export const toolRoutes = documentRoutes<Tool>({
 });
 
 /**
+ * `quarantined` is left only through `POST /v1/tools/:id/approve`, whatever a PUT or PATCH says
+ * (an omitted or nulled status reads as `active`, so it counts as leaving too). Only imported
+ * tools can be approved, so a core tool is never put into quarantine.
+ */
+function guardQuarantine(tool: Tool, existing: Stored<Tool> | undefined): void {
+  const status = tool.status ?? 'active';
+  if (existing?.status === 'quarantined' && status !== 'quarantined') {
+    throw new ApiError(409, 'conflict', `tool ${tool.id} is quarantined; only POST /v1/tools/${tool.id}/approve takes it out of quarantine, after review of its definition`, {
+      errors: [{ pointer: '/status', message: `must stay "quarantined" (was asked to be "${status}"); approve the tool instead` }],
+    });
+  }
+  if (status === 'quarantined' && existing?.status !== 'quarantined' && existing?.source?.kind !== 'mcp') {
+    throw new ApiError(400, 'validation', `tool ${tool.id} is not imported from an MCP server, so it could never be approved out of quarantine; disable it instead`, {
+      errors: [{ pointer: '/status', message: 'only imported tools can be quarantined; use "disabled"' }],
+    });
+  }
+}
+
+/**
  * An imported tool's definition (description, schemas) is its server's; an edit may change
  * everything else. Activation goes through approval, which checks the reviewed definition.
  */
@@ -59,14 +79,13 @@ function keepImportedDefinition(tool: Tool, existing: Stored<Tool>): Tool {
       errors: changed.map((k) => ({ pointer: `/${k}`, message: 'is set by the MCP server' })),
     });
   }
-  const wasQuarantined = (existing.status ?? 'active') !== 'active';
-  if (tool.status === 'active' && wasQuarantined && existing.status !== 'disabled') {
-    throw new ApiError(400, 'validation', `Imported tool ${tool.id} is ${existing.status}; approve it with POST /v1/tools/${tool.id}/approve`, {
+  if (tool.status === 'active' && existing.status === 'removed') {
+    throw new ApiError(409, 'conflict', `Imported tool ${tool.id} was removed from its MCP server; a sync that finds it again quarantines it for review`, {
       errors: [{ pointer: '/status', message: 'an imported tool becomes active only through approval' }],
     });
   }
-  if (tool.status === 'active' && existing.status === 'disabled' && !existing.source?.approvedDefinitionHash) {
-    throw new ApiError(400, 'validation', `Imported tool ${tool.id} was never approved; approve it first`, {
+  if (tool.status === 'active' && existing.status === 'disabled' && existing.source?.approvedDefinitionHash !== existing.definitionHash) {
+    throw new ApiError(409, 'conflict', `Imported tool ${tool.id} carries a definition no admin approved; approve it with POST /v1/tools/${tool.id}/approve`, {
       errors: [{ pointer: '/status', message: 'an imported tool becomes active only through approval' }],
     });
   }

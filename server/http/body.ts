@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { type SchemaProblem, validate } from '../../policy-schemas/index.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { MAX_DEPTH, parseSafeJson } from './safe-json.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const REASON_HEADER = 'Toolgate-Reason';
@@ -25,30 +26,17 @@ export async function readJson(c: Context<AppEnv>): Promise<unknown> {
   const buf = await c.req.arrayBuffer();
   if (buf.byteLength > MAX_BODY_BYTES) throw tooLarge();
   const text = new TextDecoder('utf-8', { fatal: false }).decode(buf);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new ApiError(400, 'invalid_json', `The body is not valid JSON: ${(e as Error).message}`, { errors: [{ pointer: '', message: 'is not valid JSON' }] });
+  const parsed = parseSafeJson(text);
+  if (parsed.ok) return parsed.value;
+  if (parsed.kind === 'syntax') {
+    throw new ApiError(400, 'invalid_json', `The body is not valid JSON: ${parsed.message}`, { errors: [{ pointer: '', message: 'is not valid JSON' }] });
   }
-  if (depthExceeds(value, MAX_DEPTH)) {
+  if (parsed.problems.some((p) => p.code === 'too_deep')) {
     throw new ApiError(400, 'validation', `The body is nested deeper than ${MAX_DEPTH} levels`, { errors: [{ pointer: '', message: `nests deeper than ${MAX_DEPTH} levels` }] });
   }
-  return value;
-}
-
-/** Deeper bodies are refused before any recursive code (validators, schema walks) sees them. */
-export const MAX_DEPTH = 64;
-
-function depthExceeds(root: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (d >= max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
-  }
-  return false;
+  const first = parsed.problems[0];
+  const more = parsed.problems.length > 1 ? ` (and ${parsed.problems.length - 1} more)` : '';
+  throw new ApiError(400, 'validation', `${first.pointer} ${first.message}${more}`, { errors: parsed.problems });
 }
 
 function tooLarge(): ApiError {

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '../../policy-schemas/types.gen.ts';
+import { plainJson } from '../http/safe-json.ts';
 
 /** A tool as an MCP server offers it in `tools/list`, reduced to what Toolgate keeps. */
 export type OfferedTool = {
@@ -207,9 +208,10 @@ function secretValues(t: TransportConfig, env: Record<string, string | undefined
 }
 
 function toOffered(t: { name: string; description?: string; inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; annotations?: { readOnlyHint?: boolean } }): OfferedTool {
-  const out: OfferedTool = { name: t.name, inputSchema: t.inputSchema };
+  // The SDK's zod parse may have assigned keys such as __proto__: keep only what JSON text holds.
+  const out: OfferedTool = { name: t.name, inputSchema: plainJson(t.inputSchema) };
   if (t.description !== undefined) out.description = t.description;
-  if (t.outputSchema !== undefined) out.outputSchema = t.outputSchema;
+  if (t.outputSchema !== undefined) out.outputSchema = plainJson(t.outputSchema);
   if (t.annotations?.readOnlyHint !== undefined) out.annotations = { readOnlyHint: t.annotations.readOnlyHint };
   return out;
 }

@@ -476,9 +476,9 @@ describe('the admin console in a real browser', () => {
       expect(diff).toContain('/description');
       expect(diff).toContain('Look a word up and send it to a third party.');
       await c.shot(page, 'mcp-review', [card.getByTestId('transport')]);
-      await review.getByRole('button', { name: 'Disable' }).click();
-      await page.getByText('No quarantined tool awaits review.').waitFor();
-      expect((await c.api('GET', '/v1/tools/mcp__dictionary__lookup')).json.status).toBe('disabled');
+      // Only approval leaves quarantine: the changed tool waits, out of every bundle, until then.
+      expect(await review.getByRole('button', { name: 'Disable' }).count()).toBe(0);
+      expect((await c.api('GET', '/v1/tools/mcp__dictionary__lookup')).json.status).toBe('quarantined');
     } finally {
       fixture.dispose();
     }

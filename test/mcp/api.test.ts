@@ -234,7 +234,7 @@ describe('sync and approval against the SDK test server', () => {
   it('refuses to enable an imported tool by editing its status', async () => {
     const { version } = await getTool('mcp__drift__search');
     const res = await h.call('admin', 'PATCH', '/v1/tools/mcp__drift__search', { status: 'active' }, { 'if-match': `"${version}"` });
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(409);
     expect((await getTool('mcp__drift__search')).status).toBe('quarantined');
   });
 
