@@ -919,6 +919,10 @@ tenants: string[]
 token?: string
 createdAt: string
 lastUsedAt?: (string | null)
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
 }
 
 /**

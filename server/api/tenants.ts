@@ -9,7 +9,7 @@ import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import * as store from '../store/tenants.ts';
 import { checkGrantReferences, checkPolicyReferences } from '../validation/references.ts';
 import { findSecrets } from '../validation/secrets.ts';
@@ -75,7 +75,7 @@ const replaceTenant = async (c: Context<AppEnv>, mode: 'put' | 'patch') => {
     const t = validOrThrow<Tenant>('tenant', merged);
     if (t.id !== id) throw new ApiError(400, 'validation', `The body names tenant ${t.id} but the URL names ${id}`, { errors: [{ pointer: '/id', message: `must be ${id}` }] });
     if (t.policy) throw new ApiError(400, 'validation', `Edit the policy at /v1/tenants/${id}/policy`, { errors: [{ pointer: '/policy', message: 'is edited at /v1/tenants/:tenant/policy' }] });
-    if (!(await store.updateTenant(ch.tx, id, t.name, existing.version, now()))) throw new ApiError(412, 'precondition_failed', `tenant ${id} changed meanwhile`);
+    if (!(await store.updateTenant(ch.tx, id, t.name, existing.version, now()))) throw changedMeanwhile(`tenant ${id}`, await store.getTenant(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name }, after: { id, name: t.name } });
     return (await store.getTenant(ch.tx, id))!;
   });
@@ -94,7 +94,7 @@ tenantRoutes.delete('/:tenant', async (c) => {
     const existing = await requireTenant(ch.tx, id);
     checkVersion(expected, existing);
     const policy = await store.getPolicy(ch.tx, id);
-    if (!(await store.deleteTenant(ch.tx, id, existing.version))) throw new ApiError(412, 'precondition_failed', `tenant ${id} changed meanwhile`);
+    if (!(await store.deleteTenant(ch.tx, id, existing.version))) throw changedMeanwhile(`tenant ${id}`, await store.getTenant(ch.tx, id));
     await ch.record({ action: 'delete', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name, policy: policy && policyDoc(policy) }, after: null });
     await unscopeTokens(ch, id);
   });
@@ -117,8 +117,8 @@ async function unscopeTokens(ch: Change, tenant: string): Promise<void> {
       await ch.tx.deleteFrom('tokens').where('id', '=', row.id).execute();
       await ch.record({ action: 'delete', entityType: 'token', entityId: row.id, before: toToken(row), after: null, reason: `tenant ${tenant} was deleted` });
     } else {
-      await ch.tx.updateTable('tokens').set({ tenants: JSON.stringify(rest) }).where('id', '=', row.id).execute();
-      await ch.record({ action: 'update', entityType: 'token', entityId: row.id, before: toToken(row), after: { ...toToken(row), tenants: rest }, reason: `tenant ${tenant} was deleted` });
+      await ch.tx.updateTable('tokens').set({ tenants: JSON.stringify(rest), version: row.version + 1 }).where('id', '=', row.id).execute();
+      await ch.record({ action: 'update', entityType: 'token', entityId: row.id, before: toToken(row), after: { ...toToken(row), tenants: rest, version: row.version + 1 }, reason: `tenant ${tenant} was deleted` });
     }
   }
 }
@@ -148,7 +148,7 @@ tenantRoutes.put('/:tenant/policy', async (c) => {
     const existing = (await store.getPolicy(ch.tx, id))!;
     checkVersion(expected, existing);
     throwProblems(await checkPolicyReferences(ch.tx, policy));
-    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now()))) throw new ApiError(412, 'precondition_failed', `the policy of ${id} changed meanwhile`);
+    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now()))) throw changedMeanwhile(`the policy of ${id}`, await store.getPolicy(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: policyDoc(existing), after: policy });
     return (await store.getPolicy(ch.tx, id))!;
   });
@@ -235,7 +235,7 @@ tenantRoutes.put('/:tenant/grants/:connectionId', async (c) => {
     const existing = await requireGrant(ch.tx, id, connectionId);
     checkVersion(expected, existing);
     throwProblems(await checkGrantReferences(ch.tx, grant));
-    if (!(await store.updateGrant(ch.tx, id, grant, existing.version, now()))) throw new ApiError(412, 'precondition_failed', `grant ${connectionId} changed meanwhile`);
+    if (!(await store.updateGrant(ch.tx, id, grant, existing.version, now()))) throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
     await ch.record({ action: 'update', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: grant });
     return (await store.getGrant(ch.tx, id, connectionId))!;
   });
@@ -253,7 +253,7 @@ tenantRoutes.delete('/:tenant/grants/:connectionId', async (c) => {
     await requireTenant(ch.tx, id);
     const existing = await requireGrant(ch.tx, id, connectionId);
     checkVersion(expected, existing);
-    if (!(await store.deleteGrant(ch.tx, id, connectionId, existing.version))) throw new ApiError(412, 'precondition_failed', `grant ${connectionId} changed meanwhile`);
+    if (!(await store.deleteGrant(ch.tx, id, connectionId, existing.version))) throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
     await ch.record({ action: 'delete', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: null });
   });
   return c.body(null, 204);

@@ -7,7 +7,7 @@ import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, takeReason, validOrThrow } from '../http/body.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { stripStored } from '../store/document-store.ts';
 import { toolStore } from '../store/inventory.ts';
 import { checkInputSchema } from '../validation/input-schema.ts';
@@ -15,14 +15,14 @@ import { checkInputSchema } from '../validation/input-schema.ts';
 /**
  * `POST /v1/tools/:id/approve` `{ definitionHash }`: the only way an imported tool becomes active.
  * The hash is the precondition (409 `definition_mismatch` when the tool changed since it was
- * reviewed); `If-Match` is honoured when sent. Mounted under `/v1/tools`.
+ * reviewed) and `If-Match` names the version the reviewer saw. Mounted under `/v1/tools`.
  */
 export const toolApprovalRoutes = new Hono<AppEnv>();
 
 toolApprovalRoutes.post('/:id/approve', async (c) => {
   authorize(c, 'inventory', 'write');
   const id = c.req.param('id');
-  const expected = c.req.header('if-match') === undefined ? undefined : requiredIfMatch(c);
+  const expected = requiredIfMatch(c);
   const body = await readJson(c);
   const reason = takeReason(c, body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined);
   const { definitionHash } = validOrThrow<ToolApprove>('tool-approve', body);
@@ -30,7 +30,7 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
   const approved = await withChange(c, reason, async (ch) => {
     const tool = await toolStore.get(ch.tx, id);
     if (!tool) throw new ApiError(404, 'not_found', `tool ${id} does not exist`);
-    if (expected !== undefined) checkVersion(expected, tool);
+    checkVersion(expected, tool);
     if (tool.source?.kind !== 'mcp') {
       throw new ApiError(409, 'conflict', `tool ${id} was not imported from an MCP server; only imported tools are approved`);
     }
@@ -72,7 +72,7 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
     const { review: _review, ...rest } = before;
     const after: Tool = { ...rest, status: 'active', source: { ...tool.source, approvedDefinitionHash: tool.definitionHash } };
     const saved = await toolStore.update(ch.tx, id, after, tool.version, tool.createdAt, new Date().toISOString());
-    if (!saved) throw new ApiError(412, 'precondition_failed', `tool ${id} changed meanwhile`, { current: await toolStore.get(ch.tx, id) });
+    if (!saved) throw changedMeanwhile(`tool ${id}`, await toolStore.get(ch.tx, id));
     await ch.record({ action: 'approve', entityType: 'tool', entityId: id, before, after });
     return saved;
   });
