@@ -1,6 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import { escapePointer } from '../../policy-schemas/index.ts';
+import { compileLinearPattern } from '../../runtime/linear-regexp.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
 import { jsonShapeProblems } from '../http/safe-json.ts';
@@ -104,6 +105,14 @@ function walkSchema(root: Record<string, unknown>): Walk {
       }
       if (key === '$id' && pointer !== '') {
         problem('"$id" is allowed only at the root: a nested one changes what "#/…" references mean');
+        continue;
+      }
+      if (key === 'pattern' && typeof value === 'string') {
+        try {
+          compileLinearPattern(value);
+        } catch (e) {
+          problem(`cannot run in linear time (RE2 syntax, no lookaround or backreferences): ${(e as Error).message}`);
+        }
         continue;
       }
       if (key === '$ref') {
