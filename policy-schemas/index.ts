@@ -59,8 +59,10 @@ export function toProblems(errors: ErrorObject[], pointerPrefix = ''): SchemaPro
   const out: SchemaProblem[] = [];
   for (const e of errors) {
     // anyOf/oneOf summaries repeat what their branches already said.
-    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if' || e.keyword === 'propertyNames') continue;
     let pointer = e.instancePath;
+    // A property name that fails `propertyNames` is named by its own pointer, not its parent's.
+    if (e.propertyName !== undefined) pointer = `${pointer}/${escapePointer(e.propertyName)}`;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'additionalProperties') {
       const prop = String((e.params as { additionalProperty: string }).additionalProperty);

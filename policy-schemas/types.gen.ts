@@ -402,7 +402,7 @@ expect: EvaluationResult
 
 export interface EvaluationRequest {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 /**
@@ -518,7 +518,7 @@ label?: string
  * @minItems 1
  * @maxItems 1000
  * 
- * Items: Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Items: Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subjects: [string, ...(string)[]]
 /**
@@ -774,7 +774,7 @@ export type AllowedConnectionIds = string[]
 
 export interface SimulateRequest {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 groups?: Groups
