@@ -11,7 +11,7 @@ import { ApiError } from '../errors.ts';
 import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
 import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import * as store from '../store/tenants.ts';
-import { checkGrantReferences, checkPolicyReferences } from '../validation/references.ts';
+import { judgeTenantChange } from '../validation/references.ts';
 import { findSecrets } from '../validation/secrets.ts';
 import { throwProblems } from './document-routes.ts';
 
@@ -43,7 +43,7 @@ tenantRoutes.post('/', async (c) => {
   const policy = t.policy ?? validOrThrow<TenantPolicy>('tenant-policy', store.emptyPolicy());
   const created = await withChange(c, reason, async (ch) => {
     if (await store.getTenant(ch.tx, t.id)) throw new ApiError(409, 'conflict', `tenant ${t.id} already exists`, { errors: [{ pointer: '/id', message: 'already exists' }] });
-    throwProblems((await checkPolicyReferences(ch.tx, policy)).map((p) => ({ ...p, pointer: '/policy' + p.pointer })));
+    throwProblems((await judgeTenantChange(ch.tx, t.id, { policy })).own.map((p) => ({ ...p, pointer: '/policy' + p.pointer })));
     const rec = await store.insertTenant(ch.tx, t, policy, now());
     await ch.record({ action: 'create', entityType: 'tenant', entityId: t.id, tenant: t.id, before: null, after: { id: t.id, name: t.name, policy } });
     return rec;
@@ -147,7 +147,10 @@ tenantRoutes.put('/:tenant/policy', async (c) => {
     await requireTenant(ch.tx, id);
     const existing = (await store.getPolicy(ch.tx, id))!;
     checkVersion(expected, existing);
-    throwProblems(await checkPolicyReferences(ch.tx, policy));
+    const judged = await judgeTenantChange(ch.tx, id, { policy });
+    throwProblems(judged.own);
+    // A policy that drops a role or subject a grant still names would stop the tenant compiling.
+    throwProblems(judged.others, 409);
     if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now()))) throw changedMeanwhile(`the policy of ${id}`, await store.getPolicy(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: policyDoc(existing), after: policy });
     return (await store.getPolicy(ch.tx, id))!;
@@ -199,7 +202,7 @@ tenantRoutes.post('/:tenant/grants', async (c) => {
     if (await store.getGrant(ch.tx, id, grant.connectionId)) {
       throw new ApiError(409, 'conflict', `grant ${grant.connectionId} already exists in tenant ${id}`, { errors: [{ pointer: '/connectionId', message: 'already exists' }] });
     }
-    throwProblems(await checkGrantReferences(ch.tx, grant));
+    throwProblems((await judgeTenantChange(ch.tx, id, { grant })).own);
     const rec = await store.insertGrant(ch.tx, id, grant, now());
     await ch.record({ action: 'create', entityType: 'grant', entityId: grant.connectionId, tenant: id, before: null, after: grant });
     return rec;
@@ -234,7 +237,7 @@ tenantRoutes.put('/:tenant/grants/:connectionId', async (c) => {
     await requireTenant(ch.tx, id);
     const existing = await requireGrant(ch.tx, id, connectionId);
     checkVersion(expected, existing);
-    throwProblems(await checkGrantReferences(ch.tx, grant));
+    throwProblems((await judgeTenantChange(ch.tx, id, { grant })).own);
     if (!(await store.updateGrant(ch.tx, id, grant, existing.version, now()))) throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
     await ch.record({ action: 'update', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: grant });
     return (await store.getGrant(ch.tx, id, connectionId))!;

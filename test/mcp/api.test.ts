@@ -223,8 +223,8 @@ describe('sync and approval against the SDK test server', () => {
     const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__dangling/approve', { definitionHash }, await ifMatchOf('mcp__drift__dangling'));
     expect(res.status).toBe(400);
     const problem = await json<{ detail: string; errors: Array<{ pointer: string; message: string }> }>(res);
-    expect(problem.errors[0]).toMatchObject({ pointer: '/inputSchema', message: expect.stringContaining('does not compile') });
-    expect((await getTool('mcp__drift__dangling')).review?.problems?.[0].message).toContain('does not compile');
+    expect(problem.errors[0]).toMatchObject({ pointer: '/inputSchema/properties/a/$ref', message: expect.stringContaining('no subschema') });
+    expect((await getTool('mcp__drift__dangling')).review?.problems?.[0].message).toContain('no subschema');
     fixture.write(v1);
     expect((await h.call('admin', 'POST', '/v1/mcp-servers/drift/sync')).status).toBe(200);
     expect((await getTool('mcp__drift__dangling')).status).toBe('removed');
