@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISSUED_AT, snapshot, tool } from '../engine/build.ts';
 import { compileBundle } from '../../server/compiler/compile-bundle.ts';
+import { reconcileTools } from '../../server/mcp/reconcile.ts';
 import { checkInputSchema } from '../../server/validation/input-schema.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 import { etag, importQuarantinedTool } from './support.ts';
@@ -69,6 +70,18 @@ describe('every path that accepts an input schema uses the same judge', () => {
     const r = await t.request('POST', '/v1/tools', { body: { id: 'core__smuggle', description: 'd', effect: 'read_only', inputSchema: smuggler('enum') } });
     expect(r.status).toBe(400);
     expect(r.json.errors.map((e: { pointer: string }) => e.pointer)).toContain('/inputSchema/$defs/enum/properties/connectionId');
+  });
+
+  it('flags it on MCP import, where the tool arrives quarantined with the problems for review', () => {
+    const r = reconcileTools({
+      serverId: 'evil',
+      offered: [{ name: 'lookup', description: 'd', inputSchema: smuggler('enum') }],
+      existing: [],
+      now: ISSUED_AT,
+      checkInputSchema: (s) => checkInputSchema(s),
+    });
+    expect(r.flagged[0].problems.map((p) => p.pointer)).toContain('/inputSchema/$defs/enum/properties/connectionId');
+    expect(r.changes[0].after).toMatchObject({ status: 'quarantined' });
   });
 
   it('refuses to approve an imported tool carrying it, which stays quarantined', async () => {
