@@ -7,10 +7,11 @@ import { type DraftNames, type RuleProblem, draftNames, judgeGroups, judgeTenant
 // The save side of the judge in draft-rules.ts: loads what an entity is judged against from the
 // database (inside the write transaction) and maps the judge's pointers onto the saved body.
 
-async function loadNames(db: DbOrTx): Promise<DraftNames> {
+// A tool's rules never look at other tools' ids, so a tool save skips reading them.
+async function loadNames(db: DbOrTx, withToolIds = true): Promise<DraftNames> {
   const groups = (await db.selectFrom('groups').select('name').execute()).map((r) => r.name);
   const states = (await db.selectFrom('states').select('name').execute()).map((r) => r.name);
-  const tools = (await db.selectFrom('tools').select('id').execute()).map((r) => r.id);
+  const tools = withToolIds ? (await db.selectFrom('tools').select('id').execute()).map((r) => r.id) : [];
   return draftNames(groups, states, tools);
 }
 
@@ -19,7 +20,7 @@ const problemDetails = (problems: RuleProblem[], strip = ''): ProblemDetail[] =>
 
 /** A tool's rules (unknown groups and states, its input schema), pointers into the tool. */
 export async function checkToolReferences(db: DbOrTx, tool: Tool): Promise<ProblemDetail[]> {
-  return problemDetails(judgeTool(tool, await loadNames(db)));
+  return problemDetails(judgeTool(tool, await loadNames(db, false)));
 }
 
 /** Unknown included groups, and include cycles, with `group` saved as given; pointers into the group. */
