@@ -20,6 +20,7 @@ const changes: Array<[string, string, unknown?]> = [
   ['PUT', '/v1/tenants/acme-research/policy', { roles: {}, bindings: {} }],
   ['PATCH', '/v1/tenants/acme-research', { name: 'overwritten' }],
   ['DELETE', '/v1/tenants/acme-research/grants/conn-1'],
+  ['PUT', '/v1/tenants/acme-research/tests', { tests: [] }],
   ['DELETE', '/v1/mcp-servers/x'],
 ];
 
