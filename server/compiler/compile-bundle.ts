@@ -90,7 +90,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
 
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
 
-  // 7. Assemble, sorted everywhere order carries no meaning.
+  // 4. Assemble, sorted everywhere order carries no meaning.
   const catalogTools = live.map(bundleTool);
   const toolIds = catalogTools.map((t) => t.id);
   const matchAll = (globs: readonly string[] | undefined) => {
