@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { type SchemaProblem, validate } from '../../policy-schemas/index.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { checkReasonText } from './reason-text.ts';
 import { MAX_DEPTH, parseSafeJson } from './safe-json.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -25,7 +26,15 @@ export async function readJson(c: Context<AppEnv>): Promise<unknown> {
   if (declared > MAX_BODY_BYTES) throw tooLarge();
   const buf = await c.req.arrayBuffer();
   if (buf.byteLength > MAX_BODY_BYTES) throw tooLarge();
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(buf);
+  return parseJsonBody(new TextDecoder('utf-8', { fatal: false }).decode(buf));
+}
+
+/**
+ * A body's JSON text as every route reads it: 400 `invalid_json` when it does not parse, 400 with
+ * each pointer when a key could reshape objects (`__proto__`, `constructor`, `prototype`) or it
+ * nests deeper than MAX_DEPTH.
+ */
+export function parseJsonBody(text: string): unknown {
   const parsed = parseSafeJson(text);
   if (parsed.ok) return parsed.value;
   if (parsed.kind === 'syntax') {
@@ -71,9 +80,13 @@ export function takeReason(c: Context<AppEnv>, body?: Record<string, unknown>): 
   if (body && typeof body.reason === 'string') {
     reason = body.reason;
     delete body.reason;
+    checkReasonText(reason, '/reason');
   }
   const header = c.req.header(REASON_HEADER);
-  if (header) reason = decodeHeader(header);
+  if (header) {
+    reason = decodeHeader(header);
+    checkReasonText(reason, `/headers/${REASON_HEADER}`);
+  }
   if (reason !== null && reason.length > 2000) {
     throw new ApiError(400, 'validation', 'The reason is longer than 2000 characters', { errors: [{ pointer: '/reason', message: 'must have at most 2000 characters' }] });
   }
