@@ -417,7 +417,7 @@ expect: EvaluationResult
 
 export interface EvaluationRequest {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 /**
@@ -533,7 +533,7 @@ label?: string
  * @minItems 1
  * @maxItems 1000
  * 
- * Items: Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Items: Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subjects: [string, ...(string)[]]
 /**
@@ -604,7 +604,7 @@ at: string
  */
 toolCallId: string
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 groups: Groups
@@ -636,7 +636,7 @@ export interface DecisionQuery {
 from?: string
 to?: string
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject?: string
 tool?: string
@@ -744,7 +744,7 @@ at: string
  */
 toolCallId: string
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 groups: Groups
@@ -827,7 +827,7 @@ totals: ImpactCounts
  */
 changes: {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 tool: string
@@ -1241,7 +1241,7 @@ export type Tests = PolicyTest[]
 
 export interface SimulateRequest {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 groups?: Groups
@@ -1423,6 +1423,10 @@ tenants: string[]
 token?: string
 createdAt: string
 lastUsedAt?: (string | null)
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
 }
 
 /**
