@@ -190,6 +190,26 @@ describe('single sign-on', () => {
     }
   });
 
+  it('answers a provider that goes away between the redirect and the callback with a page, no session', async () => {
+    const other = await startOidcProvider({ users: [alice], redirectUris: [CALLBACK] });
+    const app = await startTestApp({ settings: { sso: { ...sso, issuer: other.issuer } } });
+    try {
+      const b = newBrowser();
+      const res = await app.app.request('/v1/session/sso/start');
+      keepCookies(b, res);
+      const back = await signInAtProvider(res.headers.get('location') as string, alice.sub, CALLBACK);
+      await other.close();
+      const cb = await app.app.request(pathOf(back), { headers: { cookie: cookieHeader(b) } });
+      expect(cb.status).toBe(502);
+      expect(await cb.text()).toContain('could not be reached to finish the sign-in');
+      expect(cb.headers.get('set-cookie') ?? '').not.toMatch(/toolgate_session=[^;]/);
+      expect(await app.deps.database.db.selectFrom('sessions').selectAll().where('user_sub', 'is not', null).execute()).toEqual([]);
+    } finally {
+      await app.close();
+      await other.close().catch(() => undefined);
+    }
+  });
+
   it('ends a session within the recheck when the mapping that gave access is removed, and on sign-out', async () => {
     const m = await t.request('POST', '/v1/sso/mappings', { body: { id: 'staff-viewers', claim: 'groups', value: 'staff', role: 'viewer', tenants: ['globex-eng'] } });
     expect(m.status).toBe(201);

@@ -53,6 +53,11 @@ describe('single sign-on in a real browser', () => {
       await page.getByText(/tenant globex-eng does not exist/).waitFor();
       const direct = await page.request.get(`${c.url}/v1/tenants/globex-eng/policy`);
       expect(direct.status()).toBe(404);
+
+      // Signing out ends the session here and continues at the provider's end-session page.
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL((u) => u.href.startsWith(`${op.issuer}/session/end`));
+      expect((await page.request.get(`${c.url}/v1/session`)).status()).toBe(401);
     } finally {
       await context.close();
     }
@@ -67,6 +72,40 @@ describe('single sign-on in a real browser', () => {
       expect(await item.innerText()).toContain('Ada Lovelace <ada@example.com>');
     } finally {
       await admin.context.close();
+    }
+  });
+
+  it('lets an admin add a mapping on the Single sign-on page and check what pasted claims would get', async () => {
+    const { context, page } = await c.newSession();
+    try {
+      await c.login(page);
+      await page.getByRole('link', { name: 'Single sign-on' }).click();
+      const mappings = page.getByRole('table', { name: 'Mappings' });
+      await mappings.getByRole('cell', { name: 'acme-editors', exact: true }).first().waitFor();
+
+      const form = page.getByRole('form', { name: 'New mapping' });
+      await form.getByLabel('Mapping id').fill('globex-viewers');
+      await form.getByLabel('Value').fill('globex-readers');
+      await form.getByLabel('Role').selectOption('viewer');
+      await form.getByLabel('globex-eng').check();
+      await form.getByRole('button', { name: 'Add mapping' }).click();
+      await mappings.getByRole('cell', { name: 'globex-viewers', exact: true }).waitFor();
+      expect((await c.api('GET', '/v1/sso/mappings/globex-viewers')).json).toMatchObject({ claim: 'groups', value: 'globex-readers', role: 'viewer', tenants: ['globex-eng'] });
+
+      await page.getByLabel('ID-token claims (JSON)').fill(JSON.stringify({ sub: 'x', groups: ['acme-editors', 'globex-readers'] }));
+      await page.getByRole('button', { name: 'Show access' }).click();
+      const answer = page.getByRole('status').filter({ hasText: 'Role editor' });
+      await answer.waitFor();
+      expect(await answer.innerText()).toMatch(/acme-research: editor[\s\S]*globex-eng: viewer/);
+
+      await page.getByLabel('ID-token claims (JSON)').fill('{"groups": ["nobody"]}');
+      await page.getByRole('button', { name: 'Show access' }).click();
+      await page.getByText(/No access: no mapping matches these claims/).waitFor();
+      await page.getByLabel('ID-token claims (JSON)').fill('{"groups": ');
+      await page.getByRole('button', { name: 'Show access' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Not JSON' }).waitFor();
+    } finally {
+      await context.close();
     }
   });
 });
