@@ -240,6 +240,35 @@ describe('single sign-on', () => {
     expect((await get(b, '/v1/session')).status).toBe(401);
   });
 
+  it('lets an auditor mapping read everything while an editor mapping still edits its tenant', async () => {
+    const m = await t.request('POST', '/v1/sso/mappings', { body: { id: 'staff-auditors', claim: 'groups', value: 'staff', role: 'auditor' } });
+    expect(m.status).toBe(201);
+    try {
+      const b = newBrowser();
+      expect((await get(b, pathOf(await throughProvider(b, alice.sub)))).status).toBe(200);
+      const me = JSON.parse((await get(b, '/v1/session')).text);
+      expect(me).toMatchObject({ role: 'auditor', tenants: [], tenantRoles: { 'acme-research': 'editor' } });
+      const put = async (tenant: string) => {
+        const current = await t.app.request(`/v1/tenants/${tenant}/policy`, { headers: { cookie: cookieHeader(b) } });
+        expect(current.status).toBe(200);
+        return t.app.request(`/v1/tenants/${tenant}/policy`, {
+          method: 'PUT',
+          headers: { cookie: cookieHeader(b), 'content-type': 'application/json', 'if-match': current.headers.get('etag') as string, 'x-csrf-token': me.csrfToken },
+          body: JSON.stringify({ ...((await current.json()) as object), bundleTtlSeconds: 4321 }),
+        });
+      };
+      expect((await put('acme-research')).status).toBe(200);
+      expect((await put('globex-eng')).status).toBe(403);
+      expect((await get(b, '/v1/audit/verify')).status).toBe(200);
+      expect((await get(b, '/v1/tokens')).status).toBe(200);
+      const create = await t.app.request('/v1/tokens', { method: 'POST', headers: { cookie: cookieHeader(b), 'content-type': 'application/json', 'x-csrf-token': me.csrfToken }, body: JSON.stringify({ label: 'x', role: 'admin' }) });
+      expect(create.status).toBe(403);
+    } finally {
+      const current = await t.request('GET', '/v1/sso/mappings/staff-auditors');
+      await t.request('DELETE', '/v1/sso/mappings/staff-auditors', { headers: { 'if-match': current.headers.get('etag') as string } });
+    }
+  });
+
   it('ends a person\'s session at the idle and the absolute limit, like a token session', async () => {
     for (const column of ['expires_at', 'created_at'] as const) {
       const b = newBrowser();
