@@ -166,7 +166,6 @@ function failedClaim(err: unknown): string | undefined {
 function isNetworkFailure(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
-    if (e instanceof TypeError && /fetch failed/i.test(e.message)) return true;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|UND_ERR_\w+)$/.test(code)) return true;
   }
