@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { runChange } from '../audit/change.ts';
 import { clientAddress, failureLimiterFor, recordFailure } from '../auth/failure-limiter.ts';
 import { isSecureRequest } from '../auth/session-cookie.ts';
-import { CALLBACK_PATH, SsoFailure, beginSignIn, finishSignIn } from '../auth/sso/oidc-client.ts';
+import { CALLBACK_PATH, type SsoFailure, beginSignIn, finishSignIn } from '../auth/sso/oidc-client.ts';
 import { continuePage, signInPage } from '../auth/sso/pages.ts';
 import { currentAccess, personOf, startPersonSession } from '../auth/sso/person-session.ts';
 import type { AppEnv } from '../context.ts';
@@ -29,12 +29,9 @@ ssoSessionRoutes.get('/', (c) => c.json({ enabled: Boolean(c.get('deps').config.
 ssoSessionRoutes.get('/start', async (c) => {
   const sso = c.get('deps').config.sso;
   if (!sso) return notConfigured(c);
-  let pending;
-  try {
-    pending = await beginSignIn(sso);
-  } catch (err) {
-    return failurePage(c, err);
-  }
+  const begun = await beginSignIn(sso);
+  if (!begun.ok) return failurePage(c, begun.failure);
+  const pending = begun.value;
   const { database } = c.get('deps');
   const now = new Date();
   await database.db.deleteFrom('sso_logins').where('expires_at', '<=', now.toISOString()).execute();
@@ -87,12 +84,9 @@ ssoSessionRoutes.get('/callback', async (c) => {
     const description = query.get('error_description');
     return c.html(signInPage('Sign-in cancelled', `The identity provider did not sign you in (${providerError}).`, { detail: description ?? undefined }), 400);
   }
-  let claims: Record<string, unknown>;
-  try {
-    claims = await finishSignIn(sso, query, { state, nonce: pending.nonce, codeVerifier: pending.code_verifier });
-  } catch (err) {
-    return failurePage(c, err);
-  }
+  const finished = await finishSignIn(sso, query, { state, nonce: pending.nonce, codeVerifier: pending.code_verifier });
+  if (!finished.ok) return failurePage(c, finished.failure);
+  const claims = finished.value;
   const access = await currentAccess(c.get('deps'), claims);
   if (!access.access) {
     const person = personOf(claims);
@@ -120,8 +114,7 @@ function notConfigured(c: Context<AppEnv>) {
   return c.html(signInPage('Single sign-on is not set up', 'This Toolgate has no identity provider configured. Sign in with a token instead.', { retry: false }), 404);
 }
 
-function failurePage(c: Context<AppEnv>, err: unknown) {
-  if (!(err instanceof SsoFailure)) throw err;
+function failurePage(c: Context<AppEnv>, err: SsoFailure) {
   c.get('deps').logger.warn({ requestId: c.get('requestId'), kind: err.kind, message: err.message }, 'single sign-on failed');
   if (err.kind === 'unreachable') {
     return c.html(signInPage('Identity provider unreachable', 'Toolgate could not reach your identity provider. Try again in a moment; if it keeps failing, tell your Toolgate operator.', { detail: err.message }), 502);

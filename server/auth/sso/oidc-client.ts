@@ -29,6 +29,18 @@ export class SsoFailure extends Error {
   }
 }
 
+/** What a step of the sign-in gives, or why it could not. */
+export type SsoResult<T> = { ok: true; value: T } | { ok: false; failure: SsoFailure };
+
+async function attempt<T>(fn: () => Promise<T>): Promise<SsoResult<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (err) {
+    if (err instanceof SsoFailure) return { ok: false, failure: err };
+    throw err;
+  }
+}
+
 const DISCOVERY_TIMEOUT_SECONDS = 5;
 // A discovered configuration is reused; a failed discovery is forgotten so the next sign-in retries.
 const discovered = new WeakMap<SsoSettings, Promise<oidc.Configuration>>();
@@ -64,21 +76,23 @@ export function providerConfig(s: SsoSettings): Promise<oidc.Configuration> {
 export type PendingSignIn = { state: string; nonce: string; codeVerifier: string; url: string };
 
 /** A new authorization request: code flow, PKCE (S256), state and nonce. */
-export async function beginSignIn(s: SsoSettings): Promise<PendingSignIn> {
-  const config = await providerConfig(s);
-  const state = oidc.randomState();
-  const nonce = oidc.randomNonce();
-  const codeVerifier = oidc.randomPKCECodeVerifier();
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: redirectUrlOf(s),
-    scope: s.scopes ?? 'openid email profile',
-    response_type: 'code',
-    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
-    code_challenge_method: 'S256',
-    state,
-    nonce,
+export function beginSignIn(s: SsoSettings): Promise<SsoResult<PendingSignIn>> {
+  return attempt(async () => {
+    const config = await providerConfig(s);
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUrlOf(s),
+      scope: s.scopes ?? 'openid email profile',
+      response_type: 'code',
+      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    });
+    return { state, nonce, codeVerifier, url: url.href };
   });
-  return { state, nonce, codeVerifier, url: url.href };
 }
 
 /**
@@ -86,32 +100,34 @@ export async function beginSignIn(s: SsoSettings): Promise<PendingSignIn> {
  * audience, expiry, nonce); returns its claims, completed by the userinfo endpoint when the
  * provider has one (many put `groups` only there). The ID token's own claims win.
  */
-export async function finishSignIn(s: SsoSettings, callbackQuery: URLSearchParams, expected: { state: string; nonce: string; codeVerifier: string }): Promise<Record<string, unknown>> {
-  const config = await providerConfig(s);
-  const current = new URL(redirectUrlOf(s));
-  current.search = callbackQuery.toString();
-  let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
-  try {
-    tokens = await oidc.authorizationCodeGrant(config, current, {
-      pkceCodeVerifier: expected.codeVerifier,
-      expectedState: expected.state,
-      expectedNonce: expected.nonce,
-      idTokenExpected: true,
-    });
-  } catch (err) {
-    throw classify(err, 'token');
-  }
-  const idClaims = tokens.claims();
-  if (!idClaims) throw new SsoFailure('invalid', 'The identity provider sent no ID token');
-  let userinfo: Record<string, unknown> = {};
-  if (config.serverMetadata().userinfo_endpoint && tokens.access_token) {
+export function finishSignIn(s: SsoSettings, callbackQuery: URLSearchParams, expected: { state: string; nonce: string; codeVerifier: string }): Promise<SsoResult<Record<string, unknown>>> {
+  return attempt(async () => {
+    const config = await providerConfig(s);
+    const current = new URL(redirectUrlOf(s));
+    current.search = callbackQuery.toString();
+    let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
-      userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
+      tokens = await oidc.authorizationCodeGrant(config, current, {
+        pkceCodeVerifier: expected.codeVerifier,
+        expectedState: expected.state,
+        expectedNonce: expected.nonce,
+        idTokenExpected: true,
+      });
     } catch (err) {
-      throw classify(err, 'userinfo');
+      throw classify(err, 'token');
     }
-  }
-  return { ...userinfo, ...idClaims };
+    const idClaims = tokens.claims();
+    if (!idClaims) throw new SsoFailure('invalid', 'The identity provider sent no ID token');
+    let userinfo: Record<string, unknown> = {};
+    if (config.serverMetadata().userinfo_endpoint && tokens.access_token) {
+      try {
+        userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
+      } catch (err) {
+        throw classify(err, 'userinfo');
+      }
+    }
+    return { ...userinfo, ...idClaims };
+  });
 }
 
 /** The provider's end-session URL for signing out there too, when it has one. */
