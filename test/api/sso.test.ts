@@ -179,6 +179,23 @@ describe('single sign-on', () => {
     });
   }
 
+  it('counts forged callbacks as failed sign-ins: past the limit a 429 page with Retry-After', async () => {
+    const limited = await startTestApp({ settings: { sso, authFailuresPerMinute: 2 } });
+    try {
+      const statuses: number[] = [];
+      let last: Response | undefined;
+      for (let i = 0; i < 3; i++) {
+        last = await limited.app.request(`/v1/session/sso/callback?code=x&state=forged-${i}`);
+        statuses.push(last.status);
+      }
+      expect(statuses).toEqual([400, 400, 429]);
+      expect(Number(last?.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await last?.text()).toContain('Too many failed sign-ins');
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('answers an unreachable provider with a page, never a 500', async () => {
     const down = await startTestApp({ settings: { sso: { ...sso, issuer: `http://127.0.0.1:${await freePort()}` } } });
     try {
