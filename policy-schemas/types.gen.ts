@@ -906,6 +906,10 @@ role: TokenRole
  * @maxItems 1000
  */
 tenants?: string[]
+/**
+ * When the token stops working (RFC 3339, in the future); absent = it never expires.
+ */
+expiresAt?: string
 }
 
 export interface Token {
@@ -919,35 +923,52 @@ tenants: string[]
 token?: string
 createdAt: string
 lastUsedAt?: (string | null)
+/**
+ * When the token stops working; null = never.
+ */
+expiresAt?: (string | null)
 }
 
 /**
- * Body of POST /v1/tools/:id/approve: the definition hash the admin reviewed; it must be the tool's current one.
+ * @maxItems 64
+ * 
+ * Items: A group name (case-sensitive).
  */
 
 export interface ToolApprove {
 definitionHash: string
+effect?: ("read_only" | "state_change" | "external_side_effect")
+redaction?: Redaction
+groups?: Groups
 /**
  * Why a change was made; kept in the audit log.
  */
 reason?: string
 }
-
 /**
- * Query parameters of GET /v1/tools: `q` searches id and description; `source` is `core`, `mcp` or an MCP server id.
+ * Output field paths kept for UI and telemetry; everything else is stripped. Without it the tool never enters a bundle.
  */
 
-export interface ToolQuery {
-q?: string
+export interface Redaction {
 /**
- * A group name (case-sensitive).
+ * @maxItems 256
  */
-group?: string
-effect?: ("read_only" | "state_change" | "external_side_effect")
-status?: ("active" | "quarantined" | "disabled" | "removed")
-source?: string
+allow: string[]
 }
 
+/**
+ * Answer of GET /v1/tools: the matching tools (one page of them when `limit` was given), how many match in all, and how many of those are quarantined or have no redaction allowlist. `nextCursor` is null on the last page.
+ */
+
+export interface ToolList {
+items: Tool[]
+total: number
+counts: {
+quarantined: number
+noRedaction: number
+}
+nextCursor: (string | null)
+}
 /**
  * One inventory entry: a tool an agent may be allowed to call.
  */
@@ -1063,3 +1084,27 @@ outputSchema?: {
 }
 definitionHash: string
 }
+
+/**
+ * Query parameters of GET /v1/tools: `q` searches id, description and an imported tool's original name; `source` is `core`, `mcp` or an MCP server id; `redaction=none` keeps only tools without a redaction allowlist (never in a bundle). Without `limit` every matching tool is answered in one list; with it, a page of at most `limit` tools and a `nextCursor` to pass as `cursor` (with the same filters and sort) for the next one.
+ */
+
+export interface ToolQuery {
+q?: string
+/**
+ * A group name (case-sensitive).
+ */
+group?: string
+effect?: ("read_only" | "state_change" | "external_side_effect")
+status?: ("active" | "quarantined" | "disabled" | "removed")
+source?: string
+redaction?: ("none" | "set")
+sort?: ("id" | "effect" | "status" | "source" | "updatedAt")
+order?: ("asc" | "desc")
+limit?: string
+cursor?: string
+}
+
+/**
+ * One inventory entry: a tool an agent may be allowed to call.
+ */

@@ -3,7 +3,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { randomBytes } from 'node:crypto';
 import { SESSION_COOKIE, authenticate } from '../auth/authenticate.ts';
 import { actorOf } from '../auth/guard.ts';
-import { hashSecret, toToken } from '../auth/tokens.ts';
+import { hashSecret, toToken, tokenExpired } from '../auth/tokens.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { SessionCreate } from '../../policy-schemas/types.gen.ts';
@@ -20,6 +20,7 @@ sessionRoutes.post('/', async (c) => {
   const { database, config } = c.get('deps');
   const row = await database.db.selectFrom('tokens').selectAll().where('token_hash', '=', hashSecret(token)).executeTakeFirst();
   if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
+  if (tokenExpired(row)) throw new ApiError(401, 'unauthorized', 'The token has expired');
   if (row.role === 'runtime') throw new ApiError(403, 'forbidden', 'Runtime tokens pull bundles; they cannot log in to the console');
   const sessionId = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');

@@ -11,11 +11,14 @@ import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { stripStored } from '../store/document-store.ts';
 import { toolStore } from '../store/inventory.ts';
 import { checkInputSchema } from '../validation/input-schema.ts';
+import { checkToolReferences } from '../validation/references.ts';
+import { throwProblems } from './document-routes.ts';
 
 /**
- * `POST /v1/tools/:id/approve` `{ definitionHash }`: the only way an imported tool becomes active.
- * The hash is the precondition (409 `definition_mismatch` when the tool changed since it was
- * reviewed); `If-Match` is honoured when sent. Mounted under `/v1/tools`.
+ * `POST /v1/tools/:id/approve` `{ definitionHash, effect?, redaction?, groups?, reason? }`: the only
+ * way an imported tool becomes active. The hash is the precondition (409 `definition_mismatch` when
+ * the tool changed since it was reviewed); `If-Match` is honoured when sent. The optional fields are
+ * the admin's decisions for the tool, applied in the same audited change. Mounted under `/v1/tools`.
  */
 export const toolApprovalRoutes = new Hono<AppEnv>();
 
@@ -25,7 +28,10 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
   const expected = c.req.header('if-match') === undefined ? undefined : requiredIfMatch(c);
   const body = await readJson(c);
   const reason = takeReason(c, body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined);
-  const { definitionHash } = validOrThrow<ToolApprove>('tool-approve', body);
+  // Which fields the admin sent, read before validation fills in any schema default.
+  const sent = new Set(body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : []);
+  const approval = validOrThrow<ToolApprove>('tool-approve', body);
+  const { definitionHash } = approval;
 
   const approved = await withChange(c, reason, async (ch) => {
     const tool = await toolStore.get(ch.tx, id);
@@ -71,6 +77,10 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
     const before = stripStored(tool);
     const { review: _review, ...rest } = before;
     const after: Tool = { ...rest, status: 'active', source: { ...tool.source, approvedDefinitionHash: tool.definitionHash } };
+    if (sent.has('effect') && approval.effect) after.effect = approval.effect;
+    if (sent.has('redaction') && approval.redaction) after.redaction = approval.redaction;
+    if (sent.has('groups') && approval.groups) after.groups = approval.groups;
+    throwProblems((await checkToolReferences(ch.tx, after)).filter((p) => p.pointer.startsWith('/groups')));
     const saved = await toolStore.update(ch.tx, id, after, tool.version, tool.createdAt, new Date().toISOString());
     if (!saved) throw new ApiError(412, 'precondition_failed', `tool ${id} changed meanwhile`, { current: await toolStore.get(ch.tx, id) });
     await ch.record({ action: 'approve', entityType: 'tool', entityId: id, before, after });

@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Actor, AppEnv, Role } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { tokenCacheFor } from './token-cache.ts';
-import { hashSecret } from './tokens.ts';
+import { hashSecret, tokenExpired } from './tokens.ts';
 
 export const SESSION_COOKIE = 'toolgate_session';
 export const CSRF_HEADER = 'X-CSRF-Token';
@@ -24,6 +24,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     if (!m) throw new ApiError(401, 'unauthorized', 'Authorization must be "Bearer <token>"');
     const row = await tokenCacheFor(database).find(hashSecret(m[1]));
     if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
+    if (tokenExpired(row)) throw new ApiError(401, 'unauthorized', 'The token has expired');
     actor = toActor(row, 'bearer');
   } else {
     const cookie = getCookie(c, SESSION_COOKIE);
@@ -31,10 +32,10 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       const session = await database.db
         .selectFrom('sessions')
         .innerJoin('tokens', 'tokens.id', 'sessions.token_id')
-        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.csrf_token', 'sessions.expires_at'])
+        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.csrf_token', 'sessions.expires_at', 'tokens.expires_at as token_expires_at'])
         .where('sessions.id_hash', '=', hashSecret(cookie))
         .executeTakeFirst();
-      if (!session || session.expires_at <= new Date().toISOString()) {
+      if (!session || session.expires_at <= new Date().toISOString() || tokenExpired({ expires_at: session.token_expires_at })) {
         throw new ApiError(401, 'unauthorized', 'The session has expired; log in again');
       }
       if (!SAFE_METHODS.has(c.req.method)) {
