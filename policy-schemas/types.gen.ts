@@ -632,6 +632,77 @@ updatedAt?: string
 }
 
 /**
+ * Answer of GET /v1/overview: each tenant the caller reaches with its roles, subjects, published version, whether the draft differs from it (and in what: the policy, the grants, or inventory that reaches this tenant's bundle) and how far its runtimes have converged; and what needs an admin's attention across the installation. Parts the caller's role may not read are empty.
+ */
+
+export interface Overview {
+tenants: TenantOverview[]
+attention: {
+/**
+ * Tenants whose draft differs from their latest bundle (or that never published).
+ */
+unpublished: string[]
+quarantined: {
+total: number
+/**
+ * The first quarantined tools, by id.
+ */
+tools: {
+id: string
+server?: string
+/**
+ * True when an approved definition changed (not a new tool).
+ */
+changed?: boolean
+}[]
+}
+failedSyncs: {
+server: string
+label: string
+at: string
+error: string
+}[]
+/**
+ * Runtimes on an older version than their tenant's latest, or not fresh.
+ */
+runtimes: {
+tenant: string
+runtimeId: string
+version: (number | null)
+behind: (number | null)
+health: string
+lastError?: (string | null)
+reportedAt: string
+}[]
+}
+}
+
+export interface TenantOverview {
+id: string
+name: string
+roles: string[]
+subjects: string[]
+published: (null | {
+version: number
+publishedAt: string
+})
+draft: {
+differs: boolean
+changes: ("policy" | "grants" | "inventory")[]
+/**
+ * Why the draft does not compile, when it does not.
+ */
+compileError?: string
+}
+fleet: {
+total: number
+onLatest: number
+behind: number
+unhealthy: number
+}
+}
+
+/**
  * Every error answer: RFC 9457 application/problem+json, with one JSON pointer per problem in `errors`.
  */
 
@@ -930,16 +1001,19 @@ expiresAt?: (string | null)
 }
 
 /**
- * @maxItems 64
- * 
- * Items: A group name (case-sensitive).
+ * Body of POST /v1/tools/:id/approve: the definition hash the admin reviewed (it must be the tool's current one) and, optionally, what the admin decides for the tool at the same time: its effect (an MCP server's own hints are never trusted for it), its redaction allowlist and its groups. Approval and these changes are one audited change.
  */
 
 export interface ToolApprove {
 definitionHash: string
 effect?: ("read_only" | "state_change" | "external_side_effect")
 redaction?: Redaction
-groups?: Groups
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name (case-sensitive).
+ */
+groups?: string[]
 /**
  * Why a change was made; kept in the audit log.
  */

@@ -13,6 +13,7 @@ import { groupRoutes, stateRoutes } from './api/groups-states.ts';
 import { jwksRoutes } from './api/jwks.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
 import { openApiRoutes } from './api/openapi.ts';
+import { overviewRoutes } from './api/overview.ts';
 import { runtimeRoutes } from './api/runtimes.ts';
 import { sessionRoutes } from './api/session.ts';
 import { simulateRoutes } from './api/simulate.ts';
@@ -91,6 +92,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/states', stateRoutes);
   app.route('/v1/tenants', tenantRoutes);
   app.route('/v1/audit', auditRoutes);
+  app.route('/v1/overview', overviewRoutes);
   app.route('/v1/tenants/:tenant/bundles', bundleServeRoutes);
   app.route('/v1/tenants/:tenant/runtimes', runtimeRoutes);
   app.route('/v1/tenants/:tenant/simulate', simulateRoutes);
@@ -115,17 +117,12 @@ function mountConsole(app: Hono<AppEnv>, webDir: string | null): void {
     app.get('/', (c) => c.text('Toolgate API is running. The console is not built: run `npm run build:web`.', 200));
     return;
   }
-  app.use(
-    '/assets/*',
-    serveStatic({
-      root: webDir,
-      precompressed: true,
-      onFound: (_path, c) => {
-        // File names carry a content hash: a changed file is a new URL.
-        c.header('Cache-Control', 'public, max-age=31536000, immutable');
-      },
-    }),
-  );
+  app.use('/assets/*', async (c, next) => {
+    await next();
+    // File names carry a content hash: a changed file is a new URL.
+    if (c.res.status === 200 && !c.res.headers.get('Content-Type')?.startsWith('text/html')) c.res.headers.set('Cache-Control', 'public, max-age=31536000, immutable');
+  });
+  app.use('/assets/*', serveStatic({ root: webDir, precompressed: true }));
   app.use('*', async (c, next) => {
     await next();
     if (c.res.headers.get('Content-Type')?.startsWith('text/html')) {

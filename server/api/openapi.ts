@@ -15,8 +15,10 @@ const crud = (base: string, key: string, kind: string, tag: string, patch = true
 
 /** Every route of the API; the OpenAPI document is built from this list and the schemas. */
 const operations: Op[] = [
-  ...crud('/v1/tools', 'id', 'tool', 'Tools'),
-  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool', body: 'tool-approve', response: 'tool', tag: 'Tools' },
+  { method: 'get', path: '/v1/tools', summary: 'List tools: search, filters, sort; paged with limit and cursor (query: tool-query)', response: 'tool-list', tag: 'Tools' },
+  ...crud('/v1/tools', 'id', 'tool', 'Tools').filter((op) => !(op.method === 'get' && op.path === '/v1/tools')),
+  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool, with the effect, redaction and groups the admin decides', body: 'tool-approve', response: 'tool', tag: 'Tools', status: '200' },
+  { method: 'get', path: '/v1/overview', summary: 'Tenants with their published version, draft changes and fleet; what needs attention', response: 'overview', tag: 'Tenants' },
   ...crud('/v1/groups', 'name', 'group', 'Groups'),
   ...crud('/v1/states', 'name', 'state', 'States'),
   ...crud('/v1/tenants', 'tenant', 'tenant', 'Tenants'),
