@@ -703,6 +703,18 @@ unhealthy: number
 }
 
 /**
+ * Body of POST /v1/tenants/:tenant/policy/reset (If-Match: the policy's version): makes the draft policy and connection grants what published `version` carried, e.g. after rolling back to it, so the next publish does not ship the rolled-back change again. Inventory is shared between tenants and is not reset.
+ */
+
+export interface PolicyReset {
+version: number
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason?: string
+}
+
+/**
  * Every error answer: RFC 9457 application/problem+json, with one JSON pointer per problem in `errors`.
  */
 

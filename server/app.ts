@@ -14,6 +14,7 @@ import { jwksRoutes } from './api/jwks.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
 import { openApiRoutes } from './api/openapi.ts';
 import { overviewRoutes } from './api/overview.ts';
+import { policyResetRoutes } from './api/policy-reset.ts';
 import { runtimeRoutes } from './api/runtimes.ts';
 import { sessionRoutes } from './api/session.ts';
 import { simulateRoutes } from './api/simulate.ts';
@@ -90,6 +91,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/mcp-servers', mcpServerRoutes);
   app.route('/v1/groups', groupRoutes);
   app.route('/v1/states', stateRoutes);
+  app.route('/v1/tenants', policyResetRoutes);
   app.route('/v1/tenants', tenantRoutes);
   app.route('/v1/audit', auditRoutes);
   app.route('/v1/overview', overviewRoutes);

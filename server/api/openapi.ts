@@ -24,6 +24,7 @@ const operations: Op[] = [
   ...crud('/v1/tenants', 'tenant', 'tenant', 'Tenants'),
   { method: 'get', path: '/v1/tenants/{tenant}/policy', summary: 'Read the tenant policy', response: 'tenant-policy', tag: 'Tenants' },
   { method: 'put', path: '/v1/tenants/{tenant}/policy', summary: 'Replace the tenant policy (If-Match)', body: 'tenant-policy', response: 'tenant-policy', tag: 'Tenants' },
+  { method: 'post', path: '/v1/tenants/{tenant}/policy/reset', summary: "Reset the draft policy and grants to a published version's content (If-Match: the policy's version)", body: 'policy-reset', response: 'tenant-policy', tag: 'Tenants', status: '200' },
   ...crud('/v1/tenants/{tenant}/grants', 'connectionId', 'connection-grant', 'Grants', false),
   ...crud('/v1/mcp-servers', 'id', 'mcp-server', 'MCP servers'),
   { method: 'post', path: '/v1/mcp-servers/{id}/sync', summary: 'Import tools from an MCP server (tools/list)', response: 'mcp-server', tag: 'MCP servers' },

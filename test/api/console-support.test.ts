@@ -226,3 +226,34 @@ describe('GET /v1/overview', () => {
     expect((await h.request('GET', '/v1/overview', { token: runtime })).status).toBe(403);
   });
 });
+
+describe('resetting the draft to a published version', () => {
+  it('makes the policy and grants what the version carried, so publishing again changes nothing', async () => {
+    const t = 'acme-research';
+    const v1 = (await h.request('POST', `/v1/tenants/${t}/bundles`, { body: { reason: 'v1' } })).json.version as number;
+    const policy = (await h.request('GET', `/v1/tenants/${t}/policy`)).json;
+    const { version, tenant: _t, createdAt: _c, updatedAt: _u, ...body } = policy;
+    expect((await h.request('PUT', `/v1/tenants/${t}/policy`, { body: { ...body, bundleTtlSeconds: 4000 }, headers: { 'if-match': `"${version}"` } })).status).toBe(200);
+    expect((await h.request('POST', `/v1/tenants/${t}/grants`, { body: { connectionId: 'conn-later', subjects: [Object.keys(policy.roles)[0]], tools: ['core__*'] } })).status).toBe(201);
+    const v2 = await h.request('POST', `/v1/tenants/${t}/bundles`, { body: { reason: 'v2' } });
+    expect(v2.status, v2.text).toBe(201);
+    expect((await h.request('POST', `/v1/tenants/${t}/bundles`, { body: { reason: 'undo', rollbackTo: v1 } })).status).toBe(201);
+
+    const current = (await h.request('GET', `/v1/tenants/${t}/policy`)).json;
+    expect((await h.request('POST', `/v1/tenants/${t}/policy/reset`, { body: { version: v1 } })).status).toBe(428);
+    const reset = await h.request('POST', `/v1/tenants/${t}/policy/reset`, { body: { version: v1, reason: 'keep the rollback' }, headers: { 'if-match': `"${current.version}"` } });
+    expect(reset.status).toBe(200);
+    expect(reset.json.bundleTtlSeconds).not.toBe(4000);
+    expect((await h.request('GET', `/v1/tenants/${t}/grants/conn-later`)).status).toBe(404);
+    const overview = (await h.request('GET', '/v1/overview')).json as Overview;
+    expect(overview.tenants.find((x) => x.id === t)!.draft).toEqual({ differs: false, changes: [] });
+    const again = await h.request('POST', `/v1/tenants/${t}/bundles`, { body: { reason: 'nothing to ship' } });
+    expect(again.status).toBe(200);
+  });
+
+  it('answers 404 for a version that was never published', async () => {
+    const current = (await h.request('GET', '/v1/tenants/acme-research/policy')).json;
+    const res = await h.request('POST', '/v1/tenants/acme-research/policy/reset', { body: { version: 999 }, headers: { 'if-match': `"${current.version}"` } });
+    expect(res.status).toBe(404);
+  });
+});
