@@ -1,6 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
-import { escapePointer } from '../../policy-schemas/index.ts';
+// No node: imports here (directly or through what is imported): the console runs subsetProblems as you type.
+import { escapePointer } from '../../policy-schemas/pointer.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
 
@@ -24,8 +25,7 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
     return [{ pointer, message: 'must be a JSON Schema object', code: 'input_schema' }];
   }
   const root = schema as Record<string, unknown>;
-  if (root.type !== 'object') problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
-  walk(root, pointer, problems);
+  problems.push(...subsetProblems(root, pointer));
   let valid: boolean;
   try {
     valid = metaAjv.validateSchema(schema) as boolean;
@@ -49,6 +49,17 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
   return problems;
 }
 
+/**
+ * The restricted-subset rules alone (no meta-schema check, no compilation): what the console
+ * re-checks on every keystroke, with the very messages the server answers.
+ */
+export function subsetProblems(schema: Record<string, unknown>, pointer = ''): ProblemDetail[] {
+  const problems: ProblemDetail[] = [];
+  if (schema.type !== 'object') problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
+  walk(schema, pointer, problems);
+  return problems;
+}
+
 function walk(node: unknown, pointer: string, problems: ProblemDetail[]): void {
   if (Array.isArray(node)) {
     node.forEach((item, i) => walk(item, `${pointer}/${i}`, problems));
@@ -58,7 +69,7 @@ function walk(node: unknown, pointer: string, problems: ProblemDetail[]): void {
   for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
     const here = `${pointer}/${escapePointer(key)}`;
     if ((FORBIDDEN as readonly string[]).includes(key)) {
-      problems.push({ pointer: here, message: `"${key}" is not allowed in tool input schemas (restricted subset)`, code: 'input_schema' });
+      problems.push({ pointer: here, message: `\`${key}\` is not allowed in input schemas`, code: 'input_schema' });
       continue;
     }
     if ((key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef') && (typeof value !== 'string' || !value.startsWith('#'))) {

@@ -22,6 +22,7 @@ import { useTool } from '../api/get-tool.ts';
 import { useSaveTool } from '../api/save-tool.ts';
 import { SchemaText } from '../../../components/schema-text.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
+import { ApprovalOutcome } from './approval-outcome.tsx';
 import { ReviewPanel } from './review-panel.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 
@@ -81,6 +82,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
   };
   const [reason, setReason] = useState('');
   const [saved, setSaved] = useState<string | null>(null);
+  const [approved, setApproved] = useState<Tool[] | null>(null);
   const [localError, setLocalError] = useState<string | null>(null);
   const save = useSaveTool();
   const del = useDeleteTool();
@@ -161,7 +163,15 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
         }
         actions={<a href={href('/tools')}>Back to tools</a>}
       />
-      {server.review ? <ReviewPanel tool={server} editable={editable} /> : null}
+      {approved ? <ApprovalOutcome tools={approved} /> : null}
+      {server.review ? (
+        <ReviewPanel
+          tool={server}
+          editable={editable}
+          onApproved={(r) => setApproved(r.approved.length ? r.approved : null)}
+          onDisabled={(tool) => setSaved(`Disabled ${tool.id}.`)}
+        />
+      ) : null}
       <DraftConflict
         draft={draft}
         busy={save.isPending}
