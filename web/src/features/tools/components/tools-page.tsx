@@ -24,7 +24,7 @@ type SortKey = NonNullable<ToolQuery['sort']>;
  * and kept in the URL; a bulk bar that stays in view while tools are selected across pages.
  */
 export function ToolsPage({ session }: { session: Session }) {
-  const { filters, setFilter } = useUrlFilters<ToolFilters>('/tools', filterKeys);
+  const { filters, setFilter, setFilters } = useUrlFilters<ToolFilters>('/tools', filterKeys);
   const [q, setQ] = useState(filters.q ?? '');
   const settledQ = useDebounced(q);
   useEffect(() => {
@@ -55,8 +55,7 @@ export function ToolsPage({ session }: { session: Session }) {
         className="sort-button"
         onClick={() => {
           const desc = sort.key === key && sort.dir === 1;
-          setFilter('sort', key === 'id' ? '' : key);
-          setFilter('order', desc ? 'desc' : '');
+          setFilters({ sort: key === 'id' ? '' : key, order: desc ? 'desc' : '' });
         }}
       >
         {label}
