@@ -9,10 +9,18 @@ const FORBIDDEN = ['oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', 'patt
 // Keywords whose values are data, not subschemas: never walked.
 const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example', 'description', 'title', 'required']);
 
-// A separate ajv, only to check that an input schema is itself a valid JSON Schema.
-const metaAjv = new Ajv2020({ strict: false, validateFormats: false });
-// MCP servers built with zod commonly declare draft-07; without its meta-schema validateSchema throws.
-metaAjv.addMetaSchema(draft07MetaSchema);
+// A separate ajv, only to check that an input schema is itself a valid JSON Schema. Made on first
+// use, so the console can load this module's rules without running generated code (its CSP forbids it).
+let metaAjvInstance: Ajv2020 | undefined;
+function metaAjv(): Ajv2020 {
+  if (!metaAjvInstance) {
+    const fresh = new Ajv2020({ strict: false, validateFormats: false });
+    // MCP servers built with zod commonly declare draft-07; without its meta-schema validateSchema throws.
+    fresh.addMetaSchema(draft07MetaSchema);
+    metaAjvInstance = fresh;
+  }
+  return metaAjvInstance;
+}
 
 /**
  * Checks an input schema against DESIGN's restricted subset: an object schema, without
@@ -28,12 +36,12 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
   problems.push(...subsetProblems(root, pointer));
   let valid: boolean;
   try {
-    valid = metaAjv.validateSchema(schema) as boolean;
+    valid = metaAjv().validateSchema(schema) as boolean;
   } catch (e) {
     return [...problems, { pointer: `${pointer}/$schema`, message: `names a meta-schema that is not supported: ${(e as Error).message}`, code: 'input_schema' }];
   }
   if (!valid) {
-    for (const e of metaAjv.errors ?? []) {
+    for (const e of metaAjv().errors ?? []) {
       problems.push({ pointer: pointer + e.instancePath, message: `is not valid JSON Schema: ${e.message}`, code: 'input_schema' });
     }
   }
