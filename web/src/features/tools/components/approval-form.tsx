@@ -50,14 +50,14 @@ export function ApprovalForm({ tools, onApproved, onCancel }: { tools: Tool[]; o
         if (!effect) return;
         setFailed([]);
         const decisions: ApprovalDecisions = { effect, redaction: { allow: redaction }, groups: chosenGroups, reason };
-        approve.mutate(
-          { tools, decisions },
-          {
-            onSuccess: (result) => {
-              setFailed(result.failed);
-              onApproved(result);
-            },
+        // mutateAsync, not mutate's callbacks: this form unmounts as soon as its tool leaves the
+        // queue, and the answer must still reach the page that shows it.
+        approve.mutateAsync({ tools, decisions }).then(
+          (result) => {
+            setFailed(result.failed);
+            onApproved(result);
           },
+          () => undefined,
         );
       }}
     >

@@ -73,7 +73,7 @@ export function ReviewPanel({
           <button
             type="button"
             disabled={patch.isPending}
-            onClick={() => patch.mutate({ id: tool.id, version: tool.version, patch: { status: 'disabled' }, reason: 'Disabled in review' }, { onSuccess: onDisabled })}
+            onClick={() => patch.mutateAsync({ id: tool.id, version: tool.version, patch: { status: 'disabled' }, reason: 'Disabled in review' }).then(onDisabled, () => undefined)}
           >
             Disable<span className="sr-only"> {tool.id}</span>
           </button>
