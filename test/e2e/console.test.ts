@@ -245,7 +245,8 @@ describe('the admin console in a real browser', () => {
     const timeline = page.getByRole('list', { name: 'Audit timeline' });
     const item = timeline.getByRole('listitem').filter({ hasText: 'Coders may query the knowledge graph' });
     await item.waitFor();
-    await item.locator('summary').click();
+    // The seq number opens the event; the entity and actor in the summary are filter buttons.
+    await item.locator('summary .seq').click();
     const diff = item.getByRole('table', { name: /Changes in event/ });
     expect(await diff.innerText()).toContain('core__knowledge-*');
     await page.getByText('chain verified').waitFor();
@@ -503,7 +504,7 @@ describe('the admin console in a real browser', () => {
       await s.page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
       await s.context.clearCookies();
       // The next request the console makes is answered 401.
-      await s.page.getByRole('link', { name: 'Tenants' }).click();
+      await s.page.getByRole('link', { name: 'Tools' }).click();
       await s.page.getByLabel('API token').waitFor();
       await c.login(s.page);
       await s.page.getByRole('button', { name: 'Sign out' }).click();

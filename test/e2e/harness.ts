@@ -91,5 +91,5 @@ export async function startConsole() {
     rmSync(dir, { recursive: true, force: true });
   };
 
-  return { url, api, browser, newSession, login, shot, close };
+  return { url, api, browser, newSession, login, shot, close, deps };
 }
