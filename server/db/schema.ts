@@ -1,5 +1,6 @@
 import type { AuditEventsTable } from './tables/audit-events.ts';
 import type { BundlesTable } from './tables/bundles.ts';
+import type { DecisionSourcesTable, DecisionStatsTable, DecisionsTable } from './tables/decisions.ts';
 import type { GrantsTable } from './tables/grants.ts';
 import type { GroupsTable } from './tables/groups.ts';
 import type { McpServersTable } from './tables/mcp-servers.ts';
@@ -7,6 +8,7 @@ import type { RuntimesTable } from './tables/runtimes.ts';
 import type { SessionsTable } from './tables/sessions.ts';
 import type { StatesTable } from './tables/states.ts';
 import type { TenantPoliciesTable } from './tables/tenant-policies.ts';
+import type { TenantTestsTable } from './tables/tenant-tests.ts';
 import type { TenantsTable } from './tables/tenants.ts';
 import type { TokensTable } from './tables/tokens.ts';
 import type { ToolsTable } from './tables/tools.ts';
@@ -25,4 +27,8 @@ export interface Database {
   audit_events: AuditEventsTable;
   bundles: BundlesTable;
   runtimes: RuntimesTable;
+  tenant_tests: TenantTestsTable;
+  decisions: DecisionsTable;
+  decision_sources: DecisionSourcesTable;
+  decision_stats: DecisionStatsTable;
 }

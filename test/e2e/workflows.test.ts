@@ -55,7 +55,10 @@ describe('approving imported tools', () => {
     await review.getByRole('button', { name: 'Approve…' }).click();
     const form = review.getByRole('form', { name: 'Approve mcp__lexicon__define' });
     // The admin decides the effect; the server's own hint is shown, not taken.
-    expect(await form.getByRole('group', { name: 'Effect (you decide)' }).innerText()).toContain("The server's own claims are not trusted.");
+    const effect = await form.getByRole('group', { name: 'Effect (you decide)' }).innerText();
+    expect(effect).toContain("The server's own claims are not trusted.");
+    expect(effect).toContain('readOnlyHint: true');
+    expect(effect).toContain('Recorded on import: external_side_effect');
     expect(await form.getByRole('radio', { checked: true }).count()).toBe(0);
     expect(await form.getByRole('button', { name: 'Approve', exact: true }).isDisabled()).toBe(true);
     await form.getByRole('radio', { name: /read only/ }).check();

@@ -2,9 +2,11 @@ import type { ReactNode } from 'react';
 import type { Session } from '../features/auth/api/get-session.ts';
 import { AuditPage } from '../features/audit/components/audit-page.tsx';
 import { PublishPage } from '../features/bundles/components/publish-page.tsx';
+import { DecisionsPage } from '../features/decisions/components/decisions-page.tsx';
 import { GroupsPage } from '../features/groups/components/groups-page.tsx';
 import { HomePage } from '../features/overview/components/home-page.tsx';
 import { McpPage } from '../features/mcp/components/mcp-page.tsx';
+import { TestsPage } from '../features/policy-tests/components/tests-page.tsx';
 import { StatesPage } from '../features/states/components/states-page.tsx';
 import { GrantsPage } from '../features/tenants/components/grants-page.tsx';
 import { PolicyPage } from '../features/tenants/components/policy-page.tsx';
@@ -40,8 +42,12 @@ export function routeFor(loc: Location, session: Session): ReactNode {
         <TenantLayout tenant={id} tab={sub}>
           {sub === 'grants' ? (
             <GrantsPage tenant={id} session={session} />
+          ) : sub === 'tests' ? (
+            <TestsPage tenant={id} session={session} />
           ) : sub === 'publish' ? (
             <PublishPage tenant={id} session={session} />
+          ) : sub === 'decisions' ? (
+            <DecisionsPage tenant={id} session={session} />
           ) : (
             <PolicyPage tenant={id} session={session} />
           )}

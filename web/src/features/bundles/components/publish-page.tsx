@@ -15,6 +15,8 @@ import { usePublish, type PublishResult } from '../api/publish.ts';
 import { useRuntimes } from '../api/get-runtimes.ts';
 import { verifyBundle, type Verification } from '../api/verify-bundle.ts';
 import { BundleDiffView } from './bundle-diff-view.tsx';
+import { ImpactView } from '../../decisions/components/impact-view.tsx';
+import { TestResults } from '../../policy-tests/components/test-results.tsx';
 
 
 /** Diff of the draft against the latest bundle, publish with a reason, history, rollback, downloads, runtimes. */
@@ -30,6 +32,8 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   // A rollback has its own reason: typing it never fills in (or enables) Publish.
   const [rollbackReason, setRollbackReason] = useState('');
   const [resetDraft, setResetDraft] = useState(true);
+  // Admins may publish past failing policy tests; the failures go into the audit event.
+  const [force, setForce] = useState(false);
   const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean; draftReset?: boolean }) | null>(null);
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
   const [compare, setCompare] = useState<number | null>(null);
@@ -66,11 +70,12 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
     const before = latest?.version;
     const why = target === undefined ? reason : rollbackReason;
     publish.mutate(
-      { tenant, reason: why, rollbackTo: target },
+      { tenant, reason: why, rollbackTo: target, ...(force ? { force: true } : {}) },
       {
         onSuccess: (r) => {
           const shown = { ...r, rollbackTo: target, unchanged: r.version === before };
           setResult(shown);
+          setForce(false);
           if (target === undefined) setReason('');
           else {
             setRollbackReason('');
@@ -147,6 +152,8 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
           ) : (
             <p className="muted">The first publish creates version 1.</p>
           )}
+          <ImpactView tenant={tenant} policyVersion={policy.data?.version} />
+          <TestResults tenant={tenant} policyVersion={policy.data?.version} title="Policy tests on the draft" />
           {editable ? (
             <form
               aria-label="Publish"
@@ -159,6 +166,11 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                 <label htmlFor={`${ids}-reason`}>Reason for publishing (required)</label>
                 <textarea id={`${ids}-reason`} rows={2} required value={reason} onChange={(e) => setReason(e.target.value)} />
               </div>
+              {session.role === 'admin' ? (
+                <label className="check">
+                  <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Publish even if policy tests fail (recorded in the audit log as forced)
+                </label>
+              ) : null}
               <button type="submit" className="primary" disabled={!reason.trim() || publish.isPending}>
                 {publish.isPending ? 'Publishing…' : 'Publish'}
               </button>
@@ -191,6 +203,11 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               <input type="checkbox" checked={resetDraft} onChange={(e) => setResetDraft(e.target.checked)} /> Also reset the draft to v{rollbackTo}'s policy and grants
               <span className="muted small"> (otherwise the next publish ships the rolled-back change again)</span>
             </label>
+            {session.role === 'admin' ? (
+              <label className="check">
+                <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Roll back even if policy tests fail (recorded as forced)
+              </label>
+            ) : null}
             <div className="button-row">
               <button type="submit" className="primary danger" disabled={!rollbackReason.trim() || publish.isPending}>
                 Roll back to v{rollbackTo}
@@ -316,7 +333,7 @@ function Runtimes({ tenant }: { tenant: string }) {
           ) : null}
           {items.length ? (
             <div className="table-wrap">
-            <DataTable label="Runtimes" columns={['Runtime', 'Version', 'Behind', 'Health', 'Last report', 'Last error']} compact>
+            <DataTable label="Runtimes" columns={['Runtime', 'Version', 'Behind', 'Health', 'Last report', 'Last error', 'Decisions dropped']} compact>
               {items.map((r) => (
                 <tr key={r.runtimeId}>
                   <td className="mono">{r.runtimeId}</td>
@@ -328,6 +345,9 @@ function Runtimes({ tenant }: { tenant: string }) {
                   <td>{new Date(r.reportedAt).toLocaleString()}</td>
                   <td>
                     {r.lastError ? <code>{r.lastError}</code> : null} {r.detail ?? ''}
+                  </td>
+                  <td title="Decision records the runtime's ring dropped while it could not ship them, as its last batch reported">
+                    {r.decisionsDropped === undefined ? '—' : r.decisionsDropped}
                   </td>
                 </tr>
               ))}

@@ -6,8 +6,10 @@ import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
 import { explainFiltered, type ExplainContext, type Fix } from '../../../lib/filter-reasons.ts';
+import { SaveAsTestButton } from '../../policy-tests/components/save-as-test-button.tsx';
 import { usePublishedEvaluator } from '../api/get-published-evaluator.ts';
 import { useSimulation } from '../api/simulate.ts';
+import { currentLocation } from '../../../lib/router.ts';
 
 type Outcome = { visible: boolean; detail: string };
 
@@ -16,6 +18,18 @@ function outcomes(r: EvaluationResult): Map<string, Outcome> {
   for (const t of r.tools) m.set(t.id, { visible: true, detail: t.decision });
   for (const f of r.filtered) m.set(f.id, { visible: false, detail: f.reason });
   return m;
+}
+
+/** The `request` query parameter of the route, when it holds an evaluation request. */
+function prefilledRequest(params: URLSearchParams): EvaluationRequest | null {
+  const raw = params.get('request');
+  if (!raw) return null;
+  try {
+    const r = JSON.parse(raw) as EvaluationRequest;
+    return r && typeof r === 'object' && typeof r.subject === 'string' ? r : null;
+  } catch {
+    return null;
+  }
 }
 
 function parseFacts(text: string): Record<string, string | number | boolean> {
@@ -42,6 +56,7 @@ export function Simulator({
   saveFormId,
   tools,
   onShowRole,
+  canSaveTest = false,
 }: {
   tenant: string;
   policy: TenantPolicy;
@@ -54,14 +69,20 @@ export function Simulator({
   tools: Map<string, Tool>;
   /** Brings a role of the policy editor into view (the fix for deny and allow reasons). */
   onShowRole: (role: string) => void;
+  /** Offer "Save as test" (editors of the tenant). */
+  canSaveTest?: boolean;
 }) {
   const ids = useId();
   const subjects = Object.keys(policy.bindings ?? {});
-  const [subject, setSubject] = useState(subjects[0] ?? '');
-  const [typedGroups, setGroups] = useState<string[] | null>(null);
-  const [state, setState] = useState('');
-  const [factsText, setFactsText] = useState('');
-  const [profile, setProfile] = useState('');
+  // A link (from a logged denial or an impact example) may carry the request to start from.
+  const [initial] = useState(() => prefilledRequest(currentLocation().params));
+  const [subject, setSubject] = useState(initial?.subject ?? subjects[0] ?? '');
+  const [typedGroups, setGroups] = useState<string[] | null>(initial?.groups ?? null);
+  const [state, setState] = useState(initial?.state && initial.state !== 'undefined' ? initial.state : '');
+  const [factsText, setFactsText] = useState(
+    initial?.facts ? Object.entries(initial.facts).map(([k, v]) => `${k}=${String(v)}`).join('\n') : '',
+  );
+  const [profile, setProfile] = useState(initial?.profile ?? '');
   const [connections, setConnections] = useState<string[]>([]);
   const roleGroups = [...new Set((policy.bindings?.[subject.trim()] ?? []).flatMap((r) => policy.roles?.[r]?.groups ?? []))];
   // Until the person types groups, ask for the subject's own roles' groups: a new tenant's first
@@ -167,6 +188,7 @@ export function Simulator({
           <p>
             Roles: {r.roles.length ? r.roles.join(', ') : <em>none</em>} · Groups: {r.groups.join(', ') || <em>none</em>} · State: {r.state}
           </p>
+          {canSaveTest && deferred ? <SaveAsTestButton tenant={tenant} request={deferred} result={r} /> : null}
           {r.rejected ? (
             <div className="notice notice-error" role="alert">
               Request rejected ({r.rejected.reason}): no role of {subject.trim()} permits the group(s) {r.rejected.groups.join(', ')}.

@@ -6,7 +6,9 @@ import { useTenants } from '../api/get-tenants.ts';
 const tabs = [
   { key: '', label: 'Policy and simulator' },
   { key: 'grants', label: 'Grants' },
+  { key: 'tests', label: 'Tests' },
   { key: 'publish', label: 'Publish and versions' },
+  { key: 'decisions', label: 'Decisions' },
 ] as const;
 
 export function TenantLayout({ tenant, tab, children }: { tenant: string; tab: string; children: ReactNode }) {

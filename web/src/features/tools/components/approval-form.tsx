@@ -14,13 +14,10 @@ const effectWords: Record<Tool['effect'], string> = {
   external_side_effect: 'acts outside: sends, writes, pays, deletes',
 };
 
-/** What an MCP server says about its own tool (annotations): shown as hints, never trusted. */
+/** What an MCP server says about its own tool (its annotations, kept as hints): shown, never trusted. */
 function serverHints(tools: Tool[]): string[] {
   const out = new Set<string>();
-  for (const t of tools) {
-    const annotations = (t.review?.current as { annotations?: Record<string, unknown> } | undefined)?.annotations ?? (t.source as { annotations?: Record<string, unknown> } | undefined)?.annotations;
-    for (const [k, v] of Object.entries(annotations ?? {})) out.add(`${k}: ${JSON.stringify(v)}`);
-  }
+  for (const t of tools) for (const [k, v] of Object.entries(t.source?.hints ?? {})) out.add(`${k}: ${JSON.stringify(v)}`);
   return [...out];
 }
 
