@@ -168,7 +168,7 @@ export function Simulator({
             onChange={setGroups}
             hint={typedGroups === null && roleGroups.length ? `The groups of ${subject.trim()}'s roles. Empty = default; * = every group.` : 'Empty = default; * = every group.'}
           />
-          {roleGroups.length && typedGroups !== null ? (
+          {roleGroups.length ? (
             <button type="button" className="link-button small" onClick={() => setGroups(null)}>
               Use the groups of {subject.trim()}'s roles
             </button>
