@@ -75,7 +75,7 @@ describe('approving imported tools', () => {
     expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Approval result');
     const tool = (await c.api('GET', '/v1/tools/mcp__lexicon__define')).json;
     expect(tool).toMatchObject({ status: 'active', effect: 'read_only', redaction: { allow: ['definition', 'examples[]'] }, groups: ['default', 'knowledge'] });
-    await c.shot(page, 'mcp-approval');
+    await c.shot(page, 'mcp-approval', [page.getByTestId('transport')]);
   });
 
   it('approves several tools at once with the same answers', async () => {
