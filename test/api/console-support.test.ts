@@ -7,7 +7,7 @@ import type { Overview, Tool, ToolList } from '../../policy-schemas/types.gen.ts
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { listAuditEvents } from '../../server/audit/events.ts';
 import { toolStore } from '../../server/store/inventory.ts';
-import { startTestApp, type TestApp } from '../support/harness.ts';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/harness.ts';
 
 let h: TestApp;
 let webDir: string;
@@ -139,7 +139,7 @@ describe('GET /v1/tools with paging, search, filters and sorting', () => {
 
 describe('served like a product', () => {
   it('compresses JSON answers for clients that accept gzip', async () => {
-    const res = await h.app.request('/v1/tools', { headers: { authorization: 'Bearer tg_test_admin_token', 'accept-encoding': 'gzip' } });
+    const res = await h.app.request('/v1/tools', { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'accept-encoding': 'gzip' } });
     expect(res.headers.get('content-encoding')).toBe('gzip');
     const list = JSON.parse(gunzipSync(Buffer.from(await res.arrayBuffer())).toString('utf8')) as ToolList;
     expect(list.total).toBeGreaterThan(0);
@@ -147,7 +147,7 @@ describe('served like a product', () => {
 
   it('leaves bundle bytes to the distribution code', async () => {
     expect((await h.request('POST', '/v1/tenants/acme-research/bundles', { body: { reason: 'first' } })).status).toBe(201);
-    const res = await h.app.request('/v1/tenants/acme-research/bundles/latest', { headers: { authorization: 'Bearer tg_test_admin_token', 'accept-encoding': 'br' } });
+    const res = await h.app.request('/v1/tenants/acme-research/bundles/latest', { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'accept-encoding': 'br' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-encoding')).toBeNull();
     expect(res.headers.get('etag')).toMatch(/^"sha256:/);

@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import type { Tool } from '../../policy-schemas/types.gen.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { toolStore } from '../../server/store/inventory.ts';
-import { startConsole } from '../e2e/harness.ts';
+import { ADMIN_TOKEN, startConsole } from '../e2e/harness.ts';
 
 const TOOLS = 5000;
 const ROUNDS = 5;
@@ -13,7 +13,7 @@ const ROUNDS = 5;
 /** Bytes on the wire (no decompression, unlike fetch) and the encoding the server chose. */
 function wire(url: string, encoding: string): Promise<{ bytes: number; encoding: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { authorization: 'Bearer tg_e2e_admin_token_for_console_tests', 'accept-encoding': encoding } }, (res) => {
+    const req = request(url, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'accept-encoding': encoding } }, (res) => {
       let bytes = 0;
       res.on('data', (chunk: Buffer) => (bytes += chunk.length));
       res.on('end', () => resolve({ bytes, encoding: String(res.headers['content-encoding'] ?? 'identity') }));
