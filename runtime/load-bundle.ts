@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { linearRegExp } from './linear-regexp.ts';
 import type {
   Bundle,
   BundleTool,
@@ -105,12 +106,13 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
   addFormatsModule) as typeof addFormatsModule;
 
 // The runtime's own ajv: input schemas come from bundles, never from the server's schema set.
+// Patterns run on re2js: a bundle's schemas must never be able to stall the runtime's event loop.
 // Made on first use: building it compiles meta-schemas (generated code), which a page under a
 // strict Content-Security-Policy may not run, and an evaluate-only caller never needs it.
 let ajv: Ajv2020 | undefined;
 function runtimeAjv(): Ajv2020 {
   if (!ajv) {
-    const fresh = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true });
+    const fresh = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true, code: { regExp: linearRegExp } });
     // MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
     fresh.addMetaSchema(draft07);
     addFormats(fresh);

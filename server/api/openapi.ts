@@ -17,7 +17,7 @@ const crud = (base: string, key: string, kind: string, tag: string, patch = true
 const operations: Op[] = [
   { method: 'get', path: '/v1/tools', summary: 'List tools: search, filters, sort; paged with limit and cursor (query: tool-query)', response: 'tool-list', tag: 'Tools' },
   ...crud('/v1/tools', 'id', 'tool', 'Tools').filter((op) => !(op.method === 'get' && op.path === '/v1/tools')),
-  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool, with the effect, redaction and groups the admin decides', body: 'tool-approve', response: 'tool', tag: 'Tools', status: '200' },
+  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool (If-Match), with the effect, redaction and groups the admin decides', body: 'tool-approve', response: 'tool', tag: 'Tools', status: '200' },
   { method: 'get', path: '/v1/overview', summary: 'Tenants with their published version, draft changes and fleet; what needs attention', response: 'overview', tag: 'Tenants' },
   ...crud('/v1/groups', 'name', 'group', 'Groups'),
   ...crud('/v1/states', 'name', 'state', 'States'),
@@ -49,7 +49,8 @@ const operations: Op[] = [
   { method: 'get', path: '/v1/audit/verify', summary: 'Check the hash chain; names the first broken link', tag: 'Audit' },
   { method: 'get', path: '/v1/tokens', summary: 'List API tokens', list: 'token', tag: 'Auth' },
   { method: 'post', path: '/v1/tokens', summary: 'Create an API token (shown once)', body: 'token-create', response: 'token', tag: 'Auth' },
-  { method: 'delete', path: '/v1/tokens/{id}', summary: 'Revoke an API token', tag: 'Auth' },
+  { method: 'get', path: '/v1/tokens/{id}', summary: 'Read an API token (never its secret)', response: 'token', tag: 'Auth' },
+  { method: 'delete', path: '/v1/tokens/{id}', summary: 'Revoke an API token (If-Match)', tag: 'Auth' },
   { method: 'post', path: '/v1/session', summary: 'Console login: token → HttpOnly session cookie + CSRF token', body: 'session-create', tag: 'Auth', status: '200' },
   { method: 'get', path: '/v1/session', summary: 'The current console session', tag: 'Auth' },
   { method: 'delete', path: '/v1/session', summary: 'Log out', tag: 'Auth' },

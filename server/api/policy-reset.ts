@@ -8,7 +8,7 @@ import { ApiError } from '../errors.ts';
 import { readJson, takeReason, validOrThrow } from '../http/body.ts';
 import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import * as store from '../store/tenants.ts';
-import { checkGrantReferences, checkPolicyReferences } from '../validation/references.ts';
+import { judgeTenantChange } from '../validation/references.ts';
 import { throwProblems } from './document-routes.ts';
 
 /**
@@ -34,8 +34,6 @@ policyResetRoutes.post('/:tenant/policy/reset', async (c) => {
     checkVersion(expected, existing);
     const { grants, ...published } = (JSON.parse(row.content) as Bundle).policy;
     const policy = validOrThrow<TenantPolicy>('tenant-policy', structuredClone(published));
-    // Tools or groups deleted since that version make its policy unsaveable: say which, change nothing.
-    throwProblems((await checkPolicyReferences(ch.tx, policy)).map((p) => ({ ...p, message: `${p.message} (named by v${version})` })));
     if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now))) throw new ApiError(412, 'precondition_failed', `the policy of ${id} changed meanwhile`);
     await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: store.tenantDocument<TenantPolicy>(existing), after: policy });
 
@@ -46,7 +44,6 @@ policyResetRoutes.post('/:tenant/policy/reset', async (c) => {
       const grant: ConnectionGrant = { connectionId: g.connectionId, label: old?.label ?? '', subjects: g.subjects as ConnectionGrant['subjects'], tools: g.tools as ConnectionGrant['tools'], ...(g.expiresAt ? { expiresAt: g.expiresAt } : {}) };
       const before = old ? store.tenantDocument<ConnectionGrant>(old) : null;
       if (before && JSON.stringify({ ...before, label: grant.label }) === JSON.stringify(grant)) continue;
-      throwProblems(await checkGrantReferences(ch.tx, grant));
       if (old) await store.updateGrant(ch.tx, id, grant, old.version, now);
       else await store.insertGrant(ch.tx, id, grant, now);
       await ch.record({ action: old ? 'update' : 'create', entityType: 'grant', entityId: g.connectionId, tenant: id, before, after: grant });
@@ -55,6 +52,11 @@ policyResetRoutes.post('/:tenant/policy/reset', async (c) => {
       await store.deleteGrant(ch.tx, id, old.connectionId, old.version);
       await ch.record({ action: 'delete', entityType: 'grant', entityId: old.connectionId, tenant: id, before: store.tenantDocument<ConnectionGrant>(old), after: null });
     }
+    // Judged as it now stands, policy and grants together: tools or groups deleted since that version
+    // make it unsaveable, and then the whole reset is refused (the transaction writes nothing).
+    const problems = [...(await judgeTenantChange(ch.tx, id, { policy })).own];
+    for (const g of await store.listGrants(ch.tx, id)) problems.push(...(await judgeTenantChange(ch.tx, id, { grant: store.tenantDocument<ConnectionGrant>(g) })).own);
+    throwProblems(problems.map((p) => ({ ...p, message: `${p.message} (as v${version} had it)` })));
     return (await store.getPolicy(ch.tx, id))!;
   });
   c.header('ETag', etagOf(updated.version));

@@ -24,6 +24,7 @@ export function toToken(row: TokensRow): Token {
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     expiresAt: row.expires_at ?? null,
+    version: row.version,
   };
 }
 
@@ -49,6 +50,7 @@ export async function insertToken(
     created_at: t.now,
     last_used_at: null,
     expires_at: t.expiresAt ?? null,
+    version: 1,
   };
   await db.insertInto('tokens').values(row).execute();
   return row;

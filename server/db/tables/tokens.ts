@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 export const tokensTable = 'tokens';
 
@@ -14,6 +14,8 @@ export interface TokensTable {
   last_used_at: string | null;
   /** ISO 8601 UTC instant after which the token no longer authenticates; null = no expiry. */
   expires_at: string | null;
+  /** Optimistic-concurrency version, sent as the ETag; defaults to 1 on insert. */
+  version: Generated<number>;
 }
 
 export type TokensRow = Selectable<TokensTable>;

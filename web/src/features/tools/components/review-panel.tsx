@@ -1,16 +1,15 @@
 import { useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { DiffView } from '../../../components/diff-view.tsx';
-import { Notice } from '../../../components/notice.tsx';
 import { pretty } from '../../../lib/json.ts';
 import { href } from '../../../lib/router.ts';
 import type { BulkApproval } from '../api/approve-tool.ts';
-import { usePatchTool } from '../api/patch-tool.ts';
 import { ApprovalForm } from './approval-form.tsx';
 
 /**
- * A quarantined imported tool: what changed since approval; approve (a short form) or disable;
- * `selected` puts it in a bulk approval.
+ * A quarantined imported tool: what changed since approval, and approve (a short form); `selected`
+ * puts it in a bulk approval. Only approval takes a tool out of quarantine; left unapproved it stays
+ * out of every bundle.
  */
 export function ReviewPanel({
   tool,
@@ -18,16 +17,13 @@ export function ReviewPanel({
   selected,
   onSelect,
   onApproved,
-  onDisabled,
 }: {
   tool: Tool;
   editable: boolean;
   selected?: boolean;
   onSelect?: (selected: boolean) => void;
   onApproved: (result: BulkApproval) => void;
-  onDisabled: (tool: Tool) => void;
 }) {
-  const patch = usePatchTool();
   const [approving, setApproving] = useState(false);
   const review = tool.review!;
   return (
@@ -70,16 +66,8 @@ export function ReviewPanel({
           <button type="button" className="primary" onClick={() => setApproving(true)}>
             Approve…<span className="sr-only"> {tool.id}</span>
           </button>
-          <button
-            type="button"
-            disabled={patch.isPending}
-            onClick={() => patch.mutateAsync({ id: tool.id, version: tool.version, patch: { status: 'disabled' }, reason: 'Disabled in review' }).then(onDisabled, () => undefined)}
-          >
-            Disable<span className="sr-only"> {tool.id}</span>
-          </button>
         </div>
       ) : null}
-      <Notice error={patch.error} />
     </section>
   );
 }

@@ -16,13 +16,11 @@ export function ReviewQueue({ editable }: { editable: boolean }) {
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [bulk, setBulk] = useState(false);
   const [approved, setApproved] = useState<Tool[] | null>(null);
-  const [disabled, setDisabled] = useState<string | null>(null);
   const items = quarantined.data ?? [];
   const chosen = items.filter((t) => selected.has(t.id) && t.review);
   const done = (tools: Tool[]) => {
     if (!tools.length) return;
     setApproved(tools);
-    setDisabled(null);
     setBulk(false);
     setSelected(new Set());
   };
@@ -30,7 +28,6 @@ export function ReviewQueue({ editable }: { editable: boolean }) {
     <section aria-label="Review queue">
       <h2>Review queue</h2>
       {approved ? <ApprovalOutcome key={approved.map((t) => `${t.id}@${t.version}`).join()} tools={approved} /> : null}
-      <Notice success={disabled} />
       {quarantined.error ? <Notice error={quarantined.error} /> : null}
       {quarantined.data?.length === 0 ? <p className="muted">No quarantined tool awaits review.</p> : null}
       {editable && chosen.length ? (
@@ -59,10 +56,6 @@ export function ReviewQueue({ editable }: { editable: boolean }) {
               setSelected(next);
             }}
             onApproved={(r) => done(r.approved)}
-            onDisabled={(tool) => {
-              setApproved(null);
-              setDisabled(`Disabled ${tool.id}.`);
-            }}
           />
         ) : (
           <p key={t.id}>

@@ -183,7 +183,6 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
           tool={server}
           editable={editable}
           onApproved={(r) => setApproved(r.approved.length ? r.approved : null)}
-          onDisabled={(tool) => setSaved(`Disabled ${tool.id}.`)}
         />
       ) : null}
       <DraftConflict
