@@ -62,7 +62,7 @@ describe('approving an imported tool with the admin decisions', () => {
 
   it('keeps what the admin did not send', async () => {
     const tool = await importTool('keep');
-    const res = await h.request('POST', `/v1/tools/${tool.id}/approve`, { body: { definitionHash: tool.definitionHash } });
+    const res = await h.request('POST', `/v1/tools/${tool.id}/approve`, { body: { definitionHash: tool.definitionHash }, headers: { 'if-match': `"${tool.version}"` } });
     expect(res.status).toBe(200);
     expect(res.json.effect).toBe('external_side_effect');
     expect(res.json.groups).toEqual(['default']);
@@ -71,10 +71,11 @@ describe('approving an imported tool with the admin decisions', () => {
 
   it('refuses an unknown group or a bad redaction path and changes nothing', async () => {
     const tool = await importTool('refused');
-    const unknown = await h.request('POST', `/v1/tools/${tool.id}/approve`, { body: { definitionHash: tool.definitionHash, groups: ['no-such-group'] } });
+    const ifMatch = { 'if-match': `"${tool.version}"` };
+    const unknown = await h.request('POST', `/v1/tools/${tool.id}/approve`, { body: { definitionHash: tool.definitionHash, groups: ['no-such-group'] }, headers: ifMatch });
     expect(unknown.status).toBe(400);
     expect(unknown.json.errors).toEqual([expect.objectContaining({ pointer: '/groups/0' })]);
-    const badPath = await h.request('POST', `/v1/tools/${tool.id}/approve`, { body: { definitionHash: tool.definitionHash, redaction: { allow: ['a b'] }, effect: 'sometimes' } });
+    const badPath = await h.request('POST', `/v1/tools/${tool.id}/approve`, { body: { definitionHash: tool.definitionHash, redaction: { allow: ['a b'] }, effect: 'sometimes' }, headers: ifMatch });
     expect(badPath.status).toBe(400);
     expect(badPath.json.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/effect', '/redaction/allow/0']);
     const after = await h.request('GET', `/v1/tools/${tool.id}`);
