@@ -6,7 +6,7 @@ import { recordFailure, refuseWhenLimited } from '../auth/failure-limiter.ts';
 import { actorOf } from '../auth/guard.ts';
 import { issueSessionCookie } from '../auth/session-cookie.ts';
 import { endSessionUrl } from '../auth/sso/oidc-client.ts';
-import { hashSecret, toToken } from '../auth/tokens.ts';
+import { hashSecret, toToken, tokenExpired } from '../auth/tokens.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { SessionCreate } from '../../policy-schemas/types.gen.ts';
@@ -27,6 +27,7 @@ sessionRoutes.post('/', async (c) => {
     recordFailure(c);
     throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
   }
+  if (tokenExpired(row)) throw new ApiError(401, 'unauthorized', 'The token has expired');
   if (row.role === 'runtime') throw new ApiError(403, 'forbidden', 'Runtime tokens pull bundles; they cannot log in to the console');
   const sessionId = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');

@@ -7,7 +7,7 @@ import { ApiError } from '../errors.ts';
 import { recordFailure, refuseWhenLimited } from './failure-limiter.ts';
 import { personActor } from './sso/person-session.ts';
 import { tokenCacheFor } from './token-cache.ts';
-import { hashSecret } from './tokens.ts';
+import { hashSecret, tokenExpired } from './tokens.ts';
 
 export const SESSION_COOKIE = 'toolgate_session';
 export const CSRF_HEADER = 'X-CSRF-Token';
@@ -34,6 +34,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       recordFailure(c);
       throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
     }
+    if (tokenExpired(row)) throw new ApiError(401, 'unauthorized', 'The token has expired');
     actor = toActor(row, 'bearer');
   } else {
     const cookie = getCookie(c, SESSION_COOKIE);
@@ -42,14 +43,15 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       const session = await database.db
         .selectFrom('sessions')
         .leftJoin('tokens', 'tokens.id', 'sessions.token_id')
-        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.id_hash', 'sessions.csrf_token', 'sessions.created_at', 'sessions.expires_at'])
+        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.id_hash', 'sessions.csrf_token', 'sessions.created_at', 'sessions.expires_at', 'tokens.expires_at as token_expires_at'])
         .select(['sessions.user_sub', 'sessions.user_email', 'sessions.user_name', 'sessions.user_claims', 'sessions.user_access', 'sessions.access_checked_at'])
         .where('sessions.id_hash', '=', hashSecret(cookie))
         .executeTakeFirst();
       const now = Date.now();
-      if (!session || !sessionLive(session, config, now) || (session.id === null && session.user_sub === null)) {
+      // A session ends with its token's expiry too; a person's session has no token but a user.
+      if (!session || !sessionLive(session, config, now) || (session.id === null && session.user_sub === null) || tokenExpired({ expires_at: session.token_expires_at }, now)) {
         if (session) await database.db.deleteFrom('sessions').where('id_hash', '=', session.id_hash).execute();
-        throw new ApiError(401, 'unauthorized', 'The session has ended (signed out, idle too long, too old, its token was changed or revoked, or its access was removed); log in again');
+        throw new ApiError(401, 'unauthorized', 'The session has ended (signed out, idle too long, too old, its token was changed, revoked or expired, or its access was removed); log in again');
       }
       await touchSession(c, session, now);
       if (!SAFE_METHODS.has(c.req.method)) {
