@@ -36,7 +36,7 @@ describe('single sign-on in a real browser', () => {
 
       // Back in the console, as Ada.
       await page.getByRole('navigation', { name: 'Main' }).waitFor();
-      await page.getByText('Ada Lovelace').waitFor();
+      await page.getByRole('banner').getByText('Ada Lovelace').waitFor();
       expect(await page.getByRole('link', { name: 'Tokens' }).count()).toBe(0);
 
       await page.goto(`${c.url}/#/tenants/acme-research`);
