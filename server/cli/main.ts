@@ -12,6 +12,7 @@ const commands: Record<string, Command> = {
   evaluate: { summary: 'evaluate --bundle F --request F: print what simulate answers for the request', load: () => import('./commands/evaluate.ts') },
   keys: { summary: 'keys list | keys rotate [--reason TEXT] | keys retire KID [--reissue]: bundle-signing keys (old keys stay published until retired)', load: () => import('./commands/keys.ts') },
   tools: { summary: 'tools list [--tenant T --subject S --groups a,b --state X --profile P --format openai|anthropic]: what the model would see', load: () => import('./commands/tools.ts') },
+  gateway: { summary: 'gateway --config FILE: an MCP gateway enforcing the tenant\'s bundle in front of its upstream MCP servers', load: () => import('./commands/gateway.ts') },
   mcp: { summary: 'mcp sync ID [--timeout MS]: import an MCP server\'s tools (new and changed ones quarantined)', load: () => import('./commands/mcp.ts') },
 };
 
