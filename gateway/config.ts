@@ -69,6 +69,7 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
   const problems: ConfigProblem[] = [];
   const control = c.control;
   if (control.rootKeys && control.jwksFile) problems.push({ pointer: '/control', message: 'give rootKeys or jwksFile, not both' });
+  if (!control.rootKeys && !control.jwksFile) problems.push({ pointer: '/control/jwksFile', message: 'is required (or rootKeys)' });
   if (control.rootKeys) {
     problems.push({ pointer: '/control/rootKeys', message: 'root keys need a runtime with key-set support; configure jwksFile (the signing keys) instead' });
   }
@@ -119,6 +120,7 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
   let metricsKeyDigest: Buffer | null = null;
   if (c.metrics) {
     if (c.metrics.key !== undefined && c.metrics.keySha256 !== undefined) problems.push({ pointer: '/metrics', message: 'give key or keySha256, not both' });
+    if (c.metrics.key === undefined && c.metrics.keySha256 === undefined) problems.push({ pointer: '/metrics/key', message: 'is required (or keySha256)' });
     metricsKeyDigest = keyDigest(c.metrics.key, c.metrics.keySha256);
   }
   if (problems.length > 0) return { ok: false, problems };

@@ -585,11 +585,9 @@ headers?: {
 
 export interface GatewayConfig {
 /**
- * The Toolgate server the tenant's signed bundle is pulled from.
+ * The Toolgate server the tenant's signed bundle is pulled from. Exactly one of rootKeys and jwksFile.
  */
-control: ({
-[k: string]: unknown
-} & {
+control: {
 url: string
 tenant: string
 /**
@@ -621,14 +619,20 @@ cacheDir: string
  * How the gateway names itself in status reports and decision logs; always starts with `gateway:` (added when missing). Default `gateway:<hostname>:<port or stdio>`.
  */
 runtimeId?: string
-})
+}
 /**
  * Streamable HTTP for any number of clients, or stdio for the one local client that started the gateway.
  */
 listen: ({
 http: {
+/**
+ * Default 127.0.0.1.
+ */
 host?: string
 port: number
+/**
+ * Default /mcp.
+ */
 path?: string
 /**
  * Browser origins allowed besides the gateway's own address (a request carrying any other Origin is refused).
@@ -667,14 +671,12 @@ callMs?: number
 approvalMs?: number
 }
 /**
- * GET /metrics answers only with `Authorization: Bearer <key>`; without this entry it is not served.
+ * GET /metrics answers only with `Authorization: Bearer <key>` (exactly one of key and keySha256); without this entry it is not served.
  */
-metrics?: ({
-[k: string]: unknown
-} & {
+metrics?: {
 key?: string
 keySha256?: KeySha256
-})
+}
 }
 /**
  * A client of the gateway: its key picks this entry, whose subject and request fields are what `evaluate` sees.
