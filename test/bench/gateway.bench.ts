@@ -15,12 +15,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
-import { evaluate } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import { startLiveServer } from '../distribution/live-server.ts';
-import { jwksOf, makeBundle, makeKey, revisionOf, signBytes } from '../distribution/signed-bundles.ts';
+import { jwksOf, makeKey, signBytes } from '../distribution/signed-bundles.ts';
 import type { UpstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { startGatewayProcess } from '../gateway/gateway-process.ts';
+import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
 import { freePort } from '../support/free-port.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -30,7 +30,7 @@ const SEQUENTIAL_CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const SESSIONS = 200;
 const CALLS_PER_SESSION = 50;
 const KEY = 'bench-client-key-0123456789';
-const SUBJECT = 'agent:support-bot';
+const SUBJECT = MCP_BUNDLE_SUBJECT;
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-gw-bench-'));
 const srv = await startLiveServer();
@@ -54,7 +54,7 @@ async function run(): Promise<void> {
 
   await srv.createTenant('bench');
   const key = await makeKey('bench-key');
-  const bundle = benchBundle(state);
+  const bundle = mcpBundle('bench', 1, 'bench', state);
   const text = canonicalJson(bundle);
   await srv.place('bench', 1, { text, signature: await signBytes(text, key), revision: bundle.revision });
   writeFileSync(join(dir, 'jwks.json'), JSON.stringify(jwksOf(key)));
@@ -192,32 +192,6 @@ async function listInProcess(bundle: Bundle, state: UpstreamFixtureState): Promi
   }
   console.log(`tools/call, the gateway's own work in process (decide, pin check, budgets, redaction, record, metrics): p50 ${f(pct(calls, 50))} ms, p99 ${f(pct(calls, 99))} ms`);
   gateway.close();
-}
-
-function benchBundle(state: UpstreamFixtureState): Bundle {
-  const b = makeBundle({ tenant: 'bench', version: 1, tools: TOOLS });
-  const ids = state.tools.map((t) => `mcp__bench__${t.name}`);
-  b.catalog.tools = b.catalog.tools.map((tool, i) => {
-    const up = state.tools[i];
-    return {
-      ...tool,
-      id: ids[i],
-      description: up.description!,
-      inputSchema: up.inputSchema,
-      effect: 'read_only',
-      redaction: { allow: ['content[].text'] },
-      source: { kind: 'mcp', server: 'bench', originalName: up.name },
-      definitionHash: definitionHash(up),
-    };
-  });
-  b.policy.roles = { analyst: { groups: ['default'], allow: ['mcp__bench__*'], deny: [], requireApproval: [] } };
-  b.casbin.policy = [['p', 'analyst', 'bench', 'mcp__bench__*', 'call', 'allow']];
-  b.index.tools = ids;
-  b.index.roles = { analyst: { groups: ['default'], allow: ids, deny: [] } };
-  const loaded = loadBundle(b);
-  b.conformance = [{ subject: SUBJECT }, { subject: 'agent:unknown' }].map((request) => ({ request, expect: JSON.parse(canonicalJson(evaluate(loaded, request))) }));
-  b.revision = revisionOf(b);
-  return b;
 }
 
 async function httpClient(url: string): Promise<Client> {
