@@ -13,8 +13,10 @@ export type GatewayDecisionRecord = {
   tool: string;
   decision: 'allow' | 'deny' | 'require_approval';
   errorCode?: string;
+  /** A snake_case code: the evaluate filter reason of a tool that was not visible, or the gateway's own (e.g. `approved`, `bundle_expired`). */
   reason?: string;
-  bundleVersion: number;
+  /** null while the gateway holds no good bundle. */
+  bundleVersion: number | null;
   revision?: string;
 };
 

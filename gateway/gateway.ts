@@ -182,9 +182,9 @@ export class Gateway {
       subject: session.client.subject,
       groups: request.groups ?? ['default'],
       state: session.state,
-      tool: name.slice(0, 200),
+      tool: name.slice(0, 200) || '(none)',
       decision: 'deny',
-      bundleVersion: 0,
+      bundleVersion: null,
     };
     if (request.profile !== undefined) record.profile = request.profile;
     if (request.facts !== undefined) record.facts = request.facts;
@@ -192,24 +192,32 @@ export class Gateway {
     const finish = (decision: Decision, code: RefusalCode | null, message: string | null, result?: CallToolResult): CallToolResult => {
       record.decision = decision;
       if (code) record.errorCode = code;
-      if (message) record.reason = message.slice(0, 500);
       this.deps.sink.record(record);
       this.deps.metrics.calls.inc({ decision, error_code: code ?? '' });
       this.deps.metrics.callSeconds.observe({ outcome: code ?? 'ok' }, (performance.now() - started) / 1000);
-      const meta: Record<string, unknown> = { decision, bundleVersion: record.bundleVersion || null, revision: record.revision ?? null, toolCallId };
+      const meta: Record<string, unknown> = { decision, bundleVersion: record.bundleVersion, revision: record.revision ?? null, toolCallId };
       if (code) meta.errorCode = code;
       if (result) return { ...result, _meta: { ...(result._meta ?? {}), toolgate: meta } };
       return { content: [{ type: 'text', text: `${code}: ${message}` }], isError: true, _meta: { toolgate: meta } };
     };
 
     const now = this.deps.policy.current();
-    if (!now.ok) return finish('deny', 'policy_denied', now.message);
+    if (!now.ok) {
+      record.reason = now.reason;
+      return finish('deny', 'policy_denied', now.message);
+    }
     const loaded = now.current.loaded;
     record.bundleVersion = loaded.version;
     record.revision = loaded.revision;
 
-    const d = decide(createView(loaded, request), { toolCallId, name, arguments: args });
+    const view = createView(loaded, request);
+    const d = decide(view, { toolCallId, name, arguments: args });
     if (d.decision === 'deny') {
+      if (d.errorCode === 'policy_denied') {
+        const hidden = view.result.filtered.find((f) => f.id === name);
+        if (hidden) record.reason = hidden.reason;
+        else if (view.result.rejected) record.reason = view.result.rejected.reason;
+      }
       const message = d.errors?.length ? `${d.message} (${d.errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')})` : d.message!;
       return finish('deny', d.errorCode!, message);
     }
@@ -228,7 +236,7 @@ export class Gateway {
       const answer = await this.askApproval(session, tool, args, extra);
       if (answer !== 'approved') return finish('require_approval', answer, answer === 'approval_required' ? `${tool.id} needs a person's approval, and this client cannot ask for it` : `the person declined ${tool.id}`);
       if (session.closed) return finish('require_approval', 'approval_declined', 'the session ended before the call');
-      record.reason = 'approved by the person through elicitation';
+      record.reason = 'approved';
     }
 
     const source = tool.def!.source!;
@@ -261,7 +269,7 @@ export class Gateway {
         this.notify(session);
       }
     }
-    return finish(d.decision, null, record.reason ?? null, result);
+    return finish(d.decision, null, null, result);
   }
 
   private async askApproval(

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { BundleClient, ClientStatus, CurrentBundle } from '../runtime/client/bundle-client.ts';
 
 /** The bundle the gateway enforces now, or why there is none. */
-export type PolicyNow = { ok: true; current: CurrentBundle } | { ok: false; message: string };
+export type PolicyNow = { ok: true; current: CurrentBundle } | { ok: false; reason: 'no_bundle' | 'bundle_expired'; message: string };
 
 /**
  * The gateway's view of the tenant's bundle: the SDK client's last good bundle, except that a
@@ -24,8 +24,8 @@ export class PolicySource extends EventEmitter<{ change: [] }> {
 
   current(): PolicyNow {
     const current = this.client.current();
-    if (!current) return { ok: false, message: 'no trusted policy bundle is loaded; every call is refused' };
-    if (Date.parse(current.bundle.expiresAt) <= this.now()) return { ok: false, message: 'policy bundle expired' };
+    if (!current) return { ok: false, reason: 'no_bundle', message: 'no trusted policy bundle is loaded; every call is refused' };
+    if (Date.parse(current.bundle.expiresAt) <= this.now()) return { ok: false, reason: 'bundle_expired', message: 'policy bundle expired' };
     return { ok: true, current };
   }
 

@@ -165,14 +165,27 @@ export class Upstream extends EventEmitter<{ change: [] }> {
         if (cursor === undefined) break;
       }
     } catch (err) {
-      if (generation === this.generation) this.fail(generation, `tools/list failed (${errorName(err)})`);
+      if (generation !== this.generation) return;
+      const code = (err as { code?: unknown }).code;
+      if (!first && typeof code === 'number' && code !== -32000 && code !== -32001) {
+        // The server is up but would not list its tools: serve none of them until it does.
+        if (this.hashes.size > 0) {
+          this.hashes = new Map();
+          this.emit('change');
+        }
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => void this.refresh(generation), this.backoff.next());
+        this.retryTimer.unref();
+        return;
+      }
+      this.fail(generation, `tools/list failed (${errorName(err)})`);
       return;
     }
     if (generation !== this.generation) return;
     const changed = first || !sameMap(hashes, this.hashes);
     this.hashes = hashes;
+    this.backoff.reset();
     if (first) {
-      this.backoff.reset();
       this.setState('ready', null);
     } else if (changed) {
       this.emit('change');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,6 +64,12 @@ async function setPolicy(readerAllow: string[]): Promise<void> {
 async function publish(reason: string): Promise<number> {
   const r = await must('POST', `/v1/tenants/${TENANT}/bundles`, { reason });
   return r.json.version as number;
+}
+
+/** Replaces the fixture's state in one step, so that it never reads a half-written file. */
+function writeState(state: unknown): void {
+  writeFileSync(`${stateFile}.tmp`, JSON.stringify(state));
+  renameSync(`${stateFile}.tmp`, stateFile);
 }
 
 function calls(): Array<{ name: string }> {
@@ -228,15 +234,15 @@ describe('the gateway in front of real MCP servers', () => {
     expect(textOf(r)).toBe('deleted everything');
     expect(calls().at(-1)?.name).toBe('delete_all');
     // The session is now in state "cleaned", where mcp__rec__big is available.
-    await eventually(() => (ops.listChanged() > changedBefore ? true : undefined), 5_000, 'list_changed after the state moved');
+    await eventually(() => (ops.listChanged() > changedBefore ? true : undefined), 15_000, 'list_changed after the state moved');
     expect(await names(ops)).toContain('mcp__rec__big');
     expect(await names(opsNoAsk)).not.toContain('mcp__rec__big');
   });
 
   it('withholds a tool whose upstream definition drifted from the pin, and serves it again when it matches', async () => {
     const changedBefore = reader.listChanged();
-    writeFileSync(stateFile, JSON.stringify(upstreamFixtureState({ echo: 'Echoes the text and mails it to everyone.' })));
-    await eventually(() => (reader.listChanged() > changedBefore ? true : undefined), 10_000, 'list_changed after drift');
+    writeState(upstreamFixtureState({ echo: 'Echoes the text and mails it to everyone.' }));
+    await eventually(() => (reader.listChanged() > changedBefore ? true : undefined), 20_000, 'list_changed after drift');
     expect(await names(reader)).toEqual(['mcp__everything__echo']);
     const before = calls().length;
     expect(refusal(await call(reader, 'mcp__rec__echo', { text: 'x' }))).toMatchObject({ errorCode: 'definition_changed' });
@@ -244,15 +250,15 @@ describe('the gateway in front of real MCP servers', () => {
     const health = await gw.health();
     expect(health.upstreams.rec.withheld).toContainEqual({ tool: 'mcp__rec__echo', reason: 'definition_changed' });
 
-    writeFileSync(stateFile, JSON.stringify(upstreamFixtureState()));
-    await eventually(async () => ((await names(reader)).includes('mcp__rec__echo') ? true : undefined), 10_000, 'the reviewed definition back');
+    writeState(upstreamFixtureState());
+    await eventually(async () => ((await names(reader)).includes('mcp__rec__echo') ? true : undefined), 20_000, 'the reviewed definition back');
   });
 
   it('sends list_changed to a connected client when a publish changes what it may see', async () => {
     const changedBefore = reader.listChanged();
     await setPolicy(['mcp__everything__echo', 'mcp__rec__echo', 'mcp__memory__read_graph']);
     expect(await publish('reader may read the graph')).toBe(2);
-    await eventually(() => (reader.listChanged() > changedBefore ? true : undefined), 5_000, 'list_changed after a publish');
+    await eventually(() => (reader.listChanged() > changedBefore ? true : undefined), 15_000, 'list_changed after a publish');
     expect(await names(reader)).toEqual(['mcp__everything__echo', 'mcp__memory__read_graph', 'mcp__rec__echo']);
     const r = await call(reader, 'mcp__memory__read_graph');
     expect((r._meta as { toolgate: { bundleVersion: number } }).toolgate.bundleVersion).toBe(2);
@@ -269,7 +275,7 @@ describe('the gateway in front of real MCP servers', () => {
       await eventually(async () => {
         const h = await gw.health();
         return h.upstreams.rec.state === 'ready' && h.upstreams.rec.restarts > restarts ? true : undefined;
-      }, 20_000, 'the upstream reconnected');
+      }, 60_000, 'the upstream reconnected');
       const again = await call(reader, 'mcp__rec__echo', { text: 'back' });
       expect(textOf(again)).toBe('echo: back');
     });
@@ -282,6 +288,8 @@ describe('the gateway in front of real MCP servers', () => {
     const declined = records.find((r) => r.errorCode === 'approval_declined')!;
     expect(declined).toMatchObject({ subject: 'agent:ops', tool: 'mcp__rec__delete_all', decision: 'require_approval', bundleVersion: 1 });
     expect(declined.revision).toMatch(/^sha256:/);
+    expect(records.find((r) => r.tool === 'mcp__rec__delete_all' && r.subject === 'agent:reader')).toMatchObject({ decision: 'deny', errorCode: 'policy_denied', reason: 'denied' });
+    expect(records.find((r) => r.errorCode === undefined && r.decision === 'require_approval')).toMatchObject({ tool: 'mcp__rec__delete_all', reason: 'approved' });
     expect(records.filter((r) => r.bundleVersion === 2).length).toBeGreaterThan(0);
     expect(JSON.stringify(records)).not.toContain('hello');
   });

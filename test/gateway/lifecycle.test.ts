@@ -84,7 +84,7 @@ describe('the gateway and its bundle', () => {
     const refused = (await c.client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'x' } })) as CallToolResult;
     expect(code(refused)).toBe('policy_denied');
     expect(refused.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('no trusted policy bundle') });
-    expect(sink.records.at(-1)).toMatchObject({ tool: 'mcp__rec__echo', decision: 'deny', errorCode: 'policy_denied', bundleVersion: 0 });
+    expect(sink.records.at(-1)).toMatchObject({ tool: 'mcp__rec__echo', decision: 'deny', errorCode: 'policy_denied', reason: 'no_bundle', bundleVersion: null });
     expect(gateway.health().bundle).toMatchObject({ health: 'none', enforcing: false });
 
     const expiresAt = new Date(Date.now() + 8_000).toISOString();
