@@ -34,11 +34,11 @@ const SUBJECT = MCP_BUNDLE_SUBJECT;
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-gw-bench-'));
 const srv = await startLiveServer();
-let gatewayKill: (() => void) | undefined;
+let gatewayStop: (() => Promise<void>) | undefined;
 try {
   await run();
 } finally {
-  gatewayKill?.();
+  await gatewayStop?.();
   await srv.dispose();
   rmSync(dir, { recursive: true, force: true });
 }
@@ -69,8 +69,8 @@ async function run(): Promise<void> {
       upstreams: { bench: upstream },
     }),
   );
-  const gw = await startGatewayProcess(join(dir, 'gateway.json'), port, { TOOLGATE_LOG_LEVEL: 'warn' });
-  gatewayKill = () => gw.kill();
+  const gw = await startGatewayProcess(join(dir, 'gateway.json'), port, { TOOLGATE_LOG_LEVEL: 'warn' }, process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean));
+  gatewayStop = () => gw.stop();
   for (let i = 0; i < 600; i++) {
     const h = await gw.health();
     if (h.status === 'ok') break;

@@ -20,6 +20,8 @@ export type GatewayProcess = {
   decisions(): GatewayDecisionRecord[];
   health(): Promise<any>;
   kill(): void;
+  /** SIGTERM, a graceful shutdown (up to 10 s), then the whole process group is killed. */
+  stop(): Promise<void>;
 };
 
 /** Runs the CLI; resolves with its exit code and output once it ends (for configurations that must fail). */
@@ -35,8 +37,8 @@ export function runGatewayToExit(configFile: string, env: Record<string, string>
 }
 
 /** Starts the gateway and waits until /healthz answers. */
-export async function startGatewayProcess(configFile: string, port: number, env: Record<string, string> = {}): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', configFile], {
+export async function startGatewayProcess(configFile: string, port: number, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', configFile], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -64,6 +66,14 @@ export async function startGatewayProcess(configFile: string, port: number, env:
       } catch {
         // Already gone.
       }
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      }
+      proc.kill();
     },
   };
   const end = Date.now() + 30_000;
