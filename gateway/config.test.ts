@@ -68,6 +68,9 @@ describe('gateway configuration', () => {
     const noTrust = valid() as any;
     delete noTrust.control.jwksFile;
     expect((await load(noTrust)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/control/jwksFile' }] });
+    const leak = valid();
+    leak.upstreams.github.env.push('TOOLGATE_TOKEN');
+    expect((await load(leak)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/upstreams/github/env/1' }] });
     const badJwks = valid();
     badJwks.control.jwksFile = 'missing.json';
     expect((await load(badJwks)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/control/jwksFile', message: 'cannot read the file (ENOENT)' }] });

@@ -117,6 +117,13 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
   }
 
   const upstreams = new Map<string, GatewayUpstream>(Object.entries(c.upstreams));
+  for (const [id, up] of upstreams) {
+    if (up.kind !== 'stdio') continue;
+    // The gateway's own settings (its runtime token among them) never reach an upstream.
+    (up.env ?? []).forEach((name, i) => {
+      if (/^TOOLGATE_/i.test(name)) problems.push({ pointer: `/upstreams/${escapePointer(id)}/env/${i}`, message: 'TOOLGATE_* variables are not passed to upstream servers' });
+    });
+  }
   let metricsKeyDigest: Buffer | null = null;
   if (c.metrics) {
     if (c.metrics.key !== undefined && c.metrics.keySha256 !== undefined) problems.push({ pointer: '/metrics', message: 'give key or keySha256, not both' });
