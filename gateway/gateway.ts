@@ -64,6 +64,7 @@ export class GatewaySession {
 
 type ToolCache = { tools: Map<string, Tool> };
 const toolCaches = new WeakMap<LoadedBundle, ToolCache>();
+type Listed = { tools: Tool[]; signature: string };
 
 /**
  * The enforcement core shared by the HTTP and stdio listeners: one policy (the bundle) decides
@@ -74,14 +75,22 @@ export class Gateway {
   private readonly sessions = new Set<GatewaySession>();
   private refreshQueued = false;
   private readonly offs: Array<() => void> = [];
+  /** Bumped whenever an upstream's state or definitions change: served lists computed before are stale. */
+  private upstreamEpoch = 0;
+  /** Served lists by evaluate() answer (cached and shared by evaluate for equal requests). */
+  private listed = new WeakMap<object, Listed & { epoch: number }>();
 
   constructor(private readonly deps: GatewayDeps) {
     const refresh = () => this.queueRefresh();
+    const upstreamChanged = () => {
+      this.upstreamEpoch++;
+      this.queueRefresh();
+    };
     deps.policy.on('change', refresh);
     this.offs.push(() => deps.policy.off('change', refresh));
     for (const up of deps.upstreams.values()) {
-      up.on('change', refresh);
-      this.offs.push(() => up.off('change', refresh));
+      up.on('change', upstreamChanged);
+      this.offs.push(() => up.off('change', upstreamChanged));
     }
   }
 
@@ -123,11 +132,13 @@ export class Gateway {
   }
 
   /** The tools a session may see now, each by its Toolgate id with the bundle's description and schema. */
-  list(session: GatewaySession): { tools: Tool[]; signature: string } {
+  list(session: GatewaySession): Listed {
     const now = this.deps.policy.current();
     if (!now.ok) return { tools: [], signature: 'none' };
     const loaded = now.current.loaded;
     const view = createView(loaded, session.request());
+    const hit = this.listed.get(view.result);
+    if (hit && hit.epoch === this.upstreamEpoch) return hit;
     const cache = toolCacheOf(loaded);
     const tools: Tool[] = [];
     let signature = loaded.revision;
@@ -137,7 +148,9 @@ export class Gateway {
       tools.push(cache.tools.get(tool.id) ?? mcpTool(cache, tool));
       signature += '\n' + tool.id;
     }
-    return { tools, signature };
+    const answer = { tools, signature, epoch: this.upstreamEpoch };
+    this.listed.set(view.result, answer);
+    return answer;
   }
 
   /** Per upstream: which bundle tools it serves are withheld now, and why. */
