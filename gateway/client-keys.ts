@@ -39,39 +39,50 @@ function bearer(header: string | undefined): string | null {
 }
 
 /**
- * Counts failed authentications per client address in a fixed window; past `max` failures the
- * address is refused (429) until the window ends, whatever key it sends.
+ * Counts failed authentications per client address in a token bucket, as the server does:
+ * `perMinute` failures at once, refilled at `perMinute` a minute. Successes cost nothing. An
+ * address out of allowance is refused (429) whatever key it sends, until it has allowance again.
  */
 export class FailureLimiter {
-  private readonly windows = new Map<string, { start: number; failures: number }>();
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(
-    private readonly max = 10,
-    private readonly windowMs = 60_000,
+    private readonly perMinute = 10,
     private readonly now: () => number = Date.now,
     private readonly maxAddresses = 10_000,
   ) {}
 
-  /** Milliseconds until the address may try again; 0 when it is not limited. */
+  /** Milliseconds until the address may try again; 0 when it may now. */
   blockedFor(address: string): number {
-    const w = this.windows.get(address);
-    if (!w) return 0;
-    const left = w.start + this.windowMs - this.now();
-    if (left <= 0) {
-      this.windows.delete(address);
-      return 0;
-    }
-    return w.failures >= this.max ? left : 0;
+    const b = this.refilled(address);
+    return b && b.tokens < 1 ? Math.max(1000, Math.ceil(((1 - b.tokens) * 60_000) / this.perMinute)) : 0;
   }
 
   fail(address: string): void {
-    const t = this.now();
-    let w = this.windows.get(address);
-    if (!w || t - w.start >= this.windowMs) {
-      if (!w && this.windows.size >= this.maxAddresses) this.windows.delete(this.windows.keys().next().value!);
-      w = { start: t, failures: 0 };
-      this.windows.set(address, w);
+    const b = this.refilled(address) ?? { tokens: this.perMinute, at: this.now() };
+    b.tokens -= 1;
+    this.buckets.delete(address);
+    this.buckets.set(address, b);
+    // Beyond the bound the stalest half goes: each new address starts with the same allowance anyway.
+    if (this.buckets.size > this.maxAddresses) {
+      let drop = this.buckets.size / 2;
+      for (const key of this.buckets.keys()) {
+        if (drop-- <= 0) break;
+        this.buckets.delete(key);
+      }
     }
-    w.failures++;
+  }
+
+  private refilled(address: string): { tokens: number; at: number } | undefined {
+    const b = this.buckets.get(address);
+    if (!b) return undefined;
+    const t = this.now();
+    b.tokens = Math.min(this.perMinute, b.tokens + ((t - b.at) / 60_000) * this.perMinute);
+    b.at = t;
+    if (b.tokens >= this.perMinute) {
+      this.buckets.delete(address);
+      return undefined;
+    }
+    return b;
   }
 }
