@@ -31,7 +31,7 @@ type Withheld = 'unavailable' | 'upstream_unavailable' | 'definition_changed';
 type Decision = GatewayDecisionRecord['decision'];
 
 export type GatewayDeps = {
-  config: Pick<ResolvedConfig, 'timeouts' | 'control'>;
+  config: Pick<ResolvedConfig, 'timeouts'>;
   policy: PolicySource;
   upstreams: ReadonlyMap<string, Upstream>;
   sink: DecisionSink;

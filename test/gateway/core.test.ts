@@ -37,7 +37,7 @@ function setup(edit: (b: Bundle) => void, answer: (name: string, timeoutMs: numb
   const policy = { current: () => ({ ok: true, current: { loaded, bundle } }), on() {}, off() {} };
   const sink = memoryDecisionSink();
   const gateway = new Gateway({
-    config: { timeouts: { callMs: 1000, approvalMs: 1000 }, control: {} as never },
+    config: { timeouts: { callMs: 1000, approvalMs: 1000 } },
     policy: policy as never,
     upstreams: new Map([['rec', upstream as never]]),
     sink,
