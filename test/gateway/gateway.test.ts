@@ -104,6 +104,8 @@ beforeAll(async () => {
   writeFileSync(stateFile, JSON.stringify(upstreamFixtureState()));
   writeFileSync(recordFile, '');
   process.env.MEMORY_FILE_PATH = join(dir, 'memory.jsonl');
+  // The server runs stdio MCP servers only from commands the operator listed; all three are node.
+  process.env.TOOLGATE_MCP_COMMANDS = process.execPath;
 
   srv = await startLiveServer();
   await srv.createTenant(TENANT);
