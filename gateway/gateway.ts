@@ -250,6 +250,14 @@ export class Gateway {
       if (answer !== 'approved') return finish('require_approval', answer, answer === 'approval_required' ? `${tool.id} needs a person's approval, and this client cannot ask for it` : `the person declined ${tool.id}`);
       if (session.closed) return finish('require_approval', 'approval_declined', 'the session ended before the call');
       record.reason = 'approved';
+      // The person may take minutes: the call goes ahead only if the policy and the pin still let it.
+      const later = this.deps.policy.current();
+      if (!later.ok) return finish('deny', 'policy_denied', later.message);
+      if (later.current.loaded !== loaded) {
+        const again = decide(createView(later.current.loaded, session.request()), { toolCallId, name, arguments: args });
+        if (again.decision === 'deny') return finish('deny', again.errorCode!, `${again.message} (the policy changed while waiting for approval)`);
+      }
+      if (this.withheld(tool) === 'definition_changed') return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed while waiting for approval`);
     }
 
     const source = tool.def!.source!;
