@@ -257,7 +257,9 @@ export class Gateway {
         const again = decide(createView(later.current.loaded, session.request()), { toolCallId, name, arguments: args });
         if (again.decision === 'deny') return finish('deny', again.errorCode!, `${again.message} (the policy changed while waiting for approval)`);
       }
-      if (this.withheld(tool) === 'definition_changed') return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed while waiting for approval`);
+      if (this.withheld(later.current.loaded.byId.get(name) ?? tool) === 'definition_changed') {
+        return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed while waiting for approval`);
+      }
     }
 
     const source = tool.def!.source!;
