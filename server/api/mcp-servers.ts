@@ -6,7 +6,8 @@ import { type AppEnv, actorName } from '../context.ts';
 import { ApiError, type ProblemDetail } from '../errors.ts';
 import { takeReason } from '../http/body.ts';
 import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
-import { syncMcpServer } from '../mcp/sync.ts';
+import { mcpPolicyOf, syncMcpServer } from '../mcp/sync.ts';
+import { transportProblems } from '../mcp/transport-policy.ts';
 import { stripStored } from '../store/document-store.ts';
 import { mcpServerStore, toolStore } from '../store/inventory.ts';
 import { findSecrets } from '../validation/secrets.ts';
@@ -20,8 +21,13 @@ const crud = documentRoutes<McpServer>({
   readOnly: ['lastSync'],
   // lastSync belongs to the server: an edit keeps it.
   normalize: (doc, existing) => (existing?.lastSync ? { ...doc, lastSync: existing.lastSync } : doc),
-  // Variables travel by name; a credential pasted into args or a URL is refused.
-  check: async (_tx, doc) => [...findSecrets({ ...doc, lastSync: undefined }), ...urlSecrets(doc)],
+  // Variables travel by name; a credential pasted into args or a URL is refused; so is a
+  // transport the operator did not allow (checked again whenever it connects).
+  check: async (_tx, doc, _existing, c) => [
+    ...findSecrets({ ...doc, lastSync: undefined }),
+    ...urlSecrets(doc),
+    ...transportProblems(doc.transport, mcpPolicyOf(c.get('deps').config)),
+  ],
 });
 
 const SECRET_PARAM = /token|secret|passw|api[_-]?key|apikey|auth|signature|sig$|key$/i;

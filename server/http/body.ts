@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { type SchemaProblem, validate } from '../../policy-schemas/index.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { checkReasonText } from './reason-text.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const REASON_HEADER = 'Toolgate-Reason';
@@ -83,9 +84,13 @@ export function takeReason(c: Context<AppEnv>, body?: Record<string, unknown>): 
   if (body && typeof body.reason === 'string') {
     reason = body.reason;
     delete body.reason;
+    checkReasonText(reason, '/reason');
   }
   const header = c.req.header(REASON_HEADER);
-  if (header) reason = decodeHeader(header);
+  if (header) {
+    reason = decodeHeader(header);
+    checkReasonText(reason, `/headers/${REASON_HEADER}`);
+  }
   if (reason !== null && reason.length > 2000) {
     throw new ApiError(400, 'validation', 'The reason is longer than 2000 characters', { errors: [{ pointer: '/reason', message: 'must have at most 2000 characters' }] });
   }

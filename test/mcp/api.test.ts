@@ -168,7 +168,7 @@ describe('sync and approval against the SDK test server', () => {
     expect(server.lastSync?.rejected).toEqual([{ name: 'bad name!', message: expect.stringContaining('" "') }]);
     expect(server.lastSync?.flagged?.map((f) => f.name)).toEqual(['mcp__drift__odd']);
     const search = await getTool('mcp__drift__search');
-    expect(search).toMatchObject({ status: 'quarantined', effect: 'read_only', groups: ['default'], source: { kind: 'mcp', server: 'drift', originalName: 'search' } });
+    expect(search).toMatchObject({ status: 'quarantined', effect: 'external_side_effect', groups: ['default'], source: { kind: 'mcp', server: 'drift', originalName: 'search', hints: { readOnlyHint: true } } });
     expect(search.review?.current.definitionHash).toBe(search.definitionHash);
     expect(search.redaction).toBeUndefined();
     const odd = await getTool('mcp__drift__odd');
@@ -375,16 +375,17 @@ describe('sync failures leave the inventory unchanged', () => {
 });
 
 describe('sync against reference servers from npm and over HTTP', () => {
-  it('imports server-everything quarantined, read-only only where annotated', async () => {
+  it('imports server-everything quarantined as external_side_effect, its annotations kept as hints', async () => {
     await createServer({ id: 'everything', label: 'Everything', transport: everythingServer() });
     const res = await h.call('admin', 'POST', '/v1/mcp-servers/everything/sync');
     expect(res.status).toBe(200);
     const server = await json<McpServer>(res);
     expect(server.lastSync?.added).toEqual(expect.arrayContaining(['mcp__everything__echo', 'mcp__everything__get-sum']));
     const echo = await getTool('mcp__everything__echo');
-    expect(echo).toMatchObject({ status: 'quarantined', effect: 'read_only' });
+    expect(echo).toMatchObject({ status: 'quarantined', effect: 'external_side_effect', source: { hints: { readOnlyHint: true } } });
     const gzip = await getTool('mcp__everything__gzip-file-as-resource');
     expect(gzip.effect).toBe('external_side_effect');
+    expect(gzip.source?.hints?.readOnlyHint).not.toBe(true);
     expect(echo.inputSchema).toMatchObject({ type: 'object', properties: { message: { type: 'string' } } });
   });
 
