@@ -1,6 +1,5 @@
 import pino from 'pino';
 import { loadGatewayConfig } from './config.ts';
-import type { DecisionSink } from './decision-sink.ts';
 import { startGateway } from './start.ts';
 import type { GatewayLog } from './start.ts';
 
@@ -38,8 +37,8 @@ export async function runGatewayCli(args: string[], env: Record<string, string |
   // stdout may be the MCP channel (stdio mode): everything the gateway says goes to stderr.
   const logger = pino({ level: env.TOOLGATE_LOG_LEVEL ?? 'info', base: { runtimeId: config.control.runtimeId } }, pino.destination(2));
   const log: GatewayLog = { info: (m, f) => logger.info(f ?? {}, m), warn: (m, f) => logger.warn(f ?? {}, m) };
-  const sink: DecisionSink = { record: (r) => logger.info({ decision: r }, 'decision') };
-  const running = await startGateway(config, { sink, log, env });
+  // Decision records are shipped to the control server by the runtime's decision log.
+  const running = await startGateway(config, { log, env });
   if (running.url) logger.info({ url: running.url, tenant: config.control.tenant }, 'gateway listening');
   else logger.info({ client: config.listen.kind === 'stdio' ? config.listen.client.name : null }, 'gateway serving one client over stdio');
 

@@ -14,8 +14,8 @@ import { Upstream } from './upstream.ts';
 export type GatewayLog = { info(message: string, fields?: Record<string, unknown>): void; warn(message: string, fields?: Record<string, unknown>): void };
 
 export type StartOptions = {
-  /** Where every decision goes (the decision log shipper). */
-  sink: DecisionSink;
+  /** Where every decision goes; default: the bundle client's decision log, shipped to the server. */
+  sink?: DecisionSink;
   log?: GatewayLog;
   env?: Record<string, string | undefined>;
   fetch?: typeof fetch;
@@ -41,6 +41,8 @@ export type GatewayHealth = {
   bundle: ReturnType<PolicySource['status']>;
   upstreams: Record<string, ReturnType<Upstream['status']> & { withheld: Array<{ tool: string; reason: string }> }>;
   sessions: number;
+  /** The decision log's shipping state (records buffered, dropped, shipped); null when records go elsewhere. */
+  decisions: ReturnType<NonNullable<BundleClient['decisionLog']>['stats']> | null;
 };
 
 const silent: GatewayLog = { info: () => undefined, warn: () => undefined };
@@ -56,6 +58,8 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
     cacheDir: config.control.cacheDir,
     runtimeId: config.control.runtimeId,
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    // Records go to the server through the client's own decision log unless the caller takes them.
+    ...(options.sink ? { decisionLog: false } : {}),
   });
   const policy = new PolicySource(bundleClient);
   const upstreams = new Map<string, Upstream>();
@@ -70,7 +74,8 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
     );
   }
   const metrics = createGatewayMetrics();
-  const gateway = new Gateway({ config, policy, upstreams, sink: options.sink, metrics });
+  const sink: DecisionSink = options.sink ?? bundleClient.decisionLog ?? { record: () => undefined };
+  const gateway = new Gateway({ config, policy, upstreams, sink, metrics });
   bundleClient.on('update', (b) => log.info('policy bundle in use', { version: b.bundle.version, revision: b.bundle.revision }));
   bundleClient.on('refused', (r) => log.warn('policy bundle refused', { code: r.code }));
   // Upstreams connect in the background: a slow one must not hold up the others or the listener.
@@ -85,7 +90,15 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
       if (s.state !== 'ready') degraded = true;
       ups[id] = { ...s, withheld: withheld.get(id) ?? [] };
     }
-    return { status: degraded ? 'degraded' : 'ok', runtimeId: config.control.runtimeId, tenant: config.control.tenant, bundle: policy.status(), upstreams: ups, sessions: gateway.sessionCount() };
+    return {
+      status: degraded ? 'degraded' : 'ok',
+      runtimeId: config.control.runtimeId,
+      tenant: config.control.tenant,
+      bundle: policy.status(),
+      upstreams: ups,
+      sessions: gateway.sessionCount(),
+      decisions: !options.sink && bundleClient.decisionLog ? bundleClient.decisionLog.stats() : null,
+    };
   };
 
   let http: HttpListener | null = null;

@@ -1,5 +1,5 @@
 // `toolgate gateway --config FILE` as a real process in its own process group (upstream servers
-// included), with its stderr kept: the log, and the decision records the CLI writes there.
+// included), with its stderr (the log) kept.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -7,7 +7,6 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { GatewayDecisionRecord } from '../../gateway/decision-sink.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -16,8 +15,6 @@ export type GatewayProcess = {
   url: string;
   base: string;
   stderr(): string;
-  /** Decision records the gateway has written so far. */
-  decisions(): GatewayDecisionRecord[];
   health(): Promise<any>;
   kill(): void;
   /** SIGTERM, a graceful shutdown (up to 10 s), then the whole process group is killed. */
@@ -52,11 +49,6 @@ export async function startGatewayProcess(configFile: string, port: number, env:
     url: `${base}/mcp`,
     base,
     stderr: () => err,
-    decisions: () =>
-      err
-        .split('\n')
-        .filter((l) => l.includes('"msg":"decision"'))
-        .map((l) => (JSON.parse(l) as { decision: GatewayDecisionRecord }).decision),
     async health() {
       return (await fetch(`${base}/healthz`)).json();
     },

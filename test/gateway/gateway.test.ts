@@ -5,9 +5,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayDecisionRecord } from '../../gateway/decision-sink.ts';
 import { type LiveServer, startLiveServer } from '../distribution/live-server.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
-import { everythingServer, memoryServer } from '../fixtures/mcp/servers.ts';
+import { TEST_MCP_POLICY, everythingServer, memoryServer } from '../fixtures/mcp/servers.ts';
 import { freePort } from '../support/free-port.ts';
 import { type ConnectedClient, type GatewayProcess, connectClient, eventually, startGatewayProcess } from './gateway-process.ts';
 
@@ -104,10 +105,9 @@ beforeAll(async () => {
   writeFileSync(stateFile, JSON.stringify(upstreamFixtureState()));
   writeFileSync(recordFile, '');
   process.env.MEMORY_FILE_PATH = join(dir, 'memory.jsonl');
-  // The server runs stdio MCP servers only from commands the operator listed; all three are node.
-  process.env.TOOLGATE_MCP_COMMANDS = process.execPath;
 
-  srv = await startLiveServer();
+  // The server runs stdio MCP servers only from commands the operator listed; all three are node.
+  srv = await startLiveServer({ settings: { mcpCommands: TEST_MCP_POLICY.commands } });
   await srv.createTenant(TENANT);
   await must('POST', '/v1/states', { name: 'cleaned', description: 'after delete_all' });
   await must('POST', '/v1/mcp-servers', { id: 'rec', label: 'Recording fixture', transport: recTransport() });
@@ -283,17 +283,25 @@ describe('the gateway in front of real MCP servers', () => {
     });
   }
 
-  it('records every call in the decision log with the bundle version and revision that decided it', async () => {
-    await eventually(() => (gw.decisions().length >= seenCallIds.length ? true : undefined), 5_000, 'decision records');
-    const records = gw.decisions();
+  it('ships every call to the decision log with the bundle version and revision that decided it', async () => {
+    type Logged = GatewayDecisionRecord & { runtimeId: string };
+    const records = await eventually(async () => {
+      const r = await srv.api('GET', `/v1/tenants/${TENANT}/decisions?limit=1000`);
+      const items = (r.json?.items ?? []) as Logged[];
+      return items.length >= seenCallIds.length ? items : undefined;
+    }, 30_000, 'decision records at the server');
     expect(records.map((r) => r.toolCallId).sort()).toEqual([...seenCallIds].sort());
+    expect(new Set(records.map((r) => r.runtimeId)).size).toBe(1);
+    expect(records[0].runtimeId).toMatch(/^gateway:/);
     const declined = records.find((r) => r.errorCode === 'approval_declined')!;
     expect(declined).toMatchObject({ subject: 'agent:ops', tool: 'mcp__rec__delete_all', decision: 'require_approval', bundleVersion: 1 });
     expect(declined.revision).toMatch(/^sha256:/);
     expect(records.find((r) => r.tool === 'mcp__rec__delete_all' && r.subject === 'agent:reader')).toMatchObject({ decision: 'deny', errorCode: 'policy_denied', reason: 'denied' });
     expect(records.find((r) => r.errorCode === undefined && r.decision === 'require_approval')).toMatchObject({ tool: 'mcp__rec__delete_all', reason: 'approved' });
+    expect(records.find((r) => r.errorCode === 'definition_changed')).toMatchObject({ tool: 'mcp__rec__echo', decision: 'deny' });
     expect(records.filter((r) => r.bundleVersion === 2).length).toBeGreaterThan(0);
     expect(JSON.stringify(records)).not.toContain('hello');
+    expect((await gw.health()).decisions).toMatchObject({ dropped: 0 });
   });
 
   it('reports bundle health and upstream states on /healthz, and counts calls on /metrics behind its key', async () => {
