@@ -3,6 +3,24 @@
 /* eslint-disable */
 
 /**
+ * A signed head of the audit chain, as GET /v1/audit/checkpoints lists it and as an auditor keeps it. `signature` is a detached JWS (typ toolgate-audit-checkpoint+jws, an active signing key of the key set) over the RFC 8785 bytes of the other four fields.
+ */
+
+export interface AuditCheckpoint {
+format: "toolgate.audit-checkpoint/v1"
+/**
+ * The last event the checkpoint covers.
+ */
+seq: number
+/**
+ * That event's hash.
+ */
+hash: string
+at: string
+signature: string
+}
+
+/**
  * One change, chained: hash = sha256(prevHash ‖ RFC 8785 canonical JSON of the event without `hash`), both as lowercase hex.
  */
 
@@ -13,8 +31,8 @@ at: string
  * `token:<id>` of who made the change, or `system`.
  */
 actor: string
-action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
-entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key")
+action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire")
+entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset")
 entityId: string
 tenant: (string | null)
 /**
@@ -42,9 +60,9 @@ hash: string
 export interface AuditQuery {
 tenant?: string
 actor?: string
-entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key")
+entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset")
 entityId?: string
-action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
+action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire")
 from?: string
 to?: string
 cursor?: string
@@ -572,6 +590,75 @@ updatedAt?: string
 }
 
 /**
+ * Body of POST /v1/keys/rotate, POST /v1/keys/:kid/promote and POST /v1/keys/:kid/retire. The reason may come in the Toolgate-Reason header instead.
+ */
+
+export interface KeyAction {
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason?: string
+/**
+ * rotate only: promote the new key to signer automatically after this many seconds.
+ */
+promoteAfterSeconds?: number
+/**
+ * retire only: first re-sign, content unchanged, the latest bundle of every tenant that the key signed.
+ */
+reissue?: boolean
+}
+
+/**
+ * RFC 7638 JWK thumbprint (base64url SHA-256).
+ */
+
+export type Kid = string
+/**
+ * The Ed25519 public key, base64url.
+ */
+
+export type X = string
+
+/**
+ * GET /.well-known/toolgate-keyset.json: the bundle-signing keys a runtime may trust, signed by a root key (header Toolgate-Signature: detached JWS, typ toolgate-keyset+jws). Served as RFC 8785 canonical bytes. Every change is signed again with a higher version; a runtime never accepts a version below the highest it has verified, nor one past expiresAt.
+ */
+
+export interface KeySet {
+format: "toolgate.keyset/v1"
+/**
+ * Increases by one with every signed key set.
+ */
+version: number
+issuedAt: string
+expiresAt: string
+/**
+ * Signing keys. `next`: published ahead of signing; `active`: signs or signed a tenant's latest bundle; `retired`: no runtime may accept a bundle it signed.
+ * 
+ * @maxItems 256
+ */
+keys: {
+kid: Kid
+kty: "OKP"
+crv: "Ed25519"
+x: X
+status: ("next" | "active" | "retired")
+}[]
+/**
+ * The root keys that sign the key sets after this one. A key set signed by the current root that names a new root here announces a root rotation.
+ * 
+ * @minItems 1
+ */
+roots: [RootPublicKey, ...(RootPublicKey)[]]
+}
+
+export interface RootPublicKey {
+kid: Kid
+kty: "OKP"
+crv: "Ed25519"
+x: X
+}
+
+/**
  * An MCP server whose tools are imported, quarantined, into the inventory. Environment variables are named only; their values come from the Toolgate process's environment at connect time and are never stored.
  */
 
@@ -671,10 +758,10 @@ export type Health = ("fresh" | "stale" | "none")
 
 export type LastError = (VerifyCode | TransportCode)
 /**
- * Why a runtime refused a bundle (verifyBundle); one code per reason.
+ * Why a runtime refused a bundle (verifyBundle) or the key set it was to be checked against (verifyKeySet, `keyset_*`); one code per reason.
  */
 
-export type VerifyCode = ("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed")
+export type VerifyCode = ("bad_signature" | "unknown_kid" | "retired_key" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed" | "keyset_untrusted_root" | "keyset_bad_signature" | "keyset_rollback" | "keyset_expired" | "keyset_malformed")
 /**
  * Why a runtime could not get a bundle at all.
  */
@@ -716,7 +803,7 @@ revision?: (string | null)
  * `fresh`: evaluating with the latest bundle the server offers; `stale`: evaluating with the last good bundle while the server is unreachable or its bundle was refused; `none`: no good bundle, every call is denied.
  */
 health: ("fresh" | "stale" | "none")
-lastError?: ((("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
+lastError?: ((("bad_signature" | "unknown_kid" | "retired_key" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed" | "keyset_untrusted_root" | "keyset_bad_signature" | "keyset_rollback" | "keyset_expired" | "keyset_malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
 detail?: (string | null)
 reportedAt: string
 /**

@@ -10,6 +10,7 @@ import { bundlePublishRoutes } from './api/bundles-publish.ts';
 import { bundleServeRoutes } from './api/bundles-serve.ts';
 import { groupRoutes, stateRoutes } from './api/groups-states.ts';
 import { jwksRoutes } from './api/jwks.ts';
+import { keyRoutes } from './api/keys.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
 import { openApiRoutes } from './api/openapi.ts';
 import { runtimeRoutes } from './api/runtimes.ts';
@@ -83,6 +84,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/states', stateRoutes);
   app.route('/v1/tenants', tenantRoutes);
   app.route('/v1/audit', auditRoutes);
+  app.route('/v1/keys', keyRoutes);
   app.route('/v1/tenants/:tenant/bundles', bundleServeRoutes);
   app.route('/v1/tenants/:tenant/runtimes', runtimeRoutes);
   app.route('/v1/tenants/:tenant/simulate', simulateRoutes);
