@@ -2,3 +2,5 @@ export { BundleClient, createBundleClient } from './bundle-client.ts';
 export type { BundleClientOptions, ClientStatus, CurrentBundle } from './bundle-client.ts';
 export { verifyBundle } from '../verify-bundle.ts';
 export type { TrustedKeys, VerifyOptions, VerifyResult } from '../verify-bundle.ts';
+export { trustedKeysOf, verifyKeySet } from '../verify-key-set.ts';
+export type { KeySetVerifyOptions, KeySetVerifyResult, RootKey } from '../verify-key-set.ts';
