@@ -2,8 +2,14 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { verifyBundle } from '../../../runtime/verify-bundle.ts';
 import type { TrustedKeys } from '../../../runtime/verify-bundle.ts';
+import { verifyKeySet } from '../../../runtime/verify-key-set.ts';
+import type { RootKey } from '../../../runtime/verify-key-set.ts';
 
-const USAGE = 'usage: toolgate verify --bundle FILE --signature FILE --jwks FILE [--tenant T] [--min-version N]';
+const USAGE = [
+  'usage: toolgate verify --bundle FILE --signature FILE --root FILE --keyset FILE [--keyset-signature FILE] [--tenant T] [--min-version N] [--min-keyset-version N]',
+  '       toolgate verify --bundle FILE --signature FILE --jwks FILE [--tenant T] [--min-version N]',
+  '--root: the root public key(s) (a JWK or a JWKS); --keyset: toolgate-keyset.json, its JWS in --keyset-signature (default: the same path ending .jws)',
+].join('\n');
 
 type Output = { log: (line: string) => void; error: (line: string) => void };
 
@@ -17,19 +23,31 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   try {
     ({ values } = parseArgs({
       args,
-      options: { bundle: { type: 'string' }, signature: { type: 'string' }, jwks: { type: 'string' }, tenant: { type: 'string' }, 'min-version': { type: 'string' } },
+      options: {
+        bundle: { type: 'string' },
+        signature: { type: 'string' },
+        jwks: { type: 'string' },
+        root: { type: 'string' },
+        keyset: { type: 'string' },
+        'keyset-signature': { type: 'string' },
+        tenant: { type: 'string' },
+        'min-version': { type: 'string' },
+        'min-keyset-version': { type: 'string' },
+      },
     }));
   } catch (err) {
     out.error(`toolgate verify: ${(err as Error).message}\n${USAGE}`);
     return 2;
   }
-  if (!values.bundle || !values.signature || !values.jwks) {
+  const byRoot = values.root !== undefined || values.keyset !== undefined;
+  if (!values.bundle || !values.signature || (byRoot ? !values.root || !values.keyset || values.jwks : !values.jwks)) {
     out.error(USAGE);
     return 2;
   }
   const minVersion = values['min-version'] === undefined ? undefined : Number(values['min-version']);
-  if (minVersion !== undefined && !Number.isSafeInteger(minVersion)) {
-    out.error('toolgate verify: --min-version must be a whole number');
+  const minKeySetVersion = values['min-keyset-version'] === undefined ? undefined : Number(values['min-keyset-version']);
+  if ((minVersion !== undefined && !Number.isSafeInteger(minVersion)) || (minKeySetVersion !== undefined && !Number.isSafeInteger(minKeySetVersion))) {
+    out.error('toolgate verify: --min-version and --min-keyset-version take a whole number');
     return 2;
   }
   let bytes: Buffer;
@@ -38,8 +56,21 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   try {
     bytes = readFileSync(values.bundle);
     signature = readFileSync(values.signature, 'utf8').trim();
-    jwks = JSON.parse(readFileSync(values.jwks, 'utf8')) as TrustedKeys;
-    if (!Array.isArray(jwks?.keys)) throw new Error(`${values.jwks} has no "keys" array`);
+    if (byRoot) {
+      const roots = readRoots(values.root!);
+      const keySetFile = values.keyset!;
+      const keySetSig = readFileSync(values['keyset-signature'] ?? keySetFile.replace(/\.json$/, '') + '.jws', 'utf8').trim();
+      const ks = await verifyKeySet(readFileSync(keySetFile), keySetSig, { trustedRoots: roots, highestVersionSeen: minKeySetVersion });
+      if (!ks.ok) {
+        out.error(`refused: ${ks.code}: ${ks.message}`);
+        return 1;
+      }
+      out.log(`key set v${ks.keySet.version} verified against root ${ks.keySet.roots.map((r) => r.kid).join(', ')}, expires ${ks.keySet.expiresAt}`);
+      jwks = ks.trustedKeys;
+    } else {
+      jwks = JSON.parse(readFileSync(values.jwks!, 'utf8')) as TrustedKeys;
+      if (!Array.isArray(jwks?.keys)) throw new Error(`${values.jwks} has no "keys" array`);
+    }
   } catch (err) {
     out.error(`toolgate verify: ${(err as Error).message}`);
     return 1;
@@ -52,6 +83,15 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   }
   out.log(`ok: tenant ${r.bundle.tenant}, version ${r.bundle.version}, ${r.bundle.revision}, expires ${r.bundle.expiresAt}`);
   return 0;
+}
+
+/** Root public keys from a file: a JWK, a JWKS (`{ keys }`), or a key set's `roots`. Private parts are ignored. */
+function readRoots(file: string): RootKey[] {
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as { keys?: unknown; roots?: unknown; privateJwk?: unknown };
+  const list = (Array.isArray(doc.keys) ? doc.keys : Array.isArray(doc.roots) ? doc.roots : [doc.privateJwk ?? doc]) as RootKey[];
+  const roots = list.filter((k) => k && k.kty === 'OKP' && k.crv === 'Ed25519' && typeof k.x === 'string').map((k) => ({ kty: k.kty, crv: k.crv, x: k.x, ...(k.kid ? { kid: k.kid } : {}) }));
+  if (roots.length === 0) throw new Error(`${file} holds no Ed25519 root public key`);
+  return roots;
 }
 
 // Only a default for --tenant: verifyBundle believes nothing in the bytes before the signature checks.
