@@ -3,6 +3,15 @@
 /* eslint-disable */
 
 /**
+ * Query parameters of GET /v1/audit/checkpoints (newest first). `cursor` is the `nextCursor` of the previous page.
+ */
+
+export interface AuditCheckpointQuery {
+cursor?: string
+limit?: string
+}
+
+/**
  * A signed head of the audit chain, as GET /v1/audit/checkpoints lists it and as an auditor keeps it. `signature` is a detached JWS (typ toolgate-audit-checkpoint+jws, an active signing key of the key set) over the RFC 8785 bytes of the other four fields.
  */
 

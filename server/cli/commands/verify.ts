@@ -56,21 +56,7 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   try {
     bytes = readFileSync(values.bundle);
     signature = readFileSync(values.signature, 'utf8').trim();
-    if (byRoot) {
-      const roots = readRoots(values.root!);
-      const keySetFile = values.keyset!;
-      const keySetSig = readFileSync(values['keyset-signature'] ?? keySetFile.replace(/\.json$/, '') + '.jws', 'utf8').trim();
-      const ks = await verifyKeySet(readFileSync(keySetFile), keySetSig, { trustedRoots: roots, highestVersionSeen: minKeySetVersion });
-      if (!ks.ok) {
-        out.error(`refused: ${ks.code}: ${ks.message}`);
-        return 1;
-      }
-      out.log(`key set v${ks.keySet.version} verified against root ${ks.keySet.roots.map((r) => r.kid).join(', ')}, expires ${ks.keySet.expiresAt}`);
-      jwks = ks.trustedKeys;
-    } else {
-      jwks = JSON.parse(readFileSync(values.jwks!, 'utf8')) as TrustedKeys;
-      if (!Array.isArray(jwks?.keys)) throw new Error(`${values.jwks} has no "keys" array`);
-    }
+    jwks = await readTrustedKeys({ root: values.root, keyset: values.keyset, keysetSignature: values['keyset-signature'], jwks: values.jwks, minKeySetVersion }, out.log);
   } catch (err) {
     out.error(`toolgate verify: ${(err as Error).message}`);
     return 1;
@@ -83,6 +69,28 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   }
   out.log(`ok: tenant ${r.bundle.tenant}, version ${r.bundle.version}, ${r.bundle.revision}, expires ${r.bundle.expiresAt}`);
   return 0;
+}
+
+/**
+ * The signing keys to trust: the keys of a key set verified against root keys (`root` + `keyset`),
+ * or a fixed JWKS. Throws with the refusal's reason code.
+ */
+export async function readTrustedKeys(
+  o: { root?: string; keyset?: string; keysetSignature?: string; jwks?: string; minKeySetVersion?: number },
+  log: (line: string) => void = () => undefined,
+): Promise<TrustedKeys> {
+  if (o.root || o.keyset) {
+    if (!o.root || !o.keyset) throw new Error('--root and --keyset go together');
+    const roots = readRoots(o.root);
+    const keySetSig = readFileSync(o.keysetSignature ?? o.keyset.replace(/\.json$/, '') + '.jws', 'utf8').trim();
+    const ks = await verifyKeySet(readFileSync(o.keyset), keySetSig, { trustedRoots: roots, highestVersionSeen: o.minKeySetVersion });
+    if (!ks.ok) throw new Error(`refused: ${ks.code}: ${ks.message}`);
+    log(`key set v${ks.keySet.version} verified against root ${ks.keySet.roots.map((r) => r.kid).join(', ')}, expires ${ks.keySet.expiresAt}`);
+    return ks.trustedKeys;
+  }
+  const jwks = JSON.parse(readFileSync(o.jwks!, 'utf8')) as TrustedKeys;
+  if (!Array.isArray(jwks?.keys)) throw new Error(`${o.jwks} has no "keys" array`);
+  return jwks;
 }
 
 /** Root public keys from a file: a JWK, a JWKS (`{ keys }`), or a key set's `roots`. Private parts are ignored. */
