@@ -156,6 +156,8 @@ export class BundleClient {
   }
 
   status(): ClientStatus {
+    // Expiry shows at once, even between the timer's ticks.
+    if (this.held && Date.parse(this.held.bundle.expiresAt) <= this.now().getTime() && this.state.lastError !== 'expired') this.setState(this.state.lastError, this.state.detail);
     return { ...this.state };
   }
 
