@@ -164,6 +164,7 @@ export class KeyStore {
    * `promoteAt` schedules its promotion (done by maintain()).
    */
   async rotate(opts: { promoteAt?: Date } = {}): Promise<SigningKey> {
+    await this.ready();
     return this.exclusive(async () => {
       await this.refresh(true);
       this.currentRoot();
@@ -176,6 +177,7 @@ export class KeyStore {
 
   /** Makes a `next` key (the newest one when `kid` is omitted) the signer; the previous signer stays active. */
   async promote(kid?: string): Promise<{ key: SigningKey; previous: string | null }> {
+    await this.ready();
     return this.exclusive(async () => {
       await this.refresh(true);
       this.currentRoot();
@@ -201,6 +203,7 @@ export class KeyStore {
    * as retired.
    */
   async retire(kid: string): Promise<void> {
+    await this.ready();
     await this.exclusive(async () => {
       await this.refresh(true);
       const key = this.keys.find((k) => k.kid === kid);
@@ -219,6 +222,7 @@ export class KeyStore {
    * signing keys; an old root file in the keys directory is kept as `.retired`.
    */
   async rotateRoot(opts: { newRootFile?: string } = {}): Promise<{ previous: string; root: string; keySetVersion: number }> {
+    await this.ready();
     return this.exclusive(async () => {
       await this.refresh(true);
       const current = this.currentRoot();
@@ -234,6 +238,7 @@ export class KeyStore {
 
   /** Signs the same key set again as a new version with a later expiry. */
   async reissueKeySet(): Promise<SignedKeySet> {
+    await this.ready();
     return this.exclusive(async () => {
       await this.refresh(true);
       return this.publishKeySet();
