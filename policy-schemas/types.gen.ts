@@ -618,6 +618,45 @@ reissue?: boolean
 }
 
 /**
+ * GET /v1/keys: the signing keys with their status, the current key set and its roots, and whether this server holds the root key (without it, key changes need `toolgate keys … --root-key FILE`).
+ */
+
+export interface KeyOverview {
+keys: SigningKeyInfo[]
+keySet: {
+version: number
+issuedAt: string
+expiresAt: string
+}
+roots: {
+kid: string
+/**
+ * The root's private key is on this server.
+ */
+available: boolean
+}[]
+rootOnServer: boolean
+}
+
+export interface SigningKeyInfo {
+kid: string
+createdAt: string
+status: ("next" | "active" | "retired")
+/**
+ * Whether this key signs new bundles now.
+ */
+signing: boolean
+/**
+ * A next key promoted automatically at this time.
+ */
+promoteAt?: string
+/**
+ * Tenants whose latest bundle this key signed: it cannot be retired while there are any.
+ */
+latestBundleOf: string[]
+}
+
+/**
  * RFC 7638 JWK thumbprint (base64url SHA-256).
  */
 

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { KeyAction } from '../../policy-schemas/types.gen.ts';
+import type { KeyAction, KeyOverview } from '../../policy-schemas/types.gen.ts';
 import { authorize } from '../auth/guard.ts';
 import type { ChangeMeta } from '../audit/change.ts';
 import { type AppEnv, actorName } from '../context.ts';
@@ -22,9 +22,9 @@ keyRoutes.get('/', async (c) => {
   const store = sharedKeyStore(deps.config.keysDir);
   const { keySet } = await store.keySet();
   const root = await store.rootInfo();
-  const keys = [];
+  const keys: KeyOverview['keys'] = [];
   for (const k of await store.list()) keys.push({ ...k, latestBundleOf: await tenantsSignedBy(deps, k.kid) });
-  return c.json({
+  return c.json<KeyOverview>({
     keys,
     keySet: { version: keySet.version, issuedAt: keySet.issuedAt, expiresAt: keySet.expiresAt },
     roots: root.roots,
