@@ -29,6 +29,7 @@ function Shell({ session }: { session: Session }) {
     { key: 'mcp', label: 'MCP servers', show: true },
     { key: 'audit', label: 'Audit', show: canReadAudit(session) },
     { key: 'tokens', label: 'Tokens', show: session.role === 'admin' },
+    { key: 'keys', label: 'Keys', show: session.role !== 'runtime' },
   ];
   const page: ReactNode = routeFor(loc, session);
   const title = nav.find((n) => n.key === section)?.label;

@@ -3,6 +3,7 @@ import type { Session } from '../features/auth/api/get-session.ts';
 import { AuditPage } from '../features/audit/components/audit-page.tsx';
 import { PublishPage } from '../features/bundles/components/publish-page.tsx';
 import { GroupsPage } from '../features/groups/components/groups-page.tsx';
+import { KeysPage } from '../features/keys/components/keys-page.tsx';
 import { McpPage } from '../features/mcp/components/mcp-page.tsx';
 import { StatesPage } from '../features/states/components/states-page.tsx';
 import { GrantsPage } from '../features/tenants/components/grants-page.tsx';
@@ -31,6 +32,8 @@ export function routeFor(loc: Location, session: Session): ReactNode {
       return <AuditPage session={session} />;
     case 'tokens':
       return <TokensPage session={session} />;
+    case 'keys':
+      return <KeysPage session={session} />;
     case 'tenants':
       if (!id) return <TenantsPage session={session} />;
       return (
