@@ -207,6 +207,14 @@ describe('rotation drill', () => {
   });
 });
 
+describe('client configuration', () => {
+  it('takes root keys or a fixed JWKS, not both and not neither', async () => {
+    const base = { url: srv.url, tenant: TENANT, token, cacheDir: join(tmpdir(), 'toolgate-never-created') };
+    await expect(createBundleClient({ ...base })).rejects.toThrow(/trustedRoots .* or trustedKeys/);
+    await expect(createBundleClient({ ...base, trustedRoots: root, trustedKeys: { keys: [] } })).rejects.toThrow(/not both/);
+  });
+});
+
 function readdirRoot(keysDir: string): { kid: string; privateJwk: Record<string, string> } {
   const name = readdirSync(keysDir).find((n) => n.endsWith('.root.json'))!;
   return JSON.parse(readFileSync(join(keysDir, name), 'utf8'));
