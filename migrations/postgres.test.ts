@@ -27,7 +27,7 @@ describe('migrations on PostgreSQL', () => {
     const { error, results } = await migrator().migrateToLatest();
     expect(error).toBeUndefined();
     expect(results?.map((r) => r.migrationName)).toEqual(Object.keys(migrations));
-    expect(await tables()).toEqual(['audit_events', 'bundles', 'grants', 'groups', 'mcp_servers', 'runtimes', 'sessions', 'states', 'tenant_policies', 'tenants', 'tokens', 'tools']);
+    expect(await tables()).toEqual(['audit_checkpoints', 'audit_events', 'bundles', 'grants', 'groups', 'mcp_servers', 'runtimes', 'sessions', 'states', 'tenant_policies', 'tenants', 'tokens', 'tools']);
   });
 
   it('keep the audit log append-only there too', async () => {
