@@ -99,6 +99,12 @@ export async function verifyBundle(tenant: string, version: number, source: Root
     if (!(await verifies(root.x!, ks.protectedB64, ks.sigB64, keySetBytes))) throw new Refused(`The key set's signature does not verify under root ${ks.kid}.`);
     if (keySet.format !== 'toolgate.keyset/v1') throw new Refused(`The key set has format ${keySet.format ?? '(none)'}, not toolgate.keyset/v1.`);
     if (!keySet.expiresAt || Date.parse(keySet.expiresAt) <= Date.now()) throw new Refused(`The key set expired at ${keySet.expiresAt ?? '(unknown)'}.`);
+    // Like a runtime, this browser remembers the highest key-set version it verified under a root.
+    const seenKey = `toolgate.keySetVersion.${ks.kid}`;
+    const highest = Number(localStorage.getItem(seenKey) ?? 0);
+    const version = keySet.version ?? 0;
+    if (version < highest) throw new Refused(`The server sent key set v${version}, older than v${highest} already verified in this browser: a rollback.`);
+    localStorage.setItem(seenKey, String(version));
 
     // 2. The bundle, under a key of the key set.
     const b = headerOf(jws, 'toolgate-bundle+jws', 'bundle');
