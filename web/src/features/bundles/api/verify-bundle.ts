@@ -102,9 +102,9 @@ export async function verifyBundle(tenant: string, version: number, source: Root
     // Like a runtime, this browser remembers the highest key-set version it verified under a root.
     const seenKey = `toolgate.keySetVersion.${ks.kid}`;
     const highest = Number(localStorage.getItem(seenKey) ?? 0);
-    const version = keySet.version ?? 0;
-    if (version < highest) throw new Refused(`The server sent key set v${version}, older than v${highest} already verified in this browser: a rollback.`);
-    localStorage.setItem(seenKey, String(version));
+    const keySetVersion = keySet.version ?? 0;
+    if (keySetVersion < highest) throw new Refused(`The server sent key set v${keySetVersion}, older than v${highest} already verified in this browser: a rollback.`);
+    localStorage.setItem(seenKey, String(keySetVersion));
 
     // 2. The bundle, under a key of the key set.
     const b = headerOf(jws, 'toolgate-bundle+jws', 'bundle');
