@@ -100,7 +100,7 @@ export async function verifyBundle(tenant: string, version: number, source: Root
     if (keySet.format !== 'toolgate.keyset/v1') throw new Refused(`The key set has format ${keySet.format ?? '(none)'}, not toolgate.keyset/v1.`);
     if (!keySet.expiresAt || Date.parse(keySet.expiresAt) <= Date.now()) throw new Refused(`The key set expired at ${keySet.expiresAt ?? '(unknown)'}.`);
     // Like a runtime, this browser remembers the highest key-set version it verified under a root.
-    const seenKey = `toolgate.keySetVersion.${ks.kid}`;
+    const seenKey = 'toolgate.keySetVersion';
     const highest = Number(localStorage.getItem(seenKey) ?? 0);
     const keySetVersion = keySet.version ?? 0;
     if (keySetVersion < highest) throw new Refused(`The server sent key set v${keySetVersion}, older than v${highest} already verified in this browser: a rollback.`);
