@@ -5,6 +5,7 @@ import { PublishPage } from '../features/bundles/components/publish-page.tsx';
 import { GroupsPage } from '../features/groups/components/groups-page.tsx';
 import { KeysPage } from '../features/keys/components/keys-page.tsx';
 import { McpPage } from '../features/mcp/components/mcp-page.tsx';
+import { TestsPage } from '../features/policy-tests/components/tests-page.tsx';
 import { StatesPage } from '../features/states/components/states-page.tsx';
 import { GrantsPage } from '../features/tenants/components/grants-page.tsx';
 import { PolicyPage } from '../features/tenants/components/policy-page.tsx';
@@ -40,6 +41,8 @@ export function routeFor(loc: Location, session: Session): ReactNode {
         <TenantLayout tenant={id} tab={sub}>
           {sub === 'grants' ? (
             <GrantsPage tenant={id} session={session} />
+          ) : sub === 'tests' ? (
+            <TestsPage tenant={id} session={session} />
           ) : sub === 'publish' ? (
             <PublishPage tenant={id} session={session} />
           ) : (
