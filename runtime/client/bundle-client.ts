@@ -353,11 +353,22 @@ export class BundleClient {
     return verdict;
   }
 
-  /** Fetches the key set; a refused one is reported (the last verified one stays in use). */
+  /**
+   * Fetches the key set; a refused one is reported (the last verified one stays in use). A held
+   * bundle whose key the new key set no longer lists as next or active is no longer trusted.
+   */
   private async refreshKeySet(): Promise<void> {
     if (!this.keySource || this.closed) return;
     const r = await this.keySource.refresh();
     if (!r.ok && r.code !== 'unreachable' && r.code !== 'server_error') this.refuse(r.code, `key set refused: ${r.message}`);
+    const kid = this.held ? signerKid(this.held.signature) : undefined;
+    const listed = kid === undefined ? undefined : this.keySource.trustedKeys()?.keys.find((k) => k.kid === kid);
+    if (r.ok && this.held && (!listed || listed.status === 'retired')) {
+      this.held = undefined;
+      clearTimeout(this.expiryTimer);
+      this.refuse(listed ? 'retired_key' : 'unknown_kid', `the bundle in use was signed by ${kid}, which the key set v${r.keySet.version} ${listed ? 'lists as retired' : 'no longer lists'}`);
+      this.wake?.();
+    }
   }
 
   private refuse(code: VerifyCode, message: string): void {
@@ -460,6 +471,16 @@ export class BundleClient {
     } catch {
       // A listener's failure must not stop the client.
     }
+  }
+}
+
+/** The kid a detached JWS names (already verified when the bundle was accepted). */
+function signerKid(signature: string): string | undefined {
+  try {
+    const kid = (JSON.parse(Buffer.from(signature.split('.')[0], 'base64url').toString('utf8')) as { kid?: unknown }).kid;
+    return typeof kid === 'string' ? kid : undefined;
+  } catch {
+    return undefined;
   }
 }
 

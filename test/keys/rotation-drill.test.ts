@@ -207,6 +207,32 @@ describe('rotation drill', () => {
   });
 });
 
+describe('a held bundle whose key is retired', () => {
+  it('is no longer trusted once the key set says so, and the client moves to the re-issued bundle', async () => {
+    let frozen = false;
+    // Bundles cannot be fetched while frozen; the key set still can.
+    const freezing: typeof fetch = async (input, init) => {
+      if (frozen && String(input).includes('/bundles/')) throw new TypeError('fetch failed (bundles frozen by the test)');
+      return fetch(input, init);
+    };
+    const c = await client({ fetch: freezing, keySetRefreshMs: 100 });
+    await until('a bundle', () => c.status().health === 'fresh');
+    const held = signerOf(c);
+    const refused: string[] = [];
+    c.on('refused', (r) => refused.push(r.code));
+    frozen = true;
+    const next = (await srv.api('POST', '/v1/keys/rotate', { body: { reason: 'retire while a client holds an old bundle' } })).json.kid;
+    expect((await srv.api('POST', `/v1/keys/${next}/promote`, { body: { reason: 'promote' } })).status).toBe(200);
+    const retired = await srv.api('POST', `/v1/keys/${held}/retire`, { body: { reason: 'retire', reissue: true } });
+    expect(retired.status, retired.text).toBe(200);
+    await until('the held bundle dropped', () => refused.includes('retired_key'));
+    expect(c.current()).toBeUndefined();
+    expect(c.decide({ subject: 'agent:research-bot' }, { name: 'core__knowledge-query', arguments: '{}' })).toMatchObject({ decision: 'deny', errorCode: 'policy_denied' });
+    frozen = false;
+    await until('the re-issued bundle', () => c.status().health === 'fresh' && signerOf(c) === next);
+  });
+});
+
 describe('client configuration', () => {
   it('takes root keys or a fixed JWKS, not both and not neither', async () => {
     const base = { url: srv.url, tenant: TENANT, token, cacheDir: join(tmpdir(), 'toolgate-never-created') };
