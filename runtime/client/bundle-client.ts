@@ -114,6 +114,7 @@ export class BundleClient {
   private reportAgain = false;
   private readonly keySource: KeySetSource | undefined;
   private keySetTimer: NodeJS.Timeout | undefined;
+  private keySetRefresh: Promise<void> | undefined;
   private readonly graceMs: number;
 
   constructor(private readonly options: BundleClientOptions) {
@@ -215,6 +216,7 @@ export class BundleClient {
     clearTimeout(this.expiryTimer);
     clearInterval(this.keySetTimer);
     await this.loop;
+    await this.keySetRefresh;
     // Let a report still in flight (or owed) reach the server, so the fleet view ends on the last state.
     if (this.reporting) {
       let timer: NodeJS.Timeout | undefined;
@@ -345,6 +347,8 @@ export class BundleClient {
     let keys = this.keySource.trustedKeys();
     let verdict = keys ? await attempt(keys) : undefined;
     if (!verdict || (!verdict.ok && verdict.code === 'unknown_kid')) {
+      // A refresh already under way may have fetched the key set before this key was added: wait, then fetch anew.
+      await this.keySetRefresh;
       await this.refreshKeySet();
       keys = this.keySource.trustedKeys();
       if (!keys) return { ok: false, code: 'unknown_kid', message: 'no verified, unexpired key set: no signing key is trusted yet' };
@@ -357,9 +361,16 @@ export class BundleClient {
    * Fetches the key set; a refused one is reported (the last verified one stays in use). A held
    * bundle whose key the new key set no longer lists as next or active is no longer trusted.
    */
-  private async refreshKeySet(): Promise<void> {
+  private refreshKeySet(): Promise<void> {
+    // One refresh at a time; close() waits for it, so nothing is written after the client closed.
+    this.keySetRefresh ??= this.refreshKeySetNow().finally(() => (this.keySetRefresh = undefined));
+    return this.keySetRefresh;
+  }
+
+  private async refreshKeySetNow(): Promise<void> {
     if (!this.keySource || this.closed) return;
     const r = await this.keySource.refresh();
+    if (this.closed) return;
     if (!r.ok && r.code !== 'unreachable' && r.code !== 'server_error') this.refuse(r.code, `key set refused: ${r.message}`);
     const kid = this.held ? signerKid(this.held.signature) : undefined;
     const listed = kid === undefined ? undefined : this.keySource.trustedKeys()?.keys.find((k) => k.kid === kid);

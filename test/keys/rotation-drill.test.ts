@@ -54,10 +54,10 @@ async function client(extra: Partial<BundleClientOptions> = {}): Promise<BundleC
   return c;
 }
 
-async function until(what: string, cond: () => boolean, ms = 20_000): Promise<void> {
+async function until(what: string | (() => string), cond: () => boolean, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -212,9 +212,14 @@ describe('a held bundle whose key is retired', () => {
     let frozen = false;
     // Bundles cannot be fetched while frozen; the key set still can.
     const freezing: typeof fetch = async (input, init) => {
-      if (frozen && String(input).includes('/bundles/')) throw new TypeError('fetch failed (bundles frozen by the test)');
-      return fetch(input, init);
+      const isBundle = String(input).includes('/bundles/');
+      if (frozen && isBundle) throw new TypeError('fetch failed (bundles frozen by the test)');
+      const res = await fetch(input, init);
+      // A long-poll sent before the freeze must not deliver the re-issued bundle either.
+      if (frozen && isBundle) throw new TypeError('fetch failed (bundles frozen by the test)');
+      return res;
     };
+    await publish('a bundle for the client to hold');
     const c = await client({ fetch: freezing, keySetRefreshMs: 100 });
     await until('a bundle', () => c.status().health === 'fresh');
     const held = signerOf(c);
@@ -225,7 +230,7 @@ describe('a held bundle whose key is retired', () => {
     expect((await srv.api('POST', `/v1/keys/${next}/promote`, { body: { reason: 'promote' } })).status).toBe(200);
     const retired = await srv.api('POST', `/v1/keys/${held}/retire`, { body: { reason: 'retire', reissue: true } });
     expect(retired.status, retired.text).toBe(200);
-    await until('the held bundle dropped', () => refused.includes('retired_key'));
+    await until(() => `the held bundle dropped (refusals so far: ${refused.join(', ') || 'none'}; status ${JSON.stringify(c.status())})`, () => refused.includes('retired_key'));
     expect(c.current()).toBeUndefined();
     expect(c.decide({ subject: 'agent:research-bot' }, { name: 'core__knowledge-query', arguments: '{}' })).toMatchObject({ decision: 'deny', errorCode: 'policy_denied' });
     frozen = false;
