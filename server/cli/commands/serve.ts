@@ -4,6 +4,7 @@ import { compileDraft } from '../../compiler/draft.ts';
 import { startCheckpointScheduler } from '../../audit/checkpoints.ts';
 import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
 import type { AppDeps } from '../../context.ts';
+import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
 import { openToolgate, settingsFromEnv } from '../../startup.ts';
@@ -34,6 +35,7 @@ export async function run(): Promise<number> {
   const stopMcp = startMcpScheduler(deps);
   const stopReissue = startReissueScheduler(deps);
   const stopCheckpoints = startCheckpointScheduler(deps, keys);
+  const stopRetention = startDecisionRetention(deps);
   await new Promise<void>((resolve) => {
     const stop = () => {
       server.close(() => resolve());
@@ -45,6 +47,7 @@ export async function run(): Promise<number> {
   await stopMcp();
   await stopReissue();
   await stopCheckpoints();
+  await stopRetention();
   await deps.database.close();
   return 0;
 }

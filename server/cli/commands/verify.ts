@@ -4,6 +4,7 @@ import { verifyBundle } from '../../../runtime/verify-bundle.ts';
 import type { TrustedKeys } from '../../../runtime/verify-bundle.ts';
 import { verifyKeySet } from '../../../runtime/verify-key-set.ts';
 import type { RootKey } from '../../../runtime/verify-key-set.ts';
+import { readJsonFile } from '../read-json-file.ts';
 
 const USAGE = [
   'usage: toolgate verify --bundle FILE --signature FILE --root FILE --keyset FILE [--keyset-signature FILE] [--tenant T] [--min-version N] [--min-keyset-version N]',
