@@ -3,6 +3,33 @@
 /* eslint-disable */
 
 /**
+ * Query parameters of GET /v1/audit/checkpoints (newest first). `cursor` is the `nextCursor` of the previous page.
+ */
+
+export interface AuditCheckpointQuery {
+cursor?: string
+limit?: string
+}
+
+/**
+ * A signed head of the audit chain, as GET /v1/audit/checkpoints lists it and as an auditor keeps it. `signature` is a detached JWS (typ toolgate-audit-checkpoint+jws, an active signing key of the key set) over the RFC 8785 bytes of the other four fields.
+ */
+
+export interface AuditCheckpoint {
+format: "toolgate.audit-checkpoint/v1"
+/**
+ * The last event the checkpoint covers.
+ */
+seq: number
+/**
+ * That event's hash.
+ */
+hash: string
+at: string
+signature: string
+}
+
+/**
  * One change, chained: hash = sha256(prevHash ‖ RFC 8785 canonical JSON of the event without `hash`), both as lowercase hex.
  */
 
@@ -21,8 +48,8 @@ actorEmail?: (string | null)
  * The person's name from their ID token when the actor is a `user:`; absent otherwise.
  */
 actorName?: (string | null)
-action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign" | "refuse")
-entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests" | "sso-mapping" | "session")
+action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire" | "sign" | "refuse")
+entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session")
 entityId: string
 tenant: (string | null)
 /**
@@ -53,9 +80,9 @@ tenant?: string
  * `token:<id>`, `user:<sub>`, `system`, or a person's email: either finds that person's events.
  */
 actor?: string
-entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests" | "sso-mapping" | "session")
+entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session")
 entityId?: string
-action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign" | "refuse")
+action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire" | "sign" | "refuse")
 from?: string
 to?: string
 cursor?: string
@@ -1118,6 +1145,114 @@ requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
 }
 
 /**
+ * Body of POST /v1/keys/rotate, POST /v1/keys/:kid/promote and POST /v1/keys/:kid/retire. The reason may come in the Toolgate-Reason header instead.
+ */
+
+export interface KeyAction {
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason?: string
+/**
+ * rotate only: promote the new key to signer automatically after this many seconds.
+ */
+promoteAfterSeconds?: number
+/**
+ * retire only: first re-sign, content unchanged, the latest bundle of every tenant that the key signed.
+ */
+reissue?: boolean
+}
+
+/**
+ * GET /v1/keys: the signing keys with their status, the current key set and its roots, and whether this server holds the root key (without it, key changes need `toolgate keys … --root-key FILE`).
+ */
+
+export interface KeyOverview {
+keys: SigningKeyInfo[]
+keySet: {
+version: number
+issuedAt: string
+expiresAt: string
+}
+roots: {
+kid: string
+/**
+ * The root's private key is on this server.
+ */
+available: boolean
+}[]
+rootOnServer: boolean
+}
+
+export interface SigningKeyInfo {
+kid: string
+createdAt: string
+status: ("next" | "active" | "retired")
+/**
+ * Whether this key signs new bundles now.
+ */
+signing: boolean
+/**
+ * A next key promoted automatically at this time.
+ */
+promoteAt?: string
+/**
+ * Tenants whose latest bundle this key signed: it cannot be retired while there are any.
+ */
+latestBundleOf: string[]
+}
+
+/**
+ * RFC 7638 JWK thumbprint (base64url SHA-256).
+ */
+
+export type Kid = string
+/**
+ * The Ed25519 public key, base64url.
+ */
+
+export type X = string
+
+/**
+ * GET /.well-known/toolgate-keyset.json: the bundle-signing keys a runtime may trust, signed by a root key (header Toolgate-Signature: detached JWS, typ toolgate-keyset+jws). Served as RFC 8785 canonical bytes. Every change is signed again with a higher version; a runtime never accepts a version below the highest it has verified, nor one past expiresAt.
+ */
+
+export interface KeySet {
+format: "toolgate.keyset/v1"
+/**
+ * Increases by one with every signed key set.
+ */
+version: number
+issuedAt: string
+expiresAt: string
+/**
+ * Signing keys. `next`: published ahead of signing; `active`: signs or signed a tenant's latest bundle; `retired`: no runtime may accept a bundle it signed.
+ * 
+ * @maxItems 256
+ */
+keys: {
+kid: Kid
+kty: "OKP"
+crv: "Ed25519"
+x: X
+status: ("next" | "active" | "retired")
+}[]
+/**
+ * The root keys that sign the key sets after this one. A key set signed by the current root that names a new root here announces a root rotation.
+ * 
+ * @minItems 1
+ */
+roots: [RootPublicKey, ...(RootPublicKey)[]]
+}
+
+export interface RootPublicKey {
+kid: Kid
+kty: "OKP"
+crv: "Ed25519"
+x: X
+}
+
+/**
  * An MCP server whose tools are imported, quarantined, into the inventory. Environment variables are named only; their values come from the Toolgate process's environment at connect time and are never stored.
  */
 
@@ -1366,10 +1501,10 @@ export type Health = ("fresh" | "stale" | "none")
 
 export type LastError = (VerifyCode | TransportCode)
 /**
- * Why a runtime refused a bundle (verifyBundle); one code per reason.
+ * Why a runtime refused a bundle (verifyBundle) or the key set it was to be checked against (verifyKeySet, `keyset_*`); one code per reason.
  */
 
-export type VerifyCode = ("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed")
+export type VerifyCode = ("bad_signature" | "unknown_kid" | "retired_key" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed" | "keyset_untrusted_root" | "keyset_bad_signature" | "keyset_rollback" | "keyset_expired" | "keyset_malformed")
 /**
  * Why a runtime could not get a bundle at all.
  */
@@ -1411,7 +1546,7 @@ revision?: (string | null)
  * `fresh`: evaluating with the latest bundle the server offers; `stale`: evaluating with the last good bundle while the server is unreachable or its bundle was refused; `none`: no good bundle, every call is denied.
  */
 health: ("fresh" | "stale" | "none")
-lastError?: ((("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
+lastError?: ((("bad_signature" | "unknown_kid" | "retired_key" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed" | "keyset_untrusted_root" | "keyset_bad_signature" | "keyset_rollback" | "keyset_expired" | "keyset_malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
 detail?: (string | null)
 reportedAt: string
 /**

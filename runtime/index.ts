@@ -19,3 +19,5 @@ export type { AnthropicTool, OpenAITool } from './encoders.ts';
 export { canonicalJson, sha256Canonical } from './canonical-json.ts';
 export { BundleClient, createBundleClient, verifyBundle } from './client/index.ts';
 export type { BundleClientOptions, ClientStatus, CurrentBundle, TrustedKeys, VerifyOptions, VerifyResult } from './client/index.ts';
+export { trustedKeysOf, verifyKeySet } from './client/index.ts';
+export type { KeySetVerifyOptions, KeySetVerifyResult, RootKey } from './client/index.ts';

@@ -4,6 +4,7 @@ import type { JWK } from 'jose';
 import { toProblems, validatorFor } from '../policy-schemas/index.ts';
 import type { Bundle, EvaluationResult, VerifyCode } from '../policy-schemas/types.gen.ts';
 import { canonicalJson } from './canonical-json.ts';
+import { parseDetachedJws } from './detached-jws.ts';
 import { loadBundle } from './load-bundle.ts';
 import type { LoadedBundle } from './load-bundle.ts';
 import { evaluate } from './evaluate.ts';
@@ -13,8 +14,11 @@ export const BUNDLE_FORMAT = 'toolgate.bundle/v1';
 /** The `typ` of a bundle signature's protected header. */
 export const BUNDLE_JWS_TYP = 'toolgate-bundle+jws';
 
-/** A JWKS as served by `GET /.well-known/jwks.json`: the keys a runtime trusts. */
-export type TrustedKeys = { keys: JWK[] };
+/**
+ * The keys a runtime trusts: a JWKS as served by `GET /.well-known/jwks.json`, or the keys of a
+ * verified key set (trustedKeysOf), where a key may carry `status: "retired"`.
+ */
+export type TrustedKeys = { keys: (JWK & { status?: string })[] };
 
 export type VerifyOptions = {
   trustedKeys: TrustedKeys;
@@ -23,6 +27,8 @@ export type VerifyOptions = {
   /** The highest version accepted before; a lower one is a rollback. */
   highestVersionSeen?: number;
   now?: Date;
+  /** Accept a bundle this many seconds past `expiresAt` (the runtime's explicit grace period; default 0). */
+  expiryGraceSeconds?: number;
   /** How far `issuedAt` may lie ahead of `now` (clocks differ a little); default CLOCK_SKEW_SECONDS. */
   clockSkewSeconds?: number;
 };
@@ -55,12 +61,13 @@ export async function verifyBundle(
 ): Promise<VerifyResult> {
   const body = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
-  const header = parseDetachedJws(signature);
+  const header = parseDetachedJws(signature, BUNDLE_JWS_TYP);
   if (!header.ok) return header;
   const { protectedB64, signatureB64, kid } = header;
 
   const jwk = options.trustedKeys.keys.find((k) => k.kid === kid);
   if (!jwk) return refuse('unknown_kid', `no trusted key has kid ${JSON.stringify(kid)}`);
+  if (jwk.status === 'retired') return refuse('retired_key', `the key ${JSON.stringify(kid)} that signed the bundle is retired`);
   let key: CryptoKey | Uint8Array;
   try {
     key = await importTrustedKey(jwk);
@@ -111,7 +118,7 @@ export async function verifyBundle(
     return refuse('rollback', `version ${bundle.version} is below version ${highest}, already accepted`);
   }
   const now = options.now ?? new Date();
-  if (Date.parse(bundle.expiresAt) <= now.getTime()) {
+  if (Date.parse(bundle.expiresAt) + (options.expiryGraceSeconds ?? 0) * 1000 <= now.getTime()) {
     return refuse('expired', `the bundle expired at ${bundle.expiresAt}`);
   }
   // A bundle from the future was signed by a wrong clock or made to outlive its lifetime.
@@ -147,29 +154,6 @@ export async function verifyBundle(
   return { ok: true, bundle, loaded };
 }
 
-type ParsedJws = { ok: true; protectedB64: string; signatureB64: string; kid: string };
-
-function parseDetachedJws(signature: string | null | undefined): ParsedJws | { ok: false; code: VerifyCode; message: string } {
-  if (typeof signature !== 'string' || signature.length === 0) return refuse('malformed', 'no signature');
-  const parts = signature.trim().split('.');
-  if (parts.length !== 3 || parts[1] !== '' || !B64URL.test(parts[0]) || !B64URL.test(parts[2])) {
-    return refuse('malformed', 'the signature is not a detached compact JWS (<protected>..<signature>)');
-  }
-  let header: unknown;
-  try {
-    header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
-  } catch {
-    return refuse('malformed', 'the JWS protected header is not JSON');
-  }
-  if (!isRecord(header)) return refuse('malformed', 'the JWS protected header is not an object');
-  if (header.alg !== 'EdDSA') return refuse('malformed', `unsupported JWS alg ${JSON.stringify(header.alg)}; expected EdDSA`);
-  if (header.typ !== BUNDLE_JWS_TYP) return refuse('malformed', `unsupported JWS typ ${JSON.stringify(header.typ)}; expected ${BUNDLE_JWS_TYP}`);
-  if (typeof header.kid !== 'string' || header.kid === '') return refuse('malformed', 'the JWS protected header names no kid');
-  // An unencoded payload (b64: false) or any critical extension would change what was signed.
-  if ('crit' in header || 'b64' in header) return refuse('malformed', 'the JWS protected header carries unsupported crit/b64 parameters');
-  return { ok: true, protectedB64: parts[0], signatureB64: parts[2], kid: header.kid };
-}
-
 function importTrustedKey(jwk: JWK): Promise<CryptoKey | Uint8Array> {
   let p = importedKeys.get(jwk);
   if (!p) {
@@ -180,8 +164,6 @@ function importTrustedKey(jwk: JWK): Promise<CryptoKey | Uint8Array> {
   }
   return p;
 }
-
-const B64URL = /^[A-Za-z0-9_-]+$/;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

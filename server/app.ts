@@ -13,6 +13,7 @@ import { bundleServeRoutes } from './api/bundles-serve.ts';
 import { decisionRoutes, impactRoutes } from './api/decisions.ts';
 import { groupRoutes, stateRoutes } from './api/groups-states.ts';
 import { jwksRoutes } from './api/jwks.ts';
+import { keyRoutes } from './api/keys.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
 import { openApiRoutes } from './api/openapi.ts';
 import { overviewRoutes } from './api/overview.ts';
@@ -114,6 +115,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/tenants', tenantRoutes);
   app.route('/v1/audit', auditRoutes);
   app.route('/v1/overview', overviewRoutes);
+  app.route('/v1/keys', keyRoutes);
   app.route('/v1/tenants/:tenant/bundles', bundleServeRoutes);
   app.route('/v1/tenants/:tenant/runtimes', runtimeRoutes);
   app.route('/v1/tenants/:tenant/simulate', simulateRoutes);

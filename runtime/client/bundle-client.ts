@@ -6,9 +6,11 @@ import type { CallDecision, ToolCall, ToolView } from '../decide.ts';
 import { evaluate } from '../evaluate.ts';
 import type { LoadedBundle } from '../load-bundle.ts';
 import { verifyBundle } from '../verify-bundle.ts';
-import type { TrustedKeys } from '../verify-bundle.ts';
+import type { TrustedKeys, VerifyResult } from '../verify-bundle.ts';
+import type { RootKey } from '../verify-key-set.ts';
 import { Backoff } from './backoff.ts';
 import { BundleCache } from './cache.ts';
+import { KeySetSource } from './key-set-source.ts';
 import { createDecisionLog, type DecisionLog, type DecisionLogOptions } from './decision-log.ts';
 
 export type BundleClientOptions = {
@@ -17,8 +19,20 @@ export type BundleClientOptions = {
   tenant: string;
   /** A `runtime` token for this tenant. */
   token: string;
-  /** The signing keys to trust (a JWKS), configured out of band, never fetched from the server pulled from. */
-  trustedKeys: TrustedKeys;
+  /**
+   * The root keys to trust (Ed25519 JWKs): the client fetches the root-signed key set from the
+   * server and trusts the signing keys it lists as next or active. Give this or `trustedKeys`.
+   */
+  trustedRoots?: RootKey[];
+  /** Or a fixed set of signing keys (a JWKS) configured out of band; rotation then needs new configuration. */
+  trustedKeys?: TrustedKeys;
+  /** How often the key set is fetched again (default one hour); also on start and once on an unknown kid. */
+  keySetRefreshMs?: number;
+  /**
+   * Seconds a bundle past its `expiresAt` still decides (default 0). Past expiry plus grace the
+   * bundle allows nothing, in a running process exactly as after a restart.
+   */
+  expiryGraceSeconds?: number;
   /** Where the last good bundle is kept between restarts. */
   cacheDir: string;
   /** How this runtime names itself in status reports; defaults to `<hostname>-<pid>`. */
@@ -105,6 +119,10 @@ export class BundleClient {
   private expiryTimer: NodeJS.Timeout | undefined;
   private reporting: Promise<void> | undefined;
   private reportAgain = false;
+  private readonly keySource: KeySetSource | undefined;
+  private keySetTimer: NodeJS.Timeout | undefined;
+  private keySetRefresh: Promise<void> | undefined;
+  private readonly graceMs: number;
 
   constructor(private readonly options: BundleClientOptions) {
     this.base = options.url.replace(/\/+$/, '');
@@ -114,6 +132,11 @@ export class BundleClient {
     this.runtimeId = options.runtimeId ?? defaultRuntimeId();
     this.waitSeconds = Math.max(0, Math.min(60, Math.floor(options.waitSeconds ?? 30)));
     this.now = options.now ?? (() => new Date());
+    if (!options.trustedRoots === !options.trustedKeys) throw new Error('createBundleClient: give trustedRoots (root keys; the key set is fetched) or trustedKeys (a fixed JWKS), not both');
+    this.graceMs = Math.max(0, options.expiryGraceSeconds ?? 0) * 1000;
+    if (options.trustedRoots) {
+      this.keySource = new KeySetSource({ url: this.base, trustedRoots: options.trustedRoots, cacheDir: options.cacheDir, fetch: this.fetchFn, signal: this.abort.signal, now: this.now });
+    }
     const logOptions = typeof options.decisionLog === 'object' ? options.decisionLog : {};
     this.decisionLog =
       options.decisionLog === false
@@ -123,6 +146,13 @@ export class BundleClient {
 
   /** Loads and re-verifies the cache, then starts pulling in the background. */
   async start(): Promise<void> {
+    if (this.keySource) {
+      const cached = await this.keySource.load();
+      if (!cached.ok) this.refuse(cached.code, `cached key set refused: ${cached.message}`);
+      await this.refreshKeySet();
+      this.keySetTimer = setInterval(() => void this.refreshKeySet(), this.options.keySetRefreshMs ?? 3_600_000);
+      this.keySetTimer.unref();
+    }
     await this.loadCache();
     this.loop = this.run();
     const every = this.options.statusIntervalMs ?? 60_000;
@@ -139,18 +169,30 @@ export class BundleClient {
   }
 
   status(): ClientStatus {
+    // Expiry shows at once, even between the timer's ticks.
+    if (this.held && Date.parse(this.held.bundle.expiresAt) <= this.now().getTime() && this.state.lastError !== 'expired') this.setState(this.state.lastError, this.state.detail);
     return { ...this.state };
   }
 
-  /** What `request` may see under the current bundle; with no good bundle, nothing at all. */
+  /** The key set the client trusts bundles through (trustedRoots only). */
+  keySet() {
+    return this.keySource?.keySet();
+  }
+
+  /** Whether the held bundle is past `expiresAt` plus the grace period: then it allows nothing. */
+  expired(): boolean {
+    return !!this.held && Date.parse(this.held.bundle.expiresAt) + this.graceMs <= this.now().getTime();
+  }
+
+  /** What `request` may see under the current bundle; with no good bundle, or an expired one, nothing at all. */
   evaluate(request: EvaluationRequest): EvaluationResult {
-    if (!this.held) return { roles: [], groups: [], state: request.state ?? 'undefined', tools: [], filtered: [] };
+    if (!this.held || this.expired()) return { roles: [], groups: [], state: request.state ?? 'undefined', tools: [], filtered: [] };
     return evaluate(this.held.loaded, request);
   }
 
-  /** A view of what `request` may see, fixed for one turn; undefined while no good bundle is held. */
+  /** A view of what `request` may see, fixed for one turn; undefined while no good (unexpired) bundle is held. */
   view(request: EvaluationRequest): ToolView | undefined {
-    return this.held ? createView(this.held.loaded, request) : undefined;
+    return this.held && !this.expired() ? createView(this.held.loaded, request) : undefined;
   }
 
   /**
@@ -158,16 +200,17 @@ export class BundleClient {
    * bundle every call is denied.
    */
   decide(against: ToolView | EvaluationRequest, call: ToolCall): CallDecision {
-    const view = 'loaded' in against ? against : this.view(against);
+    // An expired bundle decides nothing, even through a view taken before it expired.
+    const view = this.expired() ? undefined : 'loaded' in against ? against : this.view(against);
     const tool = typeof call.name === 'string' ? call.name : '';
     if (!view) {
       const denied: CallDecision = {
         toolCallId: typeof call.toolCallId === 'string' && call.toolCallId !== '' ? call.toolCallId : globalThis.crypto.randomUUID(),
         decision: 'deny',
         errorCode: 'policy_denied',
-        message: 'no trusted policy bundle is loaded; every call is denied',
+        message: this.expired() ? 'policy bundle expired' : 'no trusted policy bundle is loaded; every call is denied',
       };
-      this.decisionLog?.record(unbundledRecord(against as EvaluationRequest, tool, denied, this.options.logFacts ?? true));
+      this.decisionLog?.record(unbundledRecord('loaded' in against ? against.request : against, tool, denied, this.options.logFacts ?? true));
       return denied;
     }
     const decided = decide(view, call);
@@ -188,7 +231,9 @@ export class BundleClient {
     this.wake?.();
     clearInterval(this.heartbeat);
     clearTimeout(this.expiryTimer);
+    clearInterval(this.keySetTimer);
     await Promise.all([this.loop, this.decisionLog?.close()]);
+    await this.keySetRefresh;
     // Let a report still in flight (or owed) reach the server, so the fleet view ends on the last state.
     if (this.reporting) {
       let timer: NodeJS.Timeout | undefined;
@@ -207,12 +252,9 @@ export class BundleClient {
     }
     const { entry } = read;
     this.highestVersionSeen = entry.highestVersionSeen;
-    const verdict = await verifyBundle(entry.bytes, entry.signature, {
-      trustedKeys: this.options.trustedKeys,
-      tenant: this.options.tenant,
-      highestVersionSeen: entry.highestVersionSeen,
-      now: this.now(),
-    });
+    // Expiry is not a reason to refuse the cache: the held bundle then allows nothing (expired()),
+    // exactly as it would in a process that kept running.
+    const verdict = await this.verify(entry.bytes, entry.signature, entry.highestVersionSeen, Number.POSITIVE_INFINITY);
     if (!verdict.ok) {
       this.setState(verdict.code, `cache refused: ${verdict.message}`);
       this.emit('refused', { code: verdict.code, message: `cache refused: ${verdict.message}` });
@@ -289,12 +331,7 @@ export class BundleClient {
 
   /** Verifies a bundle the server sent and, when it passes, makes it current and persists it. */
   private async consider(bytes: Buffer, signature: string | null, etag: string | undefined): Promise<PullOutcome> {
-    const verdict = await verifyBundle(bytes, signature, {
-      trustedKeys: this.options.trustedKeys,
-      tenant: this.options.tenant,
-      highestVersionSeen: this.highestVersionSeen,
-      now: this.now(),
-    });
+    const verdict = await this.verify(bytes, signature, this.highestVersionSeen, this.graceMs / 1000);
     if (this.closed) return 'backoff';
     if (!verdict.ok) {
       this.refusedRevision = etag;
@@ -316,14 +353,72 @@ export class BundleClient {
     return 'again';
   }
 
+  /**
+   * verifyBundle against the trusted keys; with trustedRoots, a kid the key set does not list
+   * makes the client fetch the key set once more before refusing.
+   */
+  private async verify(bytes: Buffer, signature: string | null, highestVersionSeen: number, expiryGraceSeconds: number): Promise<VerifyResult> {
+    const attempt = (trustedKeys: TrustedKeys) =>
+      verifyBundle(bytes, signature, { trustedKeys, tenant: this.options.tenant, highestVersionSeen, now: this.now(), expiryGraceSeconds });
+    if (!this.keySource) return attempt(this.options.trustedKeys!);
+    let keys = this.keySource.trustedKeys();
+    let verdict = keys ? await attempt(keys) : undefined;
+    if (!verdict || (!verdict.ok && verdict.code === 'unknown_kid')) {
+      // A refresh already under way may have fetched the key set before this key was added: wait, then fetch anew.
+      await this.keySetRefresh;
+      await this.refreshKeySet();
+      keys = this.keySource.trustedKeys();
+      if (!keys) return { ok: false, code: 'unknown_kid', message: 'no verified, unexpired key set: no signing key is trusted yet' };
+      verdict = await attempt(keys);
+    }
+    return verdict;
+  }
+
+  /**
+   * Fetches the key set; a refused one is reported (the last verified one stays in use). A held
+   * bundle whose key the new key set no longer lists as next or active is no longer trusted.
+   */
+  private refreshKeySet(): Promise<void> {
+    // One refresh at a time; close() waits for it, so nothing is written after the client closed.
+    this.keySetRefresh ??= this.refreshKeySetNow().finally(() => (this.keySetRefresh = undefined));
+    return this.keySetRefresh;
+  }
+
+  private async refreshKeySetNow(): Promise<void> {
+    if (!this.keySource || this.closed) return;
+    const r = await this.keySource.refresh();
+    if (this.closed) return;
+    if (!r.ok && r.code !== 'unreachable' && r.code !== 'server_error') this.refuse(r.code, `key set refused: ${r.message}`);
+    const kid = this.held ? signerKid(this.held.signature) : undefined;
+    const listed = kid === undefined ? undefined : this.keySource.trustedKeys()?.keys.find((k) => k.kid === kid);
+    if (r.ok && this.held && (!listed || listed.status === 'retired')) {
+      this.held = undefined;
+      clearTimeout(this.expiryTimer);
+      this.refuse(listed ? 'retired_key' : 'unknown_kid', `the bundle in use was signed by ${kid}, which the key set v${r.keySet.version} ${listed ? 'lists as retired' : 'no longer lists'}`);
+      this.wake?.();
+    }
+  }
+
+  private refuse(code: VerifyCode, message: string): void {
+    this.setState(code, message);
+    this.emit('refused', { code, message });
+  }
+
   private hold(current: CurrentBundle): void {
     this.held = current;
     this.highestVersionSeen = Math.max(this.highestVersionSeen, current.bundle.version);
     clearTimeout(this.expiryTimer);
     const left = Date.parse(current.bundle.expiresAt) - this.now().getTime();
-    // A running client keeps its bundle past expiry (denying everything would be worse) but says so.
-    this.expiryTimer = setTimeout(() => this.setState(this.state.lastError, this.state.detail), Math.max(0, Math.min(left + 1, 2 ** 31 - 1)));
-    this.expiryTimer.unref();
+    // At expiry the health turns stale/expired at once (expired() denies from then on, after any grace).
+    const at = (ms: number, then?: () => void) => {
+      this.expiryTimer = setTimeout(() => {
+        this.setState(this.state.lastError, this.state.detail);
+        then?.();
+      }, Math.max(0, Math.min(ms, 2 ** 31 - 1)));
+      this.expiryTimer.unref();
+    };
+    // Once at expiry and, with a grace period, once more when the grace ends.
+    at(left + 1, this.graceMs > 0 ? () => at(this.graceMs) : undefined);
   }
 
   /**
@@ -334,8 +429,11 @@ export class BundleClient {
     let h: Health = health ?? (!this.held ? 'none' : lastError ? 'stale' : 'fresh');
     if (this.held && Date.parse(this.held.bundle.expiresAt) <= this.now().getTime()) {
       h = 'stale';
-      lastError ??= 'expired';
-      detail ??= `the bundle in use expired at ${this.held.bundle.expiresAt}`;
+      const note = this.expired()
+        ? `the bundle expired at ${this.held.bundle.expiresAt}; nothing is allowed`
+        : `the bundle expired at ${this.held.bundle.expiresAt}; allowed during the grace period`;
+      detail = lastError && lastError !== 'expired' ? `${note} (also: ${detail ?? lastError})` : note;
+      lastError = 'expired';
     }
     const next: ClientStatus = {
       health: h,
@@ -401,6 +499,16 @@ export class BundleClient {
     } catch {
       // A listener's failure must not stop the client.
     }
+  }
+}
+
+/** The kid a detached JWS names (already verified when the bundle was accepted). */
+function signerKid(signature: string): string | undefined {
+  try {
+    const kid = (JSON.parse(Buffer.from(signature.split('.')[0], 'base64url').toString('utf8')) as { kid?: unknown }).kid;
+    return typeof kid === 'string' ? kid : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -14,14 +14,16 @@
 //   TOOLGATE_TOKEN      runtime token for that tenant (required)
 //   TOOLGATE_SUBJECT    who the agent is (default agent:research-bot)
 //   TOOLGATE_GROUPS     comma-separated groups to request (default: the default group)
-//   TOOLGATE_JWKS_FILE  trusted signing keys (a JWKS file). Without it the keys are fetched from the
-//                       server once and trusted on first use, which is fine for a demo only.
+//   TOOLGATE_ROOT_FILE  the root public key(s) (`toolgate keys root` > root.json): the signing keys come
+//                       from the root-signed key set, so key rotation needs nothing here.
+//   TOOLGATE_JWKS_FILE  or fixed signing keys (a JWKS file). Without either, the root the server's key
+//                       set names is trusted on first use, which is fine for a demo only.
 //   TOOLGATE_CACHE_DIR  where the last good bundle is kept (default ./.toolgate-cache)
 //   TOOLGATE_APPROVE    "yes" to have the scripted human approve calls that need approval
 //   TOOLGATE_WAIT_MS    how long to wait for a first good bundle before starting (default 10000)
 import { readFile } from 'node:fs/promises';
 import { createBundleClient } from '../client/index.ts';
-import type { BundleClient, TrustedKeys } from '../client/index.ts';
+import type { BundleClient, BundleClientOptions, TrustedKeys } from '../client/index.ts';
 import type { CallDecision, ToolCall, ToolView } from '../decide.ts';
 import { toOpenAITools } from '../encoders.ts';
 import type { OpenAITool } from '../encoders.ts';
@@ -46,7 +48,7 @@ async function main(): Promise<number> {
     url,
     tenant,
     token,
-    trustedKeys: await trustedKeys(),
+    ...(await trust()),
     cacheDir: env.TOOLGATE_CACHE_DIR ?? './.toolgate-cache',
     runtimeId: `agent-loop-${process.pid}`,
   });
@@ -156,12 +158,13 @@ function sampleArguments(schema: Record<string, unknown>): unknown {
   }
 }
 
-async function trustedKeys(): Promise<TrustedKeys> {
-  if (env.TOOLGATE_JWKS_FILE) return JSON.parse(await readFile(env.TOOLGATE_JWKS_FILE, 'utf8')) as TrustedKeys;
-  console.warn(`No TOOLGATE_JWKS_FILE: trusting the keys ${url}/.well-known/jwks.json serves now (demo only).`);
-  const res = await fetch(`${url}/.well-known/jwks.json`);
-  if (!res.ok) throw new Error(`cannot fetch the server's JWKS: HTTP ${res.status}`);
-  return (await res.json()) as TrustedKeys;
+async function trust(): Promise<Pick<BundleClientOptions, 'trustedRoots' | 'trustedKeys'>> {
+  if (env.TOOLGATE_ROOT_FILE) return { trustedRoots: (JSON.parse(await readFile(env.TOOLGATE_ROOT_FILE, 'utf8')) as { keys: NonNullable<BundleClientOptions['trustedRoots']> }).keys };
+  if (env.TOOLGATE_JWKS_FILE) return { trustedKeys: JSON.parse(await readFile(env.TOOLGATE_JWKS_FILE, 'utf8')) as TrustedKeys };
+  console.warn(`No TOOLGATE_ROOT_FILE: trusting the root that ${url}/.well-known/toolgate-keyset.json names now (demo only).`);
+  const res = await fetch(`${url}/.well-known/toolgate-keyset.json`);
+  if (!res.ok) throw new Error(`cannot fetch the server's key set: HTTP ${res.status}`);
+  return { trustedRoots: ((await res.json()) as { roots: NonNullable<BundleClientOptions['trustedRoots']> }).roots };
 }
 
 /** Waits for the first good bundle (from the cache or the server), at most `ms`. */

@@ -1,12 +1,18 @@
 import { Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { type AuditFilter, auditEventPages, listAuditEvents, verifyStoredChain } from '../audit/events.ts';
+import { listCheckpoints, takeCheckpoint } from '../audit/checkpoints.ts';
 import { CSV_HEADER, toCsvRow, toJsonl } from '../audit/export.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
+import { ApiError } from '../errors.ts';
 import { validOrThrow } from '../http/body.ts';
+import { sharedKeyStore } from '../signing/key-store.ts';
 
-/** `/v1/audit`: history with filters and cursor pagination, streamed export, chain verification. */
+/**
+ * `/v1/audit`: history with filters and cursor pagination, streamed export (which first signs a
+ * checkpoint of the head, named in `Toolgate-Checkpoint`), chain verification, signed checkpoints.
+ */
 export const auditRoutes = new Hono<AppEnv>();
 
 type AuditQuery = AuditFilter & { cursor?: string; limit?: string; format?: 'jsonl' | 'csv'; order?: 'asc' | 'desc' };
@@ -25,7 +31,11 @@ auditRoutes.get('/export', async (c) => {
   authorize(c, 'audit', 'export');
   const q = validOrThrow<AuditQuery>('audit-query', { ...c.req.query() });
   const format = q.format ?? 'jsonl';
-  const db = c.get('deps').database.db;
+  const { database, config } = c.get('deps');
+  const db = database.db;
+  // Every export is anchored: an auditor who keeps this checkpoint can later prove a newer export extends it.
+  const checkpoint = await takeCheckpoint(database, sharedKeyStore(config.keysDir));
+  if (checkpoint) c.header('Toolgate-Checkpoint', String(checkpoint.seq));
   c.header('Content-Type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
   c.header('Content-Disposition', `attachment; filename="toolgate-audit.${format}"`);
   c.header('Cache-Control', 'no-store');
@@ -39,4 +49,21 @@ auditRoutes.get('/export', async (c) => {
 auditRoutes.get('/verify', async (c) => {
   authorize(c, 'audit', 'read');
   return c.json((await verifyStoredChain(c.get('deps').database.db)).result());
+});
+
+auditRoutes.get('/checkpoints', async (c) => {
+  authorize(c, 'audit', 'read');
+  const q = validOrThrow<{ cursor?: string; limit?: string }>('audit-checkpoint-query', { ...c.req.query() });
+  const limit = Number(q.limit ?? 100);
+  const items = await listCheckpoints(c.get('deps').database.db, Number(q.cursor ?? 0), limit);
+  const nextCursor = items.length === limit ? String(items[items.length - 1].seq) : null;
+  return c.json({ items, nextCursor });
+});
+
+auditRoutes.get('/checkpoints/latest', async (c) => {
+  authorize(c, 'audit', 'read');
+  const [latest] = await listCheckpoints(c.get('deps').database.db, 0, 1);
+  if (!latest) throw new ApiError(404, 'not_found', 'no audit checkpoint yet: one is signed on the next export, after 1,000 events or within 10 minutes of a change');
+  c.header('Content-Disposition', `attachment; filename="toolgate-audit-checkpoint-${latest.seq}.json"`);
+  return c.json(latest);
 });

@@ -47,6 +47,12 @@ const operations: Op[] = [
   { method: 'get', path: '/v1/audit', summary: 'Audit history (filters, cursor pagination)', tag: 'Audit' },
   { method: 'get', path: '/v1/audit/export', summary: 'Streamed export, jsonl or csv', tag: 'Audit' },
   { method: 'get', path: '/v1/audit/verify', summary: 'Check the hash chain; names the first broken link', tag: 'Audit' },
+  { method: 'get', path: '/v1/audit/checkpoints', summary: 'Signed audit chain heads, newest first (cursor pagination)', list: 'audit-checkpoint', tag: 'Audit' },
+  { method: 'get', path: '/v1/audit/checkpoints/latest', summary: 'The latest signed audit chain head, as a file to keep', response: 'audit-checkpoint', tag: 'Audit' },
+  { method: 'get', path: '/v1/keys', summary: 'Signing keys with their status, the key set and its roots', response: 'key-overview', tag: 'Keys' },
+  { method: 'post', path: '/v1/keys/rotate', summary: 'Add a next signing key (published in the key set before it signs); optional scheduled promotion', body: 'key-action', tag: 'Keys' },
+  { method: 'post', path: '/v1/keys/{kid}/promote', summary: 'Make a next key the signer; the previous one stays active', body: 'key-action', tag: 'Keys', status: '200' },
+  { method: 'post', path: '/v1/keys/{kid}/retire', summary: 'Retire a key no tenant\'s latest bundle uses (reissue: re-sign those first)', body: 'key-action', tag: 'Keys', status: '200' },
   { method: 'get', path: '/v1/tokens', summary: 'List API tokens', list: 'token', tag: 'Auth' },
   { method: 'post', path: '/v1/tokens', summary: 'Create an API token (shown once)', body: 'token-create', response: 'token', tag: 'Auth' },
   { method: 'get', path: '/v1/tokens/{id}', summary: 'Read an API token (never its secret)', response: 'token', tag: 'Auth' },
@@ -59,7 +65,8 @@ const operations: Op[] = [
   { method: 'get', path: '/v1/session/sso/callback', summary: 'Browser: back from the identity provider; opens a console session or shows why not (HTML)', tag: 'Auth' },
   ...crud('/v1/sso/mappings', 'id', 'sso-mapping', 'Auth'),
   { method: 'post', path: '/v1/sso/mappings/preview', summary: 'What a set of ID-token claims would get under the current mappings', body: 'sso-preview', response: 'sso-access', tag: 'Auth', status: '200' },
-  { method: 'get', path: '/.well-known/jwks.json', summary: 'Bundle signing public keys', tag: 'Distribution' },
+  { method: 'get', path: '/.well-known/jwks.json', summary: 'Bundle signing public keys (status next or active)', tag: 'Distribution' },
+  { method: 'get', path: '/.well-known/toolgate-keyset.json', summary: 'The root-signed key set (RFC 8785 bytes; Toolgate-Signature; ?version=N for an earlier one)', response: 'key-set', tag: 'Distribution' },
   { method: 'get', path: '/healthz', summary: 'Liveness', tag: 'Operations' },
 ];
 

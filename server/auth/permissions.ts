@@ -2,7 +2,7 @@ import { newEnforcer, newModelFromString } from 'casbin';
 import type { Role } from '../context.ts';
 
 /** What a request wants to do: a resource kind and an action on it. */
-export type Resource = 'inventory' | 'tenant' | 'policy' | 'grant' | 'bundle' | 'runtime' | 'audit' | 'token' | 'simulate' | 'mcp' | 'metrics' | 'decision' | 'sso';
+export type Resource = 'inventory' | 'tenant' | 'policy' | 'grant' | 'bundle' | 'runtime' | 'audit' | 'token' | 'simulate' | 'mcp' | 'metrics' | 'decision' | 'sso' | 'key';
 export type Action = 'read' | 'write' | 'publish' | 'pull' | 'report' | 'export' | 'run';
 
 // Role × resource × action, decided by Casbin. Tenant scoping is separate (an editor of `acme`
@@ -32,6 +32,7 @@ const rules: [Role, string, string][] = [
   ['editor', 'simulate', 'run'],
   ['editor', 'runtime', 'read'],
   ['editor', 'decision', 'read'],
+  ['editor', 'key', 'read'],
   ['viewer', 'inventory', 'read'],
   ['viewer', 'mcp', 'read'],
   ['viewer', 'tenant', 'read'],
@@ -42,6 +43,7 @@ const rules: [Role, string, string][] = [
   ['viewer', 'simulate', 'run'],
   ['viewer', 'runtime', 'read'],
   ['viewer', 'decision', 'read'],
+  ['viewer', 'key', 'read'],
   ['auditor', '*', 'read'],
   ['auditor', 'bundle', 'pull'],
   ['auditor', 'audit', 'export'],

@@ -1,12 +1,13 @@
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import type { AppDeps } from '../context.ts';
+import { maintainKeys } from '../signing/key-changes.ts';
 import { sharedKeyStore } from '../signing/key-store.ts';
 import { latestBundleLifetime, publishBundle } from './publish.ts';
 
 export type ReissueOptions = { everyMs?: number; now?: () => Date };
 
 /**
- * Keeps published bundles from expiring while nothing changes: every `everyMs` (default one
+ * Keeps published bundles (and the key set, see maintainKeys) from expiring while nothing changes: every `everyMs` (default one
  * minute), a tenant whose latest bundle has less than half of its lifetime left gets the same
  * content re-signed as a new version with a later expiry (audited as `system`). Without this a
  * quiet tenant's runtimes would go stale at `expiresAt` and a restarted one would deny everything.
@@ -18,6 +19,12 @@ export function startReissueScheduler(deps: Pick<AppDeps, 'database' | 'metrics'
   let stopped = false;
 
   const tick = async () => {
+    // The key set expires like a bundle and is re-issued the same way; scheduled promotions run here too.
+    try {
+      await maintainKeys(deps, sharedKeyStore(deps.config.keysDir));
+    } catch (err) {
+      deps.logger.error({ err: { message: (err as Error).message } }, 'could not maintain the key set');
+    }
     const tenants = await deps.database.db.selectFrom('tenants').select('id').execute();
     for (const { id } of tenants) {
       if (stopped) return;

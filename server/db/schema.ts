@@ -1,3 +1,4 @@
+import type { AuditCheckpointsTable } from './tables/audit-checkpoints.ts';
 import type { AuditEventsTable } from './tables/audit-events.ts';
 import type { BundlesTable } from './tables/bundles.ts';
 import type { DecisionSourcesTable, DecisionStatsTable, DecisionsTable } from './tables/decisions.ts';
@@ -27,6 +28,7 @@ export interface Database {
   tokens: TokensTable;
   sessions: SessionsTable;
   audit_events: AuditEventsTable;
+  audit_checkpoints: AuditCheckpointsTable;
   bundles: BundlesTable;
   runtimes: RuntimesTable;
   tenant_tests: TenantTestsTable;

@@ -1,16 +1,35 @@
 import { FlattenedSign } from 'jose';
-import type { SigningKey } from './key-store.ts';
+import type { CryptoKey } from 'jose';
 
 /** The `typ` of every bundle signature. */
 export const BUNDLE_JWS_TYP = 'toolgate-bundle+jws';
+/** The `typ` of a key-set signature (made by a root key). */
+export const KEYSET_JWS_TYP = 'toolgate-keyset+jws';
+/** The `typ` of an audit checkpoint's signature (made by an active signing key). */
+export const CHECKPOINT_JWS_TYP = 'toolgate-audit-checkpoint+jws';
+
+type Signer = { readonly kid: string; readonly privateKey: CryptoKey | Uint8Array };
 
 /**
- * Signs the exact bytes of bundle.json: a detached compact JWS (RFC 7515 appendix F),
- * `<protected>..<signature>`, header `{"alg":"EdDSA","kid":…,"typ":"toolgate-bundle+jws"}`.
+ * A detached compact JWS (RFC 7515 appendix F), `<protected>..<signature>`, EdDSA over the exact
+ * bytes, protected header `{"alg":"EdDSA","kid":…,"typ":…}`.
  */
-export async function signBundle(bytes: Uint8Array, key: SigningKey): Promise<string> {
-  const jws = await new FlattenedSign(bytes)
-    .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: BUNDLE_JWS_TYP })
-    .sign(key.privateKey);
+async function signDetached(bytes: Uint8Array, key: Signer, typ: string): Promise<string> {
+  const jws = await new FlattenedSign(bytes).setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ }).sign(key.privateKey);
   return `${jws.protected}..${jws.signature}`;
+}
+
+/** Signs the exact bytes of bundle.json with a signing key. */
+export function signBundle(bytes: Uint8Array, key: Signer): Promise<string> {
+  return signDetached(bytes, key, BUNDLE_JWS_TYP);
+}
+
+/** Signs the exact bytes of a key set with a root key. */
+export function signKeySet(bytes: Uint8Array, root: Signer): Promise<string> {
+  return signDetached(bytes, root, KEYSET_JWS_TYP);
+}
+
+/** Signs the RFC 8785 bytes of an audit checkpoint with an active signing key. */
+export function signCheckpoint(bytes: Uint8Array, key: Signer): Promise<string> {
+  return signDetached(bytes, key, CHECKPOINT_JWS_TYP);
 }

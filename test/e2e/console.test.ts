@@ -202,7 +202,7 @@ describe('the admin console in a real browser', () => {
     expect(bundle).toMatchObject({ version: 2, tenant: 'globex-eng' });
 
     await page.getByRole('button', { name: 'Verify signature' }).click();
-    await page.getByText(/Signature verified: v2/).waitFor();
+    await page.getByText(/Consistent, but not proof: v2/).waitFor();
     const versions = page.getByRole('table', { name: 'Versions' });
     expect(await versions.getByRole('row', { name: /v2.*Let coders query the knowledge graph/ }).count()).toBe(1);
     await c.shot(page, 'publish');

@@ -124,20 +124,29 @@ describe('toolgate tools list', () => {
 });
 
 describe('toolgate keys', () => {
-  it('rotates to a new signing key, keeps the old one listed, and audits the rotation', async () => {
+  it('stages a rotation: the new key is listed as next, signs only once promoted, and both steps are audited', async () => {
+    const keyLines = (lines: string[]) => lines.filter((l) => !l.startsWith('key set '));
     const before = capture();
     expect(await keys(['list'], before.out)).toBe(0);
-    expect(before.lines.out).toHaveLength(1);
+    expect(keyLines(before.lines.out)).toHaveLength(1);
     const oldKid = before.lines.out[0].split(/\s+/)[0];
     const rotated = capture();
     expect(await keys(['rotate', '--reason', 'scheduled'], rotated.out)).toBe(0);
+    const staged = capture();
+    await keys(['list'], staged.out);
+    expect(keyLines(staged.lines.out)).toHaveLength(2);
+    expect(staged.lines.out[0]).toMatch(new RegExp(`^${oldKid}\\s+active\\s+\\S+\\s+signing`));
+    expect(staged.lines.out[1]).toMatch(/^\S+\s+next\s+\S+$/);
+    expect(await keys(['promote', '--reason', 'runtimes have it'], capture().out)).toBe(0);
     const after = capture();
     await keys(['list'], after.out);
-    expect(after.lines.out).toHaveLength(2);
-    expect(after.lines.out[0]).toMatch(new RegExp(`^${oldKid}\\s+\\S+$`));
-    expect(after.lines.out[1]).toMatch(/signing$/);
-    const events = await listAuditEvents(deps.database.db, {}, 0, 1000);
-    expect(events.filter((e) => e.action === 'rotate' && e.entityType === 'key').map((e) => e.reason)).toEqual(['scheduled']);
+    expect(after.lines.out[0]).toMatch(new RegExp(`^${oldKid}\\s+active\\s+\\S+$`));
+    expect(after.lines.out[1]).toMatch(/^\S+\s+active\s+\S+\s+signing/);
+    const events = await listAuditEvents(deps.database.db, { entityType: 'key' }, 0, 1000);
+    expect(events.map((e) => [e.action, e.reason])).toEqual([
+      ['rotate', 'scheduled'],
+      ['promote', 'runtimes have it'],
+    ]);
     expect(await keys(['spin'], capture().out)).toBe(2);
   });
 });
@@ -151,12 +160,13 @@ describe('toolgate keys retire', () => {
     expect((await publish('signed by the current key')).status).toBe(201);
     const listed = capture();
     await keys(['list'], listed.out);
-    const signer = listed.lines.out.find((l) => l.endsWith('signing'))!.split(/\s+/)[0];
+    const signer = listed.lines.out.find((l) => /\ssigning/.test(l))!.split(/\s+/)[0];
     const refuse = capture();
     expect(await keys(['retire', signer], refuse.out)).toBe(1);
-    expect(refuse.lines.err.join()).toContain('rotate first');
+    expect(refuse.lines.err.join()).toContain('promote another key before retiring it');
 
     expect(await keys(['rotate'], capture().out)).toBe(0);
+    expect(await keys(['promote'], capture().out)).toBe(0);
     const blocked = capture();
     expect(await keys(['retire', signer], blocked.out)).toBe(1);
     expect(blocked.lines.err.join()).toContain('globex-eng');

@@ -188,9 +188,11 @@ describe('publishing', () => {
 });
 
 describe('key rotation', () => {
-  it('signs the next publish with a key rotated by another process, old keys staying in the JWKS', async () => {
+  it('signs the next publish with a key rotated and promoted by another process, old keys staying in the JWKS', async () => {
     const before = (await t.request('GET', '/.well-known/jwks.json', { token: null })).json.keys.map((k: { kid: string }) => k.kid);
-    const rotated = await new KeyStore(t.deps.config.keysDir).rotate();
+    const cli = new KeyStore(t.deps.config.keysDir);
+    const rotated = await cli.rotate();
+    await cli.promote(rotated.kid);
     const jwks = (await t.request('GET', '/.well-known/jwks.json', { token: null })).json;
     expect(jwks.keys.map((k: { kid: string }) => k.kid).sort()).toEqual([...before, rotated.kid].sort());
     const r = await t.request('POST', '/v1/tenants/globex-eng/bundles', { body: { reason: 'after rotation' } });

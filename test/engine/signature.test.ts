@@ -25,25 +25,31 @@ if (!compiled.ok) throw new Error('compile failed');
 const bytes = compiled.bytes;
 
 describe('key store', () => {
-  it('creates the first key on first use, in a file only the owner can read', async () => {
+  it('creates the first key, a root key and key set v1 on first use, private keys in files only the owner can read', async () => {
     const dir = tempDir();
     const store = new KeyStore(dir);
     const key = await store.signer();
-    const files = readdirSync(dir);
-    expect(files).toEqual([`${key.kid}.json`]);
-    expect(statSync(join(dir, files[0])).mode & 0o777).toBe(0o600);
+    const { keySet } = await store.keySet();
+    const root = keySet.roots[0].kid;
+    expect(readdirSync(dir).sort()).toEqual([`${key.kid}.json`, `${root}.root.json`, 'keyset'].sort());
+    for (const f of [`${key.kid}.json`, `${root}.root.json`]) expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+    expect(keySet).toMatchObject({ format: 'toolgate.keyset/v1', version: 1, keys: [{ kid: key.kid, status: 'active' }] });
     expect((await store.jwks()).keys).toEqual([{ kty: 'OKP', crv: 'Ed25519', x: expect.any(String), kid: key.kid, alg: 'EdDSA', use: 'sig' }]);
     expect(JSON.stringify(await store.jwks())).not.toContain('"d"');
   });
 
-  it('signs with a rotated key while the old one stays published, seen by a running store without restart', async () => {
+  it('publishes a rotated key as next before it signs, then signs with it once promoted, seen by a running store without restart', async () => {
     const dir = tempDir();
     const server = new KeyStore(dir);
     const first = await server.signer();
     const cli = new KeyStore(dir);
     const second = await cli.rotate();
     expect(second.kid).not.toBe(first.kid);
+    expect((await server.signer()).kid).toBe(first.kid);
+    expect((await server.keySet()).keySet).toMatchObject({ version: 2, keys: [{ kid: first.kid, status: 'active' }, { kid: second.kid, status: 'next' }] });
+    await cli.promote();
     expect((await server.signer()).kid).toBe(second.kid);
+    expect((await server.keySet()).keySet).toMatchObject({ version: 3, keys: [{ kid: first.kid, status: 'active' }, { kid: second.kid, status: 'active' }] });
     expect((await server.jwks()).keys.map((k) => k.kid).sort()).toEqual([first.kid, second.kid].sort());
     expect((await server.list()).map((k) => [k.kid, k.signing])).toEqual([[first.kid, false], [second.kid, true]]);
     const jws = await signBundle(bytes, await server.signer());

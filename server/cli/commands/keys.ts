@@ -1,109 +1,152 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { runChange } from '../../audit/change.ts';
+import type { ChangeMeta } from '../../audit/change.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
+import { ApiError } from '../../errors.ts';
 import { createMetrics } from '../../observability/metrics.ts';
-import { latestBundleRow, publishBundle } from '../../compiler/publish.ts';
+import { promoteSigningKey, reissueKeySet, retireSigningKey, rotateRootKey, rotateSigningKey, tenantsSignedBy } from '../../signing/key-changes.ts';
 import { KeyStore } from '../../signing/key-store.ts';
 import { settingsFromEnv } from '../../startup.ts';
 
-const USAGE = 'usage: toolgate keys list | toolgate keys rotate [--reason TEXT] | toolgate keys retire KID [--reissue] [--reason TEXT]';
+const USAGE = [
+  'usage: toolgate keys list',
+  '       toolgate keys rotate [--promote-after DURATION]     add a next key (published before it signs)',
+  '       toolgate keys promote [KID]                         make the next key the signer',
+  '       toolgate keys retire KID [--reissue]                retire a key no tenant\'s latest bundle uses',
+  '       toolgate keys rotate-root [--new-root-key FILE]     the current root announces a new root',
+  '       toolgate keys reissue                               sign the key set again with a later expiry',
+  '       toolgate keys root                                  print the root public keys (what runtimes are configured with)',
+  'options: --root-key FILE (the root private key, when it is kept off the server), --reason TEXT',
+].join('\n');
 
 type Output = { log: (line: string) => void; error: (line: string) => void };
 
 /**
- * `toolgate keys list` prints the signing keys (kid, created, which signs); `toolgate keys rotate`
- * makes a new key the signer while older keys stay in the JWKS. A running server picks the new key
- * up on its next signature, without a restart. Rotation is audited when the database exists.
+ * `toolgate keys …`: staged rotation of the bundle-signing keys and the root-signed key set. A
+ * running server picks every change up without a restart. Changes are audited.
  */
 export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
   const [sub, ...rest] = args;
   let values;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { reason: { type: 'string' }, reissue: { type: 'boolean' } } }));
+    ({ values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        reason: { type: 'string' },
+        reissue: { type: 'boolean' },
+        'root-key': { type: 'string' },
+        'promote-after': { type: 'string' },
+        'new-root-key': { type: 'string' },
+      },
+    }));
   } catch (err) {
     out.error(`toolgate keys: ${(err as Error).message}\n${USAGE}`);
     return 2;
   }
   const settings = settingsFromEnv();
-  const store = new KeyStore(settings.keysDir);
-  if (sub === 'list') {
-    for (const k of await store.list()) out.log(`${k.kid}  ${k.createdAt}${k.signing ? '  signing' : ''}`);
-    return 0;
+  const rootKeyFile = values['root-key'];
+  if (rootKeyFile && !existsSync(rootKeyFile)) {
+    out.error(`toolgate keys: no root key file ${rootKeyFile}`);
+    return 1;
   }
-  if (sub === 'retire') return retire(positionals, values, settings, store, out);
-  if (sub !== 'rotate' || positionals.length) {
-    out.error(USAGE);
-    return 2;
-  }
-  const before = (await store.list({ create: false })).find((k) => k.signing)?.kid ?? null;
-  const key = await store.rotate();
-  out.log(`${key.kid} now signs; ${before ? `${before} stays published` : 'it is the first key'}`);
-  if (existsSync(settings.dbFile)) {
-    const database = new ToolgateDatabase(settings.dbFile);
-    try {
-      await database.migrateToLatest();
-      await runChange({ database, metrics: createMetrics() }, { actor: 'system', requestId: null, reason: values.reason ?? 'toolgate keys rotate' }, (ch) =>
-        ch.record({ action: 'rotate', entityType: 'key', entityId: key.kid, tenant: null, before: before ? { signing: before } : null, after: { signing: key.kid } }),
-      );
-    } finally {
-      await database.close();
-    }
-  }
-  return 0;
-}
+  const store = new KeyStore(settings.keysDir, { rootKeyFile });
+  const expect = (n: number) => {
+    if (positionals.length > n) throw new UsageError();
+  };
 
-/**
- * `toolgate keys retire KID`: refuses while any tenant's latest bundle is signed by KID (runtimes
- * would refuse their only bundle); with `--reissue` those bundles are first re-signed, content
- * unchanged, by the current key. Audited.
- */
-async function retire(
-  positionals: string[],
-  values: { reason?: string; reissue?: boolean },
-  settings: ReturnType<typeof settingsFromEnv>,
-  store: KeyStore,
-  out: Output,
-): Promise<number> {
-  const [kid, ...extra] = positionals;
-  if (!kid || extra.length) {
-    out.error(USAGE);
-    return 2;
-  }
-  const keys = await store.list({ create: false });
-  const key = keys.find((k) => k.kid === kid);
-  if (!key) {
-    out.error(`toolgate keys retire: no key ${kid} (see toolgate keys list)`);
-    return 1;
-  }
-  if (key.signing) {
-    out.error(`toolgate keys retire: ${kid} signs now; run toolgate keys rotate first`);
-    return 1;
-  }
-  const database = new ToolgateDatabase(settings.dbFile);
-  const deps = { database, metrics: createMetrics() };
-  const reason = values.reason ?? 'toolgate keys retire';
+  const database = existsSync(settings.dbFile) || sub === 'retire' ? new ToolgateDatabase(settings.dbFile) : undefined;
   try {
-    await database.migrateToLatest();
-    const tenants = (await database.db.selectFrom('tenants').select('id').orderBy('id').execute()).map((t) => t.id);
-    const affected: string[] = [];
-    for (const t of tenants) if ((await latestBundleRow(database.db, t))?.kid === kid) affected.push(t);
-    if (affected.length && !values.reissue) {
-      out.error(`toolgate keys retire: the latest bundle of ${affected.join(', ')} is signed by ${kid}; runtimes would refuse it. Add --reissue to re-sign those bundles with the current key first.`);
+    if (database) await database.migrateToLatest();
+    const deps = { database, metrics: createMetrics() };
+    const meta = (fallback: string): ChangeMeta => ({ actor: 'system', requestId: null, reason: values.reason ?? fallback });
+    switch (sub) {
+      case 'list': {
+        expect(0);
+        const ks = (await store.keySet()).keySet;
+        const root = await store.rootInfo();
+        for (const k of await store.list()) {
+          const uses = database ? await tenantsSignedBy(deps, k.kid) : [];
+          const notes = [k.signing ? 'signing' : '', k.promoteAt ? `promotes at ${k.promoteAt}` : '', uses.length ? `latest bundle of ${uses.join(', ')}` : ''].filter(Boolean);
+          out.log(`${k.kid}  ${k.status.padEnd(7)}  ${k.createdAt}${notes.length ? '  ' + notes.join('; ') : ''}`);
+        }
+        out.log(`key set v${ks.version}, expires ${ks.expiresAt}; root ${root.roots.map((r) => `${r.kid}${r.available ? '' : ' (not on this machine)'}`).join(', ')}`);
+        return 0;
+      }
+      case 'root': {
+        expect(0);
+        out.log(JSON.stringify({ keys: (await store.keySet()).keySet.roots }, null, 2));
+        return 0;
+      }
+      case 'rotate': {
+        expect(0);
+        let promoteAfterSeconds: number | undefined;
+        if (values['promote-after'] !== undefined) {
+          promoteAfterSeconds = parseDuration(values['promote-after']);
+          if (promoteAfterSeconds === undefined) {
+            out.error('toolgate keys rotate: --promote-after takes a duration such as 90s, 10m, 24h or 7d');
+            return 2;
+          }
+          if (!(await store.rootInfo()).canSign && !rootKeyFile) {
+            out.error('toolgate keys rotate: --promote-after needs the root key on the server (the scheduled promotion re-signs the key set there)');
+            return 1;
+          }
+        }
+        const r = await rotateSigningKey(deps, meta('toolgate keys rotate'), store, { promoteAfterSeconds });
+        out.log(`${r.kid} added as next in key set v${r.keySetVersion}; ${r.promoteAt ? `it signs from ${r.promoteAt}` : 'run toolgate keys promote once runtimes have the key set'}`);
+        return 0;
+      }
+      case 'promote': {
+        expect(1);
+        const r = await promoteSigningKey(deps, meta('toolgate keys promote'), store, positionals[0]);
+        out.log(`${r.kid} now signs (key set v${r.keySetVersion})${r.previous ? `; ${r.previous} stays active until retired` : ''}`);
+        return 0;
+      }
+      case 'retire': {
+        if (positionals.length !== 1) throw new UsageError();
+        const r = await retireSigningKey(deps, meta('toolgate keys retire'), store, positionals[0], { reissue: values.reissue });
+        for (const x of r.reissued) out.log(`${x.tenant}: re-issued as version ${x.version}`);
+        out.log(`${r.kid} retired (key set v${r.keySetVersion}): runtimes refuse what it signed`);
+        return 0;
+      }
+      case 'rotate-root': {
+        expect(0);
+        const r = await rotateRootKey(deps, meta('toolgate keys rotate-root'), store, { newRootFile: values['new-root-key'] });
+        out.log(`root ${r.root} announced by ${r.previous} in key set v${r.keySetVersion}; runtimes that follow the key set trust it from now on`);
+        return 0;
+      }
+      case 'reissue': {
+        expect(0);
+        const ks = await reissueKeySet(deps, meta('toolgate keys reissue'), store);
+        out.log(`key set v${ks.version} signed, expires ${ks.expiresAt}`);
+        return 0;
+      }
+      default:
+        throw new UsageError();
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      out.error(USAGE);
+      return 2;
+    }
+    if (err instanceof ApiError || err instanceof Error) {
+      out.error(`toolgate keys ${sub}: ${err.message}`);
       return 1;
     }
-    for (const t of affected) {
-      const r = await publishBundle(deps, { actor: 'system', requestId: null, reason: `re-signed before retiring key ${kid}` }, t, { reissue: true }, store);
-      out.log(`${t}: re-issued as version ${r.version}`);
-    }
-    await store.retire(kid);
-    await runChange(deps, { actor: 'system', requestId: null, reason }, (ch) =>
-      ch.record({ action: 'retire', entityType: 'key', entityId: kid, tenant: null, before: { kid, createdAt: key.createdAt }, after: null }),
-    );
-    out.log(`${kid} retired: it is no longer in the JWKS`);
-    return 0;
+    throw err;
   } finally {
-    await database.close();
+    await database?.close();
   }
+}
+
+class UsageError extends Error {}
+
+/** `90`, `90s`, `10m`, `24h`, `7d` → seconds. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^(\d{1,9})([smhd]?)$/.exec(text.trim());
+  if (!m) return undefined;
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
+  const seconds = Number(m[1]) * unit;
+  return seconds <= 365 * 86400 ? seconds : undefined;
 }

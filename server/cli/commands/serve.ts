@@ -1,16 +1,26 @@
 import { serve } from '@hono/node-server';
 import { createApp } from '../../app.ts';
 import { compileDraft } from '../../compiler/draft.ts';
+import { startCheckpointScheduler } from '../../audit/checkpoints.ts';
 import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
 import type { AppDeps } from '../../context.ts';
 import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
+import { sharedKeyStore } from '../../signing/key-store.ts';
 import { openToolgate, settingsFromEnv } from '../../startup.ts';
 
 /** `toolgate serve`: migrate, seed, serve, and keep MCP servers with an interval in sync and bundles from expiring, until SIGINT/SIGTERM. */
 export async function run(): Promise<number> {
   const settings = settingsFromEnv();
   const { deps, generatedAdminToken } = await openToolgate(settings);
+  // The first start creates the first signing key, the root key and key set v1; later starts say where the root is.
+  const keys = sharedKeyStore(deps.config.keysDir);
+  const { keySet } = await keys.keySet();
+  const root = await keys.rootInfo();
+  deps.logger.info(
+    { keySetVersion: keySet.version, expiresAt: keySet.expiresAt, roots: root.roots.map((r) => r.kid) },
+    root.canSign ? 'key set ready; the root key is on this server' : 'key set ready; the root key is kept elsewhere, so key changes need toolgate keys … --root-key FILE',
+  );
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, (info) => {
     deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: settings.dbFile }, 'toolgate listening');
@@ -24,6 +34,7 @@ export async function run(): Promise<number> {
   setImmediate(() => void warmCompiler(deps).catch(() => undefined));
   const stopMcp = startMcpScheduler(deps);
   const stopReissue = startReissueScheduler(deps);
+  const stopCheckpoints = startCheckpointScheduler(deps, keys);
   const stopRetention = startDecisionRetention(deps);
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -35,6 +46,7 @@ export async function run(): Promise<number> {
   });
   await stopMcp();
   await stopReissue();
+  await stopCheckpoints();
   await stopRetention();
   await deps.database.close();
   return 0;

@@ -32,6 +32,7 @@ function Shell({ session }: { session: Session }) {
     { key: 'audit', label: 'Audit', show: canReadAudit(session) },
     { key: 'tokens', label: 'Tokens', show: session.role === 'admin' },
     { key: 'sso', label: 'Single sign-on', show: session.role === 'admin' || session.role === 'auditor' },
+    { key: 'keys', label: 'Keys', show: session.role !== 'runtime' },
   ];
   const page: ReactNode = routeFor(loc, session);
   const title = nav.find((n) => n.key === section)?.label;

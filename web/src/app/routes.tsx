@@ -5,6 +5,7 @@ import { PublishPage } from '../features/bundles/components/publish-page.tsx';
 import { DecisionsPage } from '../features/decisions/components/decisions-page.tsx';
 import { GroupsPage } from '../features/groups/components/groups-page.tsx';
 import { HomePage } from '../features/overview/components/home-page.tsx';
+import { KeysPage } from '../features/keys/components/keys-page.tsx';
 import { McpPage } from '../features/mcp/components/mcp-page.tsx';
 import { TestsPage } from '../features/policy-tests/components/tests-page.tsx';
 import { StatesPage } from '../features/states/components/states-page.tsx';
@@ -39,6 +40,8 @@ export function routeFor(loc: Location, session: Session): ReactNode {
       return <TokensPage session={session} />;
     case 'sso':
       return <SsoPage session={session} />;
+    case 'keys':
+      return <KeysPage session={session} />;
     case 'tenants':
       if (!id) return <TenantsPage session={session} />;
       return (

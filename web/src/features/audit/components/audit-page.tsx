@@ -13,6 +13,7 @@ import { useTenants } from '../../tenants/api/get-tenants.ts';
 import { useTokens } from '../../tokens/api/get-tokens.ts';
 import { useUrlFilters } from '../../../lib/use-url-filters.ts';
 import { auditExportPath, useAudit, useAuditVerification, type AuditFilters } from '../api/get-audit.ts';
+import { saveCheckpoint, useLatestCheckpoint } from '../api/get-checkpoints.ts';
 
 const keys = ['tenant', 'actor', 'entityType', 'entityId', 'action', 'from', 'to'] as const;
 
@@ -27,6 +28,10 @@ export function AuditPage(_: { session: Session }) {
   };
   const audit = useAudit(apiFilters);
   const verify = useAuditVerification();
+  const checkpoint = useLatestCheckpoint();
+  // Every export signs a checkpoint of the head: show it once the download has started.
+  const exportAs = (format: 'csv' | 'jsonl') =>
+    download(auditExportPath(apiFilters, format), `toolgate-audit.${format}`).then(() => checkpoint.refetch(), setExportError);
   const tenants = useTenants();
   const tokens = useTokens();
   const actorLabel = (actor: string) => {
@@ -56,10 +61,10 @@ export function AuditPage(_: { session: Session }) {
         subtitle="Who changed what, when and why. Every event is chained to the one before it."
         actions={
           <>
-            <button type="button" onClick={() => download(auditExportPath(apiFilters, 'csv'), 'toolgate-audit.csv').catch(setExportError)}>
+            <button type="button" onClick={() => void exportAs('csv')}>
               Export CSV
             </button>
-            <button type="button" onClick={() => download(auditExportPath(apiFilters, 'jsonl'), 'toolgate-audit.jsonl').catch(setExportError)}>
+            <button type="button" onClick={() => void exportAs('jsonl')}>
               Export JSONL
             </button>
           </>
@@ -84,6 +89,27 @@ export function AuditPage(_: { session: Session }) {
         <button type="button" className="link-button" onClick={() => verify.refetch()}>
           Verify again
         </button>
+      </div>
+      <div className="verify-banner" role="region" aria-label="Latest checkpoint">
+        {checkpoint.isPending ? (
+          'Loading the latest checkpoint…'
+        ) : checkpoint.error ? (
+          <Notice error={checkpoint.error} />
+        ) : checkpoint.data ? (
+          <>
+            <Badge tone="info">checkpoint</Badge> Event #{checkpoint.data.seq}, signed {new Date(checkpoint.data.at).toLocaleString()},{' '}
+            <span className="mono small break">hash {checkpoint.data.hash}</span>.{' '}
+            <button type="button" onClick={() => saveCheckpoint(checkpoint.data!)}>
+              Download checkpoint
+            </button>
+            <p className="muted small">
+              Keep checkpoints outside Toolgate: <code>toolgate audit verify EXPORT --checkpoint FILE</code> proves a later export extends this one unchanged, even if someone rewrote the
+              database and recomputed every hash.
+            </p>
+          </>
+        ) : (
+          <span className="muted">No checkpoint yet: one is signed on every export, after 1,000 events, and within 10 minutes of a change.</span>
+        )}
       </div>
       <form className="filters" role="search" aria-label="Filter audit events" onSubmit={(e) => e.preventDefault()}>
         <SelectField empty="Any" label="Tenant" value={filters.tenant} options={(tenants.data ?? []).map((t) => t.id)} onChange={(v) => setFilter('tenant', v)} />
@@ -129,7 +155,7 @@ export function AuditPage(_: { session: Session }) {
   );
 }
 
-const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', retire: 'warn', sign: 'warn', refuse: 'bad' } as const;
+const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', promote: 'warn', retire: 'warn', sign: 'warn', refuse: 'bad' } as const;
 
 function AuditItem({
   event: e,

@@ -19,6 +19,8 @@ import { ImpactView } from '../../decisions/components/impact-view.tsx';
 import { TestResults } from '../../policy-tests/components/test-results.tsx';
 
 
+const ROOT_STORAGE = 'toolgate.trustedRoot';
+
 /** Diff of the draft against the latest bundle, publish with a reason, history, rollback, downloads, runtimes. */
 export function PublishPage({ tenant, session }: { tenant: string; session: Session }) {
   const bundles = useBundles(tenant);
@@ -38,6 +40,8 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
   const [compare, setCompare] = useState<number | null>(null);
   const [verification, setVerification] = useState<Verification | null>(null);
+  // The root public key an admin checks against; public data, remembered in this browser only.
+  const [rootText, setRootText] = useState(() => localStorage.getItem(ROOT_STORAGE) ?? '');
   const [downloadError, setDownloadError] = useState<unknown>(null);
   const ids = useId();
   const base = `/v1/tenants/${encodeURIComponent(tenant)}/bundles`;
@@ -120,14 +124,38 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                 <button type="button" onClick={() => get('/.well-known/jwks.json', 'jwks.json')}>
                   Download JWKS
                 </button>
-                <button type="button" onClick={() => verifyBundle(tenant, latest.version).then(setVerification, (e) => setVerification({ ok: false, reason: e instanceof Error ? e.message : String(e) }))}>
+                <button
+                  type="button"
+                  onClick={() => {
+                    setVerification(null);
+                    localStorage.setItem(ROOT_STORAGE, rootText.trim());
+                    verifyBundle(tenant, latest.version, rootText.trim() ? { kind: 'pasted', text: rootText } : { kind: 'server' }).then(setVerification);
+                  }}
+                >
                   Verify signature
                 </button>
               </div>
+              <div className="field">
+                <label htmlFor={`${ids}-root`}>Root public key to check against (what your runtimes are configured with)</label>
+                <textarea
+                  id={`${ids}-root`}
+                  rows={2}
+                  className="mono small"
+                  placeholder='{"keys":[{"kid":"…","kty":"OKP","crv":"Ed25519","x":"…"}]} (toolgate keys root)'
+                  value={rootText}
+                  onChange={(e) => setRootText(e.target.value)}
+                />
+                <p className="muted small">
+                  Only a root you got outside this server adds trust. Left empty, the check uses the root this server's own key set names: that shows the server is consistent, not that it
+                  is the server your runtimes trust.
+                </p>
+              </div>
               {verification ? (
                 verification.ok ? (
-                  <p role="status" className="notice notice-success">
-                    Signature verified: v{latest.version} ({verification.bytes} bytes) signed by key {verification.kid}.
+                  <p role="status" className={verification.source === 'pasted' ? 'notice notice-success' : 'notice notice-warn'}>
+                    {verification.source === 'pasted'
+                      ? `Verified against your root key ${verification.root}: key set v${verification.keySetVersion} lists key ${verification.kid} (${verification.keyStatus}), which signed v${latest.version} (${verification.bytes} bytes).`
+                      : `Consistent, but not proof: v${latest.version} (${verification.bytes} bytes) is signed by key ${verification.kid} (${verification.keyStatus}) of key set v${verification.keySetVersion}, signed by the root this server names (${verification.root}). A compromised server could name its own root: paste your root key to check what your runtimes check.`}
                   </p>
                 ) : (
                   <p role="alert" className="notice notice-error">

@@ -1,0 +1,159 @@
+import { useId, useState } from 'react';
+import { Badge } from '../../../components/badge.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading, PageHeader } from '../../../components/page.tsx';
+import type { Session } from '../../auth/api/get-session.ts';
+import { useChangeKeys, type KeyChange } from '../api/change-keys.ts';
+import { useKeys, type KeyOverview } from '../api/get-keys.ts';
+
+const statusTone = { next: 'info', active: 'ok', retired: 'muted' } as const;
+const delays: [string, number | undefined][] = [
+  ['by hand (promote below)', undefined],
+  ['after 1 hour', 3600],
+  ['after 24 hours', 86400],
+  ['after 7 days', 7 * 86400],
+];
+
+/**
+ * The signing keys and the root-signed key set. Everyone who signs in sees the status; admins
+ * rotate (add a next key), promote and retire, each with a reason, each audited.
+ */
+export function KeysPage({ session }: { session: Session }) {
+  const keys = useKeys();
+  const change = useChangeKeys();
+  const admin = session.role === 'admin';
+  const [reason, setReason] = useState('');
+  const [delay, setDelay] = useState(0);
+  const [done, setDone] = useState<string | null>(null);
+  const ids = useId();
+  const data = keys.data;
+  const canChange = admin && !!data?.rootOnServer;
+  const run = (c: KeyChange, said: string) => {
+    setDone(null);
+    change.mutate(c, {
+      onSuccess: (r) => {
+        setDone(`${said} Key set is now version ${r.keySetVersion}.`);
+        setReason('');
+      },
+    });
+  };
+
+  return (
+    <section className="page">
+      <PageHeader
+        title="Keys"
+        subtitle="Runtimes trust only the root key; the root signs the key set, which lists the keys that may sign bundles. Rotation is staged: a next key is published before it signs, promoted once runtimes have it, and the old key retired once no tenant's latest bundle uses it."
+      />
+      {keys.isPending ? <Loading what="keys" /> : null}
+      {keys.error ? <Notice error={keys.error} /> : null}
+      {data ? (
+        <>
+          <KeySetCard data={data} />
+          {admin && !data.rootOnServer ? (
+            <p role="note" className="notice notice-warn">
+              The root key is kept off this server, so the key set cannot be changed here. Use <code>toolgate keys rotate|promote|retire --root-key FILE</code> where the root key is kept.
+            </p>
+          ) : null}
+          <div className="table-wrap">
+            <DataTable label="Signing keys" columns={['Key', 'Status', 'Created', 'Latest bundle of']} actions={canChange}>
+              {data.keys.map((k) => (
+                <tr key={k.kid}>
+                  <td className="mono small break">{k.kid}</td>
+                  <td>
+                    <Badge tone={statusTone[k.status]}>{k.status}</Badge> {k.signing ? <Badge tone="ok">signing</Badge> : null}
+                    {k.promoteAt ? <span className="muted small"> promotes {new Date(k.promoteAt).toLocaleString()}</span> : null}
+                  </td>
+                  <td>{new Date(k.createdAt).toLocaleString()}</td>
+                  <td>{k.latestBundleOf.length ? k.latestBundleOf.join(', ') : <span className="muted">none</span>}</td>
+                  {canChange ? (
+                    <td>
+                      {k.status === 'next' ? (
+                        <button type="button" aria-label={`Promote ${k.kid}`} disabled={!reason.trim() || change.isPending} onClick={() => run({ kind: 'promote', kid: k.kid, reason }, `${k.kid} now signs.`)}>
+                          Promote
+                        </button>
+                      ) : null}
+                      {k.status === 'active' && !k.signing ? (
+                        <button
+                          type="button"
+                          className="danger"
+                          aria-label={`Retire ${k.kid}`}
+                          disabled={!reason.trim() || change.isPending}
+                          title={k.latestBundleOf.length ? 'Re-issues those tenants\' bundles with the signing key first' : undefined}
+                          onClick={() => {
+                            const reissue = k.latestBundleOf.length > 0;
+                            const q = reissue
+                              ? `Retire ${k.kid}? The latest bundle of ${k.latestBundleOf.join(', ')} is re-signed with the signing key first; runtimes then refuse anything this key signed.`
+                              : `Retire ${k.kid}? Runtimes refuse anything this key signed from the next key set on.`;
+                            if (window.confirm(q)) run({ kind: 'retire', kid: k.kid, reason, reissue }, `${k.kid} retired.`);
+                          }}
+                        >
+                          {k.latestBundleOf.length ? 'Re-issue and retire' : 'Retire'}
+                        </button>
+                      ) : null}
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </DataTable>
+          </div>
+          {canChange ? (
+            <form
+              className="card"
+              aria-label="Change keys"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const after = delays[delay][1];
+                run({ kind: 'rotate', reason, ...(after !== undefined ? { promoteAfterSeconds: after } : {}) }, after !== undefined ? 'A next key was added; it is promoted on schedule.' : 'A next key was added; promote it once runtimes have the new key set.');
+              }}
+            >
+              <div className="field">
+                <label htmlFor={`${ids}-reason`}>Reason for the change (required, audited)</label>
+                <input id={`${ids}-reason`} required value={reason} onChange={(e) => setReason(e.target.value)} />
+              </div>
+              <div className="field">
+                <label htmlFor={`${ids}-delay`}>Promote the new key</label>
+                <select id={`${ids}-delay`} value={delay} onChange={(e) => setDelay(Number(e.target.value))}>
+                  {delays.map(([label], i) => (
+                    <option key={label} value={i}>
+                      {label}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <button type="submit" className="primary" disabled={!reason.trim() || change.isPending}>
+                Add next key
+              </button>
+            </form>
+          ) : !admin ? (
+            <p className="muted">Only admins change keys.</p>
+          ) : null}
+          <Notice error={change.error} success={done} />
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+function KeySetCard({ data }: { data: KeyOverview }) {
+  const expires = new Date(data.keySet.expiresAt);
+  return (
+    <div className="card" role="region" aria-label="Key set">
+      <p>
+        Key set <strong>v{data.keySet.version}</strong>, signed {new Date(data.keySet.issuedAt).toLocaleString()}, expires {expires.toLocaleString()} (re-issued by the server before then
+        {data.rootOnServer ? '' : ', which needs the root key'}).
+      </p>
+      <p>
+        Root{data.roots.length > 1 ? 's' : ''}:{' '}
+        {data.roots.map((r) => (
+          <span key={r.kid}>
+            <span className="mono small break">{r.kid}</span> {r.available ? <Badge tone="warn">on this server</Badge> : <Badge tone="ok">kept elsewhere</Badge>}{' '}
+          </span>
+        ))}
+      </p>
+      <p className="muted small">
+        Configure runtimes with the root public key (<code>toolgate keys root</code>), never with signing keys: then rotation needs no change on any runtime.
+      </p>
+    </div>
+  );
+}
