@@ -103,7 +103,9 @@ function compute(
 
   const states = stateMask(loaded, state);
   const facts = request.facts ?? {};
-  const disabled = request.profile === undefined ? undefined : loaded.profileDisable.get(request.profile);
+  // An unknown profile name is no profile: profile-scoped tools stay hidden, nothing else changes.
+  const profile = request.profile === undefined ? undefined : loaded.profiles.get(request.profile);
+  const scoped = loaded.profileScoped;
   const allowedIds = request.allowedConnectionIds === undefined ? undefined : new Set(request.allowedConnectionIds);
   const policy = subject.policy;
   const approval = subject.requireApproval;
@@ -119,7 +121,7 @@ function compute(
     else if (policy[i] === 1) reason = 'denied';
     else if (policy[i] === 2) reason = 'not_allowed';
     else if (t.requires.length > 0 && !gatesPass(t, facts)) reason = 'runtime_gate';
-    else if (disabled !== undefined && disabled.has(t.id)) reason = 'profile';
+    else if (profile === undefined ? scoped[i] === 1 : profile.disable.has(t.id) || (scoped[i] === 1 && !profile.enable.has(t.id))) reason = 'profile';
     else if (t.requiresConnection && !hasConnection(subject.grants, i, atMs, allowedIds)) reason = 'no_connection';
 
     if (reason !== undefined) {

@@ -16,7 +16,7 @@ const bundle = {
   catalog: { tools, groups: [{ name: 'default', description: '', includes: [] }], states: [{ name: 'undefined', description: '' }] },
   policy: { roles: { r: { groups: ['default'], allow: ['t__*'], deny: [], requireApproval: [] } }, bindings: { s: ['r'] }, profiles: {}, bundleTtlSeconds: 60, grants: [] },
   casbin: { model: '', policy: [], request: [] }, conformance: [],
-  index: { tools: ids, groups: { default: ['default'] }, roles: { r: { groups: ['default'], allow: ids, deny: [] } }, grants: [] },
+  index: { tools: ids, groups: { default: ['default'] }, roles: { r: { groups: ['default'], allow: ids, deny: [] } }, grants: [], profileScoped: [] },
 } as Bundle;
 const view = createView(loadBundle(bundle), { subject: 's' });
 const ids2 = (plan: ReturnType<typeof planBatch>) => plan.groups.map((g) => `${g.parallel ? 'P' : 'S'}:${g.calls.map((c) => c.toolCallId).join('')}`);
