@@ -78,12 +78,13 @@ class VectorChooser {
   ) {
     const bindings = bundle.policy.bindings;
     this.nobody = fresh('conformance:nobody', (s) => Object.hasOwn(bindings, s));
-    // One subject per distinct role set says as much as all of them.
+    // One subject per distinct role set and own grants says as much as all of them.
     const roleSets = new Set<string>();
+    const ownGrants = (s: string) => bundle.policy.grants.filter((g) => g.subjects.includes(s)).map((g) => g.connectionId);
     this.who = Object.keys(bindings)
       .sort()
       .filter((s) => {
-        const k = bindings[s].join('\u0000');
+        const k = [...bindings[s], '\u0001', ...ownGrants(s)].join('\u0000');
         if (roleSets.has(k) || bindings[s].length === 0) return false;
         roleSets.add(k);
         return true;
@@ -186,6 +187,8 @@ class VectorChooser {
       if (frag === null) return null;
       Object.assign(req, frag);
     }
+    // Left to the default group, a subject no role lets ask for it would be rejected outright.
+    if (req.groups === undefined && !this.permits(w, 'default')) req.groups = [];
     return req;
   }
 
@@ -207,8 +210,8 @@ class VectorChooser {
         }
         if (t.allStates) return null;
         if (!t.states.has('undefined')) return {};
-        const other = this.stateNames.find((s) => !t.states.has(s));
-        return other === undefined ? null : { state: other };
+        // A state no tool lists exists as far as requests go: it is in no tool's availableInStates.
+        return { state: this.stateNames.find((s) => !t.states.has(s)) ?? fresh('conformance-state', (s) => t.states.has(s)) };
       }
       case 'runtime_gate': {
         if (pass) {
@@ -275,8 +278,10 @@ class VectorChooser {
     const excluded = this.loaded.tools.find((t) => t.excluded !== null);
     const firstLive = this.live[0];
     const ids = [excluded?.id, firstLive?.id, this.loaded.tools[this.loaded.tools.length - 1]?.id].filter((x): x is string => x !== undefined);
+    // Groups are still expanded and named in the answer: ask for the widest one and one no role could permit.
     const outside = fresh('conformance-unknown-group', (g) => this.groupNames.includes(g));
-    this.pin(['R6.2'], { subject: this.nobody, groups: [outside] }, [...new Set(ids)], { envelope: true });
+    const widest = [...this.groupNames].sort((a, b) => this.closure(b).length - this.closure(a).length)[0];
+    this.pin(['R6.2', 'R6.3'], { subject: this.nobody, groups: widest === undefined ? [outside] : [widest, outside] }, [...new Set(ids)], { envelope: true });
     // Bound to no role at all is the same as unbound.
     const empty = Object.keys(this.bundle.policy.bindings).sort().find((s) => this.bundle.policy.bindings[s].length === 0);
     if (empty !== undefined && firstLive) this.pin(['R6.2'], { subject: empty }, [firstLive.id], { envelope: true });
@@ -310,8 +315,7 @@ class VectorChooser {
           if (!this.permits(w, g) || t.groups.includes(g)) continue;
           const reach = reachAt(this.bundle, g, depth);
           if (!t.groups.some((x) => reach.has(x))) continue;
-          const rest = this.requestFor(w, t, { state: true, denied: true, not_allowed: true });
-          if (rest) return { ...rest, groups: [g] };
+          return { subject: w.subject, groups: [g] };
         }
         return null;
       }, this.live);
@@ -349,7 +353,7 @@ class VectorChooser {
       const ok = [...w.permitted].sort()[0];
       const groups = ok === undefined ? [refused[1], refused[0], refused[1]] : [refused[1], ok, refused[0]];
       this.pin(['R6.4'], { subject: w.subject, groups: [...new Set(groups)] }, [], { envelope: true, rejection: true });
-      if (ok !== undefined) this.pin(['R6.4'], { subject: w.subject, groups: ['*'] }, [], { rejection: true });
+      this.pin(['R6.4'], { subject: w.subject, groups: ['*'] }, [], { rejection: true });
     }
     // A role with "*" permits any name, even one no group has.
     const star = this.who.find((w) => w.anyGroup);
@@ -383,18 +387,17 @@ class VectorChooser {
   /** R6.7: `[]` requests no group; `*` every group; any one of the tool's groups is enough. */
   private groupCheck(): void {
     const inDefault = (t: LoadedTool) => t.groups.some((g) => this.closure('default').includes(g));
-    const empty = this.find((w, t) => (inDefault(t) ? this.requestFor(w, t, { state: true, denied: true, not_allowed: true }) : null), this.live);
+    // A failing check is told apart by any later answer: only the checks before it need to pass.
+    const empty = this.find((w, t) => (inDefault(t) ? { subject: w.subject } : null), this.live);
     if (empty) this.pin(['R6.7'], { ...empty.req, groups: [] }, [empty.t.id], { envelope: true });
     else if (this.who[0]) this.pin(['R6.7'], { subject: this.who[0].subject, groups: [] }, [], { envelope: true });
-    const star = this.find((w, t) => (w.anyGroup ? this.requestFor(w, t, { state: true, denied: true, not_allowed: true }) : null), this.live);
+    const star = this.find((w, t) => (w.anyGroup ? { subject: w.subject } : null), this.live);
     if (star) this.pin(['R6.7'], { ...star.req, groups: ['*'] }, [star.t.id], { envelope: true });
     // A tool in several groups, requested by one that is not its first.
     const later = this.find((w, t) => {
       if (t.groups.length < 2) return null;
       const g = t.groups.slice(1).find((x) => this.permits(w, x) && !this.closure(x).includes(t.groups[0]));
-      if (g === undefined) return null;
-      const rest = this.requestFor(w, t, { state: true, denied: true, not_allowed: true });
-      return rest ? { ...rest, groups: [g] } : null;
+      return g === undefined ? null : { subject: w.subject, groups: [g] };
     }, this.live);
     if (later) this.pin(['R6.7'], later.req, [later.t.id]);
   }
@@ -402,7 +405,7 @@ class VectorChooser {
   /** R6.8: availableInStates absent or holding "*" means every state. */
   private stateCheck(): void {
     const nonInitial = this.stateNames.find((s) => s !== 'undefined');
-    const base: Want = { group: true, denied: true, not_allowed: true };
+    const base: Want = { group: true };
     const star = this.find((w, t) => (t.def?.availableInStates?.includes('*') ? this.requestFor(w, t, base) : null), this.live);
     if (star) this.pin(['R6.8'], { ...star.req, state: nonInitial ?? 'undefined' }, [star.t.id]);
     if (nonInitial !== undefined) {
@@ -483,7 +486,7 @@ class VectorChooser {
 
   /** R6.12: enable scopes a tool to the profiles that enable it; disable hides under that profile; an unknown name is no profile. */
   private profiles(): void {
-    const reach: Want = { group: true, state: true, denied: true, not_allowed: true, runtime_gate: true, no_connection: true };
+    const reach: Want = { group: true, state: true, denied: true, not_allowed: true, runtime_gate: true };
     const others = (name: string | undefined) => [...this.profileNames.filter((p) => p !== name), this.unknownProfile];
     for (const t of this.live) {
       const scoped = this.loaded.profileScoped[t.pos] === 1;
@@ -517,13 +520,13 @@ class VectorChooser {
         if (grants.length === 0) continue;
         const ids = grants.map((g) => g.connectionId);
         this.pin(['R6.13'], { ...base, allowedConnectionIds: [] }, [t.id]);
-        this.pin(['R6.13'], { ...base, allowedConnectionIds: [ids[0]] }, [t.id]);
+        // Each grant alone: one to the subject, one to a role tell those two readings apart.
+        for (const id of ids) this.pin(['R6.13'], { ...base, allowedConnectionIds: [id] }, [t.id]);
         const other = this.loaded.grants.map((g) => g.connectionId).find((c) => !ids.includes(c)) ?? fresh('conformance-conn', (c) => ids.includes(c));
         this.pin(['R6.13'], { ...base, allowedConnectionIds: [other] }, [t.id]);
         // The expiry instant: still granted one millisecond before, gone at it and after.
-        const latest = Math.max(...grants.map((g) => g.expiresMs));
-        if (Number.isFinite(latest)) {
-          for (const ms of [latest - 1, latest, latest + 1]) this.pin(['R6.13'], { ...base, at: new Date(ms).toISOString() }, [t.id]);
+        for (const end of new Set(grants.map((g) => g.expiresMs).filter((ms) => Number.isFinite(ms)))) {
+          for (const ms of [end - 1, end, end + 1]) this.pin(['R6.13'], { ...base, at: new Date(ms).toISOString() }, [t.id]);
         }
       }
     }
@@ -549,28 +552,39 @@ class VectorChooser {
 
   /** R6.15: tools and filtered each in catalog order (ascending ids, UTF-16 code units). */
   private answerOrder(): void {
+    const facts: Record<string, Fact> = {};
+    for (const t of this.live) {
+      const f = satisfyingFacts(t.requires);
+      if (f) for (const [k, v] of Object.entries(f)) if (!(k in facts)) facts[k] = v;
+    }
     for (const w of this.who) {
-      const req: EvaluationRequest = { subject: w.subject, groups: w.anyGroup ? ['*'] : [...w.permitted].sort(), at: CONFORMANCE_AT };
-      const facts: Record<string, Fact> = {};
-      for (const t of this.live) {
-        const f = satisfyingFacts(t.requires);
-        if (f) for (const [k, v] of Object.entries(f)) if (!(k in facts)) facts[k] = v;
+      const groups = w.anyGroup ? ['*'] : [...w.permitted].sort();
+      const candidates: EvaluationRequest[] = [
+        { subject: w.subject, groups, facts, at: CONFORMANCE_AT },
+        { subject: w.subject, groups, at: CONFORMANCE_AT },
+        { subject: w.subject, groups: groups.slice(0, 1), facts, at: CONFORMANCE_AT },
+        ...this.profileNames.map((profile) => ({ subject: w.subject, groups, facts, profile, at: CONFORMANCE_AT })),
+        // One group at a time leaves more reasons side by side.
+        ...(w.anyGroup ? this.groupNames : groups).slice(0, 5).map((g) => ({ subject: w.subject, groups: [g], facts, at: CONFORMANCE_AT })),
+      ];
+      let best: { req: EvaluationRequest; got: EvaluationResult; score: number } | null = null;
+      for (const req of candidates) {
+        const got = evaluate(this.loaded, req);
+        if (got.rejected) continue;
+        const score = new Set(got.filtered.map((f) => f.reason)).size + new Set(got.tools.map((t) => t.decision)).size + (inverted(got.filtered.map((f) => f.reason)) ? 10 : 0) + (localeInverted(got.tools.map((t) => t.id)) ? 10 : 0);
+        if (!best || score > best.score) best = { req, got, score };
       }
-      if (Object.keys(facts).length > 0) req.facts = facts;
-      const got = evaluate(this.loaded, req);
-      if (got.rejected || got.tools.length + got.filtered.length < 2) continue;
+      if (!best || best.got.tools.length + best.got.filtered.length < 2) continue;
+      const { req, got } = best;
+      if (Object.keys(facts).length === 0) delete req.facts;
       const expect: EvaluateExpectation = { rejected: false };
-      const visible = orderWitness(got.tools.map((t) => t.id));
-      const filtered = orderWitness(got.filtered.map((t) => t.id));
+      const visible = orderWitness(got.tools.map((t) => t.id), got.tools.map((t) => t.decision));
+      const filtered = orderWitness(got.filtered.map((t) => t.id), got.filtered.map((t) => t.reason));
       if (visible.length > 1) expect.visible = visible;
       if (filtered.length > 1) expect.filteredOrder = filtered;
-      // Across the two lists too: pin one of each.
-      if (got.tools.length > 0 && got.filtered.length > 0) {
-        this.pinTool(expect, got, got.tools[0].id);
-        this.pinTool(expect, got, got.filtered[got.filtered.length - 1].id);
-      }
+      for (const id of visible) this.pinTool(expect, got, id);
+      for (const id of filtered) this.pinTool(expect, got, id);
       this.push({ rules: ['R6.15'], request: req, expect });
-      return;
     }
   }
 
@@ -618,7 +632,19 @@ class VectorChooser {
       // A connection named for a tool that needs none is still checked against the grants.
       const granted = this.loaded.grants.map((g) => g.connectionId);
       const stray = fresh('conformance-conn', (c) => granted.includes(c));
-      this.call(['R7.4'], req, { name: t.id, arguments: validArguments(t) ?? '{}', connectionId: stray });
+      this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{', connectionId: stray });
+      this.call(['R7.4'], req, { name: t.id, arguments: validArguments(t) ?? '{}', connectionId: '' });
+    }
+    // A granted connection outside the request's allowedConnectionIds is refused at call time too.
+    const twice = this.find((w, t) => {
+      const ids = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
+      if (ids.length < (t.requiresConnection ? 2 : 1) || validArguments(t) === null) return null;
+      const req = this.requestFor(w, t, this.allPass());
+      return req && { ...req, allowedConnectionIds: t.requiresConnection ? ids.slice(0, 1) : [] };
+    }, this.live);
+    if (twice) {
+      const last = this.grantsFor(twice.w, twice.t, AT_MS).at(-1)!.connectionId;
+      this.call(['R7.4'], twice.req, { name: twice.t.id, arguments: validArguments(twice.t)!, connectionId: last });
     }
     // Connections: missing is validation, outside the granted set policy_denied, both before the arguments.
     const conn = visible((w, t) => t.requiresConnection);
@@ -680,10 +706,20 @@ function reachAt(bundle: Bundle, group: string, depth: number): Set<string> {
   return frontier;
 }
 
-/** A few ids that pin an order: the first two, the last, and two that locale order would swap. */
-function orderWitness(ids: readonly string[]): string[] {
-  if (ids.length < 2) return [...ids];
-  const pick = new Set([ids[0], ids[1], ids[ids.length - 1]]);
+/**
+ * A few ids that pin an order: the first and last of each kind (decision or reason), so an answer
+ * sorted by kind first differs, and two neighbours that locale collation would swap.
+ */
+function orderWitness(ids: readonly string[], kinds: readonly string[]): string[] {
+  const pick = new Set<string>();
+  const firstOf = new Map<string, string>();
+  const lastOf = new Map<string, string>();
+  ids.forEach((id, i) => {
+    if (!firstOf.has(kinds[i])) firstOf.set(kinds[i], id);
+    lastOf.set(kinds[i], id);
+  });
+  for (const id of [...firstOf.values(), ...lastOf.values()]) pick.add(id);
+  if (ids.length > 1) pick.add(ids[1]);
   for (let i = 0; i + 1 < ids.length; i++) {
     if (ids[i].localeCompare(ids[i + 1]) > 0) {
       pick.add(ids[i]);
@@ -692,6 +728,17 @@ function orderWitness(ids: readonly string[]): string[] {
     }
   }
   return ids.filter((id) => pick.has(id));
+}
+
+function localeInverted(ids: readonly string[]): boolean {
+  for (let i = 0; i + 1 < ids.length; i++) if (ids[i].localeCompare(ids[i + 1]) > 0) return true;
+  return false;
+}
+
+/** True when the list is not in ascending order: sorting by it would reorder ids. */
+function inverted(xs: readonly string[]): boolean {
+  for (let i = 0; i + 1 < xs.length; i++) if (xs[i] > xs[i + 1]) return true;
+  return false;
 }
 
 /** JSON text of arguments the tool's input schema accepts, or null when none of the tries does. */

@@ -45,9 +45,10 @@ describe('host-session gating', () => {
     for (const id of HOST_BOUND) expect(r.filtered).toContainEqual({ id, reason: 'runtime_gate' });
   });
 
-  it('shows the host fs and exec tools once the session is ready', () => {
+  it('shows the host fs and exec tools once the session is ready, except the profile-scoped edit tools', () => {
     const seen = ids(loaded, coder({ hostSession: 'ready' }));
-    expect(seen).toEqual(['core__host_session_open', ...HOST_BOUND].sort());
+    const scoped = ['core__host_fs_apply_patch', 'core__host_fs_edit_file'];
+    expect(seen).toEqual(['core__host_session_open', ...HOST_BOUND.filter((id) => !scoped.includes(id))].sort());
   });
 
   for (const status of ['closed', 'expired', 'error']) {
@@ -81,6 +82,15 @@ describe('provider profile switching', () => {
     const names = toAnthropicTools(createView(loaded, coder({ hostSession: 'ready' }, 'anthropic'))).map((t) => t.name);
     expect(names).toContain('core__host_fs_edit_file');
     expect(names).not.toContain('core__host_fs_apply_patch');
+  });
+
+  it('R6.12 shows neither profile-scoped edit tool when the request names no profile or an unknown one', () => {
+    for (const profile of [undefined, 'mistral']) {
+      const r = evaluate(loaded, coder({ hostSession: 'ready' }, profile));
+      expect(r.filtered).toContainEqual({ id: 'core__host_fs_apply_patch', reason: 'profile' });
+      expect(r.filtered).toContainEqual({ id: 'core__host_fs_edit_file', reason: 'profile' });
+      expect(r.tools.map((t) => t.id)).toContain('core__host_fs_read_file');
+    }
   });
 
   it('shares the read and search primitives between profiles', () => {
