@@ -10,7 +10,7 @@ import type {
 } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { createView, decide } from '../../runtime/decide.ts';
-import { evaluate, subjectInfo } from '../../runtime/evaluate.ts';
+import { evaluate, evaluateTools, subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle, LoadedTool } from '../../runtime/load-bundle.ts';
 
@@ -71,6 +71,8 @@ class VectorChooser {
   private readonly profileNames: string[];
   private readonly unknownProfile: string;
   private callCount = 0;
+  private readonly disabledSomewhere: ReadonlySet<string>;
+  private readonly enabledSomewhere: ReadonlySet<string>;
 
   constructor(
     private readonly loaded: LoadedBundle,
@@ -95,6 +97,8 @@ class VectorChooser {
     this.stateNames = bundle.catalog.states.map((s) => s.name);
     this.profileNames = Object.keys(bundle.policy.profiles).sort();
     this.unknownProfile = fresh('conformance-no-profile', (p) => Object.hasOwn(bundle.policy.profiles, p));
+    this.disabledSomewhere = new Set(Object.values(bundle.policy.profiles).flatMap((p) => p.disable));
+    this.enabledSomewhere = new Set(Object.values(bundle.policy.profiles).flatMap((p) => p.enable));
   }
 
   vectors(): Vector[] {
@@ -147,19 +151,15 @@ class VectorChooser {
   /** Adds an evaluate vector pinning the outcome of `ids` (and the envelope when asked). */
   private pin(rules: string[], request: EvaluationRequest, ids: readonly string[], extra: { envelope?: boolean; rejection?: boolean } = {}): void {
     const req = { ...request, at: request.at ?? CONFORMANCE_AT };
-    const got = evaluate(this.loaded, req);
-    const expect: EvaluateExpectation = { rejected: got.rejected !== undefined };
-    if (extra.envelope) Object.assign(expect, { roles: [...got.roles], groups: [...got.groups], state: got.state });
-    if (got.rejected && extra.rejection) expect.rejectedGroups = [...got.rejected.groups];
-    for (const id of ids) this.pinTool(expect, got, id);
+    const { envelope, outcomes } = evaluateTools(this.loaded, req, ids);
+    const expect: EvaluateExpectation = { rejected: envelope.rejected !== undefined };
+    if (extra.envelope) Object.assign(expect, { roles: [...envelope.roles], groups: [...envelope.groups], state: envelope.state });
+    if (envelope.rejected && extra.rejection) expect.rejectedGroups = [...envelope.rejected.groups];
+    for (const [id, o] of outcomes) {
+      if ('decision' in o) (expect.decisions ??= {})[id] = o.decision;
+      else (expect.hidden ??= {})[id] = o.reason;
+    }
     this.push({ rules, request: req, expect });
-  }
-
-  private pinTool(expect: EvaluateExpectation, got: EvaluationResult, id: string): void {
-    const v = got.tools.find((t) => t.id === id);
-    if (v) (expect.decisions ??= {})[id] = v.decision;
-    const f = got.filtered.find((t) => t.id === id);
-    if (f) (expect.hidden ??= {})[id] = f.reason;
   }
 
   private push(v: Vector): void {
@@ -173,6 +173,7 @@ class VectorChooser {
 
   /** A request for `w` under which each named check of tool `t` passes or fails as wanted; null when no request can. */
   private requestFor(w: Who, t: LoadedTool, want: Want): EvaluationRequest | null {
+    if (!this.feasible(t, want)) return null;
     const i = t.pos;
     const fixed: Partial<Record<Check, boolean>> = { excluded: t.excluded === null, denied: w.denied[i] === 0, not_allowed: w.allowed[i] === 1 };
     const req: EvaluationRequest = { subject: w.subject };
@@ -190,6 +191,18 @@ class VectorChooser {
     // Left to the default group, a subject no role lets ask for it would be rejected outright.
     if (req.groups === undefined && !this.permits(w, 'default')) req.groups = [];
     return req;
+  }
+
+  /** A quick, subject-free test that no request can make `t` meet `want` (large catalogs skip most tools here). */
+  private feasible(t: LoadedTool, want: Want): boolean {
+    const scoped = this.loaded.profileScoped[t.pos] === 1;
+    if (want.excluded !== undefined && want.excluded !== (t.excluded === null)) return false;
+    if (want.state === false && t.allStates) return false;
+    if (want.runtime_gate === false && t.requires.length === 0) return false;
+    if (want.no_connection === false && !t.requiresConnection) return false;
+    if (want.profile === false && !scoped && !this.disabledSomewhere.has(t.id)) return false;
+    if (want.profile === true && scoped && !this.enabledSomewhere.has(t.id)) return false;
+    return true;
   }
 
   private fragment(w: Who, t: LoadedTool, check: Check, pass: boolean): Fragment | null {
@@ -261,9 +274,14 @@ class VectorChooser {
   }
 
   /** The first (subject, tool, request) for which `test` gives a request. */
-  private find(test: (w: Who, t: LoadedTool) => EvaluationRequest | null, tools: readonly LoadedTool[] = this.loaded.tools): { w: Who; t: LoadedTool; req: EvaluationRequest } | null {
-    for (const w of this.who) {
-      for (const t of tools) {
+  private find(
+    test: (w: Who, t: LoadedTool) => EvaluationRequest | null,
+    tools: readonly LoadedTool[] = this.loaded.tools,
+    want?: Want,
+  ): { w: Who; t: LoadedTool; req: EvaluationRequest } | null {
+    for (const t of tools) {
+      if (want && !this.feasible(t, want)) continue;
+      for (const w of this.who) {
         const req = test(w, t);
         if (req !== null) return { w, t, req };
       }
@@ -310,16 +328,15 @@ class VectorChooser {
   /** R6.3: requested groups expand through includes, transitively; the answer lists them sorted. */
   private groupExpansion(): void {
     for (const depth of [1, 2]) {
-      const hit = this.find((w, t) => {
-        for (const g of this.groupNames) {
-          if (!this.permits(w, g) || t.groups.includes(g)) continue;
-          const reach = reachAt(this.bundle, g, depth);
-          if (!t.groups.some((x) => reach.has(x))) continue;
-          return { subject: w.subject, groups: [g] };
+      for (const g of this.groupNames) {
+        const reach = reachAt(this.bundle, g, depth);
+        const w = reach.size > 0 ? this.who.find((x) => this.permits(x, g)) : undefined;
+        const t = w && this.live.find((x) => !x.groups.includes(g) && x.groups.some((y) => reach.has(y)));
+        if (w && t) {
+          this.pin(['R6.3', 'R6.7'], { subject: w.subject, groups: [g] }, [t.id], { envelope: true });
+          break;
         }
-        return null;
-      }, this.live);
-      if (hit) this.pin(['R6.3', 'R6.7'], hit.req, [hit.t.id], { envelope: true });
+      }
     }
   }
 
@@ -369,7 +386,7 @@ class VectorChooser {
       for (let y = x + 1; y < CHECKS.length; y++) {
         const want: Want = { [CHECKS[x]]: false, [CHECKS[y]]: false };
         for (let b = 0; b < x; b++) want[CHECKS[b]] = true;
-        const hit = this.find((w, t) => this.requestFor(w, t, want));
+        const hit = this.find((w, t) => this.requestFor(w, t, want), this.loaded.tools, want);
         if (hit) this.pin(['R6.5', CHECK_RULE[CHECKS[x]], CHECK_RULE[CHECKS[y]]], hit.req, [hit.t.id]);
       }
     }
@@ -377,7 +394,7 @@ class VectorChooser {
     for (const c of CHECKS) {
       const want = this.allPass();
       want[c] = false;
-      const hit = this.find((w, t) => this.requestFor(w, t, want));
+      const hit = this.find((w, t) => this.requestFor(w, t, want), this.loaded.tools, want);
       if (hit) this.pin(['R6.5', CHECK_RULE[c]], hit.req, [hit.t.id]);
     }
     const visible = this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live);
@@ -449,30 +466,30 @@ class VectorChooser {
   private gates(): void {
     const reach: Want = { group: true, state: true, denied: true, not_allowed: true };
     const gated = this.live.filter((t) => t.requires.length > 0);
-    const twinKinds = new Set<string>();
+    // One tool per kind of probe is enough: the kinds, not the tools, are what a misreading confuses.
+    const kinds = new Set<string>();
+    const once = (kind: string) => !kinds.has(kind) && (kinds.add(kind), true);
     for (const t of gated) {
       for (const w of this.who) {
         const base = this.requestFor(w, t, reach);
         const pass = satisfyingFacts(t.requires);
         if (!base || !pass) continue;
         // Missing facts.
-        this.pin(['R6.11'], base, [t.id]);
+        if (once('missing')) this.pin(['R6.11'], base, [t.id]);
         for (const gate of t.requires) {
           // A later listed value matches too.
-          if (gate.in.length > 1) this.pin(['R6.11'], { ...base, facts: { ...pass, [gate.fact]: gate.in[gate.in.length - 1] } }, [t.id]);
+          if (gate.in.length > 1 && once('later')) this.pin(['R6.11'], { ...base, facts: { ...pass, [gate.fact]: gate.in[gate.in.length - 1] } }, [t.id]);
           // The same text or loose equality in another JSON type does not match.
           for (const v of gate.in) {
             for (const twin of twins(v)) {
               if (gate.in.some((x) => x === twin)) continue;
-              const kind = `${typeof v}>${typeof twin}:${String(v) === String(twin)}`;
-              if (twinKinds.has(kind)) continue;
-              twinKinds.add(kind);
+              if (!once(`${typeof v}>${typeof twin}:${String(v) === String(twin)}`)) continue;
               this.pin(['R6.11'], { ...base, facts: { ...pass, [gate.fact]: twin } }, [t.id]);
             }
           }
         }
         // One condition failing among several that hold.
-        if (t.requires.length > 1) {
+        if (t.requires.length > 1 && once(`several:${t.requires.length}`)) {
           const last = t.requires[t.requires.length - 1];
           const facts = { ...pass };
           delete facts[last.fact];
@@ -488,12 +505,17 @@ class VectorChooser {
   private profiles(): void {
     const reach: Want = { group: true, state: true, denied: true, not_allowed: true, runtime_gate: true };
     const others = (name: string | undefined) => [...this.profileNames.filter((p) => p !== name), this.unknownProfile];
+    const kinds = new Set<string>();
     for (const t of this.live) {
       const scoped = this.loaded.profileScoped[t.pos] === 1;
       const disabledBy = this.profileNames.filter((p) => this.loaded.profiles.get(p)!.disable.has(t.id));
       if (!scoped && disabledBy.length === 0) continue;
+      const enabledBy = this.profileNames.filter((p) => this.loaded.profiles.get(p)!.enable.has(t.id));
+      const kind = `${scoped}:${disabledBy.length}:${enabledBy.length}:${enabledBy.some((p) => disabledBy.includes(p))}`;
+      if (kinds.has(kind)) continue;
       const hit = this.find((w, x) => (x === t ? this.requestFor(w, t, reach) : null), [t]);
       if (!hit) continue;
+      kinds.add(kind);
       const { profile: _p, ...base } = hit.req;
       this.pin(['R6.12'], base, [t.id]);
       const enabling = this.profileNames.find((p) => this.loaded.profiles.get(p)!.enable.has(t.id));
@@ -535,10 +557,11 @@ class VectorChooser {
   /** R6.14: require_approval when the effect is in the requireApproval of any of the subject's roles. */
   private approval(): void {
     const seen = new Set<string>();
-    for (const w of this.who) {
+    for (const w of this.who.slice(0, 6)) {
+      const roles = w.roles.map((r) => this.loaded.roles.get(r)!);
       for (const t of this.live) {
+        if (w.allowed[t.pos] === 0 || w.denied[t.pos] === 1) continue;
         const effect = t.def!.effect;
-        const roles = w.roles.map((r) => this.loaded.roles.get(r)!);
         const asking = roles.filter((r) => r.requireApproval.has(effect));
         const kind = asking.length === 0 ? `allow:${effect}` : `${asking.some((r) => !r.allow[t.pos])}:${asking[0] !== roles[0]}:${asking.length < roles.length}`;
         if (seen.has(kind)) continue;
@@ -557,21 +580,20 @@ class VectorChooser {
       const f = satisfyingFacts(t.requires);
       if (f) for (const [k, v] of Object.entries(f)) if (!(k in facts)) facts[k] = v;
     }
-    for (const w of this.who) {
+    for (const w of this.who.slice(0, 3)) {
       const groups = w.anyGroup ? ['*'] : [...w.permitted].sort();
       const candidates: EvaluationRequest[] = [
         { subject: w.subject, groups, facts, at: CONFORMANCE_AT },
         { subject: w.subject, groups, at: CONFORMANCE_AT },
-        { subject: w.subject, groups: groups.slice(0, 1), facts, at: CONFORMANCE_AT },
-        ...this.profileNames.map((profile) => ({ subject: w.subject, groups, facts, profile, at: CONFORMANCE_AT })),
+        ...this.profileNames.slice(0, 2).map((profile) => ({ subject: w.subject, groups, facts, profile, at: CONFORMANCE_AT })),
         // One group at a time leaves more reasons side by side.
-        ...(w.anyGroup ? this.groupNames : groups).slice(0, 5).map((g) => ({ subject: w.subject, groups: [g], facts, at: CONFORMANCE_AT })),
+        ...(w.anyGroup ? this.groupNames : groups).slice(0, 3).map((g) => ({ subject: w.subject, groups: [g], facts, at: CONFORMANCE_AT })),
       ];
       let best: { req: EvaluationRequest; got: EvaluationResult; score: number } | null = null;
       for (const req of candidates) {
         const got = evaluate(this.loaded, req);
         if (got.rejected) continue;
-        const score = new Set(got.filtered.map((f) => f.reason)).size + new Set(got.tools.map((t) => t.decision)).size + (inverted(got.filtered.map((f) => f.reason)) ? 10 : 0) + (localeInverted(got.tools.map((t) => t.id)) ? 10 : 0);
+        const score = new Set(got.filtered.map((f) => f.reason)).size + new Set(got.tools.map((t) => t.decision)).size + (inverted(got.filtered.map((f) => f.reason)) ? 10 : 0) + (localeInverted(got.tools.slice(0, 200).map((t) => t.id)) ? 10 : 0);
         if (!best || score > best.score) best = { req, got, score };
       }
       if (!best || best.got.tools.length + best.got.filtered.length < 2) continue;
@@ -582,8 +604,10 @@ class VectorChooser {
       const filtered = orderWitness(got.filtered.map((t) => t.id), got.filtered.map((t) => t.reason));
       if (visible.length > 1) expect.visible = visible;
       if (filtered.length > 1) expect.filteredOrder = filtered;
-      for (const id of visible) this.pinTool(expect, got, id);
-      for (const id of filtered) this.pinTool(expect, got, id);
+      const decisions = new Map(got.tools.map((t) => [t.id, t.decision]));
+      const reasons = new Map(got.filtered.map((t) => [t.id, t.reason]));
+      for (const id of visible) (expect.decisions ??= {})[id] = decisions.get(id)!;
+      for (const id of filtered) (expect.hidden ??= {})[id] = reasons.get(id)!;
       this.push({ rules: ['R6.15'], request: req, expect });
     }
   }
@@ -600,6 +624,21 @@ class VectorChooser {
     this.push({ rules, request: req, call: full, expect });
   }
 
+  private visiblePool(): { w: Who; t: LoadedTool; req: EvaluationRequest }[] {
+    const facts: Record<string, Fact> = {};
+    for (const t of this.live) {
+      const f = satisfyingFacts(t.requires);
+      if (f) for (const [k, v] of Object.entries(f)) if (!(k in facts)) facts[k] = v;
+    }
+    const pool: { w: Who; t: LoadedTool; req: EvaluationRequest }[] = [];
+    for (const w of this.who.slice(0, 4)) {
+      const req: EvaluationRequest = { subject: w.subject, groups: w.anyGroup ? ['*'] : [...w.permitted].sort(), at: CONFORMANCE_AT };
+      if (Object.keys(facts).length > 0) req.facts = facts;
+      for (const v of evaluate(this.loaded, req).tools) pool.push({ w, t: this.loaded.byId.get(v.id)!, req });
+    }
+    return pool;
+  }
+
   /** R7: each outcome of decide reachable on this tenant, and which code wins when several apply. */
   private decideOutcomes(): void {
     const anyWho = this.who[0];
@@ -609,10 +648,12 @@ class VectorChooser {
     if (excluded) this.call(['R7.2', 'R7.3'], { subject: anyWho?.subject ?? this.nobody }, { name: excluded.id, arguments: '{}' });
     if (this.live[0]) this.call(['R7.3', 'R7.8'], { subject: this.nobody }, { name: this.live[0].id, arguments: '{' });
 
+    // Visible tools come from one broad request per subject, so no search runs over the whole catalog.
+    const pool = this.visiblePool();
     const visible = (pred: (w: Who, t: LoadedTool) => boolean) =>
-      this.find((w, t) => (pred(w, t) ? this.requestFor(w, t, this.allPass()) : null), this.live);
+      pool.find(({ w, t }) => pred(w, t)) ?? this.find((w, t) => (pred(w, t) ? this.requestFor(w, t, this.allPass()) : null), this.live);
     const approval = (w: Who, t: LoadedTool) => w.roles.some((r) => this.loaded.roles.get(r)!.requireApproval.has(t.def!.effect));
-    const plain = (w: Who, t: LoadedTool) => !t.requiresConnection && validArguments(t) !== null;
+    const plain = (w: Who, t: LoadedTool) => !t.requiresConnection && w.allowed[t.pos] === 1 && w.denied[t.pos] === 0 && validArguments(t) !== null;
     for (const asks of [false, true]) {
       const hit = visible((w, t) => plain(w, t) && approval(w, t) === asks);
       if (!hit) continue;
@@ -741,8 +782,15 @@ function inverted(xs: readonly string[]): boolean {
   return false;
 }
 
+const validArgumentsOf = new WeakMap<LoadedTool, string | null>();
+
 /** JSON text of arguments the tool's input schema accepts, or null when none of the tries does. */
 function validArguments(t: LoadedTool): string | null {
+  if (!validArgumentsOf.has(t)) validArgumentsOf.set(t, findValidArguments(t));
+  return validArgumentsOf.get(t)!;
+}
+
+function findValidArguments(t: LoadedTool): string | null {
   const validate = t.validateInput;
   if (!validate) return null;
   const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
