@@ -27,7 +27,7 @@ describe('migrations on PostgreSQL', () => {
     const { error, results } = await migrator().migrateToLatest();
     expect(error).toBeUndefined();
     expect(results?.map((r) => r.migrationName)).toEqual(Object.keys(migrations));
-    expect(await tables()).toEqual(['audit_events', 'bundles', 'grants', 'groups', 'mcp_servers', 'runtimes', 'sessions', 'states', 'tenant_policies', 'tenants', 'tokens', 'tools']);
+    expect(await tables()).toEqual(['audit_events', 'bundles', 'grants', 'groups', 'mcp_servers', 'runtimes', 'sessions', 'states', 'tenant_policies', 'tenant_tests', 'tenants', 'tokens', 'tools']);
   });
 
   it('keep the audit log append-only there too', async () => {
@@ -39,12 +39,14 @@ describe('migrations on PostgreSQL', () => {
     await expect(sql`DELETE FROM audit_events`.execute(db)).rejects.toThrow(/append-only/);
   });
 
-  it('cascade a tenant delete to its policy and grants', async () => {
+  it('cascade a tenant delete to its policy, grants and tests', async () => {
     await db.insertInto('tenants').values({ id: 't', name: 'T', version: 1, created_at: 'x', updated_at: 'x' }).execute();
     await db.insertInto('tenant_policies').values({ tenant: 't', body: '{}', version: 1, updated_at: 'x' }).execute();
     await db.insertInto('grants').values({ tenant: 't', connection_id: 'c', body: '{}', version: 1, created_at: 'x', updated_at: 'x' }).execute();
+    await db.insertInto('tenant_tests').values({ tenant: 't', body: '{"tests":[]}', version: 1, created_at: 'x', updated_at: 'x' }).execute();
     await db.deleteFrom('tenants').where('id', '=', 't').execute();
     expect(await db.selectFrom('grants').selectAll().execute()).toEqual([]);
+    expect(await db.selectFrom('tenant_tests').selectAll().execute()).toEqual([]);
   });
 
   it('migrate all the way down again', async () => {

@@ -14,7 +14,7 @@ at: string
  */
 actor: string
 action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
-entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key")
+entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests")
 entityId: string
 tenant: (string | null)
 /**
@@ -42,7 +42,7 @@ hash: string
 export interface AuditQuery {
 tenant?: string
 actor?: string
-entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key")
+entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests")
 entityId?: string
 action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
 from?: string
@@ -144,6 +144,10 @@ rollbackTo?: number
  * Publish a new version even when the content equals the latest one's, so runtimes get a bundle with a later expiresAt.
  */
 refresh?: boolean
+/**
+ * Publish even though policy tests fail: admin only, with a reason, audited as forced.
+ */
+force?: boolean
 }
 
 /**
@@ -715,6 +719,72 @@ updatedAt?: string
 }
 
 /**
+ * How one policy test fared: one failure per expectation that did not hold, with its JSON pointer into the tests document (e.g. /tests/3/expect/visible/0), what was expected and what was seen instead.
+ */
+
+export interface PolicyTestOutcome {
+name: string
+passed: boolean
+failures: PolicyTestFailure[]
+}
+
+export interface PolicyTestFailure {
+pointer: string
+message: string
+expected: string
+seen: string
+}
+
+/**
+ * A tenant's policy tests (GET/PUT /v1/tenants/:tenant/tests): requests with what their answer must show. simulate reports each test's outcome; a publish or rollback with a failing test is refused (422 tests_failed) unless an admin forces it.
+ */
+
+export interface PolicyTests {
+/**
+ * @maxItems 1000
+ */
+tests: PolicyTest[]
+/**
+ * Taken from the URL.
+ */
+tenant?: string
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+createdAt?: string
+updatedAt?: string
+}
+/**
+ * One test: an evaluation request and the partial answer it must give. Names are unique within a tenant.
+ */
+
+export interface PolicyTest {
+name: string
+request: EvaluationRequest
+expect: PolicyTestExpectation
+}
+/**
+ * What an agent asks for: the body of simulate and the input of evaluate().
+ */
+
+export interface PolicyTestExpectation {
+/**
+ * @maxItems 5000
+ * 
+ * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+visible?: string[]
+hidden?: {
+[k: string]: "no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection"
+}
+decisions?: {
+[k: string]: "allow" | "require_approval"
+}
+rejected?: boolean
+}
+
+/**
  * Every error answer: RFC 9457 application/problem+json, with one JSON pointer per problem in `errors`.
  */
 
@@ -722,7 +792,7 @@ export interface Problem {
 type: string
 title: string
 status: number
-code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "internal")
+code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "internal" | "tests_failed")
 detail?: string
 errors?: {
 /**
@@ -850,9 +920,14 @@ export type Groups = ((string | "*") & string)[]
  */
 
 export type AllowedConnectionIds = string[]
+/**
+ * @maxItems 1000
+ */
+
+export type Tests = PolicyTest[]
 
 /**
- * Body of POST /v1/tenants/:tenant/simulate: an EvaluationRequest, optionally with `policy`, an unsaved tenant policy to evaluate in place of the saved draft (nothing is stored). Without `policy` the body is exactly an EvaluationRequest.
+ * Body of POST /v1/tenants/:tenant/simulate: an EvaluationRequest, optionally with `policy`, an unsaved tenant policy to evaluate in place of the saved draft (nothing is stored). Without `policy` the body is exactly an EvaluationRequest. `tests`, when given, are unsaved policy tests to run in place of the saved ones (for live results while they are edited).
  */
 
 export interface SimulateRequest {
@@ -873,6 +948,7 @@ allowedConnectionIds?: AllowedConnectionIds
  */
 at?: string
 policy?: TenantPolicy
+tests?: Tests
 }
 
 export interface Facts {
@@ -940,6 +1016,43 @@ allow?: string[]
 deny?: string[]
 requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
 }
+
+export type Roles = string[]
+/**
+ * The requested groups, expanded through includes.
+ */
+
+export type Tools = {
+id: string
+decision: ("allow" | "require_approval")
+}[]
+
+export type Filtered = {
+id: string
+reason: ("no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection")
+}[]
+
+/**
+ * What simulate answers: the evaluation of the request (as evaluate() gives it) and every policy test's outcome on the same draft (the saved tests, or the unsaved ones sent with the request); absent when there are none, so that without tests the answer is exactly evaluate()'s.
+ */
+
+export interface SimulateResult {
+roles: Roles
+groups: Groups
+state: string
+tools: Tools
+filtered: Filtered
+rejected?: Rejected
+tests?: PolicyTestOutcome[]
+}
+
+export interface Rejected {
+reason: "group_not_permitted"
+groups: string[]
+}
+/**
+ * How one policy test fared: one failure per expectation that did not hold, with its JSON pointer into the tests document (e.g. /tests/3/expect/visible/0), what was expected and what was seen instead.
+ */
 
 /**
  * A workflow state. `undefined` always exists and is the initial state; transitions come from tools' `state` fields.

@@ -3,6 +3,7 @@
 export { loadBundle } from './load-bundle.ts';
 export type { LoadedBundle } from './load-bundle.ts';
 export { evaluate, policyAllows } from './evaluate.ts';
+export { failuresOf, runPolicyTests } from './policy-tests.ts';
 export { createView, decide } from './decide.ts';
 export type { CallDecision, DecideErrorCode, ToolCall, ToolView } from './decide.ts';
 export { nextState } from './next-state.ts';

@@ -12,6 +12,7 @@ import { groupRoutes, stateRoutes } from './api/groups-states.ts';
 import { jwksRoutes } from './api/jwks.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
 import { openApiRoutes } from './api/openapi.ts';
+import { policyTestRoutes } from './api/policy-tests.ts';
 import { runtimeRoutes } from './api/runtimes.ts';
 import { sessionRoutes } from './api/session.ts';
 import { simulateRoutes } from './api/simulate.ts';
@@ -86,6 +87,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/tenants/:tenant/bundles', bundleServeRoutes);
   app.route('/v1/tenants/:tenant/runtimes', runtimeRoutes);
   app.route('/v1/tenants/:tenant/simulate', simulateRoutes);
+  app.route('/v1/tenants/:tenant/tests', policyTestRoutes);
   app.route('/v1/tenants/:tenant/bundles', bundlePublishRoutes);
   // Further areas mount here, before the /v1 catch-all below.
 

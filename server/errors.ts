@@ -25,6 +25,7 @@ const titles: Record<ErrorCode, string> = {
   definition_mismatch: 'The tool definition is not the one reviewed',
   method_not_allowed: 'Method not allowed',
   internal: 'Internal error',
+  tests_failed: 'Policy tests fail',
 };
 
 /** The one error type of the API, rendered as RFC 9457 problem+json by `app.onError`. */

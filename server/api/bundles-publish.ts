@@ -6,6 +6,7 @@ import { type AppEnv, actorName } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { compileDraft } from '../compiler/draft.ts';
 import { bundleRow, latestBundleRow, listBundleVersions, publishBundle } from '../compiler/publish.ts';
+import { checkPublishTests } from '../compiler/tests-gate.ts';
 import { ApiError } from '../errors.ts';
 import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
 import { diffBundles } from '../policy-engine/diff.ts';
@@ -28,7 +29,7 @@ bundlePublishRoutes.post('/', async (c) => {
   const body = await readOptionalJson(c);
   const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
   const reason = takeReason(c, object);
-  const { rollbackTo, refresh } = validOrThrow<BundlePublish>('bundle-publish', body);
+  const { rollbackTo, refresh, force } = validOrThrow<BundlePublish>('bundle-publish', body);
   if (reason === null) {
     throw new ApiError(400, 'validation', 'A publish needs a reason (body "reason" or the Toolgate-Reason header)', {
       errors: [{ pointer: '/reason', message: 'is required' }],
@@ -36,11 +37,12 @@ bundlePublishRoutes.post('/', async (c) => {
   }
   const deps = c.get('deps');
   if (!(await getTenant(deps.database.db, tenant))) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  const gate = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: !!force, allowed: c.get('actor')?.role === 'admin' });
   const outcome = await publishBundle(
     deps,
     { actor: actorName(c.get('actor')), requestId: c.get('requestId'), reason },
     tenant,
-    { rollbackTo, refresh },
+    { rollbackTo, refresh, ...gate },
     sharedKeyStore(deps.config.keysDir),
   );
   return c.json({ version: outcome.version, revision: outcome.revision }, outcome.created ? 201 : 200);

@@ -1,15 +1,19 @@
 import { Hono } from 'hono';
-import type { EvaluationRequest, SimulateRequest } from '../../policy-schemas/types.gen.ts';
+import type { EvaluationRequest, SimulateRequest, SimulateResult } from '../../policy-schemas/types.gen.ts';
 import { evaluate } from '../../runtime/evaluate.ts';
+import { runPolicyTests } from '../../runtime/policy-tests.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import { compileDraft } from '../compiler/draft.ts';
 import { dropReadOnly, readValid } from '../http/body.ts';
+import { getPolicyTests } from '../store/policy-tests.ts';
 
 /**
  * `POST /v1/tenants/:tenant/simulate`: compiles the current draft (with an unsaved policy in place
  * of the saved one when the body carries `policy`) and answers the request through the runtime's
- * own evaluate(), so the console shows what a runtime will do once it is published.
+ * own evaluate(), so the console shows what a runtime will do once it is published. `tests` holds
+ * every policy test's outcome on the same draft (the saved tests, or unsaved ones sent as `tests`);
+ * without tests the answer is exactly evaluate()'s.
  */
 export const simulateRoutes = new Hono<AppEnv>();
 
@@ -17,9 +21,14 @@ simulateRoutes.post('/', async (c) => {
   const tenant = c.req.param('tenant') as string;
   authorize(c, 'simulate', 'run', tenant);
   // `policy` (optional) is an unsaved edit to try out: it replaces the saved policy for this answer only.
-  const { policy, ...request } = await readValid<SimulateRequest>(c, 'simulate-request', (body) => {
+  const { policy, tests: unsavedTests, ...request } = await readValid<SimulateRequest>(c, 'simulate-request', (body) => {
     if (body.policy && typeof body.policy === 'object' && !Array.isArray(body.policy)) dropReadOnly(body.policy as Record<string, unknown>, ['tenant']);
   });
-  const { loaded } = await compileDraft(c.get('deps').database.db, tenant, policy);
-  return c.json(evaluate(loaded, request as EvaluationRequest));
+  const db = c.get('deps').database.db;
+  const { loaded } = await compileDraft(db, tenant, policy);
+  const tests = unsavedTests ?? (await getPolicyTests(db, tenant))?.tests ?? [];
+  // evaluate() answers frozen (cached) objects: copy before adding the tests.
+  const answer: SimulateResult = { ...evaluate(loaded, request as EvaluationRequest) };
+  if (tests.length) answer.tests = runPolicyTests(loaded, tests);
+  return c.json(answer);
 });

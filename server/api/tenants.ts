@@ -10,6 +10,7 @@ import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
 import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { getPolicyTests } from '../store/policy-tests.ts';
 import * as store from '../store/tenants.ts';
 import { checkGrantReferences, checkPolicyReferences } from '../validation/references.ts';
 import { findSecrets } from '../validation/secrets.ts';
@@ -94,8 +95,9 @@ tenantRoutes.delete('/:tenant', async (c) => {
     const existing = await requireTenant(ch.tx, id);
     checkVersion(expected, existing);
     const policy = await store.getPolicy(ch.tx, id);
+    const tests = await getPolicyTests(ch.tx, id);
     if (!(await store.deleteTenant(ch.tx, id, existing.version))) throw new ApiError(412, 'precondition_failed', `tenant ${id} changed meanwhile`);
-    await ch.record({ action: 'delete', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name, policy: policy && policyDoc(policy) }, after: null });
+    await ch.record({ action: 'delete', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name, policy: policy && policyDoc(policy), tests: tests?.tests ?? [] }, after: null });
     await unscopeTokens(ch, id);
   });
   // After the commit: nothing cached for the old tenant may be served to a new one of the same id.

@@ -12,6 +12,7 @@ import type { KeyStore } from '../signing/key-store.ts';
 import { signBundle } from '../signing/sign.ts';
 import { loadDraftSnapshot } from '../store/snapshot.ts';
 import { compileBundle, contentRevision } from './compile-bundle.ts';
+import type { GateOutcome } from './tests-gate.ts';
 
 export type PublishOutcome = { created: boolean; version: number; revision: string };
 
@@ -28,7 +29,7 @@ export async function publishBundle(
   deps: Pick<AppDeps, 'database' | 'metrics'>,
   meta: ChangeMeta,
   tenant: string,
-  opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date },
+  opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date } & GateOutcome,
   keys: KeyStore,
 ): Promise<PublishOutcome> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
@@ -57,6 +58,7 @@ export async function publishBundle(
       if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
       const r = compileBundle(snapshot, { version, previousRevision, issuedAt });
       if (!r.ok) throw compileError(tenant, r.errors);
+      if (opts.testedRevision !== undefined && r.revision !== opts.testedRevision) throw new ApiError(409, 'conflict', `The draft of ${tenant} changed while its policy tests ran; publish again`);
       if (!opts.refresh && latest && latest.revision === r.revision) return { created: false, version: latest.version, revision: latest.revision };
       bundle = r.bundle;
       text = r.text;
@@ -88,7 +90,7 @@ export async function publishBundle(
       entityId: String(version),
       tenant,
       before: latest ? { version: latest.version, revision: latest.revision } : null,
-      after: { version, revision: bundle.revision, kid: key.kid, ...(rollbackOf === null ? {} : { rollbackOf }), summary },
+      after: { version, revision: bundle.revision, kid: key.kid, ...(rollbackOf === null ? {} : { rollbackOf }), ...(opts.forced ? { forced: opts.forced } : {}), summary },
     });
     return { created: true, version, revision: bundle.revision };
   });

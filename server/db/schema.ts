@@ -7,6 +7,7 @@ import type { RuntimesTable } from './tables/runtimes.ts';
 import type { SessionsTable } from './tables/sessions.ts';
 import type { StatesTable } from './tables/states.ts';
 import type { TenantPoliciesTable } from './tables/tenant-policies.ts';
+import type { TenantTestsTable } from './tables/tenant-tests.ts';
 import type { TenantsTable } from './tables/tenants.ts';
 import type { TokensTable } from './tables/tokens.ts';
 import type { ToolsTable } from './tables/tools.ts';
@@ -25,4 +26,5 @@ export interface Database {
   audit_events: AuditEventsTable;
   bundles: BundlesTable;
   runtimes: RuntimesTable;
+  tenant_tests: TenantTestsTable;
 }

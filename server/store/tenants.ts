@@ -31,6 +31,7 @@ export async function getTenant(db: DbOrTx, id: string): Promise<TenantRecord | 
 export async function insertTenant(db: DbOrTx, t: { id: string; name: string }, policy: TenantPolicy, now: string): Promise<TenantRecord> {
   await db.insertInto('tenants').values({ id: t.id, name: t.name, version: 1, created_at: now, updated_at: now }).execute();
   await db.insertInto('tenant_policies').values({ tenant: t.id, body: JSON.stringify(policy), version: 1, updated_at: now }).execute();
+  await db.insertInto('tenant_tests').values({ tenant: t.id, body: JSON.stringify({ tests: [] }), version: 1, created_at: now, updated_at: now }).execute();
   return { id: t.id, name: t.name, version: 1, createdAt: now, updatedAt: now };
 }
 

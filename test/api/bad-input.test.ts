@@ -22,6 +22,8 @@ const routes: [string, string][] = [
   ['PUT', '/v1/tenants/acme-research'],
   ['PATCH', '/v1/tenants/acme-research'],
   ['PUT', '/v1/tenants/acme-research/policy'],
+  ['PUT', '/v1/tenants/acme-research/tests'],
+  ['POST', '/v1/tenants/acme-research/simulate'],
   ['POST', '/v1/tenants/acme-research/grants'],
   ['PUT', '/v1/tenants/acme-research/grants/conn-knowledge-graph-prod'],
   ['POST', '/v1/tokens'],

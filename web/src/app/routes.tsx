@@ -4,6 +4,7 @@ import { AuditPage } from '../features/audit/components/audit-page.tsx';
 import { PublishPage } from '../features/bundles/components/publish-page.tsx';
 import { GroupsPage } from '../features/groups/components/groups-page.tsx';
 import { McpPage } from '../features/mcp/components/mcp-page.tsx';
+import { TestsPage } from '../features/policy-tests/components/tests-page.tsx';
 import { StatesPage } from '../features/states/components/states-page.tsx';
 import { GrantsPage } from '../features/tenants/components/grants-page.tsx';
 import { PolicyPage } from '../features/tenants/components/policy-page.tsx';
@@ -37,6 +38,8 @@ export function routeFor(loc: Location, session: Session): ReactNode {
         <TenantLayout tenant={id} tab={sub}>
           {sub === 'grants' ? (
             <GrantsPage tenant={id} session={session} />
+          ) : sub === 'tests' ? (
+            <TestsPage tenant={id} session={session} />
           ) : sub === 'publish' ? (
             <PublishPage tenant={id} session={session} />
           ) : (

@@ -14,6 +14,7 @@ import { usePublish, type PublishResult } from '../api/publish.ts';
 import { useRuntimes } from '../api/get-runtimes.ts';
 import { verifyBundle, type Verification } from '../api/verify-bundle.ts';
 import { BundleDiffView } from './bundle-diff-view.tsx';
+import { TestResults } from '../../policy-tests/components/test-results.tsx';
 
 
 /** Diff of the draft against the latest bundle, publish with a reason, history, rollback, downloads, runtimes. */
@@ -25,6 +26,8 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   const diff = useDiff(tenant, latest?.version, 'draft', policy.data?.version);
   const publish = usePublish();
   const [reason, setReason] = useState('');
+  // Admins may publish past failing policy tests; the failures go into the audit event.
+  const [force, setForce] = useState(false);
   const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean }) | null>(null);
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
   const [compare, setCompare] = useState<number | null>(null);
@@ -42,12 +45,13 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
     setVerification(null);
     const before = latest?.version;
     publish.mutate(
-      { tenant, reason, rollbackTo: target },
+      { tenant, reason, rollbackTo: target, ...(force ? { force: true } : {}) },
       {
         onSuccess: (r) => {
           setResult({ ...r, rollbackTo: target, unchanged: r.version === before });
           setReason('');
           setRollbackTo(null);
+          setForce(false);
         },
       },
     );
@@ -113,6 +117,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
           ) : (
             <p className="muted">The first publish creates version 1.</p>
           )}
+          <TestResults tenant={tenant} policyVersion={policy.data?.version} title="Policy tests on the draft" />
           {editable ? (
             <form
               aria-label="Publish"
@@ -125,6 +130,11 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                 <label htmlFor={`${ids}-reason`}>Reason for publishing (required)</label>
                 <textarea id={`${ids}-reason`} rows={2} required value={reason} onChange={(e) => setReason(e.target.value)} />
               </div>
+              {session.role === 'admin' ? (
+                <label className="check">
+                  <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Publish even if policy tests fail (recorded in the audit log as forced)
+                </label>
+              ) : null}
               <button type="submit" className="primary" disabled={!reason.trim() || publish.isPending}>
                 {publish.isPending ? 'Publishing…' : 'Publish'}
               </button>
@@ -165,6 +175,11 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               <label htmlFor={`${ids}-rb-reason`}>Reason for rolling back (required)</label>
               <input id={`${ids}-rb-reason`} required value={reason} onChange={(e) => setReason(e.target.value)} autoFocus />
             </div>
+            {session.role === 'admin' ? (
+              <label className="check">
+                <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Roll back even if policy tests fail (recorded as forced)
+              </label>
+            ) : null}
             <div className="button-row">
               <button type="submit" className="primary danger" disabled={!reason.trim() || publish.isPending}>
                 Roll back to v{rollbackTo}

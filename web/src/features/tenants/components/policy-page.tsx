@@ -7,6 +7,7 @@ import type { Session } from '../../auth/api/get-session.ts';
 import { useGroups } from '../../groups/api/get-groups.ts';
 import { useStates } from '../../states/api/get-states.ts';
 import { useTools } from '../../tools/api/get-tools.ts';
+import { TestResults } from '../../policy-tests/components/test-results.tsx';
 import { usePolicy } from '../api/get-policy.ts';
 import { PolicyEditor, policyFormId } from './policy-editor.tsx';
 import { Simulator } from './simulator.tsx';
@@ -35,6 +36,7 @@ function PolicyWorkbench({ tenant, server, session }: { tenant: string; server: 
         editable={canEditTenant(session, tenant)}
       />
       <aside className="workbench-side">
+        <TestResults tenant={tenant} unsavedPolicy={draft.dirty ? draft.value : undefined} policyVersion={server.version} />
         <Simulator
           tenant={tenant}
           policy={draft.value ?? server}
@@ -42,6 +44,7 @@ function PolicyWorkbench({ tenant, server, session }: { tenant: string; server: 
           unsaved={draft.dirty}
           stateNames={(states.data ?? []).map((s) => s.name)}
           saveFormId={canEditTenant(session, tenant) ? policyFormId(tenant) : undefined}
+          canSaveTest={canEditTenant(session, tenant)}
         />
       </aside>
     </div>

@@ -5,6 +5,7 @@ import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
+import { SaveAsTestButton } from '../../policy-tests/components/save-as-test-button.tsx';
 import { usePublishedEvaluator } from '../api/get-published-evaluator.ts';
 import { useSimulation } from '../api/simulate.ts';
 
@@ -39,6 +40,7 @@ export function Simulator({
   unsaved,
   stateNames,
   saveFormId,
+  canSaveTest = false,
 }: {
   tenant: string;
   policy: TenantPolicy;
@@ -47,6 +49,8 @@ export function Simulator({
   stateNames: string[];
   /** The policy form a "save" button here submits; absent for read-only users. */
   saveFormId?: string;
+  /** Offer "Save as test" (editors of the tenant). */
+  canSaveTest?: boolean;
 }) {
   const ids = useId();
   const subjects = Object.keys(policy.bindings ?? {});
@@ -151,6 +155,7 @@ export function Simulator({
           <p>
             Roles: {r.roles.length ? r.roles.join(', ') : <em>none</em>} · Groups: {r.groups.join(', ') || <em>none</em>} · State: {r.state}
           </p>
+          {canSaveTest && deferred ? <SaveAsTestButton tenant={tenant} request={deferred} result={r} /> : null}
           {r.rejected ? (
             <div className="notice notice-error">
               Request rejected ({r.rejected.reason}): {r.rejected.groups.join(', ')}

@@ -6,6 +6,7 @@ import { useTenants } from '../api/get-tenants.ts';
 const tabs = [
   { key: '', label: 'Policy and simulator' },
   { key: 'grants', label: 'Grants' },
+  { key: 'tests', label: 'Tests' },
   { key: 'publish', label: 'Publish and versions' },
 ] as const;
 

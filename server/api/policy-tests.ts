@@ -1,0 +1,52 @@
+import { Hono } from 'hono';
+import type { PolicyTests } from '../../policy-schemas/types.gen.ts';
+import { withChange } from '../audit/change.ts';
+import { authorize } from '../auth/guard.ts';
+import type { AppEnv } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
+import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { getPolicyTests, updatePolicyTests } from '../store/policy-tests.ts';
+import { checkPolicyTests } from '../validation/policy-tests.ts';
+import { throwProblems } from './document-routes.ts';
+
+/**
+ * `GET`/`PUT /v1/tenants/:tenant/tests`: the tenant's policy tests, one versioned document
+ * (`{ tests: [...] }`, If-Match on PUT, audited). They run in simulate and gate every publish.
+ */
+export const policyTestRoutes = new Hono<AppEnv>();
+
+const notFound = (tenant: string) => new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+
+policyTestRoutes.get('/', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'policy', 'read', tenant);
+  const rec = await getPolicyTests(c.get('deps').database.db, tenant);
+  if (!rec) throw notFound(tenant);
+  c.header('ETag', etagOf(rec.version));
+  return c.json(rec);
+});
+
+policyTestRoutes.put('/', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'policy', 'write', tenant);
+  const expected = requiredIfMatch(c);
+  const body = await readJson(c);
+  const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const reason = takeReason(c, object);
+  if (object) dropReadOnly(object, ['tenant']);
+  const { tests } = validOrThrow<PolicyTests>('policy-tests', body);
+  const updated = await withChange(c, reason, async (ch) => {
+    const existing = await getPolicyTests(ch.tx, tenant);
+    if (!existing) throw notFound(tenant);
+    checkVersion(expected, existing);
+    throwProblems(await checkPolicyTests(ch.tx, tests));
+    if (!(await updatePolicyTests(ch.tx, tenant, tests, existing.version, new Date().toISOString()))) {
+      throw new ApiError(412, 'precondition_failed', `the tests of ${tenant} changed meanwhile`);
+    }
+    await ch.record({ action: 'update', entityType: 'tests', entityId: tenant, tenant, before: { tests: existing.tests }, after: { tests } });
+    return (await getPolicyTests(ch.tx, tenant))!;
+  });
+  c.header('ETag', etagOf(updated.version));
+  return c.json(updated);
+});

@@ -1,0 +1,76 @@
+import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { validate } from '../../policy-schemas/index.ts';
+import { type Entity, KEY_FIELD, SCHEMA_OF, fileDocument, parsePath } from './layout.ts';
+
+/** Top-level folders of the layout; anything else in the directory (README, CI files, .git) is left alone. */
+export const MANAGED_DIRS = ['states', 'groups', 'mcp-servers', 'tools', 'tenants'] as const;
+
+export type FileProblem = { path: string; pointer: string; message: string };
+
+/** Every file under the layout's folders, relative and with `/`, sorted; dot-files are skipped. */
+export function layoutFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string) => {
+    for (const name of readdirSync(join(dir, rel)).sort()) {
+      if (name.startsWith('.')) continue;
+      const r = `${rel}/${name}`;
+      // Symbolic links are not followed: a link loop must not hang apply.
+      const st = lstatSync(join(dir, r));
+      if (st.isDirectory()) walk(r);
+      else if (st.isFile()) out.push(r);
+    }
+  };
+  for (const d of MANAGED_DIRS) if (existsSync(join(dir, d))) walk(d);
+  return out;
+}
+
+/**
+ * Reads and checks a configuration directory before anything is sent: each file must be JSON,
+ * valid against its schema (defaults filled in, as the server would), named after the entity it
+ * holds, and belong to a tenant that has its tenant.json. Returns the entities, or every problem.
+ */
+export function readDir(dir: string): { ok: true; entities: Map<string, Entity> } | { ok: false; problems: FileProblem[] } {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return { ok: false, problems: [{ path: dir, pointer: '', message: 'is not a directory' }] };
+  const problems: FileProblem[] = [];
+  const entities = new Map<string, Entity>();
+  for (const path of layoutFiles(dir)) {
+    const where = parsePath(path);
+    if (!where) {
+      problems.push({ path, pointer: '', message: 'is not part of the layout (see "Keeping the configuration in git" in the README)' });
+      continue;
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(readFileSync(join(dir, path), 'utf8'));
+    } catch (err) {
+      problems.push({ path, pointer: '', message: `is not JSON: ${(err as Error).message}` });
+      continue;
+    }
+    const check = validate<Record<string, unknown>>(SCHEMA_OF[where.kind], doc);
+    if (!check.ok) {
+      for (const e of check.errors) problems.push({ path, pointer: e.pointer, message: e.message });
+      continue;
+    }
+    const field = KEY_FIELD[where.kind];
+    if (field && check.value[field] !== where.key) {
+      problems.push({ path, pointer: `/${field}`, message: `must be ${JSON.stringify(where.key)}, the name of the file${where.kind === 'tenant' ? "'s folder" : ''}` });
+      continue;
+    }
+    if (where.kind === 'tenant' && check.value.policy !== undefined) {
+      problems.push({ path, pointer: '/policy', message: `belongs in tenants/${where.key}/policy.json` });
+      continue;
+    }
+    for (const k of ['version', 'createdAt', 'updatedAt', 'tenant']) {
+      if (check.value[k] !== undefined) problems.push({ path, pointer: `/${k}`, message: 'is set by the server; remove it from the file' });
+    }
+    entities.set(path, { kind: where.kind, path, key: where.key, ...(where.tenant ? { tenant: where.tenant } : {}), doc: fileDocument(where.kind, check.value) });
+  }
+  for (const e of entities.values()) {
+    const tenant = e.kind === 'grant' ? e.tenant : e.kind === 'policy' || e.kind === 'tests' ? e.key : undefined;
+    if (tenant !== undefined && !entities.has(`tenants/${tenant}/tenant.json`)) {
+      problems.push({ path: e.path, pointer: '', message: `belongs to tenant ${tenant}, which has no tenants/${tenant}/tenant.json` });
+    }
+  }
+  return problems.length ? { ok: false, problems } : { ok: true, entities };
+}
