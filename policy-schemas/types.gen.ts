@@ -486,6 +486,10 @@ decisions?: {
  * Tool ids that must be in the answer's filtered, in this relative order.
  */
 filteredOrder?: string[]
+/**
+ * How many tools the answer lists as visible, exactly.
+ */
+visibleCount?: number
 }
 /**
  * A request, one tool call decided against what it sees, and the decision expected.
@@ -499,7 +503,10 @@ expect: DecideExpectation
 }
 
 export interface VectorCall {
-toolCallId: string
+/**
+ * Absent: the answer must carry a new UUID.
+ */
+toolCallId?: string
 name: string
 /**
  * The arguments as the JSON text a model emits (possibly not valid JSON); absent means no arguments.

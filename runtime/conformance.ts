@@ -64,6 +64,11 @@ export function evaluateMismatch(expect: EvaluateExpectation, got: EvaluationRes
   if (expect.rejected !== undefined && expect.rejected !== (got.rejected !== undefined)) {
     return expect.rejected ? 'the request is not rejected' : `the request is rejected (${show(got.rejected?.groups)})`;
   }
+  // A rejected answer lists no tool at all and names its one reason.
+  if (expect.rejected === true && (got.tools.length > 0 || got.filtered.length > 0 || got.rejected?.reason !== 'group_not_permitted')) {
+    return 'the rejected answer lists tools or gives another reason than group_not_permitted';
+  }
+  if (expect.visibleCount !== undefined && got.tools.length !== expect.visibleCount) return `${got.tools.length} tools are visible, expected ${expect.visibleCount}`;
   if (expect.rejectedGroups !== undefined && !sameList(expect.rejectedGroups, got.rejected?.groups ?? [])) {
     return `the rejection names ${show(got.rejected?.groups ?? [])}, expected ${show(expect.rejectedGroups)}`;
   }
@@ -110,7 +115,9 @@ export function decideMismatch(
   expect: DecideExpectation,
   got: Pick<CallDecision, 'toolCallId' | 'decision' | 'errorCode' | 'errors'>,
 ): string | null {
-  if (got.toolCallId !== call.toolCallId) return `toolCallId is ${show(got.toolCallId)}, expected ${show(call.toolCallId)}`;
+  if (call.toolCallId === undefined ? typeof got.toolCallId !== 'string' || !UUID.test(got.toolCallId) : got.toolCallId !== call.toolCallId) {
+    return `toolCallId is ${show(got.toolCallId)}, expected ${call.toolCallId === undefined ? 'a new UUID' : show(call.toolCallId)}`;
+  }
   if (got.decision !== expect.decision || got.errorCode !== expect.errorCode) {
     return `decided ${got.decision}${got.errorCode ? ` (${got.errorCode})` : ''}, expected ${expect.decision}${expect.errorCode ? ` (${expect.errorCode})` : ''}`;
   }
@@ -118,6 +125,8 @@ export function decideMismatch(
   for (const p of expect.pointers ?? []) if (!pointers.has(p)) return `the validation errors do not point at ${show(p)}`;
   return null;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);

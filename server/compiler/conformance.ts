@@ -149,7 +149,7 @@ class VectorChooser {
   // ---- recording ----
 
   /** Adds an evaluate vector pinning the outcome of `ids` (and the envelope when asked). */
-  private pin(rules: string[], request: EvaluationRequest, ids: readonly string[], extra: { envelope?: boolean; rejection?: boolean } = {}): void {
+  private pin(rules: string[], request: EvaluationRequest, ids: readonly string[], extra: { envelope?: boolean; rejection?: boolean; count?: boolean } = {}): void {
     const req = { ...request, at: request.at ?? CONFORMANCE_AT };
     const { envelope, outcomes } = evaluateTools(this.loaded, req, ids);
     const expect: EvaluateExpectation = { rejected: envelope.rejected !== undefined };
@@ -159,6 +159,7 @@ class VectorChooser {
       if ('decision' in o) (expect.decisions ??= {})[id] = o.decision;
       else (expect.hidden ??= {})[id] = o.reason;
     }
+    if (extra.count && !envelope.rejected) expect.visibleCount = evaluate(this.loaded, req).tools.length;
     this.push({ rules, request: req, expect });
   }
 
@@ -299,7 +300,7 @@ class VectorChooser {
     // Groups are still expanded and named in the answer: ask for the widest one and one no role could permit.
     const outside = fresh('conformance-unknown-group', (g) => this.groupNames.includes(g));
     const widest = [...this.groupNames].sort((a, b) => this.closure(b).length - this.closure(a).length)[0];
-    this.pin(['R6.2', 'R6.3'], { subject: this.nobody, groups: widest === undefined ? [outside] : [widest, outside] }, [...new Set(ids)], { envelope: true });
+    this.pin(['R6.2', 'R6.3'], { subject: this.nobody, groups: widest === undefined ? [outside] : [widest, outside] }, [...new Set(ids)], { envelope: true, count: true });
     // Bound to no role at all is the same as unbound.
     const empty = Object.keys(this.bundle.policy.bindings).sort().find((s) => this.bundle.policy.bindings[s].length === 0);
     if (empty !== undefined && firstLive) this.pin(['R6.2'], { subject: empty }, [firstLive.id], { envelope: true });
@@ -599,7 +600,7 @@ class VectorChooser {
       if (!best || best.got.tools.length + best.got.filtered.length < 2) continue;
       const { req, got } = best;
       if (Object.keys(facts).length === 0) delete req.facts;
-      const expect: EvaluateExpectation = { rejected: false };
+      const expect: EvaluateExpectation = { rejected: false, visibleCount: got.tools.length };
       const visible = orderWitness(got.tools.map((t) => t.id), got.tools.map((t) => t.decision));
       const filtered = orderWitness(got.filtered.map((t) => t.id), got.filtered.map((t) => t.reason));
       if (visible.length > 1) expect.visible = visible;
@@ -614,9 +615,9 @@ class VectorChooser {
 
   // ---- decide ----
 
-  private call(rules: string[], request: EvaluationRequest, call: Omit<VectorCall, 'toolCallId'>): void {
+  private call(rules: string[], request: EvaluationRequest, call: Omit<VectorCall, 'toolCallId'>, withId = true): void {
     const req = { ...request, at: request.at ?? CONFORMANCE_AT };
-    const full: VectorCall = { toolCallId: `conformance-${++this.callCount}`, ...call };
+    const full: VectorCall = withId ? { toolCallId: `conformance-${++this.callCount}`, ...call } : { ...call };
     const got = decide(createView(this.loaded, req), full);
     const expect: DecideVector['expect'] = { decision: got.decision };
     if (got.errorCode !== undefined) expect.errorCode = got.errorCode;
@@ -658,14 +659,24 @@ class VectorChooser {
       const hit = visible((w, t) => plain(w, t) && approval(w, t) === asks);
       if (!hit) continue;
       this.call(['R7.7'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t)! });
+      // No toolCallId: the answer carries a new UUID.
+      if (!asks) this.call(['R7.1'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t)! }, false);
     }
     // Arguments: absent means {}, unparsable is invalid_json, a schema failure is validation with pointers.
     const parsed = visible((w, t) => !t.requiresConnection);
     if (parsed) {
       const { req, t } = parsed;
       this.call(['R7.5', 'R7.8'], req, { name: t.id, arguments: '{"a":' });
-      const bad = invalidArguments(t);
-      if (bad !== null) this.call(['R7.6'], req, { name: t.id, arguments: bad });
+      // One schema failure of each kind the tenant's schemas allow: each has its own pointer rule.
+      const kinds = new Set<string>();
+      for (const { w, t: x, req: r } of pool.slice(0, 200)) {
+        if (x.requiresConnection || w.denied[x.pos] === 1) continue;
+        for (const [kind, args] of invalidArguments(x)) {
+          if (kinds.has(kind)) continue;
+          kinds.add(kind);
+          this.call(['R7.6'], r, { name: x.id, arguments: args });
+        }
+      }
       const empty = visible((w, x) => !x.requiresConnection && x.validateInput !== null && x.validateInput({}) === true);
       if (empty) this.call(['R7.5'], empty.req, { name: empty.t.id });
       const required = visible((w, x) => !x.requiresConnection && x.validateInput !== null && x.validateInput({}) === false);
@@ -802,10 +813,10 @@ function findValidArguments(t: LoadedTool): string | null {
   return null;
 }
 
-/** JSON text of arguments the input schema refuses with one problem, or null. */
-function invalidArguments(t: LoadedTool): string | null {
+/** JSON texts of arguments the input schema refuses with exactly one problem, by ajv keyword. */
+function invalidArguments(t: LoadedTool): [string, string][] {
   const validate = t.validateInput;
-  if (!validate) return null;
+  if (!validate) return [];
   const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[]; additionalProperties?: unknown };
   const base = JSON.parse(validArguments(t) ?? '{}') as Record<string, unknown>;
   const tries: unknown[] = [];
@@ -818,10 +829,11 @@ function invalidArguments(t: LoadedTool): string | null {
   }
   if (schema.additionalProperties === false) tries.push({ ...base, conformance_extra: 0 });
   tries.push([]);
+  const out: [string, string][] = [];
   for (const args of tries) {
-    if (!validate(args) && (validate.errors?.length ?? 0) === 1) return JSON.stringify(args);
+    if (!validate(args) && validate.errors?.length === 1) out.push([validate.errors[0].keyword, JSON.stringify(args)]);
   }
-  return null;
+  return out;
 }
 
 function sample(prop: Record<string, unknown> | undefined): unknown {

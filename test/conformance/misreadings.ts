@@ -272,7 +272,7 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
 }
 
 function specDecide(bundle: Bundle, r: EvaluationRequest, call: VectorCall, m: Misreading | null): Answer {
-  const toolCallId = m === 'call-id-fresh' ? 'fresh-id' : call.toolCallId;
+  const toolCallId = m === 'call-id-fresh' ? 'fresh-id' : (call.toolCallId ?? globalThis.crypto.randomUUID());
   const deny = (errorCode: NonNullable<Answer['errorCode']>): Answer => ({ toolCallId, decision: 'deny', errorCode });
   const entry = bundle.catalog.tools.find((t) => t.id === call.name);
   if (!entry) return deny('unavailable');
