@@ -13,7 +13,7 @@ at: string
  * `token:<id>` of who made the change, or `system`.
  */
 actor: string
-action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
+action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign")
 entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests")
 entityId: string
 tenant: (string | null)
@@ -44,7 +44,7 @@ tenant?: string
 actor?: string
 entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests")
 entityId?: string
-action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire")
+action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign")
 from?: string
 to?: string
 cursor?: string
@@ -413,7 +413,7 @@ expect: EvaluateExpectation
 
 export interface EvaluationRequest {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 /**
@@ -591,7 +591,7 @@ label?: string
  * @minItems 1
  * @maxItems 1000
  * 
- * Items: Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Items: Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subjects: [string, ...(string)[]]
 /**
@@ -608,6 +608,222 @@ expiresAt?: string
 version?: number
 createdAt?: string
 updatedAt?: string
+}
+
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+
+export type Groups = ((string | "*") & string)[]
+
+export type LoggedDecision = ("allow" | "deny" | "require_approval")
+/**
+ * A snake_case code: decide's errorCode (`unavailable`, `policy_denied`, `invalid_json`, `validation`, or a gateway's own such as `approval_declined`).
+ */
+
+export type DecisionCode = string
+/**
+ * A snake_case code: decide's errorCode (`unavailable`, `policy_denied`, `invalid_json`, `validation`, or a gateway's own such as `approval_declined`).
+ */
+
+export type DecisionCode1 = string
+
+/**
+ * Body of POST /v1/tenants/:tenant/decisions (JSON, optionally `Content-Encoding: gzip`, at most 1 MiB on the wire and decompressed). One bad record refuses the whole batch.
+ */
+
+export interface DecisionBatch {
+/**
+ * Chosen by the runtime; stable across restarts of the same process or host.
+ */
+runtimeId: string
+/**
+ * Records this runtime's log has dropped since it started because its ring was full (cumulative, so a retried batch does not count twice).
+ */
+dropped?: number
+/**
+ * @maxItems 20000
+ */
+records: DecisionRecord[]
+}
+/**
+ * What a runtime decided for one tool call, and the evaluation request behind it. Never carries the call's arguments or the tool's output. `groups` are the requested groups as evaluated (default ["default"]); `facts` are left out when the runtime logs with `logFacts: false`.
+ */
+
+export interface DecisionRecord {
+/**
+ * When the runtime decided.
+ */
+at: string
+/**
+ * The call's id, the same through start and result.
+ */
+toolCallId: string
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
+ */
+subject: string
+groups: Groups
+/**
+ * A workflow state name.
+ */
+state: string
+profile?: string
+facts?: Facts
+/**
+ * The tool name the call asked for (an unknown name is logged as called).
+ */
+tool: string
+decision: LoggedDecision
+errorCode?: DecisionCode
+reason?: DecisionCode1
+/**
+ * The bundle version that decided; null when the runtime held no good bundle.
+ */
+bundleVersion: (number | null)
+revision?: string
+}
+
+export interface Facts {
+[k: string]: string | number | boolean
+}
+
+export interface DecisionQuery {
+from?: string
+to?: string
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
+ */
+subject?: string
+tool?: string
+decision?: LoggedDecision
+errorCode?: DecisionCode
+/**
+ * Chosen by the runtime; stable across restarts of the same process or host.
+ */
+runtimeId?: string
+/**
+ * The previous page's `nextCursor`: `<at>_<id>` of its last record.
+ */
+cursor?: string
+limit?: string
+format?: ("jsonl" | "csv")
+}
+
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+
+/**
+ * Answer of GET /v1/tenants/:tenant/decisions/summary (same filters as the list; the window defaults to the last 24 hours): counts per decision over time, the most denied tools and subjects with why, the tenant's counters and each runtime's received and dropped records.
+ */
+
+export interface DecisionSummary {
+from: string
+to: string
+bucketSeconds: number
+buckets: DecisionBucket[]
+topDeniedTools: DeniedKey[]
+topDeniedSubjects: DeniedKey[]
+counters: {
+/**
+ * Records the tenant holds now.
+ */
+stored: number
+/**
+ * Records removed to keep the tenant under TOOLGATE_DECISIONS_MAX_PER_TENANT.
+ */
+evicted: number
+/**
+ * Records removed by retention.
+ */
+expired: number
+}
+runtimes: DecisionSource[]
+}
+
+export interface DecisionBucket {
+start: string
+allow: number
+deny: number
+require_approval: number
+}
+
+export interface DeniedKey {
+/**
+ * The tool or the subject.
+ */
+key: string
+calls: number
+reasons: DenialReason[]
+}
+
+export interface DenialReason {
+reason: string
+calls: number
+}
+
+export interface DecisionSource {
+/**
+ * Chosen by the runtime; stable across restarts of the same process or host.
+ */
+runtimeId: string
+received: number
+dropped: number
+lastBatchAt: string
+}
+
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+
+export interface StoredDecision {
+/**
+ * Increases with arrival; breaks ties between records decided at the same instant.
+ */
+id: number
+/**
+ * Chosen by the runtime; stable across restarts of the same process or host.
+ */
+runtimeId: string
+receivedAt: string
+/**
+ * When the runtime decided.
+ */
+at: string
+/**
+ * The call's id, the same through start and result.
+ */
+toolCallId: string
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
+ */
+subject: string
+groups: Groups
+/**
+ * A workflow state name.
+ */
+state: string
+profile?: string
+facts?: Facts
+/**
+ * The tool name the call asked for (an unknown name is logged as called).
+ */
+tool: string
+decision: LoggedDecision
+errorCode?: DecisionCode
+reason?: DecisionCode
+/**
+ * The bundle version that decided; null when the runtime held no good bundle.
+ */
+bundleVersion: (number | null)
+revision?: string
 }
 
 /**
@@ -663,6 +879,154 @@ includes?: string[]
 version?: number
 createdAt?: string
 updatedAt?: string
+}
+
+export interface ImpactReport {
+from: string
+to: string
+/**
+ * Distinct logged evaluation requests replayed (at most 50,000).
+ */
+requests: number
+/**
+ * Logged calls in the window covered by those requests.
+ */
+calls: number
+/**
+ * Of those calls, the ones whose decision depends on the policy alone and so could be replayed.
+ */
+replayed: number
+/**
+ * True when the window held more distinct requests than were replayed (the most recent ones were kept).
+ */
+truncated: boolean
+totals: ImpactCounts
+/**
+ * One entry per (subject, tool, from, to) that changes, most calls first.
+ */
+changes: {
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
+ */
+subject: string
+tool: string
+from: LoggedDecision
+to: LoggedDecision
+/**
+ * Why the draft hides the tool, when it now denies.
+ */
+reason?: string
+calls: number
+/**
+ * Logged requests that change (open one in the simulator).
+ */
+examples: EvaluationRequest[]
+}[]
+byTool: ImpactKeyedCounts[]
+bySubject: ImpactKeyedCounts[]
+}
+
+export interface ImpactCounts {
+allowToDeny: number
+denyToAllow: number
+/**
+ * Calls that were allowed or denied and would now need approval.
+ */
+toApproval: number
+/**
+ * Calls that needed approval and would now be allowed or denied.
+ */
+fromApproval: number
+}
+/**
+ * What an agent asks for: the body of simulate and the input of evaluate().
+ */
+
+export interface ImpactKeyedCounts {
+/**
+ * The tool id or the subject.
+ */
+key: string
+allowToDeny: number
+denyToAllow: number
+toApproval: number
+fromApproval: number
+}
+
+/**
+ * Body of POST /v1/tenants/:tenant/impact (may be empty): replays the distinct logged requests of [from, to) (default the 7 days before now) against the draft, or against `policy`, an unsaved tenant policy, in place of the saved one (nothing is stored).
+ */
+
+export interface ImpactRequest {
+from?: string
+to?: string
+policy?: TenantPolicy
+/**
+ * Example requests kept per changed (subject, tool) pair (default 3).
+ */
+examples?: number
+}
+/**
+ * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
+ */
+
+export interface TenantPolicy {
+roles?: {
+[k: string]: Role
+}
+/**
+ * Subject → role names.
+ */
+bindings?: {
+/**
+ * @maxItems 64
+ */
+[k: string]: string[]
+}
+/**
+ * Provider profiles: tools enabled or disabled when the request names the profile. Deny wins.
+ */
+profiles?: {
+[k: string]: {
+/**
+ * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+enable?: string[]
+/**
+ * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+disable?: string[]
+}
+}
+budgets?: Budgets
+bundleTtlSeconds?: number
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+updatedAt?: string
+}
+
+export interface Role {
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+groups?: ((string | "*") & string)[]
+/**
+ * @maxItems 1000
+ * 
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
+ */
+allow?: string[]
+/**
+ * @maxItems 1000
+ * 
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
+ */
+deny?: string[]
+requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
 }
 
 /**
@@ -799,7 +1163,7 @@ export interface Problem {
 type: string
 title: string
 status: number
-code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "internal" | "tests_failed")
+code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "rate_limited" | "internal" | "tests_failed")
 detail?: string
 errors?: {
 /**
@@ -834,7 +1198,7 @@ export type LastError = (VerifyCode | TransportCode)
  * Why a runtime refused a bundle (verifyBundle); one code per reason.
  */
 
-export type VerifyCode = ("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed")
+export type VerifyCode = ("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed")
 /**
  * Why a runtime could not get a bundle at all.
  */
@@ -876,13 +1240,17 @@ revision?: (string | null)
  * `fresh`: evaluating with the latest bundle the server offers; `stale`: evaluating with the last good bundle while the server is unreachable or its bundle was refused; `none`: no good bundle, every call is denied.
  */
 health: ("fresh" | "stale" | "none")
-lastError?: ((("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "revision_mismatch" | "conformance_failed" | "malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
+lastError?: ((("bad_signature" | "unknown_kid" | "tenant_mismatch" | "rollback" | "expired" | "issued_in_future" | "revision_mismatch" | "conformance_failed" | "malformed") | ("unreachable" | "unauthorized" | "not_found" | "server_error")) | null)
 detail?: (string | null)
 reportedAt: string
 /**
  * How many versions behind the tenant's latest bundle; null when unknown.
  */
 behind?: (number | null)
+/**
+ * Decision records this runtime's log dropped because its ring was full, as its last decision batch reported (cumulative since it started); absent when it never sent one.
+ */
+decisionsDropped?: number
 }
 
 /**
@@ -919,13 +1287,6 @@ csrfToken: (string | null)
  * Items: A group name, or `*` for every group.
  */
 
-export type Groups = ((string | "*") & string)[]
-/**
- * @maxItems 1000
- * 
- * Items: An opaque connection identifier; never a credential.
- */
-
 export type AllowedConnectionIds = string[]
 /**
  * @maxItems 1000
@@ -939,7 +1300,7 @@ export type Tests = PolicyTest[]
 
 export interface SimulateRequest {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 groups?: Groups
@@ -956,72 +1317,6 @@ allowedConnectionIds?: AllowedConnectionIds
 at?: string
 policy?: TenantPolicy
 tests?: Tests
-}
-
-export interface Facts {
-[k: string]: string | number | boolean
-}
-/**
- * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
- */
-
-export interface TenantPolicy {
-roles?: {
-[k: string]: Role
-}
-/**
- * Subject → role names.
- */
-bindings?: {
-/**
- * @maxItems 64
- */
-[k: string]: string[]
-}
-/**
- * Provider profiles: tools enabled or disabled when the request names the profile. Deny wins.
- */
-profiles?: {
-[k: string]: {
-/**
- * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
- */
-enable?: string[]
-/**
- * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
- */
-disable?: string[]
-}
-}
-budgets?: Budgets
-bundleTtlSeconds?: number
-/**
- * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
- */
-version?: number
-updatedAt?: string
-}
-
-export interface Role {
-/**
- * @maxItems 64
- * 
- * Items: A group name, or `*` for every group.
- */
-groups?: ((string | "*") & string)[]
-/**
- * @maxItems 1000
- * 
- * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
- */
-allow?: string[]
-/**
- * @maxItems 1000
- * 
- * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
- */
-deny?: string[]
-requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
 }
 
 export type Roles = string[]
@@ -1122,6 +1417,10 @@ tenants: string[]
 token?: string
 createdAt: string
 lastUsedAt?: (string | null)
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
 }
 
 /**
@@ -1227,6 +1526,15 @@ originalName?: string
  * The definition hash an admin last approved; a sync that sees another one quarantines the tool.
  */
 approvedDefinitionHash?: string
+/**
+ * What the MCP server's annotations claim about the tool. Hints from an untrusted party, shown to the admin; never used: an imported tool arrives as external_side_effect and the admin sets its effect.
+ */
+hints?: {
+readOnlyHint?: boolean
+destructiveHint?: boolean
+idempotentHint?: boolean
+openWorldHint?: boolean
+}
 }
 /**
  * sha-256 of the canonical definition (name, description, inputSchema, outputSchema). Set by the server.

@@ -23,7 +23,12 @@ export type VerifyOptions = {
   /** The highest version accepted before; a lower one is a rollback. */
   highestVersionSeen?: number;
   now?: Date;
+  /** How far `issuedAt` may lie ahead of `now` (clocks differ a little); default CLOCK_SKEW_SECONDS. */
+  clockSkewSeconds?: number;
 };
+
+/** The default allowance for a signer's clock running ahead of the runtime's. */
+export const CLOCK_SKEW_SECONDS = 300;
 
 export type VerifyResult =
   | { ok: true; bundle: Bundle; loaded: LoadedBundle }
@@ -108,6 +113,10 @@ export async function verifyBundle(
   const now = options.now ?? new Date();
   if (Date.parse(bundle.expiresAt) <= now.getTime()) {
     return refuse('expired', `the bundle expired at ${bundle.expiresAt}`);
+  }
+  // A bundle from the future was signed by a wrong clock or made to outlive its lifetime.
+  if (Date.parse(bundle.issuedAt) > now.getTime() + (options.clockSkewSeconds ?? CLOCK_SKEW_SECONDS) * 1000) {
+    return refuse('issued_in_future', `the bundle was issued at ${bundle.issuedAt}, later than now (${now.toISOString()}) by more than the allowed clock skew`);
   }
   const envelope = new Set<string>(ENVELOPE_FIELDS);
   const content = `{${members.filter((m) => !envelope.has(m.key)).map((m) => m.text).join(',')}}`;

@@ -2,12 +2,14 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Hono } from 'hono';
+import type { IncomingMessage } from 'node:http';
+import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import { auditRoutes } from './api/audit.ts';
 import { bundlePublishRoutes } from './api/bundles-publish.ts';
 import { bundleServeRoutes } from './api/bundles-serve.ts';
+import { decisionRoutes, impactRoutes } from './api/decisions.ts';
 import { groupRoutes, stateRoutes } from './api/groups-states.ts';
 import { jwksRoutes } from './api/jwks.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
@@ -21,6 +23,7 @@ import { tokenRoutes } from './api/tokens.ts';
 import { toolApprovalRoutes } from './api/tool-approval.ts';
 import { toolRoutes } from './api/tools.ts';
 import { authenticate } from './auth/authenticate.ts';
+import { authorize } from './auth/guard.ts';
 import type { AppDeps, AppEnv } from './context.ts';
 import { ApiError } from './errors.ts';
 import { MAX_BODY_BYTES } from './http/body.ts';
@@ -42,6 +45,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.header('X-Request-Id', requestId);
     const started = performance.now();
     await next();
+    // An answer sent before the body was read (413, 401…): the rest of the body is still on its
+    // way, so the connection cannot carry another request; say so rather than drop it later.
+    if (bodyLeftUnread(c.env)) closeAfter(c);
     const seconds = (performance.now() - started) / 1000;
     const route = routePath(c) || 'unmatched';
     deps.metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
@@ -53,7 +59,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.onError((err, c) => {
     const requestId = c.get('requestId') ?? 'unknown';
     if (err instanceof ApiError) {
-      return c.json(err.toProblem(requestId), err.status as 400, { 'Content-Type': 'application/problem+json' });
+      return c.json(err.toProblem(requestId), err.status as 400, { ...err.details.headers, 'Content-Type': 'application/problem+json' });
     }
     deps.logger.error({ requestId, err: { name: err.name, message: err.message, stack: err.stack } }, 'unhandled error');
     const internal = new ApiError(500, 'internal', `Something went wrong on the server; quote request id ${requestId}`);
@@ -62,7 +68,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.route('/.well-known', jwksRoutes);
-  app.get('/metrics', async (c) => c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType }));
+  // Metrics reveal traffic, routes and timing: an admin's or auditor's token unless the operator opens them.
+  app.get(
+    '/metrics',
+    (c, next) => (deps.config.metricsPublic ? next() : authenticate(c, next)),
+    async (c) => {
+      if (!deps.config.metricsPublic) authorize(c, 'metrics', 'read');
+      return c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType, 'Cache-Control': 'no-store' });
+    },
+  );
 
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
@@ -88,6 +102,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/tenants/:tenant/runtimes', runtimeRoutes);
   app.route('/v1/tenants/:tenant/simulate', simulateRoutes);
   app.route('/v1/tenants/:tenant/tests', policyTestRoutes);
+  app.route('/v1/tenants/:tenant/decisions', decisionRoutes);
+  app.route('/v1/tenants/:tenant/impact', impactRoutes);
   app.route('/v1/tenants/:tenant/bundles', bundlePublishRoutes);
   // Further areas mount here, before the /v1 catch-all below.
 
@@ -97,6 +113,25 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   mountConsole(app, deps.config.webDir);
   return app;
+}
+
+function closeAfter(c: Context<AppEnv>): void {
+  try {
+    c.res.headers.set('Connection', 'close');
+  } catch {
+    // A response with immutable headers (one passed through from elsewhere): copy it.
+    const headers = new Headers(c.res.headers);
+    headers.set('Connection', 'close');
+    c.res = new Response(c.res.body, { status: c.res.status, statusText: c.res.statusText, headers });
+  }
+}
+
+/** True when the request (served by Node) has a body that was not read to its end. */
+function bodyLeftUnread(env: unknown): boolean {
+  const incoming = (env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (!incoming || incoming.readableEnded) return false;
+  const length = incoming.headers['content-length'];
+  return (length !== undefined && length !== '0') || incoming.headers['transfer-encoding'] !== undefined;
 }
 
 /** Serves the built console with an SPA fallback to index.html. */

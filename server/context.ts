@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { TokenCreate } from '../policy-schemas/types.gen.ts';
 import type { Authorizer } from './auth/permissions.ts';
 import type { ToolgateDatabase } from './db/database.ts';
+import type { McpTransportPolicy } from './mcp/transport-policy.ts';
 import type { Metrics } from './observability/metrics.ts';
 
 export type Role = TokenCreate['role'];
@@ -21,9 +22,20 @@ export type AppConfig = {
   keysDir: string;
   /** Built console (Vite output); served at `/` when present. */
   webDir: string | null;
+  /** A console session's absolute lifetime. */
   sessionTtlSeconds: number;
+  /** A console session unused this long ends (default 30 minutes). */
+  sessionIdleSeconds?: number;
   /** Cookies get `Secure` when the console is served over HTTPS. */
   secureCookies: boolean;
+  /** What imported MCP servers may run or reach (default: no stdio command, public hosts only). */
+  mcp?: McpTransportPolicy;
+  /** `/metrics` answers without a token (default: admin or auditor token needed). */
+  metricsPublic?: boolean;
+  /** Failed sign-ins and bearer failures one client address may make before 429s (default 20 a minute). */
+  authFailuresPerMinute?: number;
+  /** Decision logs: kept this many days, at most this many records per tenant (oldest go first). */
+  decisions?: { retentionDays: number; maxPerTenant: number };
 };
 
 /** Everything a request handler may use; built once per server. */

@@ -24,6 +24,7 @@ const titles: Record<ErrorCode, string> = {
   mcp_error: 'The MCP server could not be used',
   definition_mismatch: 'The tool definition is not the one reviewed',
   method_not_allowed: 'Method not allowed',
+  rate_limited: 'Too many failed attempts',
   internal: 'Internal error',
   tests_failed: 'Policy tests fail',
 };
@@ -34,7 +35,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
-    readonly details: { errors?: ProblemDetail[]; current?: unknown; extra?: Record<string, unknown> } = {},
+    readonly details: { errors?: ProblemDetail[]; current?: unknown; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
   ) {
     super(message);
     this.name = 'ApiError';

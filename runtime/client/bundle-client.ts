@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import type { Bundle, EvaluationRequest, EvaluationResult, Health, LastError, RuntimeStatus, VerifyCode } from '../../policy-schemas/types.gen.ts';
+import type { Bundle, DecisionRecord, EvaluationRequest, EvaluationResult, Health, LastError, RuntimeStatus, VerifyCode } from '../../policy-schemas/types.gen.ts';
 import { createView, decide } from '../decide.ts';
 import type { CallDecision, ToolCall, ToolView } from '../decide.ts';
 import { evaluate } from '../evaluate.ts';
@@ -9,6 +9,7 @@ import { verifyBundle } from '../verify-bundle.ts';
 import type { TrustedKeys } from '../verify-bundle.ts';
 import { Backoff } from './backoff.ts';
 import { BundleCache } from './cache.ts';
+import { createDecisionLog, type DecisionLog, type DecisionLogOptions } from './decision-log.ts';
 
 export type BundleClientOptions = {
   /** Base URL of the Toolgate server, e.g. `https://toolgate.example.com`. */
@@ -30,6 +31,10 @@ export type BundleClientOptions = {
   /** Status heartbeat to the server (default 60 s); reports are also sent on every change. */
   statusIntervalMs?: number;
   now?: () => Date;
+  /** Decision records shipped to the server (on by default); `false` turns them off. */
+  decisionLog?: boolean | Pick<DecisionLogOptions, 'capacity' | 'flushIntervalMs' | 'backoff'>;
+  /** Whether decision records carry the request's facts (default true). */
+  logFacts?: boolean;
 };
 
 /** The bundle a client evaluates with: verified, loaded, with the exact bytes it was signed as. */
@@ -81,6 +86,8 @@ export class BundleClient {
   private readonly waitSeconds: number;
   private readonly now: () => Date;
   private readonly base: string;
+  /** Where decide() records what it decided; undefined with `decisionLog: false`. */
+  readonly decisionLog: DecisionLog | undefined;
 
   private held: CurrentBundle | undefined;
   private highestVersionSeen = 0;
@@ -107,6 +114,11 @@ export class BundleClient {
     this.runtimeId = options.runtimeId ?? defaultRuntimeId();
     this.waitSeconds = Math.max(0, Math.min(60, Math.floor(options.waitSeconds ?? 30)));
     this.now = options.now ?? (() => new Date());
+    const logOptions = typeof options.decisionLog === 'object' ? options.decisionLog : {};
+    this.decisionLog =
+      options.decisionLog === false
+        ? undefined
+        : createDecisionLog({ ...logOptions, url: this.base, tenant: options.tenant, token: options.token, runtimeId: this.runtimeId, logFacts: options.logFacts, fetch: this.fetchFn });
   }
 
   /** Loads and re-verifies the cache, then starts pulling in the background. */
@@ -147,15 +159,20 @@ export class BundleClient {
    */
   decide(against: ToolView | EvaluationRequest, call: ToolCall): CallDecision {
     const view = 'loaded' in against ? against : this.view(against);
+    const tool = typeof call.name === 'string' ? call.name : '';
     if (!view) {
-      return {
+      const denied: CallDecision = {
         toolCallId: typeof call.toolCallId === 'string' && call.toolCallId !== '' ? call.toolCallId : globalThis.crypto.randomUUID(),
         decision: 'deny',
         errorCode: 'policy_denied',
         message: 'no trusted policy bundle is loaded; every call is denied',
       };
+      this.decisionLog?.record(unbundledRecord(against as EvaluationRequest, tool, denied, this.options.logFacts ?? true));
+      return denied;
     }
-    return decide(view, call);
+    const decided = decide(view, call);
+    this.decisionLog?.recordDecision(view, tool, decided);
+    return decided;
   }
 
   on<E extends keyof Events>(event: E, listener: (...args: Events[E]) => void): () => void {
@@ -171,7 +188,7 @@ export class BundleClient {
     this.wake?.();
     clearInterval(this.heartbeat);
     clearTimeout(this.expiryTimer);
-    await this.loop;
+    await Promise.all([this.loop, this.decisionLog?.close()]);
     // Let a report still in flight (or owed) reach the server, so the fleet view ends on the last state.
     if (this.reporting) {
       let timer: NodeJS.Timeout | undefined;
@@ -385,6 +402,25 @@ export class BundleClient {
       // A listener's failure must not stop the client.
     }
   }
+}
+
+/** The record of a call denied because no good bundle was held (bundleVersion null). */
+function unbundledRecord(request: EvaluationRequest, tool: string, d: CallDecision, logFacts: boolean): DecisionRecord {
+  const r: DecisionRecord = {
+    at: new Date().toISOString(),
+    toolCallId: d.toolCallId,
+    subject: request.subject,
+    groups: request.groups ?? ['default'],
+    state: request.state ?? 'undefined',
+    tool,
+    decision: d.decision,
+    errorCode: d.errorCode,
+    reason: 'no_bundle',
+    bundleVersion: null,
+  };
+  if (request.profile !== undefined) r.profile = request.profile;
+  if (logFacts && request.facts && Object.keys(request.facts).length > 0) r.facts = request.facts;
+  return r;
 }
 
 function unquote(etag: string | null): string | undefined {

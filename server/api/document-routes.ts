@@ -8,7 +8,7 @@ import type { DbOrTx, Tx } from '../db/database.ts';
 import { ApiError, type ErrorCode, type ProblemDetail } from '../errors.ts';
 import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
 import { mergePatch } from '../http/merge-patch.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { type Stored, type documentStore, stripStored } from '../store/document-store.ts';
 
 type Store<T extends object> = ReturnType<typeof documentStore<T>>;
@@ -24,7 +24,7 @@ export type DocumentRoutesOptions<T extends object> = {
   /** Server-derived fields, set after validation (keeps the existing entity's where relevant). */
   normalize?: (doc: T, existing: Stored<T> | undefined, tx: Tx) => T | Promise<T>;
   /** Referential checks inside the write transaction. */
-  check: (tx: Tx, doc: T, existing: Stored<T> | undefined) => Promise<ProblemDetail[]>;
+  check: (tx: Tx, doc: T, existing: Stored<T> | undefined, c: Context<AppEnv>) => Promise<ProblemDetail[]>;
   checkDelete?: (tx: Tx, key: string, existing: Stored<T>) => Promise<ProblemDetail[]>;
   /** List filters, validated against `<queryKind>` first. */
   filter?: { queryKind: string; apply: (items: Stored<T>[], query: Record<string, string>) => Stored<T>[] };
@@ -93,7 +93,7 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
       const key = keyOf(doc);
       if (await o.store.get(ch.tx, key)) throw new ApiError(409, 'conflict', `${o.entityType} ${key} already exists`, { errors: [{ pointer: `/${keyField}`, message: 'already exists' }] });
       if (o.normalize) doc = await o.normalize(doc, undefined, ch.tx);
-      throwProblems(await o.check(ch.tx, doc, undefined));
+      throwProblems(await o.check(ch.tx, doc, undefined, c));
       const stored = await o.store.insert(ch.tx, key, doc, new Date().toISOString());
       await ch.record({ action: 'create', entityType: o.entityType, entityId: key, before: null, after: doc });
       return stored;
@@ -125,9 +125,9 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
       const before = stripStored(existing);
       let doc = parse(mode === 'put' ? body : mergePatch(before, body), key);
       if (o.normalize) doc = await o.normalize(doc, existing, ch.tx);
-      throwProblems(await o.check(ch.tx, doc, existing));
+      throwProblems(await o.check(ch.tx, doc, existing, c));
       const stored = await o.store.update(ch.tx, key, doc, existing.version, existing.createdAt, new Date().toISOString());
-      if (!stored) throw new ApiError(412, 'precondition_failed', `${o.entityType} ${key} changed meanwhile`, { current: await o.store.get(ch.tx, key) });
+      if (!stored) throw changedMeanwhile(`${o.entityType} ${key}`, await o.store.get(ch.tx, key));
       await ch.record({ action: 'update', entityType: o.entityType, entityId: key, before, after: doc });
       return stored;
     });
@@ -146,7 +146,7 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
       const existing = await requireExisting(ch.tx, key);
       checkVersion(expected, existing);
       if (o.checkDelete) throwProblems(await o.checkDelete(ch.tx, key, existing), 409);
-      if (!(await o.store.remove(ch.tx, key, existing.version))) throw new ApiError(412, 'precondition_failed', `${o.entityType} ${key} changed meanwhile`);
+      if (!(await o.store.remove(ch.tx, key, existing.version))) throw changedMeanwhile(`${o.entityType} ${key}`, await o.store.get(ch.tx, key));
       await ch.record({ action: 'delete', entityType: o.entityType, entityId: key, before: stripStored(existing), after: null });
     });
     return c.body(null, 204);

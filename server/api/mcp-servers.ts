@@ -5,8 +5,9 @@ import { authorize } from '../auth/guard.ts';
 import { type AppEnv, actorName } from '../context.ts';
 import { ApiError, type ProblemDetail } from '../errors.ts';
 import { takeReason } from '../http/body.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
-import { syncMcpServer } from '../mcp/sync.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { mcpPolicyOf, syncMcpServer } from '../mcp/sync.ts';
+import { transportProblems } from '../mcp/transport-policy.ts';
 import { stripStored } from '../store/document-store.ts';
 import { mcpServerStore, toolStore } from '../store/inventory.ts';
 import { findSecrets } from '../validation/secrets.ts';
@@ -20,8 +21,13 @@ const crud = documentRoutes<McpServer>({
   readOnly: ['lastSync'],
   // lastSync belongs to the server: an edit keeps it.
   normalize: (doc, existing) => (existing?.lastSync ? { ...doc, lastSync: existing.lastSync } : doc),
-  // Variables travel by name; a credential pasted into args or a URL is refused.
-  check: async (_tx, doc) => [...findSecrets({ ...doc, lastSync: undefined }), ...urlSecrets(doc)],
+  // Variables travel by name; a credential pasted into args or a URL is refused; so is a
+  // transport the operator did not allow (checked again whenever it connects).
+  check: async (_tx, doc, _existing, c) => [
+    ...findSecrets({ ...doc, lastSync: undefined }),
+    ...urlSecrets(doc),
+    ...transportProblems(doc.transport, mcpPolicyOf(c.get('deps').config)),
+  ],
 });
 
 const SECRET_PARAM = /token|secret|passw|api[_-]?key|apikey|auth|signature|sig$|key$/i;
@@ -78,10 +84,10 @@ mcpServerRoutes.delete('/:id', async (c) => {
       if (tool.source?.kind !== 'mcp' || tool.source.server !== id || tool.status === 'removed') continue;
       const before = stripStored(tool);
       const after: Tool = { ...before, status: 'removed' };
-      if (!(await toolStore.update(ch.tx, tool.id, after, tool.version, tool.createdAt, now))) throw new ApiError(412, 'precondition_failed', `tool ${tool.id} changed meanwhile`);
+      if (!(await toolStore.update(ch.tx, tool.id, after, tool.version, tool.createdAt, now))) throw changedMeanwhile(`tool ${tool.id}`, await toolStore.get(ch.tx, tool.id));
       await ch.record({ action: 'update', entityType: 'tool', entityId: tool.id, before, after, reason: reason ?? `MCP server ${id} deleted` });
     }
-    if (!(await mcpServerStore.remove(ch.tx, id, existing.version))) throw new ApiError(412, 'precondition_failed', `mcp-server ${id} changed meanwhile`);
+    if (!(await mcpServerStore.remove(ch.tx, id, existing.version))) throw changedMeanwhile(`mcp-server ${id}`, await mcpServerStore.get(ch.tx, id));
     await ch.record({ action: 'delete', entityType: 'mcp-server', entityId: id, before: stripStored(existing), after: null });
   });
   return c.body(null, 204);

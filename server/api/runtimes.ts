@@ -5,6 +5,7 @@ import type { AppEnv } from '../context.ts';
 import { bundleCacheFor } from '../distribution/serving.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
 import { statusRecorderFor } from '../distribution/status-recorder.ts';
+import { droppedByRuntime } from '../decisions/decision-store.ts';
 import { ApiError } from '../errors.ts';
 import { readValid } from '../http/body.ts';
 
@@ -38,5 +39,10 @@ runtimeRoutes.get('/', async (c) => {
   await statusRecorderFor(database).flush();
   const latest = await bundleCacheFor(database).latest(tenant);
   const runtimes = await listRuntimes(database.db, tenant, latest?.version ?? null);
+  const dropped = await droppedByRuntime(database.db, tenant);
+  for (const r of runtimes) {
+    const n = dropped.get(r.runtimeId);
+    if (n !== undefined) r.decisionsDropped = n;
+  }
   return c.json({ latest: latest ? { version: latest.version, revision: latest.revision } : null, runtimes });
 });

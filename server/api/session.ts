@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { randomBytes } from 'node:crypto';
-import { SESSION_COOKIE, authenticate } from '../auth/authenticate.ts';
+import { SESSION_COOKIE, authenticate, sessionDeadline } from '../auth/authenticate.ts';
+import { recordFailure, refuseWhenLimited } from '../auth/failure-limiter.ts';
 import { actorOf } from '../auth/guard.ts';
 import { hashSecret, toToken } from '../auth/tokens.ts';
 import type { AppEnv } from '../context.ts';
@@ -16,10 +17,14 @@ import { readValid } from '../http/body.ts';
 export const sessionRoutes = new Hono<AppEnv>();
 
 sessionRoutes.post('/', async (c) => {
+  refuseWhenLimited(c);
   const { token } = await readValid<SessionCreate>(c, 'session-create');
   const { database, config } = c.get('deps');
   const row = await database.db.selectFrom('tokens').selectAll().where('token_hash', '=', hashSecret(token)).executeTakeFirst();
-  if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
+  if (!row) {
+    recordFailure(c);
+    throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
+  }
   if (row.role === 'runtime') throw new ApiError(403, 'forbidden', 'Runtime tokens pull bundles; they cannot log in to the console');
   const sessionId = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
@@ -31,7 +36,7 @@ sessionRoutes.post('/', async (c) => {
       token_id: row.id,
       csrf_token: csrfToken,
       created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + config.sessionTtlSeconds * 1000).toISOString(),
+      expires_at: new Date(sessionDeadline(config, now.getTime(), now.getTime())).toISOString(),
     })
     .execute();
   await database.db.deleteFrom('sessions').where('expires_at', '<=', now.toISOString()).execute();

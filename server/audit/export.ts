@@ -16,9 +16,13 @@ export function toCsvRow(e: AuditEvent): string {
   return CSV_COLUMNS.map((k) => {
     const v = e[k];
     if (v === null || v === undefined) return '';
-    const text = k === 'before' || k === 'after' ? canonicalJson(v) : String(v);
-    return '"' + spreadsheetSafe(text).replace(/"/g, '""') + '"';
+    return csvCell(k === 'before' || k === 'after' ? canonicalJson(v) : String(v));
   }).join(',') + '\r\n';
+}
+
+/** One quoted RFC 4180 cell, made safe to open in a spreadsheet. */
+export function csvCell(text: string): string {
+  return '"' + spreadsheetSafe(text).replace(/"/g, '""') + '"';
 }
 
 // A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR) gets a leading apostrophe, and

@@ -1,8 +1,10 @@
 import { getCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
 import { timingSafeEqual } from 'node:crypto';
-import type { Actor, AppEnv, Role } from '../context.ts';
+import type { Context } from 'hono';
+import type { Actor, AppConfig, AppEnv, Role } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { recordFailure, refuseWhenLimited } from './failure-limiter.ts';
 import { tokenCacheFor } from './token-cache.ts';
 import { hashSecret } from './tokens.ts';
 
@@ -16,14 +18,21 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * changes must carry the session's CSRF token; bearer tokens cannot be sent by a browser on its own.
  */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
-  const { database } = c.get('deps');
+  const { database, config } = c.get('deps');
   const auth = c.req.header('authorization');
   let actor: Actor | null = null;
   if (auth !== undefined) {
+    refuseWhenLimited(c);
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (!m) throw new ApiError(401, 'unauthorized', 'Authorization must be "Bearer <token>"');
+    if (!m) {
+      recordFailure(c);
+      throw new ApiError(401, 'unauthorized', 'Authorization must be "Bearer <token>"');
+    }
     const row = await tokenCacheFor(database).find(hashSecret(m[1]));
-    if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
+    if (!row) {
+      recordFailure(c);
+      throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
+    }
     actor = toActor(row, 'bearer');
   } else {
     const cookie = getCookie(c, SESSION_COOKIE);
@@ -31,12 +40,15 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       const session = await database.db
         .selectFrom('sessions')
         .innerJoin('tokens', 'tokens.id', 'sessions.token_id')
-        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.csrf_token', 'sessions.expires_at'])
+        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.id_hash', 'sessions.csrf_token', 'sessions.created_at', 'sessions.expires_at'])
         .where('sessions.id_hash', '=', hashSecret(cookie))
         .executeTakeFirst();
-      if (!session || session.expires_at <= new Date().toISOString()) {
-        throw new ApiError(401, 'unauthorized', 'The session has expired; log in again');
+      const now = Date.now();
+      if (!session || !sessionLive(session, config, now)) {
+        if (session) await database.db.deleteFrom('sessions').where('id_hash', '=', session.id_hash).execute();
+        throw new ApiError(401, 'unauthorized', 'The session has ended (signed out, idle too long, too old, or its token was changed or revoked); log in again');
       }
+      await touchSession(c, session, now);
       if (!SAFE_METHODS.has(c.req.method)) {
         const sent = c.req.header(CSRF_HEADER) ?? '';
         if (!sameSecret(sent, session.csrf_token)) {
@@ -49,7 +61,35 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   if (!actor) throw new ApiError(401, 'unauthorized', 'Send "Authorization: Bearer <token>" or log in to the console');
   c.set('actor', actor);
   await next();
+  // Whatever a handler set, an answer that needed a token is for that token's holder alone.
+  const cache = c.res.headers.get('cache-control');
+  if (cache && /\bpublic\b/i.test(cache)) c.res.headers.set('Cache-Control', cache.replace(/\bpublic\b/gi, 'private'));
 });
+
+/**
+ * A session lives while unused for less than the idle time (`expires_at`, pushed forward as it
+ * is used) and younger than the absolute lifetime (from `created_at`, under the current config).
+ */
+function sessionLive(s: { created_at: string; expires_at: string }, config: AppConfig, now: number): boolean {
+  return Date.parse(s.expires_at) > now && Date.parse(s.created_at) + config.sessionTtlSeconds * 1000 > now;
+}
+
+// The idle deadline moves at most once a minute, so reads do not each become a write.
+const TOUCH_EVERY_MS = 60_000;
+
+async function touchSession(c: Context<AppEnv>, s: { id_hash: string; created_at: string; expires_at: string }, now: number): Promise<void> {
+  const { database, config } = c.get('deps');
+  const next = sessionDeadline(config, Date.parse(s.created_at), now);
+  if (Math.abs(next - Date.parse(s.expires_at)) < TOUCH_EVERY_MS) return;
+  await database.db.updateTable('sessions').set({ expires_at: new Date(next).toISOString() }).where('id_hash', '=', s.id_hash).execute();
+}
+
+/** When a session used at `now` ends if not used again: the idle time on, capped by the absolute lifetime. */
+export function sessionDeadline(config: AppConfig, createdAt: number, now: number): number {
+  return Math.min(now + (config.sessionIdleSeconds ?? DEFAULT_IDLE_SECONDS) * 1000, createdAt + config.sessionTtlSeconds * 1000);
+}
+
+const DEFAULT_IDLE_SECONDS = 30 * 60;
 
 function toActor(row: { id: string; label: string; role: string; tenants: string }, via: Actor['via']): Actor {
   const role = row.role as Role;

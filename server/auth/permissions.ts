@@ -2,7 +2,7 @@ import { newEnforcer, newModelFromString } from 'casbin';
 import type { Role } from '../context.ts';
 
 /** What a request wants to do: a resource kind and an action on it. */
-export type Resource = 'inventory' | 'tenant' | 'policy' | 'grant' | 'bundle' | 'runtime' | 'audit' | 'token' | 'simulate' | 'mcp';
+export type Resource = 'inventory' | 'tenant' | 'policy' | 'grant' | 'bundle' | 'runtime' | 'audit' | 'token' | 'simulate' | 'mcp' | 'metrics' | 'decision';
 export type Action = 'read' | 'write' | 'publish' | 'pull' | 'report' | 'export' | 'run';
 
 // Role × resource × action, decided by Casbin. Tenant scoping is separate (an editor of `acme`
@@ -31,6 +31,7 @@ const rules: [Role, string, string][] = [
   ['editor', 'bundle', '*'],
   ['editor', 'simulate', 'run'],
   ['editor', 'runtime', 'read'],
+  ['editor', 'decision', 'read'],
   ['viewer', 'inventory', 'read'],
   ['viewer', 'mcp', 'read'],
   ['viewer', 'tenant', 'read'],
@@ -40,16 +41,19 @@ const rules: [Role, string, string][] = [
   ['viewer', 'bundle', 'pull'],
   ['viewer', 'simulate', 'run'],
   ['viewer', 'runtime', 'read'],
+  ['viewer', 'decision', 'read'],
   ['auditor', '*', 'read'],
   ['auditor', 'bundle', 'pull'],
   ['auditor', 'audit', 'export'],
+  ['auditor', 'decision', 'export'],
   ['auditor', 'simulate', 'run'],
   ['runtime', 'bundle', 'pull'],
   ['runtime', 'runtime', 'report'],
+  ['runtime', 'decision', 'report'],
 ];
 
 /** Resources that belong to one tenant: tenant-scoped tokens reach only their own. */
-export const tenantScoped: ReadonlySet<Resource> = new Set(['tenant', 'policy', 'grant', 'bundle', 'runtime', 'simulate']);
+export const tenantScoped: ReadonlySet<Resource> = new Set(['tenant', 'policy', 'grant', 'bundle', 'runtime', 'simulate', 'decision']);
 
 export type Authorizer = { can(role: Role, resource: Resource, action: Action): boolean; rules: typeof rules };
 

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Token } from '../../policy-schemas/types.gen.ts';
-import type { Role } from '../context.ts';
+import { runChange } from '../audit/change.ts';
+import type { AppDeps, Role } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { TokensRow } from '../db/tables/tokens.ts';
 
@@ -22,6 +23,7 @@ export function toToken(row: TokensRow): Token {
     tenants: JSON.parse(row.tenants) as string[],
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
+    version: row.version,
   };
 }
 
@@ -41,6 +43,7 @@ export async function insertToken(
     token_hash: hashSecret(t.secret),
     created_at: t.now,
     last_used_at: null,
+    version: 1,
   };
   await db.insertInto('tokens').values(row).execute();
   return row;
@@ -50,22 +53,40 @@ export const BOOTSTRAP_TOKEN_ID = 'bootstrap-admin';
 
 /**
  * Makes sure an admin can log in: `TOOLGATE_ADMIN_TOKEN` (re)sets the bootstrap admin token;
- * without it, a token is generated only when no admin token exists, and returned to be printed once.
+ * without it, a token is generated only when no admin token exists, and returned to be printed
+ * once. Each is a change of trust, audited as `system`: the token's creation, and a new
+ * `TOOLGATE_ADMIN_TOKEN` (a rotation), which also ends every console session of the old one.
  */
-export async function ensureBootstrapAdmin(db: DbOrTx, configured: string | undefined, now: string): Promise<string | null> {
-  if (configured) {
-    const hash = hashSecret(configured);
-    const existing = await db.selectFrom('tokens').select(['id', 'token_hash']).where('id', '=', BOOTSTRAP_TOKEN_ID).executeTakeFirst();
-    if (!existing) {
-      await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret: configured, now });
-    } else if (existing.token_hash !== hash) {
-      await db.updateTable('tokens').set({ token_hash: hash }).where('id', '=', BOOTSTRAP_TOKEN_ID).execute();
+export async function ensureBootstrapAdmin(deps: Pick<AppDeps, 'database' | 'metrics'>, configured: string | undefined, now: string): Promise<string | null> {
+  const meta = { actor: 'system', requestId: null, reason: null };
+  return runChange(deps, meta, async (ch) => {
+    const db = ch.tx;
+    const existing = await db.selectFrom('tokens').selectAll().where('id', '=', BOOTSTRAP_TOKEN_ID).executeTakeFirst();
+    if (configured) {
+      const hash = hashSecret(configured);
+      if (!existing) {
+        const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret: configured, now });
+        await ch.record({ action: 'create', entityType: 'token', entityId: BOOTSTRAP_TOKEN_ID, before: null, after: toToken(row), reason: 'bootstrap admin token from TOOLGATE_ADMIN_TOKEN' });
+      } else if (existing.token_hash !== hash) {
+        await db.updateTable('tokens').set({ token_hash: hash }).where('id', '=', BOOTSTRAP_TOKEN_ID).execute();
+        // Sessions signed in with the old secret must not outlive it.
+        const ended = await db.deleteFrom('sessions').where('token_id', '=', BOOTSTRAP_TOKEN_ID).executeTakeFirst();
+        await ch.record({
+          action: 'rotate',
+          entityType: 'token',
+          entityId: BOOTSTRAP_TOKEN_ID,
+          before: toToken(existing),
+          after: toToken({ ...existing, token_hash: hash }),
+          reason: `TOOLGATE_ADMIN_TOKEN changed; ${Number(ended.numDeletedRows)} console session(s) of the old token ended`,
+        });
+      }
+      return null;
     }
-    return null;
-  }
-  const anyAdmin = await db.selectFrom('tokens').select('id').where('role', '=', 'admin').executeTakeFirst();
-  if (anyAdmin) return null;
-  const secret = newTokenSecret();
-  await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret, now });
-  return secret;
+    const anyAdmin = await db.selectFrom('tokens').select('id').where('role', '=', 'admin').executeTakeFirst();
+    if (anyAdmin) return null;
+    const secret = newTokenSecret();
+    const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret, now });
+    await ch.record({ action: 'create', entityType: 'token', entityId: BOOTSTRAP_TOKEN_ID, before: null, after: toToken(row), reason: 'bootstrap admin token generated at first start' });
+    return secret;
+  });
 }

@@ -7,7 +7,10 @@ const commands: Record<string, Command> = {
   serve: { summary: 'serve the API and console (HOST, PORT, TOOLGATE_DB, TOOLGATE_KEYS_DIR)', load: () => import('./commands/serve.ts') },
   migrate: { summary: 'migrate the database to the latest version (--down: all the way down)', load: () => import('./commands/migrate.ts') },
   audit: { summary: 'audit export [--format jsonl|csv] [--out FILE] | audit verify FILE', load: () => import('./commands/audit.ts') },
-  compile: { summary: 'compile --tenant T --out DIR: compile and sign the draft into DIR/bundle.json + bundle.jws (publishes nothing)', load: () => import('./commands/compile.ts') },
+  compile: {
+    summary: 'compile --tenant T --out DIR [--sign [--reason TEXT]]: compile the draft into DIR/bundle.json; --sign also writes bundle.jws with the production key, audited (publishes nothing)',
+    load: () => import('./commands/compile.ts'),
+  },
   verify: { summary: 'verify --bundle F --signature F --jwks F [--tenant T]: the checks a runtime makes before accepting a bundle', load: () => import('./commands/verify.ts') },
   evaluate: { summary: 'evaluate --bundle F --request F: print what simulate answers for the request', load: () => import('./commands/evaluate.ts') },
   keys: { summary: 'keys list | keys rotate [--reason TEXT] | keys retire KID [--reissue]: bundle-signing keys (old keys stay published until retired)', load: () => import('./commands/keys.ts') },

@@ -1,7 +1,6 @@
 import type { Bundle, BundleSummary, BundleVersion } from '../../policy-schemas/types.gen.ts';
-import { canonicalJson } from '../../runtime/canonical-json.ts';
-import { runChange } from '../audit/change.ts';
-import type { ChangeMeta } from '../audit/change.ts';
+import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
+import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { BundlesRow } from '../db/tables/bundles.ts';
@@ -19,11 +18,37 @@ export type PublishOutcome = { created: boolean; version: number; revision: stri
 /** What the `summary` column holds: the listing's counts plus the envelope, so listing parses no bundle. */
 type StoredSummary = { summary: BundleSummary; previousRevision: string | null; issuedAt: string; expiresAt: string };
 
+/** Attempts before a publish whose draft keeps changing underneath it gives up with a 409. */
+export const PUBLISH_ATTEMPTS = 5;
+
+/** A bundle compiled and signed outside any transaction, with what it was built from. */
+type Prepared =
+  | { kind: 'unchanged'; version: number; revision: string }
+  | {
+      kind: 'new';
+      /** The latest version when prepared: the new one is exactly the next. */
+      basedOn: number;
+      /** The hash of the draft snapshot compiled (absent for a rollback or re-issue). */
+      snapshotHash?: string;
+      /** The last audit event before the snapshot was read: none since means nothing changed. */
+      auditSeq: number;
+      bundle: Bundle;
+      text: string;
+      signature: string;
+      kid: string;
+      summary: BundleSummary;
+    };
+
 /**
- * Compiles the tenant's draft (or takes an earlier version's content for a rollback), signs it and
- * stores it as the next version, with one audit event, in one transaction; then wakes long-polling
- * pulls. When the content equals the latest version's, nothing is written and that version is
- * returned, unless `refresh` asks for a new version anyway (same revision, later expiry).
+ * Compiles the tenant's draft (or takes an earlier version's content for a rollback), signs it
+ * and stores it as the next version with one audit event; then wakes long-polling pulls. When
+ * the content equals the latest version's, nothing is written and that version is returned,
+ * unless `refresh` asks for a new version anyway (same revision, later expiry).
+ *
+ * Compiling and signing (100+ ms for thousands of tools) happen outside the write transaction,
+ * so reads and other changes go on meanwhile. The transaction then commits only if the draft
+ * snapshot still hashes the same and no other version was published; otherwise it starts over,
+ * at most PUBLISH_ATTEMPTS times, then answers 409. Versions stay contiguous either way.
  */
 export async function publishBundle(
   deps: Pick<AppDeps, 'database' | 'metrics'>,
@@ -32,70 +57,108 @@ export async function publishBundle(
   opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date } & GateOutcome,
   keys: KeyStore,
 ): Promise<PublishOutcome> {
+  for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
+    const prepared = await preparePublish(deps.database.db, tenant, opts, keys);
+    if (prepared.kind === 'unchanged') return { created: false, version: prepared.version, revision: prepared.revision };
+    const outcome = await runChange(deps, meta, (ch) => commitPublish(ch, tenant, prepared, meta, opts));
+    if (outcome === 'stale') continue;
+    publishEvents.published(tenant, outcome.version);
+    return outcome;
+  }
+  throw new ApiError(409, 'conflict', `The draft of ${tenant} changed during each of ${PUBLISH_ATTEMPTS} attempts to publish it; publish again once the edits settle`);
+}
+
+/** Reads what to publish and compiles and signs it; runs outside any transaction. */
+async function preparePublish(db: DbOrTx, tenant: string, opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date } & GateOutcome, keys: KeyStore): Promise<Prepared> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
-  const outcome = await runChange(deps, meta, async (ch) => {
-    const latest = await latestBundleRow(ch.tx, tenant);
-    const version = (latest?.version ?? 0) + 1;
-    const previousRevision = latest?.revision ?? null;
-    let bundle: Bundle;
-    let text: string;
-    if (opts.rollbackTo !== undefined || opts.reissue) {
-      // A re-issue re-signs the latest content with a later expiry; a rollback takes an earlier one's.
-      const row = opts.reissue ? latest : await bundleRow(ch.tx, tenant, opts.rollbackTo!);
-      if (!row) {
-        throw new ApiError(404, 'not_found', opts.reissue ? `tenant ${tenant} has no published bundle to re-issue` : `bundle version ${opts.rollbackTo} of tenant ${tenant} does not exist`, {
-          errors: [{ pointer: opts.reissue ? '' : '/rollbackTo', message: 'no such version' }],
-        });
-      }
-      if (!opts.refresh && !opts.reissue && latest && latest.revision === row.revision) return { created: false, version: latest.version, revision: latest.revision };
-      const old = JSON.parse(row.content) as Bundle;
-      const expiresAt = new Date(Date.parse(issuedAt) + old.policy.bundleTtlSeconds * 1000).toISOString();
-      bundle = { ...old, version, previousRevision, issuedAt, expiresAt };
-      if (contentRevision(bundle) !== row.revision) throw new Error(`stored bundle ${tenant}@${row.version} does not hash to its revision`);
-      text = canonicalJson(bundle);
-    } else {
-      const snapshot = await loadDraftSnapshot(ch.tx, tenant);
-      if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-      const r = compileBundle(snapshot, { version, previousRevision, issuedAt });
-      if (!r.ok) throw compileError(tenant, r.errors);
-      if (opts.testedRevision !== undefined && r.revision !== opts.testedRevision) throw new ApiError(409, 'conflict', `The draft of ${tenant} changed while its policy tests ran; publish again`);
-      if (!opts.refresh && latest && latest.revision === r.revision) return { created: false, version: latest.version, revision: latest.revision };
-      bundle = r.bundle;
-      text = r.text;
+  const auditSeq = await lastAuditSeq(db);
+  const latest = await latestBundleRow(db, tenant);
+  const version = (latest?.version ?? 0) + 1;
+  const previousRevision = latest?.revision ?? null;
+  let bundle: Bundle;
+  let text: string;
+  let snapshotHash: string | undefined;
+  if (opts.rollbackTo !== undefined || opts.reissue) {
+    // A re-issue re-signs the latest content with a later expiry; a rollback takes an earlier one's.
+    const row = opts.reissue ? latest : await bundleRow(db, tenant, opts.rollbackTo!);
+    if (!row) {
+      throw new ApiError(404, 'not_found', opts.reissue ? `tenant ${tenant} has no published bundle to re-issue` : `bundle version ${opts.rollbackTo} of tenant ${tenant} does not exist`, {
+        errors: [{ pointer: opts.reissue ? '' : '/rollbackTo', message: 'no such version' }],
+      });
     }
-    const key = await keys.signer();
-    const signature = await signBundle(Buffer.from(text, 'utf8'), key);
-    const summary = await summarize(bundle, latest ? (JSON.parse(latest.content) as Bundle) : null);
-    const stored: StoredSummary = { summary, previousRevision, issuedAt: bundle.issuedAt, expiresAt: bundle.expiresAt };
-    const rollbackOf = opts.rollbackTo ?? null;
-    await ch.tx
-      .insertInto('bundles')
-      .values({
-        tenant,
-        version,
-        revision: bundle.revision,
-        content: text,
-        signature,
-        kid: key.kid,
-        published_by: meta.actor,
-        published_at: issuedAt,
-        reason: meta.reason,
-        summary: JSON.stringify(stored),
-        rollback_of: rollbackOf,
-      })
-      .execute();
-    await ch.record({
-      action: rollbackOf === null ? 'publish' : 'rollback',
-      entityType: 'bundle',
-      entityId: String(version),
+    if (!opts.refresh && !opts.reissue && latest && latest.revision === row.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
+    const old = JSON.parse(row.content) as Bundle;
+    const expiresAt = new Date(Date.parse(issuedAt) + old.policy.bundleTtlSeconds * 1000).toISOString();
+    bundle = { ...old, version, previousRevision, issuedAt, expiresAt };
+    if (contentRevision(bundle) !== row.revision) throw new Error(`stored bundle ${tenant}@${row.version} does not hash to its revision`);
+    text = canonicalJson(bundle);
+  } else {
+    const snapshot = await loadDraftSnapshot(db, tenant);
+    if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+    snapshotHash = sha256Canonical(snapshot);
+    const r = compileBundle(snapshot, { version, previousRevision, issuedAt });
+    if (!r.ok) throw compileError(tenant, r.errors);
+    if (opts.testedRevision !== undefined && r.revision !== opts.testedRevision) throw new ApiError(409, 'conflict', `The draft of ${tenant} changed while its policy tests ran; publish again`);
+    if (!opts.refresh && latest && latest.revision === r.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
+    bundle = r.bundle;
+    text = r.text;
+  }
+  const key = await keys.signer();
+  const signature = await signBundle(Buffer.from(text, 'utf8'), key);
+  const summary = await summarize(bundle, latest ? (JSON.parse(latest.content) as Bundle) : null);
+  return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, auditSeq, bundle, text, signature, kid: key.kid, summary };
+}
+
+/** Inside the write transaction: stores the prepared bundle, or says `stale` when its inputs changed. */
+async function commitPublish(
+  ch: Change,
+  tenant: string,
+  p: Extract<Prepared, { kind: 'new' }>,
+  meta: ChangeMeta,
+  opts: { rollbackTo?: number } & GateOutcome,
+): Promise<PublishOutcome | 'stale'> {
+  const latest = await ch.tx.selectFrom('bundles').select(['version', 'revision']).where('tenant', '=', tenant).orderBy('version', 'desc').limit(1).executeTakeFirst();
+  if ((latest?.version ?? 0) !== p.basedOn) return 'stale';
+  // Every change writes an audit event in its own transaction: with none since the snapshot was
+  // read, the draft is the one compiled. Otherwise the snapshot itself is compared.
+  if (p.snapshotHash !== undefined && (await lastAuditSeq(ch.tx)) !== p.auditSeq) {
+    const snapshot = await loadDraftSnapshot(ch.tx, tenant);
+    if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} was deleted during the publish`);
+    if (sha256Canonical(snapshot) !== p.snapshotHash) return 'stale';
+  }
+  const { bundle, summary } = p;
+  const stored: StoredSummary = { summary, previousRevision: bundle.previousRevision, issuedAt: bundle.issuedAt, expiresAt: bundle.expiresAt };
+  const rollbackOf = opts.rollbackTo ?? null;
+  await ch.tx
+    .insertInto('bundles')
+    .values({
       tenant,
-      before: latest ? { version: latest.version, revision: latest.revision } : null,
-      after: { version, revision: bundle.revision, kid: key.kid, ...(rollbackOf === null ? {} : { rollbackOf }), ...(opts.forced ? { forced: opts.forced } : {}), summary },
-    });
-    return { created: true, version, revision: bundle.revision };
+      version: bundle.version,
+      revision: bundle.revision,
+      content: p.text,
+      signature: p.signature,
+      kid: p.kid,
+      published_by: meta.actor,
+      published_at: bundle.issuedAt,
+      reason: meta.reason,
+      summary: JSON.stringify(stored),
+      rollback_of: rollbackOf,
+    })
+    .execute();
+  await ch.record({
+    action: rollbackOf === null ? 'publish' : 'rollback',
+    entityType: 'bundle',
+    entityId: String(bundle.version),
+    tenant,
+    before: latest ? { version: latest.version, revision: latest.revision } : null,
+    after: { version: bundle.version, revision: bundle.revision, kid: p.kid, ...(rollbackOf === null ? {} : { rollbackOf }), ...(opts.forced ? { forced: opts.forced } : {}), summary },
   });
-  if (outcome.created) publishEvents.published(tenant, outcome.version);
-  return outcome;
+  return { created: true, version: bundle.version, revision: bundle.revision };
+}
+
+async function lastAuditSeq(db: DbOrTx): Promise<number> {
+  const row = await db.selectFrom('audit_events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+  return Number(row?.seq ?? 0);
 }
 
 /** The 422 for a draft that does not compile, listing every error with its pointer. */

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, type Transaction, sql } from 'kysely';
@@ -19,13 +19,16 @@ export class ToolgateDatabase {
   readonly sqlite: SqliteDatabase.Database;
 
   constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') createPrivately(file);
     this.sqlite = new SqliteDatabase(file);
     this.sqlite.pragma('journal_mode = WAL');
     // FULL: an acknowledged change survives a crash or power loss, not just a process exit.
     this.sqlite.pragma('synchronous = FULL');
     this.sqlite.pragma('foreign_keys = ON');
     this.sqlite.pragma('busy_timeout = 5000');
+    // SQLite gives the WAL and shared-memory files the database file's mode; ones left by an
+    // older version are narrowed too.
+    if (file !== ':memory:') for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) narrow(f);
     this.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(this.sqlite) }) });
   }
 
@@ -120,6 +123,21 @@ export class ToolgateDatabase {
   async close(): Promise<void> {
     await this.db.destroy();
   }
+}
+
+function narrow(f: string): void {
+  try {
+    chmodSync(f, 0o600);
+  } catch {
+    // Not ours to change (another owner): left as the operator set it.
+  }
+}
+
+/** Creates the database file (and a missing directory) readable by this user alone: it holds policy, hashes and history. */
+function createPrivately(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  // 'a' creates without truncating; the mode applies only when the file is new.
+  closeSync(openSync(file, 'a', 0o600));
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { AuditEventsTable } from './tables/audit-events.ts';
 import type { BundlesTable } from './tables/bundles.ts';
+import type { DecisionSourcesTable, DecisionStatsTable, DecisionsTable } from './tables/decisions.ts';
 import type { GrantsTable } from './tables/grants.ts';
 import type { GroupsTable } from './tables/groups.ts';
 import type { McpServersTable } from './tables/mcp-servers.ts';
@@ -27,4 +28,7 @@ export interface Database {
   bundles: BundlesTable;
   runtimes: RuntimesTable;
   tenant_tests: TenantTestsTable;
+  decisions: DecisionsTable;
+  decision_sources: DecisionSourcesTable;
+  decision_stats: DecisionStatsTable;
 }

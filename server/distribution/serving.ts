@@ -5,10 +5,11 @@ import type { ServedBundle } from './bundle-cache.ts';
 /** Longest long-poll a pull may ask for, in seconds; larger `wait` values are capped to it. */
 export const MAX_WAIT_SECONDS = 60;
 
-// Shared caches may keep a pinned version forever; `latest` must be revalidated on every use.
-// Vary: Authorization keeps a CDN from answering one token's pull with another's.
-const IMMUTABLE = 'public, max-age=31536000, immutable';
-const REVALIDATE = 'public, no-cache';
+// The puller's own cache may keep a pinned version forever; `latest` must be revalidated on every
+// use. Never `public`: these answers need a token, and a shared cache must not serve them to
+// whoever asks (the static mirror is the way to put bundles on a CDN).
+const IMMUTABLE = 'private, max-age=31536000, immutable';
+const REVALIDATE = 'private, no-cache';
 
 const caches = new WeakMap<ToolgateDatabase, BundleCache>();
 

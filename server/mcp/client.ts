@@ -1,9 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '../../policy-schemas/types.gen.ts';
+import { plainJson } from '../http/safe-json.ts';
+import { DestinationRefused, guardedFetch } from './guarded-fetch.ts';
+import { type McpTransportPolicy, transportProblems } from './transport-policy.ts';
 
 /** A tool as an MCP server offers it in `tools/list`, reduced to what Toolgate keeps. */
 export type OfferedTool = {
@@ -11,12 +14,19 @@ export type OfferedTool = {
   description?: string;
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
-  annotations?: { readOnlyHint?: boolean };
+  /** The server's own claims about the tool (MCP annotations): hints for the admin, never trusted. */
+  annotations?: ToolHints;
 };
+
+/** The boolean MCP tool annotations Toolgate keeps to show an admin. */
+export type ToolHints = { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
 export type McpResult<T> = { ok: true; value: T } | { ok: false; code: 'mcp_error'; message: string };
 
 export type McpClientOptions = {
+  /** What the operator lets a transport reach (checked again here, whatever was checked at save). */
+  policy: McpTransportPolicy;
   /** Limit for connecting and for each request, in ms (default `TOOLGATE_MCP_TIMEOUT_MS`, else 20 s). */
   timeoutMs?: number;
   /** Where named environment variables are read from at connect time (default `process.env`). */
@@ -45,7 +55,7 @@ type TransportConfig = McpServer['transport'];
  * Connects to an MCP server, lists all of its tools (every page) and disconnects.
  * Never throws: a server that fails to start, times out or answers garbage gives an error naming it.
  */
-export async function fetchMcpTools(server: Pick<McpServer, 'id' | 'transport'>, options: McpClientOptions = {}): Promise<McpResult<OfferedTool[]>> {
+export async function fetchMcpTools(server: Pick<McpServer, 'id' | 'transport'>, options: McpClientOptions): Promise<McpResult<OfferedTool[]>> {
   const opened = await openMcpSession(server, { ...options, onToolsChanged: undefined, onClose: undefined });
   if (!opened.ok) return opened;
   const listed = await opened.value.listTools();
@@ -54,19 +64,28 @@ export async function fetchMcpTools(server: Pick<McpServer, 'id' | 'transport'>,
 }
 
 /** Opens a connection that stays up (for list_changed notifications) until `close()`. Never throws. */
-export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>, options: McpClientOptions = {}): Promise<McpResult<McpSession>> {
+export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>, options: McpClientOptions): Promise<McpResult<McpSession>> {
   const timeout = options.timeoutMs ?? configuredTimeout();
   const env = options.env ?? process.env;
+  const refused = transportProblems(server.transport, options.policy);
+  if (refused.length > 0) {
+    return { ok: false, code: 'mcp_error', message: `MCP server "${server.id}" is not allowed to connect: ${refused.map((p) => `${p.pointer} ${p.message}`).join('; ')}` };
+  }
   const secrets = secretValues(server.transport, env);
+  const http = server.transport.kind === 'http';
+  // Over http nothing the remote says is kept in an error (its body could be any internal page).
+  const failure = (phase: Phase, err: unknown, tail: string) =>
+    http ? fixedFailure(server.id, phase, err, timeout) : fail(server.id, `${phase === 'tools/list' ? 'tools/list failed' : 'failed to start or initialize'}: ${explain(err, timeout)}`, tail, secrets);
   let stderrTail = '';
   let transport: Transport;
+  let closeFetch: () => Promise<void> = async () => undefined;
   try {
-    transport = makeTransport(server.transport, env, (chunk) => {
+    transport = makeTransport(server.transport, env, options.policy, (chunk) => {
       // Mask before cutting: a cut could otherwise split a secret so that exact matching misses it.
       stderrTail = clipEnd(maskSecrets(stderrTail + chunk, secrets), STDERR_TAIL, secrets);
-    });
+    }, (close) => (closeFetch = close));
   } catch (err) {
-    return fail(server.id, `cannot be configured: ${describe(err)}`, '', secrets);
+    return http ? fixedFailure(server.id, 'configure', err, timeout) : fail(server.id, `cannot be configured: ${describe(err)}`, '', secrets);
   }
 
   const client = new Client({ name: 'toolgate', version: '1' }, { capabilities: {} });
@@ -113,6 +132,7 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
     } finally {
       clearInterval(hold);
     }
+    await closeFetch().catch(() => undefined);
     if (childPid !== null && isAlive(childPid)) signal(childPid, 'SIGKILL');
   };
 
@@ -120,7 +140,7 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
     await Promise.race([client.connect(transport, { timeout }), broken]);
   } catch (err) {
     await close(true);
-    return fail(server.id, `failed to start or initialize: ${explain(err, timeout)}`, stderrTail, secrets);
+    return failure('initialize', err, stderrTail);
   }
 
   if (options.onToolsChanged) {
@@ -140,7 +160,8 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
           client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { timeout }),
           broken,
         ]);
-        for (const t of result.tools) tools.push(toOffered(t));
+        // Whatever the server says is masked before anyone (store, log, audit, bundle) sees it.
+        for (const t of result.tools) tools.push(maskDeep(toOffered(t), secrets));
         if (tools.length > MAX_TOOLS) return fail(server.id, `offers more than ${MAX_TOOLS} tools`, '', secrets);
         const next = result.nextCursor;
         if (next === undefined || next === '') break;
@@ -149,7 +170,7 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
         cursor = next;
       }
     } catch (err) {
-      return fail(server.id, `tools/list failed: ${explain(err, timeout)}`, stderrTail, secrets);
+      return failure('tools/list', err, stderrTail);
     }
     return { ok: true, value: tools };
   };
@@ -187,8 +208,18 @@ class TransportError extends Error {
 }
 class ClosedError extends Error {}
 
-function makeTransport(t: TransportConfig, env: Record<string, string | undefined>, onStderr: (chunk: string) => void): Transport {
-  if (t.kind === 'http') return new StreamableHTTPClientTransport(new URL(t.url));
+function makeTransport(
+  t: TransportConfig,
+  env: Record<string, string | undefined>,
+  policy: McpTransportPolicy,
+  onStderr: (chunk: string) => void,
+  onFetch: (close: () => Promise<void>) => void,
+): Transport {
+  if (t.kind === 'http') {
+    const guarded = guardedFetch(policy);
+    onFetch(guarded.close);
+    return new StreamableHTTPClientTransport(new URL(t.url), { fetch: guarded.fetch });
+  }
   // Only the named variables are passed (the SDK adds its short list of safe defaults, PATH among them).
   const childEnv: Record<string, string> = {};
   for (const name of t.env ?? []) {
@@ -206,12 +237,61 @@ function secretValues(t: TransportConfig, env: Record<string, string | undefined
   return (t.env ?? []).map((n) => env[n]).filter((v): v is string => v !== undefined && v.length >= 3);
 }
 
-function toOffered(t: { name: string; description?: string; inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; annotations?: { readOnlyHint?: boolean } }): OfferedTool {
-  const out: OfferedTool = { name: t.name, inputSchema: t.inputSchema };
+function toOffered(t: { name: string; description?: string; inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; annotations?: Record<string, unknown> }): OfferedTool {
+  // The SDK's zod parse may have assigned keys such as __proto__: keep only what JSON text holds.
+  const out: OfferedTool = { name: t.name, inputSchema: plainJson(t.inputSchema) };
   if (t.description !== undefined) out.description = t.description;
-  if (t.outputSchema !== undefined) out.outputSchema = t.outputSchema;
-  if (t.annotations?.readOnlyHint !== undefined) out.annotations = { readOnlyHint: t.annotations.readOnlyHint };
+  if (t.outputSchema !== undefined) out.outputSchema = plainJson(t.outputSchema);
+  const hints: ToolHints = {};
+  for (const h of HINTS) if (typeof t.annotations?.[h] === 'boolean') hints[h] = t.annotations[h] as boolean;
+  if (Object.keys(hints).length > 0) out.annotations = hints;
   return out;
+}
+
+/** A copy with every passed-through value masked in every string and every object key. */
+export function maskDeep<T>(value: T, secrets: string[]): T {
+  if (secrets.length === 0) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return maskSecrets(v, secrets);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      // defineProperty: a key named `__proto__` stays a key, as it was in the server's JSON.
+      for (const [k, child] of Object.entries(v)) Object.defineProperty(out, maskSecrets(k, secrets), { value: walk(child), enumerable: true, writable: true, configurable: true });
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
+}
+
+type Phase = 'configure' | 'initialize' | 'tools/list';
+
+/**
+ * The error of a failed http connection in a fixed form (phase, code, HTTP status): never the
+ * remote's body or headers, which could be an internal endpoint's answer.
+ */
+function fixedFailure(serverId: string, phase: Phase, err: unknown, timeout: number): { ok: false; code: 'mcp_error'; message: string } {
+  const { code, status } = classify(err, timeout);
+  return { ok: false, code: 'mcp_error', message: `MCP server "${serverId}" failed (phase: ${phase}, code: ${code}${status === undefined ? '' : `, status: ${status}`})` };
+}
+
+function classify(err: unknown, timeout: number): { code: string; status?: number } {
+  const chain: unknown[] = [];
+  for (let e: unknown = err, i = 0; e && i < 6; e = (e as { cause?: unknown; original?: unknown }).original ?? (e as { cause?: unknown }).cause, i++) chain.push(e);
+  if (chain.some((e) => e instanceof DestinationRefused || (e as { code?: unknown }).code === 'EDESTINATION')) return { code: 'destination_not_allowed' };
+  for (const e of chain) {
+    if (e instanceof ClosedError) return { code: 'connection_closed' };
+    if (e instanceof SyntaxError || Array.isArray((e as { issues?: unknown }).issues)) return { code: 'not_mcp' };
+    const c = (e as { code?: unknown }).code;
+    if (e instanceof StreamableHTTPError && typeof c === 'number') {
+      return c >= 100 && c <= 599 ? { code: c >= 300 && c < 400 ? 'redirect_not_followed' : 'http_status', status: c } : { code: 'not_mcp' };
+    }
+    if (c === -32001) return { code: `timeout_${timeout}ms` };
+    if (c === -32000) return { code: 'connection_closed' };
+    if (typeof c === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(c)) return { code: c.toLowerCase() };
+  }
+  return { code: 'transport_error' };
 }
 
 function explain(err: unknown, timeout: number): string {

@@ -47,9 +47,10 @@ describe('reconcileTools', () => {
     expect(tool.source?.approvedDefinitionHash).toBeUndefined();
   });
 
-  it('gives read_only only to tools annotated readOnlyHint true', () => {
-    const r = run([offer('a', { annotations: { readOnlyHint: true } }), offer('b', { annotations: { readOnlyHint: false } }), offer('c')]);
-    expect(r.changes.map((c) => c.after.effect)).toEqual(['read_only', 'external_side_effect', 'external_side_effect']);
+  it('imports every tool as external_side_effect whatever its annotations claim, keeping them as hints', () => {
+    const r = run([offer('a', { annotations: { readOnlyHint: true } }), offer('b', { annotations: { readOnlyHint: false, destructiveHint: true } }), offer('c')]);
+    expect(r.changes.map((c) => c.after.effect)).toEqual(['external_side_effect', 'external_side_effect', 'external_side_effect']);
+    expect(r.changes.map((c) => c.after.source?.hints)).toEqual([{ readOnlyHint: true }, { readOnlyHint: false, destructiveHint: true }, undefined]);
   });
 
   it('keeps the output schema in the definition and its hash', () => {

@@ -64,7 +64,7 @@ export function reconcileTools(input: ReconcileInput): ReconcileResult {
       result.rejected.push({ name: offer.name, message: `the tool id ${id} is already used by a tool that was not imported from this server` });
       continue;
     }
-    const candidate = existing ? updated(existing, current, now) : created(serverId, offer, current, now);
+    const candidate = existing ? withHints(updated(existing, current, now), existing, offer) : created(serverId, offer, current, now);
     if (candidate === existing) {
       offeredIds.add(id);
       continue;
@@ -136,10 +136,12 @@ function created(serverId: string, offer: OfferedTool, def: McpDefinition, now: 
     id: `mcp__${serverId}__${offer.name}`,
     description: def.description ?? '',
     inputSchema: def.inputSchema,
-    effect: offer.annotations?.readOnlyHint === true ? 'read_only' : 'external_side_effect',
+    // Annotations are the server's claims: an imported tool is assumed to act on the world until
+    // an admin who read them says otherwise when approving.
+    effect: 'external_side_effect',
     groups: ['default'],
     status: 'quarantined',
-    source: { kind: 'mcp', server: serverId, originalName: offer.name },
+    source: { kind: 'mcp', server: serverId, originalName: offer.name, ...(offer.annotations ? { hints: { ...offer.annotations } } : {}) },
     definitionHash: def.definitionHash,
     review: { current: def, detectedAt: now },
   };
@@ -186,6 +188,15 @@ function unstorable(existing: Tool, def: McpDefinition, errors: SchemaFlag[], no
   if (status === 'quarantined' && existing.review?.previous) review.previous = existing.review.previous;
   else if (status !== 'quarantined' && status !== 'removed' && approved !== undefined) review.previous = storedDefinition(existing);
   return { ...existing, status: 'quarantined', definitionHash: def.definitionHash, review };
+}
+
+/** A changed tool carries the hints its server gives now; an unchanged one stays the very same object. */
+function withHints(next: Tool, existing: Tool, offer: OfferedTool): Tool {
+  if (next === existing || !next.source) return next;
+  const source = { ...next.source };
+  if (offer.annotations) source.hints = { ...offer.annotations };
+  else delete source.hints;
+  return { ...next, source };
 }
 
 function withDefinition(existing: Tool, def: McpDefinition, review: NonNullable<Tool['review']>): Tool {

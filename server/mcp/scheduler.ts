@@ -2,9 +2,9 @@ import type { McpServer } from '../../policy-schemas/types.gen.ts';
 import type { AppDeps } from '../context.ts';
 import { mcpServerStore } from '../store/inventory.ts';
 import { type McpClientOptions, type McpSession, openMcpSession } from './client.ts';
-import { syncMcpServer } from './sync.ts';
+import { mcpPolicyOf, syncMcpServer } from './sync.ts';
 
-export type SchedulerDeps = Pick<AppDeps, 'database' | 'metrics' | 'logger'>;
+export type SchedulerDeps = Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config'>;
 
 export type SchedulerOptions = {
   /** How often the server list is re-read to pick up created, edited and deleted servers (default 15 s). */
@@ -148,6 +148,7 @@ class Watcher {
               let mine: McpSession | null = null;
               const opened = await openMcpSession(server, {
                 ...this.options.client,
+                policy: mcpPolicyOf(this.deps.config),
                 onToolsChanged: () => this.onListChanged(),
                 onClose: () => {
                   if (this.session === mine) this.session = null;

@@ -7,15 +7,21 @@ import { mcpServerStore, toolStore } from '../store/inventory.ts';
 import { checkInputSchema } from '../validation/input-schema.ts';
 import { type McpClientOptions, type McpResult, type OfferedTool, fetchMcpTools } from './client.ts';
 import { reconcileTools } from './reconcile.ts';
+import { CLOSED_MCP_POLICY, type McpTransportPolicy } from './transport-policy.ts';
 
-export type SyncDeps = Pick<AppDeps, 'database' | 'metrics'>;
+/** The operator's MCP transport policy from the server's config (closed when not configured). */
+export function mcpPolicyOf(config: AppDeps['config']): McpTransportPolicy {
+  return config.mcp ?? CLOSED_MCP_POLICY;
+}
+
+export type SyncDeps = Pick<AppDeps, 'database' | 'metrics' | 'config'>;
 
 /** How a sync reaches the server: by default a fresh connection per sync. */
 export type ToolLister = (server: McpServer) => Promise<McpResult<OfferedTool[]>>;
 
 export type SyncOptions = {
-  /** Client options (timeouts, environment) for the default lister. */
-  client?: McpClientOptions;
+  /** Client options (timeouts, environment) for the default lister; the policy is the server's config. */
+  client?: Omit<McpClientOptions, 'policy'>;
   /** Lists the tools some other way, e.g. over a connection the scheduler keeps open. */
   list?: ToolLister;
   /** Injected clock for tests. */
@@ -40,7 +46,7 @@ export type SyncOutcome =
 export async function syncMcpServer(deps: SyncDeps, id: string, meta: ChangeMeta, options: SyncOptions = {}): Promise<SyncOutcome> {
   const server = await mcpServerStore.get(deps.database.db, id);
   if (!server) return { ok: false, code: 'not_found', message: `MCP server ${id} does not exist` };
-  const list = options.list ?? ((s: McpServer) => fetchMcpTools(s, options.client));
+  const list = options.list ?? ((s: McpServer) => fetchMcpTools(s, { ...options.client, policy: mcpPolicyOf(deps.config) }));
   const listed = await list(stripStored(server));
   const now = (options.now ?? (() => new Date()))().toISOString();
 

@@ -5,6 +5,8 @@ export type Metrics = {
   httpRequests: Counter<'method' | 'route' | 'status'>;
   httpDuration: Histogram<'method' | 'route'>;
   auditEvents: Counter<'action'>;
+  /** Decision records stored (optional so hand-built deps in tests need not carry it). */
+  decisionsIngested?: Counter;
 };
 
 /** One registry per server (not the global one), so servers in tests do not share counters. */
@@ -30,6 +32,11 @@ export function createMetrics(): Metrics {
       name: 'toolgate_audit_events_written_total',
       help: 'Audit events committed, by action',
       labelNames: ['action'],
+      registers: [registry],
+    }),
+    decisionsIngested: new Counter({
+      name: 'toolgate_decision_records_ingested_total',
+      help: 'Decision records stored from runtimes',
       registers: [registry],
     }),
   };

@@ -27,7 +27,7 @@ describe('operations', () => {
   it('exports Prometheus metrics: requests by route and status, latency, audit events', async () => {
     await t.request('GET', '/v1/tools');
     await t.request('POST', '/v1/groups', { body: { name: 'metrics-probe' } });
-    const r = await t.request('GET', '/metrics', { token: null });
+    const r = await t.request('GET', '/metrics');
     expect(r.text).toMatch(/toolgate_http_requests_total\{method="GET",route="\/v1\/tools",status="200"\} [1-9]/);
     expect(r.text).toContain('toolgate_http_request_duration_seconds_bucket');
     expect(r.text).toMatch(/toolgate_audit_events_written_total\{action="create"\} [1-9]/);

@@ -9,10 +9,11 @@ import { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import { createApp } from '../../server/app.ts';
 import { openToolgate } from '../../server/startup.ts';
+import { toolStore } from '../../server/store/inventory.ts';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const TOKEN = 'tg_bench_admin';
+const TOKEN = 'tg_bench_admin_0123456789abcdef0123456';
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
 const { deps } = await openToolgate(
@@ -81,6 +82,63 @@ for (const kind of ['groups', 'tools'] as const) {
   const rate = r.edits / r.seconds;
   console.log(`  PATCH /v1/${kind}/:id  ${rate.toFixed(0).padStart(6)} edits/s   p50 ${pct(r.latencies, 50).toFixed(2)} ms   p99 ${pct(r.latencies, 99).toFixed(2)} ms   ${perCommit.toFixed(1)} edits per commit   (target ≥ 1000/s: ${(rate / 1000).toFixed(2)}×)`);
 }
+
+// Reads while publishes stream: compiling and signing happen outside the write transaction, so a
+// read waits for a publish's short commit at most, not for its compile (2,000 more tools here).
+const READ_SOURCE = `
+const { parentPort, workerData: w } = require('node:worker_threads');
+(async () => {
+  const latencies = [];
+  const deadline = performance.now() + w.seconds * 1000;
+  while (performance.now() < deadline) {
+    const t0 = performance.now();
+    const res = await fetch(w.base + '/v1/tools', { headers: w.headers });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error('read failed: ' + res.status);
+    latencies.push(performance.now() - t0);
+  }
+  parentPort.postMessage({ latencies });
+})().catch((e) => parentPort.postMessage({ error: String(e) }));
+`;
+async function readToolsFor(seconds: number): Promise<number[]> {
+  const worker = new Worker(READ_SOURCE, { eval: true, workerData: { base, headers, seconds } });
+  const [result] = (await once(worker, 'message')) as [{ latencies: number[]; error?: string }];
+  await worker.terminate();
+  if (result.error) throw new Error(result.error);
+  return result.latencies;
+}
+const EXTRA_TOOLS = Number(process.env.BENCH_PUBLISH_TOOLS ?? 2000);
+await deps.database.transaction(async (tx) => {
+  const now = new Date().toISOString();
+  for (let i = 0; i < EXTRA_TOOLS; i++) {
+    const id = `core__pub-${String(i).padStart(4, '0')}`;
+    const inputSchema = { type: 'object', additionalProperties: false, properties: { q: { type: 'string', maxLength: 200 }, n: { type: 'integer', minimum: 1 } }, required: ['q'] };
+    await toolStore.insert(tx, id, { id, description: `publish bench tool ${i}`, inputSchema, effect: 'read_only', redaction: { allow: ['result'] }, groups: ['default'] }, now);
+  }
+});
+const publishOnce = async () => {
+  const t0 = performance.now();
+  const res = await fetch(`${base}/v1/tenants/acme-research/bundles`, { method: 'POST', headers, body: JSON.stringify({ reason: 'bench', refresh: true }) });
+  await res.arrayBuffer();
+  if (res.status !== 201) throw new Error('publish failed: ' + res.status);
+  return performance.now() - t0;
+};
+await publishOnce(); // warm-up
+const quiet = await readToolsFor(SECONDS);
+const publishTimes: number[] = [];
+let streaming = true;
+const stream = (async () => {
+  while (streaming) publishTimes.push(await publishOnce());
+})();
+const busy = await readToolsFor(SECONDS);
+streaming = false;
+await stream;
+const line = (label: string, xs: number[]) => `  ${label.padEnd(34)} p50 ${pct(xs, 50).toFixed(1).padStart(6)} ms   p99 ${pct(xs, 99).toFixed(1).padStart(6)} ms   max ${Math.max(...xs).toFixed(1).padStart(6)} ms   (${xs.length} reads)`;
+console.log(`\nGET /v1/tools (${EXTRA_TOOLS + 40}-odd tools), one reader, ${SECONDS}s each`);
+console.log(line('without publishes', quiet));
+console.log(line('during a stream of publishes', busy));
+console.log(`  publishes meanwhile: ${publishTimes.length}, each p50 ${pct(publishTimes, 50).toFixed(0)} ms, p99 ${pct(publishTimes, 99).toFixed(0)} ms (compile + sign + commit)`);
+
 const verify = await (await fetch(`${base}/v1/audit/verify`, { headers })).json();
 console.log(`  audit chain after the run: ${verify.ok ? 'intact' : 'BROKEN'}, ${verify.count} events`);
 server.close();

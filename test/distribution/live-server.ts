@@ -17,7 +17,7 @@ import { statusRecorderFor } from '../../server/distribution/status-recorder.ts'
 import { openToolgate } from '../../server/startup.ts';
 import type { SignedBundle } from './signed-bundles.ts';
 
-export const ADMIN_TOKEN = 'tg_distribution_test_admin';
+export const ADMIN_TOKEN = 'tg_distribution_test_admin_0123456789';
 
 export type LiveServer = Awaited<ReturnType<typeof startLiveServer>>;
 

@@ -45,7 +45,7 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
     expect(r.headers.get('toolgate-signature')).toBe(v2.signature);
     expect(r.headers.get('toolgate-version')).toBe('2');
     expect(r.headers.get('content-type')).toBe('application/json');
-    expect(r.headers.get('cache-control')).toBe('public, no-cache');
+    expect(r.headers.get('cache-control')).toBe('private, no-cache');
     expect(r.headers.get('vary')).toBe('Authorization, Accept-Encoding');
     expect(r.headers.get('content-encoding')).toBeNull();
   });
@@ -191,7 +191,7 @@ describe('GET /v1/tenants/:tenant/bundles/:version', () => {
     const r = await srv.api('GET', '/v1/tenants/acme/bundles/1', { token: acmeRuntime, headers: identity });
     expect(r.status).toBe(200);
     expect(r.text).toBe(v1.text);
-    expect(r.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(r.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
     expect(r.headers.get('etag')).toBe(`"${v1.bundle.revision}"`);
     const again = await srv.api('GET', '/v1/tenants/acme/bundles/1', { token: acmeRuntime, headers: { 'if-none-match': `"${v1.bundle.revision}"` } });
     expect(again.status).toBe(304);

@@ -10,7 +10,7 @@ import { freePort } from '../support/free-port.ts';
 
 // `toolgate serve` as a real process, killed with SIGKILL mid-flight and started again on the
 // same database, keys and port, while SDK clients keep running.
-const ADMIN = 'tg_kill_test_admin';
+const ADMIN = 'tg_kill_test_admin_0123456789abcdef';
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 

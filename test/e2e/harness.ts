@@ -34,6 +34,8 @@ export async function startConsole() {
       seed: 'demo',
       adminToken: ADMIN_TOKEN,
       logLevel: 'silent',
+      // The MCP fixture servers are Node scripts.
+      mcpCommands: [process.execPath],
     },
     pino({ level: 'silent' }),
   );

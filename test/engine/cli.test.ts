@@ -14,7 +14,7 @@ import { listAuditEvents } from '../../server/audit/events.ts';
 import { KeyStore } from '../../server/signing/key-store.ts';
 import { openToolgate } from '../../server/startup.ts';
 
-const ADMIN = 'tg_cli_test_admin';
+const ADMIN = 'tg_cli_test_admin_0123456789abcdef';
 let dir: string;
 let app: ReturnType<typeof createApp>;
 let close: () => Promise<void>;
@@ -45,9 +45,9 @@ afterAll(async () => {
 describe('toolgate compile, verify, evaluate', () => {
   const out = () => join(dir, 'out');
 
-  it('compiles and signs the draft into bundle.json and bundle.jws', async () => {
+  it('compiles and, with --sign, signs the draft into bundle.json and bundle.jws', async () => {
     const c = capture();
-    expect(await compile(['--tenant', 'acme-research', '--out', out()], c.out)).toBe(0);
+    expect(await compile(['--tenant', 'acme-research', '--out', out(), '--sign'], c.out)).toBe(0);
     expect(c.lines.out[0]).toMatch(/bundle\.json \(\d+ bytes, version 1, sha256:[0-9a-f]{64}\)/);
     const text = readFileSync(join(out(), 'bundle.json'), 'utf8');
     expect(canonicalJson(JSON.parse(text))).toBe(text);

@@ -15,6 +15,7 @@ const dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-cli-'));
 const dbFile = join(dir, 'toolgate.db');
 const fixture = new StateFileServer({ tools: [{ name: 'lookup', description: 'Look up', inputSchema: objectSchema({ k: { type: 'string' } }) }] });
 const savedDb = process.env.TOOLGATE_DB;
+const savedCommands = process.env.TOOLGATE_MCP_COMMANDS;
 
 function capture() {
   const lines: string[] = [];
@@ -24,6 +25,8 @@ function capture() {
 
 beforeAll(async () => {
   process.env.TOOLGATE_DB = dbFile;
+  // The operator allows Node, which runs every fixture server.
+  process.env.TOOLGATE_MCP_COMMANDS = process.execPath;
   const db = new ToolgateDatabase(dbFile);
   await db.migrateToLatest();
   const now = new Date().toISOString();
@@ -35,6 +38,8 @@ beforeAll(async () => {
 afterAll(() => {
   if (savedDb === undefined) delete process.env.TOOLGATE_DB;
   else process.env.TOOLGATE_DB = savedDb;
+  if (savedCommands === undefined) delete process.env.TOOLGATE_MCP_COMMANDS;
+  else process.env.TOOLGATE_MCP_COMMANDS = savedCommands;
   fixture.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -67,6 +72,17 @@ describe('toolgate mcp sync', () => {
     const c = capture();
     expect(await run(['sync', 'mute', '--timeout', '700'], c.out)).toBe(1);
     expect(c.errors[0]).toBe('toolgate mcp sync: MCP server "mute" failed to start or initialize: no answer within 700 ms');
+  });
+
+  it('refuses to run a command the operator did not list in TOOLGATE_MCP_COMMANDS', async () => {
+    process.env.TOOLGATE_MCP_COMMANDS = '/usr/bin/true';
+    try {
+      const c = capture();
+      expect(await run(['sync', 'local'], c.out)).toBe(1);
+      expect(c.errors[0]).toMatch(/^toolgate mcp sync: MCP server "local" is not allowed to connect: \/transport\/command is not a command the operator allows/);
+    } finally {
+      process.env.TOOLGATE_MCP_COMMANDS = process.execPath;
+    }
   });
 
   it('exits 2 with usage on bad arguments', async () => {

@@ -15,14 +15,16 @@ import {
   silentServer,
   silentServerWithPid,
   wrongShapeServer,
+  TEST_MCP_POLICY,
 } from '../fixtures/mcp/servers.ts';
 import { type FixtureState, startHttpFixture } from '../fixtures/mcp/tool-list-server.ts';
 
+const policy = TEST_MCP_POLICY;
 const many = (n: number): FixtureState['tools'] => Array.from({ length: n }, (_, i) => ({ name: `t${i}`, description: `tool ${i}`, inputSchema: objectSchema() }));
 
 describe('MCP client against reference servers from npm', () => {
   it('lists the tools of server-everything with their read-only annotations', async () => {
-    const r = await fetchMcpTools({ id: 'everything', transport: everythingServer() });
+    const r = await fetchMcpTools({ id: 'everything', transport: everythingServer() }, { policy });
     if (!r.ok) throw new Error(r.message);
     const echo = r.value.find((t) => t.name === 'echo');
     expect(echo?.inputSchema).toMatchObject({ type: 'object', properties: { message: expect.any(Object) } });
@@ -31,7 +33,7 @@ describe('MCP client against reference servers from npm', () => {
   });
 
   it('lists the tools of server-memory', async () => {
-    const r = await fetchMcpTools({ id: 'memory', transport: memoryServer() });
+    const r = await fetchMcpTools({ id: 'memory', transport: memoryServer() }, { policy });
     if (!r.ok) throw new Error(r.message);
     expect(r.value.map((t) => t.name)).toEqual(expect.arrayContaining(['create_entities', 'read_graph', 'search_nodes']));
   });
@@ -44,7 +46,7 @@ describe('MCP client against the SDK test server', () => {
   it('follows nextCursor through every page of tools/list', async () => {
     const f = new StateFileServer({ tools: many(7), pageSize: 3 });
     fixtures.push(f);
-    const r = await fetchMcpTools({ id: 'paged', transport: f.transport() });
+    const r = await fetchMcpTools({ id: 'paged', transport: f.transport() }, { policy });
     if (!r.ok) throw new Error(r.message);
     expect(r.value.map((t) => t.name)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6']);
   });
@@ -53,7 +55,7 @@ describe('MCP client against the SDK test server', () => {
     const f = new StateFileServer({ tools: [], envProbe: true });
     fixtures.push(f);
     const env = { PATH: process.env.PATH, MCP_FIXTURE_NAMED: 'named-value', MCP_FIXTURE_OTHER: 'other-value' };
-    const r = await fetchMcpTools({ id: 'env', transport: f.transport(['MCP_FIXTURE_NAMED', 'MCP_FIXTURE_ABSENT']) }, { env });
+    const r = await fetchMcpTools({ id: 'env', transport: f.transport(['MCP_FIXTURE_NAMED', 'MCP_FIXTURE_ABSENT']) }, { policy, env });
     if (!r.ok) throw new Error(r.message);
     const seen = r.value.find((t) => t.name === 'env_probe')?.description?.split(',') ?? [];
     expect(seen).toContain('MCP_FIXTURE_NAMED');
@@ -70,7 +72,7 @@ describe('MCP client over streamable HTTP', () => {
 
   it('lists tools from a server on 127.0.0.1', async () => {
     const { url } = await http;
-    const r = await fetchMcpTools({ id: 'web', transport: { kind: 'http', url } });
+    const r = await fetchMcpTools({ id: 'web', transport: { kind: 'http', url } }, { policy });
     if (!r.ok) throw new Error(r.message);
     expect(r.value.map((t) => t.name)).toEqual(['t0', 't1']);
   });
@@ -79,7 +81,7 @@ describe('MCP client over streamable HTTP', () => {
     const fixture = await http;
     let notified!: () => void;
     const changed = new Promise<void>((resolve) => (notified = resolve));
-    const opened = await openMcpSession({ id: 'web', transport: { kind: 'http', url: fixture.url } }, { onToolsChanged: () => notified() });
+    const opened = await openMcpSession({ id: 'web', transport: { kind: 'http', url: fixture.url } }, { policy, onToolsChanged: () => notified() });
     if (!opened.ok) throw new Error(opened.message);
     try {
       state = { tools: many(3) };
@@ -99,7 +101,7 @@ describe('MCP client over streamable HTTP', () => {
   });
 
   it('names the server when nothing listens at the URL', async () => {
-    const r = await fetchMcpTools({ id: 'nowhere', transport: { kind: 'http', url: 'http://127.0.0.1:9/mcp' } }, { timeoutMs: 3000 });
+    const r = await fetchMcpTools({ id: 'nowhere', transport: { kind: 'http', url: 'http://127.0.0.1:9/mcp' } }, { policy, timeoutMs: 3000 });
     expect(r).toMatchObject({ ok: false, code: 'mcp_error', message: expect.stringContaining('MCP server "nowhere"') });
   });
 });
@@ -109,12 +111,12 @@ describe('MCP client failures', () => {
   const quick = { timeoutMs: 10_000 };
 
   it('says so when the command does not exist', async () => {
-    const r = await fetchMcpTools({ id: 'ghost', transport: missingCommand() }, quick);
+    const r = await fetchMcpTools({ id: 'ghost', transport: missingCommand() }, { ...quick, policy });
     expect(r).toEqual({ ok: false, code: 'mcp_error', message: 'MCP server "ghost" failed to start or initialize: the command was not found' });
   });
 
   it('says so when the process exits, with its stderr', async () => {
-    const r = await fetchMcpTools({ id: 'crash', transport: crashingServer() }, quick);
+    const r = await fetchMcpTools({ id: 'crash', transport: crashingServer() }, { ...quick, policy });
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.message).toContain('MCP server "crash"');
@@ -124,7 +126,7 @@ describe('MCP client failures', () => {
   });
 
   it('times out on a server that never answers', async () => {
-    const r = await fetchMcpTools({ id: 'mute', transport: silentServer() }, { timeoutMs: 800 });
+    const r = await fetchMcpTools({ id: 'mute', transport: silentServer() }, { policy, timeoutMs: 800 });
     expect(r).toEqual({ ok: false, code: 'mcp_error', message: 'MCP server "mute" failed to start or initialize: no answer within 800 ms' });
   });
 
@@ -132,7 +134,7 @@ describe('MCP client failures', () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-pid-'));
     try {
       const pidFile = join(dir, 'pid');
-      const r = await fetchMcpTools({ id: 'mute', transport: silentServerWithPid(pidFile) }, { timeoutMs: 800 });
+      const r = await fetchMcpTools({ id: 'mute', transport: silentServerWithPid(pidFile) }, { policy, timeoutMs: 800 });
       expect(r.ok).toBe(false);
       const pid = Number(readFileSync(pidFile, 'utf8'));
       const alive = () => {
@@ -152,26 +154,26 @@ describe('MCP client failures', () => {
   });
 
   it('refuses a server that prints something that is not MCP', async () => {
-    const r = await fetchMcpTools({ id: 'noise', transport: garbageServer() }, quick);
+    const r = await fetchMcpTools({ id: 'noise', transport: garbageServer() }, { ...quick, policy });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.message).toMatch(/^MCP server "noise" failed to start or initialize: it answered something that is not MCP/);
   });
 
   it('refuses a server that prints JSON that is not JSON-RPC', async () => {
-    const r = await fetchMcpTools({ id: 'json-noise', transport: jsonNoiseServer() }, quick);
+    const r = await fetchMcpTools({ id: 'json-noise', transport: jsonNoiseServer() }, { ...quick, policy });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.message).toMatch(/^MCP server "json-noise" failed to start or initialize: it answered something that is not MCP/);
   });
 
   it('refuses a tools/list answer of the wrong shape', async () => {
-    const r = await fetchMcpTools({ id: 'odd', transport: wrongShapeServer() }, quick);
+    const r = await fetchMcpTools({ id: 'odd', transport: wrongShapeServer() }, { ...quick, policy });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.message).toBe('MCP server "odd" tools/list failed: its answer does not have the shape MCP requires (tools: Invalid input: expected array, received string)');
   });
 
   it('never puts the value of a passed-through variable into an error', async () => {
     const transport = { kind: 'stdio' as const, command: process.execPath, args: ['-e', 'process.stderr.write("key=" + process.env.MCP_FIXTURE_KEY + "\\n"); process.exit(1)'], env: ['MCP_FIXTURE_KEY'] };
-    const r = await fetchMcpTools({ id: 'leaky', transport }, { ...quick, env: { PATH: process.env.PATH, MCP_FIXTURE_KEY: 'value-that-must-not-leak' } });
+    const r = await fetchMcpTools({ id: 'leaky', transport }, { policy, ...quick, env: { PATH: process.env.PATH, MCP_FIXTURE_KEY: 'value-that-must-not-leak' } });
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.message).toContain('key=***');
@@ -185,7 +187,7 @@ describe('MCP client failures', () => {
     for (const pad of [263, 280, 290, 296]) {
       const script = `process.stderr.write("upstream rejected key " + process.env.MCP_FIXTURE_KEY + "0".repeat(${pad})); process.exit(1)`;
       const transport = { kind: 'stdio' as const, command: process.execPath, args: ['-e', script], env: ['MCP_FIXTURE_KEY'] };
-      const r = await fetchMcpTools({ id: 'leaky', transport }, { ...quick, env: { PATH: process.env.PATH, MCP_FIXTURE_KEY: key } });
+      const r = await fetchMcpTools({ id: 'leaky', transport }, { policy, ...quick, env: { PATH: process.env.PATH, MCP_FIXTURE_KEY: key } });
       expect(r.ok).toBe(false);
       if (!r.ok) {
         for (let k = 4; k <= key.length; k++) expect(r.message, `pad ${pad}`).not.toContain(key.slice(-k));

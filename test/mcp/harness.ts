@@ -7,7 +7,9 @@ import { createAuthorizer } from '../../server/auth/permissions.ts';
 import { insertToken } from '../../server/auth/tokens.ts';
 import type { AppDeps, Role } from '../../server/context.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
+import type { McpTransportPolicy } from '../../server/mcp/transport-policy.ts';
 import { createMetrics } from '../../server/observability/metrics.ts';
+import { TEST_MCP_POLICY } from '../fixtures/mcp/servers.ts';
 
 export type Harness = {
   deps: AppDeps;
@@ -18,8 +20,8 @@ export type Harness = {
   close(): Promise<void>;
 };
 
-/** An app over a fresh in-memory database, with one token per role. */
-export async function createHarness(): Promise<Harness> {
+/** An app over a fresh in-memory database, with one token per role, under the MCP tests' operator policy. */
+export async function createHarness(policy: McpTransportPolicy = TEST_MCP_POLICY): Promise<Harness> {
   const database = new ToolgateDatabase(':memory:');
   await database.migrateToLatest();
   const keysDir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-keys-'));
@@ -28,7 +30,7 @@ export async function createHarness(): Promise<Harness> {
     logger: pino({ level: process.env.TEST_LOG ?? 'silent' }),
     metrics: createMetrics(),
     authorizer: await createAuthorizer(),
-    config: { keysDir, webDir: null, sessionTtlSeconds: 3600, secureCookies: false },
+    config: { keysDir, webDir: null, sessionTtlSeconds: 3600, secureCookies: false, mcp: policy },
   };
   const now = new Date().toISOString();
   const tokens = {} as Harness['tokens'];

@@ -3,7 +3,7 @@ import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import { checkDefinition } from '../../runtime/check-definition.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import { fetchMcpTools } from '../../server/mcp/client.ts';
-import { StateFileServer, objectSchema } from '../fixtures/mcp/servers.ts';
+import { StateFileServer, TEST_MCP_POLICY, objectSchema } from '../fixtures/mcp/servers.ts';
 import type { FixtureState } from '../fixtures/mcp/tool-list-server.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
@@ -21,7 +21,7 @@ let t: TestApp;
 const fixture = new StateFileServer(v1);
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ settings: { mcpCommands: TEST_MCP_POLICY.commands, mcpAllowHosts: TEST_MCP_POLICY.allowHosts } });
 });
 afterAll(async () => {
   fixture.dispose();
@@ -63,7 +63,7 @@ describe('an imported tool from quarantine to a signed bundle and back', () => {
 
   it('enters the bundle pinned to the approved definition once approved and given a redaction', async () => {
     const tool = await t.request('GET', `/v1/tools/${id}`);
-    expect((await t.request('POST', `/v1/tools/${id}/approve`, { body: { definitionHash: tool.json.definitionHash } })).status).toBe(200);
+    expect((await t.request('POST', `/v1/tools/${id}/approve`, { body: { definitionHash: tool.json.definitionHash }, headers: { 'if-match': tool.headers.get('etag')! } })).status).toBe(200);
     expect(await reasonFor(id)).toBe('no_redaction');
     await patchTool(id, { redaction: { allow: ['title'] } });
     expect(await reasonFor(id)).toBe('visible');
@@ -74,7 +74,7 @@ describe('an imported tool from quarantine to a signed bundle and back', () => {
     const pinned = bundle.catalog.tools.find((x) => x.id === id);
     expect(pinned?.definitionHash).toBe(tool.json.definitionHash);
 
-    const live = await fetchMcpTools({ id: 'kb', transport: fixture.transport() });
+    const live = await fetchMcpTools({ id: 'kb', transport: fixture.transport() }, { policy: TEST_MCP_POLICY });
     if (!live.ok) throw new Error(live.message);
     const offered = live.value.find((x) => x.name === 'lookup')!;
     expect(checkDefinition(loadBundle(bundle), id, offered)).toEqual({ ok: true, definitionHash: tool.json.definitionHash });
@@ -87,7 +87,7 @@ describe('an imported tool from quarantine to a signed bundle and back', () => {
     expect(sync.json.lastSync.changed).toEqual([id]);
     expect(await reasonFor(id)).toBe('quarantined');
 
-    const live = await fetchMcpTools({ id: 'kb', transport: fixture.transport() });
+    const live = await fetchMcpTools({ id: 'kb', transport: fixture.transport() }, { policy: TEST_MCP_POLICY });
     if (!live.ok) throw new Error(live.message);
     const check = checkDefinition(loadBundle(bundle), id, live.value[0]);
     expect(check).toMatchObject({ ok: false, code: 'definition_mismatch' });

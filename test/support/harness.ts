@@ -4,18 +4,18 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { createApp } from '../../server/app.ts';
 import type { Role } from '../../server/context.ts';
-import { openToolgate } from '../../server/startup.ts';
+import { type Settings, openToolgate } from '../../server/startup.ts';
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 export type Call = { token?: string | null; body?: unknown; headers?: Record<string, string>; raw?: string };
 
-export const ADMIN_TOKEN = 'tg_test_admin_token';
+export const ADMIN_TOKEN = 'tg_test_admin_token_0123456789abcdef';
 
 /**
  * A real app on a fresh database in a temp directory (seeded with the demo data unless told
- * otherwise), driven in process through `app.request()`.
+ * otherwise), driven in process through `app.request()`; `settings` override the defaults.
  */
-export async function startTestApp(opts: { seed?: boolean; webDir?: string | null } = {}) {
+export async function startTestApp(opts: { seed?: boolean; webDir?: string | null; settings?: Partial<Settings> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));
   const { deps } = await openToolgate(
     {
@@ -27,6 +27,7 @@ export async function startTestApp(opts: { seed?: boolean; webDir?: string | nul
       seed: opts.seed === false ? 'none' : 'demo',
       adminToken: ADMIN_TOKEN,
       logLevel: 'silent',
+      ...opts.settings,
     },
     pino({ level: 'silent' }),
   );

@@ -3,30 +3,34 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compileBundle } from '../../compiler/compile-bundle.ts';
 import { latestBundleRow } from '../../compiler/publish.ts';
+import { runChange } from '../../audit/change.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
+import { createMetrics } from '../../observability/metrics.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
 import { signBundle } from '../../signing/sign.ts';
 import { settingsFromEnv } from '../../startup.ts';
 import { loadDraftSnapshot } from '../../store/snapshot.ts';
 
-const USAGE = 'usage: toolgate compile --tenant T --out DIR';
+const USAGE = 'usage: toolgate compile --tenant T --out DIR [--sign [--reason TEXT]]';
 
 type Output = { log: (line: string) => void; error: (line: string) => void };
 
 /**
- * `toolgate compile --tenant T --out DIR`: compiles the tenant's current draft from TOOLGATE_DB as
- * the next version and writes DIR/bundle.json (exact signed bytes) and DIR/bundle.jws, signed with
- * the current key of TOOLGATE_KEYS_DIR. Publishes nothing. Exit 1 listing every compile error.
+ * `toolgate compile --tenant T --out DIR [--sign]`: compiles the tenant's current draft from
+ * TOOLGATE_DB as the next version into DIR/bundle.json. Publishes nothing. Only with `--sign` is
+ * DIR/bundle.jws written, signed with the production key of TOOLGATE_KEYS_DIR (a bundle every
+ * runtime would trust), and that signing is recorded in the audit log (action `sign`). Exit 1
+ * listing every compile error.
  */
 export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args, options: { tenant: { type: 'string' }, out: { type: 'string' } } }));
+    ({ values } = parseArgs({ args, options: { tenant: { type: 'string' }, out: { type: 'string' }, sign: { type: 'boolean' }, reason: { type: 'string' } } }));
   } catch (err) {
     out.error(`toolgate compile: ${(err as Error).message}\n${USAGE}`);
     return 2;
   }
-  if (!values.tenant || !values.out) {
+  if (!values.tenant || !values.out || (values.reason !== undefined && !values.sign)) {
     out.error(USAGE);
     return 2;
   }
@@ -46,13 +50,30 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
       for (const e of r.errors) out.error(`  ${e.pointer}: ${e.message} [${e.code}]`);
       return 1;
     }
-    const key = await sharedKeyStore(settings.keysDir).signer();
-    const jws = await signBundle(r.bytes, key);
     const dir = resolve(values.out);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'bundle.json'), r.bytes);
+    const described = `${join(dir, 'bundle.json')} (${r.bytes.length} bytes, version ${r.bundle.version}, ${r.revision})`;
+    if (!values.sign) {
+      out.log(`wrote ${described}, unsigned (add --sign to sign it with the production key, audited)`);
+      return 0;
+    }
+    const key = await sharedKeyStore(settings.keysDir).signer();
+    const jws = await signBundle(r.bytes, key);
+    // Recorded before the signature leaves this process: a signed bundle nobody can account for is
+    // as good as a published one.
+    await runChange({ database, metrics: createMetrics() }, { actor: 'system', requestId: null, reason: values.reason ?? 'toolgate compile --sign' }, (ch) =>
+      ch.record({
+        action: 'sign',
+        entityType: 'bundle',
+        entityId: String(r.bundle.version),
+        tenant: values.tenant,
+        before: null,
+        after: { version: r.bundle.version, revision: r.revision, kid: key.kid, via: 'toolgate compile --sign' },
+      }),
+    );
     writeFileSync(join(dir, 'bundle.jws'), jws + '\n');
-    out.log(`wrote ${join(dir, 'bundle.json')} (${r.bytes.length} bytes, version ${r.bundle.version}, ${r.revision}) and bundle.jws (kid ${key.kid})`);
+    out.log(`wrote ${described} and bundle.jws (kid ${key.kid}); the signing is in the audit log`);
     return 0;
   } finally {
     await database.close();

@@ -2,7 +2,13 @@ import { parseArgs } from 'node:util';
 import { ToolgateDatabase } from '../../db/database.ts';
 import { syncMcpServer } from '../../mcp/sync.ts';
 import { createMetrics } from '../../observability/metrics.ts';
-import { settingsFromEnv } from '../../startup.ts';
+import { type Settings, settingsFromEnv } from '../../startup.ts';
+import type { AppConfig } from '../../context.ts';
+
+/** The parts of the server's config a sync reads, from the same environment `serve` reads. */
+function cliConfig(s: Settings): AppConfig {
+  return { keysDir: s.keysDir, webDir: null, sessionTtlSeconds: 0, secureCookies: false, mcp: { commands: s.mcpCommands ?? [], allowHosts: s.mcpAllowHosts ?? [] } };
+}
 
 const USAGE = 'usage: toolgate mcp sync ID [--timeout MS] [--reason TEXT]';
 
@@ -37,11 +43,12 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   }
 
   const id = positionals[0];
-  const database = new ToolgateDatabase(settingsFromEnv().dbFile);
+  const settings = settingsFromEnv();
+  const database = new ToolgateDatabase(settings.dbFile);
   try {
     await database.migrateToLatest();
     const outcome = await syncMcpServer(
-      { database, metrics: createMetrics() },
+      { database, metrics: createMetrics(), config: cliConfig(settings) },
       id,
       { actor: 'system', requestId: null, reason: values.reason ?? 'toolgate mcp sync' },
       { client: { timeoutMs } },

@@ -3,6 +3,7 @@ import { createApp } from '../../app.ts';
 import { compileDraft } from '../../compiler/draft.ts';
 import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
 import type { AppDeps } from '../../context.ts';
+import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { openToolgate, settingsFromEnv } from '../../startup.ts';
 
@@ -23,6 +24,7 @@ export async function run(): Promise<number> {
   setImmediate(() => void warmCompiler(deps).catch(() => undefined));
   const stopMcp = startMcpScheduler(deps);
   const stopReissue = startReissueScheduler(deps);
+  const stopRetention = startDecisionRetention(deps);
   await new Promise<void>((resolve) => {
     const stop = () => {
       server.close(() => resolve());
@@ -33,6 +35,7 @@ export async function run(): Promise<number> {
   });
   await stopMcp();
   await stopReissue();
+  await stopRetention();
   await deps.database.close();
   return 0;
 }

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import type { Session } from '../features/auth/api/get-session.ts';
 import { AuditPage } from '../features/audit/components/audit-page.tsx';
 import { PublishPage } from '../features/bundles/components/publish-page.tsx';
+import { DecisionsPage } from '../features/decisions/components/decisions-page.tsx';
 import { GroupsPage } from '../features/groups/components/groups-page.tsx';
 import { McpPage } from '../features/mcp/components/mcp-page.tsx';
 import { TestsPage } from '../features/policy-tests/components/tests-page.tsx';
@@ -42,6 +43,8 @@ export function routeFor(loc: Location, session: Session): ReactNode {
             <TestsPage tenant={id} session={session} />
           ) : sub === 'publish' ? (
             <PublishPage tenant={id} session={session} />
+          ) : sub === 'decisions' ? (
+            <DecisionsPage tenant={id} session={session} />
           ) : (
             <PolicyPage tenant={id} session={session} />
           )}

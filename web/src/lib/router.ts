@@ -32,6 +32,11 @@ window.addEventListener('hashchange', () => {
   for (const l of listeners) l();
 });
 
+/** The current hash route, read once (no re-render on change). */
+export function currentLocation(): Location {
+  return current;
+}
+
 /** The current hash route, re-rendering on change. */
 export function useLocation(): Location {
   return useSyncExternalStore(

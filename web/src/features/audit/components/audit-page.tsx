@@ -112,7 +112,7 @@ export function AuditPage(_: { session: Session }) {
   );
 }
 
-const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', retire: 'warn' } as const;
+const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', retire: 'warn', sign: 'warn' } as const;
 
 function AuditItem({ event: e, actorLabel }: { event: AuditEvent; actorLabel: (actor: string) => string }) {
   return (

@@ -14,6 +14,7 @@ import { usePublish, type PublishResult } from '../api/publish.ts';
 import { useRuntimes } from '../api/get-runtimes.ts';
 import { verifyBundle, type Verification } from '../api/verify-bundle.ts';
 import { BundleDiffView } from './bundle-diff-view.tsx';
+import { ImpactView } from '../../decisions/components/impact-view.tsx';
 import { TestResults } from '../../policy-tests/components/test-results.tsx';
 
 
@@ -117,6 +118,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
           ) : (
             <p className="muted">The first publish creates version 1.</p>
           )}
+          <ImpactView tenant={tenant} policyVersion={policy.data?.version} />
           <TestResults tenant={tenant} policyVersion={policy.data?.version} title="Policy tests on the draft" />
           {editable ? (
             <form
@@ -305,7 +307,7 @@ function Runtimes({ tenant }: { tenant: string }) {
           ) : null}
           {items.length ? (
             <div className="table-wrap">
-            <DataTable label="Runtimes" columns={['Runtime', 'Version', 'Behind', 'Health', 'Last report', 'Last error']} compact>
+            <DataTable label="Runtimes" columns={['Runtime', 'Version', 'Behind', 'Health', 'Last report', 'Last error', 'Decisions dropped']} compact>
               {items.map((r) => (
                 <tr key={r.runtimeId}>
                   <td className="mono">{r.runtimeId}</td>
@@ -317,6 +319,9 @@ function Runtimes({ tenant }: { tenant: string }) {
                   <td>{new Date(r.reportedAt).toLocaleString()}</td>
                   <td>
                     {r.lastError ? <code>{r.lastError}</code> : null} {r.detail ?? ''}
+                  </td>
+                  <td title="Decision records the runtime's ring dropped while it could not ship them, as its last batch reported">
+                    {r.decisionsDropped === undefined ? '—' : r.decisionsDropped}
                   </td>
                 </tr>
               ))}

@@ -8,6 +8,7 @@ import { SelectField } from '../../../components/select-field.tsx';
 import { SaveAsTestButton } from '../../policy-tests/components/save-as-test-button.tsx';
 import { usePublishedEvaluator } from '../api/get-published-evaluator.ts';
 import { useSimulation } from '../api/simulate.ts';
+import { currentLocation } from '../../../lib/router.ts';
 
 type Outcome = { visible: boolean; detail: string };
 
@@ -16,6 +17,18 @@ function outcomes(r: EvaluationResult): Map<string, Outcome> {
   for (const t of r.tools) m.set(t.id, { visible: true, detail: t.decision });
   for (const f of r.filtered) m.set(f.id, { visible: false, detail: f.reason });
   return m;
+}
+
+/** The `request` query parameter of the route, when it holds an evaluation request. */
+function prefilledRequest(params: URLSearchParams): EvaluationRequest | null {
+  const raw = params.get('request');
+  if (!raw) return null;
+  try {
+    const r = JSON.parse(raw) as EvaluationRequest;
+    return r && typeof r === 'object' && typeof r.subject === 'string' ? r : null;
+  } catch {
+    return null;
+  }
 }
 
 function parseFacts(text: string): Record<string, string | number | boolean> {
@@ -54,11 +67,15 @@ export function Simulator({
 }) {
   const ids = useId();
   const subjects = Object.keys(policy.bindings ?? {});
-  const [subject, setSubject] = useState(subjects[0] ?? '');
-  const [groups, setGroups] = useState<string[]>([]);
-  const [state, setState] = useState('');
-  const [factsText, setFactsText] = useState('');
-  const [profile, setProfile] = useState('');
+  // A link (from a logged denial or an impact example) may carry the request to start from.
+  const [initial] = useState(() => prefilledRequest(currentLocation().params));
+  const [subject, setSubject] = useState(initial?.subject ?? subjects[0] ?? '');
+  const [groups, setGroups] = useState<string[]>(initial?.groups ?? []);
+  const [state, setState] = useState(initial?.state && initial.state !== 'undefined' ? initial.state : '');
+  const [factsText, setFactsText] = useState(
+    initial?.facts ? Object.entries(initial.facts).map(([k, v]) => `${k}=${String(v)}`).join('\n') : '',
+  );
+  const [profile, setProfile] = useState(initial?.profile ?? '');
   const [connections, setConnections] = useState<string[]>([]);
   const request = useMemo<EvaluationRequest | null>(() => {
     if (!subject.trim()) return null;

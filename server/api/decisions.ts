@@ -1,0 +1,179 @@
+import { gunzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { stream } from 'hono/streaming';
+import type { DecisionBatch, DecisionQuery, ImpactRequest, StoredDecision } from '../../policy-schemas/types.gen.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { csvCell } from '../audit/export.ts';
+import { authorize } from '../auth/guard.ts';
+import { compileDraft } from '../compiler/draft.ts';
+import type { AppEnv } from '../context.ts';
+import { cursorOf, DEFAULT_MAX_PER_TENANT, type DecisionFilter, decisionPages, listDecisions, parseCursor, storeBatch, summarizeDecisions } from '../decisions/decision-store.ts';
+import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
+import { ApiError } from '../errors.ts';
+import { MAX_BODY_BYTES, dropReadOnly, parseJsonBody, readJson, readOptionalJson, validOrThrow } from '../http/body.ts';
+
+const gunzipAsync = promisify(gunzip);
+
+/** A gzip batch may expand to this much JSON; beyond it the body is refused unread (a gzip bomb). */
+export const MAX_DECOMPRESSED_BYTES = 8 * MAX_BODY_BYTES;
+/** Runtime clocks drift; a record stamped further in the future than this is refused. */
+const MAX_FUTURE_MS = 24 * 3600_000;
+
+/**
+ * `/v1/tenants/:tenant/decisions`: runtimes report what they decided (never arguments or
+ * outputs); readers of the tenant page through them newest first, auditors export them.
+ */
+export const decisionRoutes = new Hono<AppEnv>();
+
+decisionRoutes.post('/', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'decision', 'report', tenant);
+  const batch = validOrThrow<DecisionBatch>('decision-batch', await readBatchBody(c));
+  const receivedAt = new Date();
+  const badTimes = batch.records.flatMap((r, i) => {
+    const ms = instantMs(r.at);
+    if (ms === null) return [{ pointer: `/records/${i}/at`, message: UNREPRESENTABLE }];
+    return ms - receivedAt.getTime() > MAX_FUTURE_MS ? [{ pointer: `/records/${i}/at`, message: 'is more than a day in the future' }] : [];
+  });
+  if (badTimes.length > 0) throw new ApiError(400, 'validation', `${badTimes[0].pointer} ${badTimes[0].message}`, { errors: badTimes });
+
+  const { database, config, metrics } = c.get('deps');
+  const maxPerTenant = config.decisions?.maxPerTenant ?? DEFAULT_MAX_PER_TENANT;
+  const { stored, evicted } = await database.change(async (tx) => {
+    if (!(await tx.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
+      throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+    }
+    return storeBatch(tx, tenant, batch, receivedAt.toISOString(), maxPerTenant, database.sqlite);
+  });
+  metrics.decisionsIngested?.inc(stored);
+  return c.json({ accepted: stored, evicted }, 202);
+});
+
+decisionRoutes.get('/', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'decision', 'read', tenant);
+  const q = readQuery(c);
+  const limit = Number(q.limit ?? 100);
+  await existingTenant(c, tenant);
+  const items = await listDecisions(c.get('deps').database.db, tenant, filterOf(q), parseCursor(q.cursor), limit);
+  const nextCursor = items.length === limit ? cursorOf(items[items.length - 1]) : null;
+  return c.json({ items, nextCursor });
+});
+
+decisionRoutes.get('/summary', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'decision', 'read', tenant);
+  const q = readQuery(c);
+  await existingTenant(c, tenant);
+  return c.json(await summarizeDecisions(c.get('deps').database.db, tenant, filterOf(q), new Date()));
+});
+
+decisionRoutes.get('/export', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'decision', 'export', tenant);
+  const q = readQuery(c);
+  await existingTenant(c, tenant);
+  const format = q.format ?? 'jsonl';
+  const db = c.get('deps').database.db;
+  c.header('Content-Type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
+  c.header('Content-Disposition', `attachment; filename="toolgate-decisions-${tenant}.${format}"`);
+  c.header('Cache-Control', 'no-store');
+  const filter = filterOf(q);
+  return stream(c, async (out) => {
+    if (format === 'csv') await out.write(CSV_HEADER);
+    for await (const page of decisionPages(db, tenant, filter)) await out.write(page.map(format === 'csv' ? toCsvRow : (d) => canonicalJson(d) + '\n').join(''));
+  });
+});
+
+/** `POST /v1/tenants/:tenant/impact`: what the draft (or an unsaved policy) would change in logged traffic. */
+export const impactRoutes = new Hono<AppEnv>();
+
+impactRoutes.post('/', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'decision', 'read', tenant);
+  const body = (await readOptionalJson(c)) as Record<string, unknown>;
+  if (body && typeof body === 'object' && body.policy && typeof body.policy === 'object' && !Array.isArray(body.policy)) {
+    dropReadOnly(body.policy as Record<string, unknown>, ['tenant']);
+  }
+  const req = validOrThrow<ImpactRequest>('impact-request', body);
+  refuseUnrepresentable({ from: req.from, to: req.to });
+  const to = req.to ? new Date(req.to) : new Date();
+  const from = req.from ? new Date(req.from) : new Date(to.getTime() - DEFAULT_IMPACT_DAYS * 86400_000);
+  if (!(from < to)) throw new ApiError(400, 'validation', '/from must be before /to', { errors: [{ pointer: '/from', message: 'must be before /to' }] });
+  const db = c.get('deps').database.db;
+  const { loaded } = await compileDraft(db, tenant, req.policy);
+  return c.json(await analyzeImpact(db, tenant, loaded, { from: from.toISOString(), to: to.toISOString(), examples: req.examples ?? 3 }));
+});
+
+/** The batch body: JSON, or gzip-compressed JSON bounded in what it may expand to. */
+async function readBatchBody(c: Context<AppEnv>): Promise<unknown> {
+  const encoding = (c.req.header('content-encoding') ?? 'identity').trim().toLowerCase();
+  if (encoding === 'identity') return readJson(c);
+  if (encoding !== 'gzip') throw new ApiError(415, 'unsupported_media_type', 'Send the batch as JSON, optionally with Content-Encoding: gzip');
+  if (!/^application\/json\s*(?:;|$)/i.test(c.req.header('content-type') ?? '')) {
+    throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json');
+  }
+  const wire = Buffer.from(await c.req.arrayBuffer());
+  if (wire.length > MAX_BODY_BYTES) throw new ApiError(413, 'payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes`);
+  let text: string;
+  try {
+    text = (await gunzipAsync(wire, { maxOutputLength: MAX_DECOMPRESSED_BYTES })).toString('utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
+      throw new ApiError(413, 'payload_too_large', `The body decompresses to more than ${MAX_DECOMPRESSED_BYTES} bytes`);
+    }
+    throw new ApiError(400, 'invalid_json', 'The body is not valid gzip', { errors: [{ pointer: '', message: 'is not valid gzip' }] });
+  }
+  return parseJsonBody(text);
+}
+
+const UNREPRESENTABLE = 'is not an instant between the years 0000 and 9999 (a leap second cannot be stored)';
+
+/** Milliseconds of a schema-valid date-time, or null when it has no four-digit-year ISO form (a leap second, a year past 9999). */
+function instantMs(text: string): number | null {
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) && ms >= YEAR_0 && ms < YEAR_10000 ? ms : null;
+}
+const YEAR_0 = Date.parse('0000-01-01T00:00:00Z');
+const YEAR_10000 = Date.parse('9999-12-31T23:59:59.999Z') + 1;
+
+function refuseUnrepresentable(times: Record<string, string | undefined>): void {
+  const errors = Object.entries(times).flatMap(([k, v]) => (v !== undefined && instantMs(v) === null ? [{ pointer: `/${k}`, message: UNREPRESENTABLE }] : []));
+  if (errors.length > 0) throw new ApiError(400, 'validation', `${errors[0].pointer} ${errors[0].message}`, { errors });
+}
+
+function readQuery(c: Context<AppEnv>): DecisionQuery {
+  const q = validOrThrow<DecisionQuery>('decision-query', { ...c.req.query() });
+  refuseUnrepresentable({ from: q.from, to: q.to });
+  if (q.from && q.to && !(Date.parse(q.from) < Date.parse(q.to))) {
+    throw new ApiError(400, 'validation', 'from must be before to', { errors: [{ pointer: '/from', message: 'must be before /to' }] });
+  }
+  return q;
+}
+
+function filterOf(q: DecisionQuery): DecisionFilter {
+  const { cursor: _c, limit: _l, format: _f, ...filter } = q;
+  return filter;
+}
+
+async function existingTenant(c: Context<AppEnv>, tenant: string): Promise<void> {
+  if (!(await c.get('deps').database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
+    throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  }
+}
+
+const CSV_COLUMNS = ['id', 'at', 'receivedAt', 'runtimeId', 'toolCallId', 'subject', 'groups', 'state', 'profile', 'facts', 'tool', 'decision', 'errorCode', 'reason', 'bundleVersion', 'revision'] as const;
+const CSV_HEADER = CSV_COLUMNS.join(',') + '\r\n';
+
+/** One RFC 4180 row; `groups` and `facts` hold canonical JSON, an absent field is an empty cell. */
+function toCsvRow(d: StoredDecision): string {
+  return (
+    CSV_COLUMNS.map((k) => {
+      const v = d[k];
+      if (v === undefined || v === null) return '';
+      return csvCell(typeof v === 'object' ? canonicalJson(v) : String(v));
+    }).join(',') + '\r\n'
+  );
+}

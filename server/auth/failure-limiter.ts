@@ -1,0 +1,92 @@
+import type { Context } from 'hono';
+import type { IncomingMessage } from 'node:http';
+import type { AppEnv } from '../context.ts';
+import type { ToolgateDatabase } from '../db/database.ts';
+import { ApiError } from '../errors.ts';
+
+type Bucket = { tokens: number; at: number };
+
+// Addresses tracked at once; beyond it the stalest half is dropped (an attacker spraying
+// addresses gains nothing a single address would not: each starts with the same allowance).
+const MAX_ADDRESSES = 10_000;
+
+/**
+ * Counts failed authentications (unknown bearer tokens, failed sign-ins) per client address in a
+ * token bucket: `perMinute` failures at once, refilled at `perMinute` a minute. Successes cost
+ * nothing, so busy legitimate clients are never slowed. An address out of allowance gets 429 for
+ * every credential it presents, right or wrong, until it has allowance again: answering a right
+ * guess differently would let guessing go on.
+ */
+export class FailureLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(private readonly perMinute: number) {}
+
+  /** Seconds until `address` may try again, or 0 when it may now. */
+  retryAfter(address: string, now = Date.now()): number {
+    const b = this.refilled(address, now);
+    return b && b.tokens < 1 ? Math.max(1, Math.ceil(((1 - b.tokens) * 60) / this.perMinute)) : 0;
+  }
+
+  /** Records one failure of `address`. */
+  fail(address: string, now = Date.now()): void {
+    const b = this.refilled(address, now) ?? { tokens: this.perMinute, at: now };
+    b.tokens -= 1;
+    this.buckets.delete(address);
+    this.buckets.set(address, b);
+    if (this.buckets.size > MAX_ADDRESSES) {
+      let drop = this.buckets.size / 2;
+      for (const key of this.buckets.keys()) {
+        if (drop-- <= 0) break;
+        this.buckets.delete(key);
+      }
+    }
+  }
+
+  private refilled(address: string, now: number): Bucket | undefined {
+    const b = this.buckets.get(address);
+    if (!b) return undefined;
+    b.tokens = Math.min(this.perMinute, b.tokens + ((now - b.at) / 60_000) * this.perMinute);
+    b.at = now;
+    if (b.tokens >= this.perMinute) {
+      this.buckets.delete(address);
+      return undefined;
+    }
+    return b;
+  }
+}
+
+const limiters = new WeakMap<ToolgateDatabase, FailureLimiter>();
+
+/** The failure limiter of a server (one per open database, as the token cache). */
+export function failureLimiterFor(c: Context<AppEnv>): FailureLimiter {
+  const { database, config } = c.get('deps');
+  let limiter = limiters.get(database);
+  if (!limiter) {
+    limiter = new FailureLimiter(config.authFailuresPerMinute ?? 20);
+    limiters.set(database, limiter);
+  }
+  return limiter;
+}
+
+/**
+ * The address the request came from: the TCP peer. Forwarded headers are not believed (anyone
+ * could rotate them to dodge the limit); behind a proxy every client shares the proxy's allowance.
+ */
+export function clientAddress(c: Context<AppEnv>): string {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  return incoming?.socket?.remoteAddress ?? 'unknown';
+}
+
+/** Throws 429 with Retry-After when this client has no allowance left for credentials. */
+export function refuseWhenLimited(c: Context<AppEnv>): void {
+  const wait = failureLimiterFor(c).retryAfter(clientAddress(c));
+  if (wait > 0) {
+    throw new ApiError(429, 'rate_limited', `Too many failed sign-ins or unknown tokens from this address; try again in ${wait} s`, { extra: { retryAfter: wait }, headers: { 'Retry-After': String(wait) } });
+  }
+}
+
+/** Records a failed authentication of this client. */
+export function recordFailure(c: Context<AppEnv>): void {
+  failureLimiterFor(c).fail(clientAddress(c));
+}

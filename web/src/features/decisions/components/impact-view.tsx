@@ -1,0 +1,56 @@
+import { useId } from 'react';
+import type { ImpactReport } from '../../../../../policy-schemas/types.gen.ts';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading } from '../../../components/page.tsx';
+import { href } from '../../../lib/router.ts';
+import { useImpact } from '../api/get-impact.ts';
+import { simulatorHref } from './decisions-page.tsx';
+
+const outcome = (from: string, to: string): string =>
+  to === 'deny' ? 'would now be denied' : to === 'require_approval' ? 'would now need approval' : from === 'require_approval' ? 'would no longer need approval' : 'would now be allowed';
+
+function windowWords(r: ImpactReport): string {
+  const days = Math.round((Date.parse(r.to) - Date.parse(r.from)) / 86400_000);
+  return days === 7 ? 'last week' : `in the last ${days} day(s)`;
+}
+
+/** What publishing the saved draft would change in the traffic runtimes logged: shown beside the diff. */
+export function ImpactView({ tenant, policyVersion }: { tenant: string; policyVersion: number | undefined }) {
+  const impact = useImpact(tenant, policyVersion);
+  const ids = useId();
+  const r = impact.data;
+  return (
+    <section aria-labelledby={`${ids}-impact`} className="impact">
+      <h3 id={`${ids}-impact`}>Impact on logged traffic</h3>
+      {impact.isPending && policyVersion !== undefined ? <Loading what="impact" /> : null}
+      {impact.error ? <Notice error={impact.error} /> : null}
+      {r ? (
+        r.calls === 0 ? (
+          <p className="muted">No decision was logged {windowWords(r)}, so there is no traffic to replay. Runtimes log decisions as they decide calls.</p>
+        ) : r.changes.length === 0 ? (
+          <p role="status" className="notice notice-info">
+            None of the {r.calls} call(s) logged {windowWords(r)} ({r.requests} distinct request(s)) would be decided differently.
+          </p>
+        ) : (
+          <>
+            <p role="status" className="notice notice-warn">
+              {r.totals.allowToDeny} call(s) would now be denied, {r.totals.denyToAllow} allowed, {r.totals.toApproval} would need approval and{' '}
+              {r.totals.fromApproval} would no longer need it, of {r.calls} call(s) logged {windowWords(r)}.
+              {r.truncated ? ` Only the ${r.requests} most recent distinct requests were replayed.` : ''}
+            </p>
+            <ul className="impact-changes" aria-label="Changed decisions">
+              {r.changes.map((c) => (
+                <li key={`${c.subject} ${c.tool} ${c.from} ${c.to}`}>
+                  <strong>{c.calls}</strong> call(s) of <code>{c.subject}</code> to <code>{c.tool}</code> {windowWords(r)} {outcome(c.from, c.to)}
+                  {c.reason ? <span className="muted"> ({c.reason})</span> : null}.{' '}
+                  {c.examples[0] ? <a href={simulatorHref(tenant, c.examples[0])}>Open an example in the simulator</a> : null}{' '}
+                  <a href={href(`/tenants/${tenant}/decisions?subject=${encodeURIComponent(c.subject)}&tool=${encodeURIComponent(c.tool)}`)}>See the records</a>
+                </li>
+              ))}
+            </ul>
+          </>
+        )
+      ) : null}
+    </section>
+  );
+}
