@@ -267,9 +267,9 @@ states: BundleState[]
 policy: BundlePolicy
 casbin: BundleCasbin
 /**
- * Sample requests with the answers this bundle must give; a runtime refuses a bundle it does not reproduce.
+ * Conformance vectors chosen from this tenant's own data so that they tell the rules of docs/spec.md apart: sample evaluation requests with partial expectations, and sample tool calls with the decision expected. A runtime refuses a bundle whose vectors it does not reproduce.
  */
-conformance: ConformanceVector[]
+conformance: (EvaluateVector | DecideVector)[]
 index: BundleIndex
 }
 /**
@@ -433,10 +433,17 @@ policy: string[][]
  */
 request: string[]
 }
+/**
+ * A request and what evaluate() must answer to it; only the fields given are checked.
+ */
 
-export interface ConformanceVector {
+export interface EvaluateVector {
+/**
+ * The rules of docs/spec.md this vector exercises.
+ */
+rules: string[]
 request: EvaluationRequest
-expect: EvaluationResult
+expect: EvaluateExpectation
 }
 /**
  * What an agent asks for: the body of simulate and the input of evaluate().
@@ -473,28 +480,86 @@ allowedConnectionIds?: string[]
 at?: string
 }
 /**
- * What evaluate() and simulate answer: the visible tools with their decision and every filtered tool with the first check it failed. When a requested group is not permitted, `rejected` names the groups and no tool is visible.
+ * A partial expectation of an evaluate() answer (the policy-test form, plus order and envelope checks).
  */
 
-export interface EvaluationResult {
-roles: string[]
+export interface EvaluateExpectation {
 /**
- * The requested groups, expanded through includes.
+ * The answer's roles, exactly.
  */
-groups: string[]
-state: string
-tools: {
-id: string
-decision: ("allow" | "require_approval")
-}[]
-filtered: {
-id: string
-reason: ("no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection")
-}[]
-rejected?: {
-reason: "group_not_permitted"
-groups: string[]
+roles?: string[]
+/**
+ * The answer's expanded groups, exactly.
+ */
+groups?: string[]
+/**
+ * The answer's state, exactly.
+ */
+state?: string
+/**
+ * true: the request is rejected (group_not_permitted); false: it is not.
+ */
+rejected?: boolean
+/**
+ * The groups the rejection names, exactly and in order.
+ */
+rejectedGroups?: string[]
+/**
+ * Tool ids that must be in the answer's tools, in this relative order.
+ */
+visible?: string[]
+/**
+ * Tool id → the reason it must be filtered with.
+ */
+hidden?: {
+[k: string]: "no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection"
 }
+/**
+ * Tool id → the decision it must be visible with.
+ */
+decisions?: {
+[k: string]: "allow" | "require_approval"
+}
+/**
+ * Tool ids that must be in the answer's filtered, in this relative order.
+ */
+filteredOrder?: string[]
+/**
+ * How many tools the answer lists as visible, exactly.
+ */
+visibleCount?: number
+}
+/**
+ * A request, one tool call decided against what it sees, and the decision expected.
+ */
+
+export interface DecideVector {
+rules: string[]
+request: EvaluationRequest
+call: VectorCall
+expect: DecideExpectation
+}
+
+export interface VectorCall {
+/**
+ * Absent: the answer must carry a new UUID.
+ */
+toolCallId?: string
+name: string
+/**
+ * The arguments as the JSON text a model emits (possibly not valid JSON); absent means no arguments.
+ */
+arguments?: string
+connectionId?: string
+}
+
+export interface DecideExpectation {
+decision: ("allow" | "deny" | "require_approval")
+errorCode?: ("unavailable" | "policy_denied" | "invalid_json" | "validation")
+/**
+ * JSON pointers into the arguments that the validation errors must include.
+ */
+pointers?: string[]
 }
 /**
  * Precomputed lookups derived from catalog and policy (globs expanded, groups closed under includes), so a runtime needs no glob matching or graph walk.
@@ -505,6 +570,10 @@ export interface BundleIndex {
  * Every catalog tool id, sorted.
  */
 tools: string[]
+/**
+ * Catalog tool ids that some profile enables, sorted: visible only under a profile that enables them.
+ */
+profileScoped: string[]
 /**
  * Group → itself and every group it includes, transitively, sorted.
  */
@@ -804,6 +873,27 @@ export type FilterReason = ("no_role" | "quarantined" | "disabled" | "no_redacti
 /**
  * What evaluate() and simulate answer: the visible tools with their decision and every filtered tool with the first check it failed. When a requested group is not permitted, `rejected` names the groups and no tool is visible.
  */
+
+export interface EvaluationResult {
+roles: string[]
+/**
+ * The requested groups, expanded through includes.
+ */
+groups: string[]
+state: string
+tools: {
+id: string
+decision: ("allow" | "require_approval")
+}[]
+filtered: {
+id: string
+reason: FilterReason
+}[]
+rejected?: {
+reason: "group_not_permitted"
+groups: string[]
+}
+}
 
 /**
  * Hex sha-256 of the key (as `sha256sum` prints it), optionally prefixed `sha256:`, so the key itself need not be stored.

@@ -67,6 +67,69 @@ export function grantedConnections(
   return out;
 }
 
+/** What a request fixes for every tool: the bundle, masks, facts, profile and connections. */
+type Context = {
+  tools: readonly LoadedTool[];
+  groups: Uint8Array;
+  states: Uint8Array;
+  policy: Uint8Array;
+  facts: Readonly<Record<string, string | number | boolean>>;
+  profile: { enable: ReadonlySet<string>; disable: ReadonlySet<string> } | undefined;
+  scoped: Uint8Array;
+  grants: readonly LoadedGrant[];
+  atMs: number;
+  allowedIds: ReadonlySet<string> | undefined;
+};
+
+/** The answer's envelope, and a context for the per-tool checks unless the request is refused as a whole. */
+function begin(
+  loaded: LoadedBundle,
+  request: EvaluationRequest,
+  subject: SubjectInfo,
+  atMs: number,
+): { envelope: Omit<EvaluationResult, 'tools' | 'filtered'>; noRole: boolean; ctx: Context | null } {
+  const requested = request.groups ?? ['default'];
+  const groups = groupMask(loaded, requested);
+  const state = request.state ?? 'undefined';
+  const roles = subject.roles;
+  if (roles.length === 0) return { envelope: { roles: [], groups: groups.expanded, state }, noRole: true, ctx: null };
+  if (!subject.permitsAnyGroup) {
+    const refused: string[] = [];
+    for (const g of requested) if (!subject.permittedGroups.has(g) && !refused.includes(g)) refused.push(g);
+    if (refused.length > 0) {
+      return { envelope: { roles: [...roles], groups: groups.expanded, state, rejected: { reason: 'group_not_permitted', groups: refused } }, noRole: false, ctx: null };
+    }
+  }
+  const ctx: Context = {
+    tools: loaded.tools,
+    groups: groups.mask,
+    states: stateMask(loaded, state),
+    policy: subject.policy,
+    facts: request.facts ?? {},
+    // An unknown profile name is no profile: profile-scoped tools stay hidden, nothing else changes.
+    profile: request.profile === undefined ? undefined : loaded.profiles.get(request.profile),
+    scoped: loaded.profileScoped,
+    grants: subject.grants,
+    atMs,
+    allowedIds: request.allowedConnectionIds === undefined ? undefined : new Set(request.allowedConnectionIds),
+  };
+  return { envelope: { roles: [...roles], groups: groups.expanded, state }, noRole: false, ctx };
+}
+
+/** The first check tool `i` fails, in the order of DESIGN.md "Semantics" step 3, or undefined when it is visible. */
+function reasonAt(c: Context, i: number): FilterReason | undefined {
+  const t = c.tools[i];
+  if (t.excluded !== null) return t.excluded;
+  if (c.groups[i] === 0) return 'group';
+  if (c.states[i] === 0) return 'state';
+  if (c.policy[i] === 1) return 'denied';
+  if (c.policy[i] === 2) return 'not_allowed';
+  if (t.requires.length > 0 && !gatesPass(t, c.facts)) return 'runtime_gate';
+  if (c.profile === undefined ? c.scoped[i] === 1 : c.profile.disable.has(t.id) || (c.scoped[i] === 1 && !c.profile.enable.has(t.id))) return 'profile';
+  if (t.requiresConnection && !hasConnection(c.grants, i, c.atMs, c.allowedIds)) return 'no_connection';
+  return undefined;
+}
+
 function compute(
   loaded: LoadedBundle,
   request: EvaluationRequest,
@@ -75,53 +138,15 @@ function compute(
 ): { result: EvaluationResult; decisions: Uint8Array } {
   const tools = loaded.tools;
   const decisions = new Uint8Array(tools.length);
-  const requested = request.groups ?? ['default'];
-  const groups = groupMask(loaded, requested);
-  const state = request.state ?? 'undefined';
-  const roles = subject.roles;
-
-  if (roles.length === 0) {
-    const filtered = tools.map((t) => filteredEntry(t, 'no_role'));
-    return { result: freezeResult({ roles: [], groups: groups.expanded, state, tools: [], filtered }), decisions };
-  }
-
-  if (!subject.permitsAnyGroup) {
-    const refused: string[] = [];
-    for (const g of requested) if (!subject.permittedGroups.has(g) && !refused.includes(g)) refused.push(g);
-    if (refused.length > 0) {
-      const result = freezeResult({
-        roles: [...roles],
-        groups: groups.expanded,
-        state,
-        tools: [],
-        filtered: [],
-        rejected: { reason: 'group_not_permitted', groups: refused },
-      });
-      return { result, decisions };
-    }
-  }
-
-  const states = stateMask(loaded, state);
-  const facts = request.facts ?? {};
-  const disabled = request.profile === undefined ? undefined : loaded.profileDisable.get(request.profile);
-  const allowedIds = request.allowedConnectionIds === undefined ? undefined : new Set(request.allowedConnectionIds);
-  const policy = subject.policy;
+  const { envelope, noRole, ctx } = begin(loaded, request, subject, atMs);
+  if (noRole) return { result: freezeResult({ ...envelope, tools: [], filtered: tools.map((t) => filteredEntry(t, 'no_role')) }), decisions };
+  if (ctx === null) return { result: freezeResult({ ...envelope, tools: [], filtered: [] }), decisions };
   const approval = subject.requireApproval;
   const visible: EvaluationResult['tools'] = [];
   const filtered: EvaluationResult['filtered'] = [];
-
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i];
-    let reason: FilterReason | undefined;
-    if (t.excluded !== null) reason = t.excluded;
-    else if (groups.mask[i] === 0) reason = 'group';
-    else if (states[i] === 0) reason = 'state';
-    else if (policy[i] === 1) reason = 'denied';
-    else if (policy[i] === 2) reason = 'not_allowed';
-    else if (t.requires.length > 0 && !gatesPass(t, facts)) reason = 'runtime_gate';
-    else if (disabled !== undefined && disabled.has(t.id)) reason = 'profile';
-    else if (t.requiresConnection && !hasConnection(subject.grants, i, atMs, allowedIds)) reason = 'no_connection';
-
+    const reason = reasonAt(ctx, i);
     if (reason !== undefined) {
       filtered.push(filteredEntry(t, reason));
     } else if (approval.has((t.def as { effect: Effect }).effect)) {
@@ -132,7 +157,30 @@ function compute(
       visible.push(t.entries.allow);
     }
   }
-  return { result: freezeResult({ roles: [...roles], groups: groups.expanded, state, tools: visible, filtered }), decisions };
+  return { result: freezeResult({ ...envelope, tools: visible, filtered }), decisions };
+}
+
+/**
+ * evaluate()'s answer for a few tools only: the envelope, and per named tool its decision or
+ * reason, without walking the whole catalog (the compiler pins conformance vectors with it).
+ */
+export function evaluateTools(
+  loaded: LoadedBundle,
+  request: EvaluationRequest,
+  ids: readonly string[],
+): { envelope: Omit<EvaluationResult, 'tools' | 'filtered'>; outcomes: Map<string, { decision: 'allow' | 'require_approval' } | { reason: FilterReason }> } {
+  const atMs = request.at !== undefined ? Date.parse(request.at) : Date.now();
+  const subject = subjectInfo(loaded, request.subject);
+  const { envelope, noRole, ctx } = begin(loaded, request, subject, atMs);
+  const outcomes = new Map<string, { decision: 'allow' | 'require_approval' } | { reason: FilterReason }>();
+  for (const id of ids) {
+    const t = loaded.byId.get(id);
+    if (!t || (!noRole && ctx === null)) continue;
+    const reason = noRole ? 'no_role' : reasonAt(ctx!, t.pos);
+    if (reason !== undefined) outcomes.set(id, { reason });
+    else outcomes.set(id, { decision: subject.requireApproval.has((t.def as { effect: Effect }).effect) ? 'require_approval' : 'allow' });
+  }
+  return { envelope, outcomes };
 }
 
 function gatesPass(t: LoadedTool, facts: Readonly<Record<string, string | number | boolean>>): boolean {

@@ -47,6 +47,8 @@ export type LoadedRole = {
   readonly requireApproval: ReadonlySet<Effect>;
 };
 
+export type LoadedProfile = { readonly enable: ReadonlySet<string>; readonly disable: ReadonlySet<string> };
+
 export type LoadedGrant = {
   readonly connectionId: string;
   readonly subjects: ReadonlySet<string>;
@@ -70,7 +72,10 @@ export type LoadedBundle = {
   readonly groupClosure: ReadonlyMap<string, readonly string[]>;
   readonly roles: ReadonlyMap<string, LoadedRole>;
   readonly bindings: ReadonlyMap<string, readonly string[]>;
-  readonly profileDisable: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Per profile name: the tool ids it enables and the ones it disables. */
+  readonly profiles: ReadonlyMap<string, LoadedProfile>;
+  /** Per tool position: 1 when some profile enables the tool, so only such a profile shows it. */
+  readonly profileScoped: Uint8Array;
   readonly grants: readonly LoadedGrant[];
   /** Per group name: 1 at each position of a tool in that group. */
   readonly groupBits: ReadonlyMap<string, Uint8Array>;
@@ -214,9 +219,10 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
     });
   }
   const bindings = new Map<string, readonly string[]>(Object.entries(policy.bindings ?? {}));
-  const profileDisable = new Map<string, ReadonlySet<string>>(
-    Object.entries(policy.profiles ?? {}).map(([name, p]) => [name, new Set(p.disable ?? [])]),
+  const profiles = new Map<string, LoadedProfile>(
+    Object.entries(policy.profiles ?? {}).map(([name, p]) => [name, { enable: new Set(p.enable ?? []), disable: new Set(p.disable ?? []) }]),
   );
+  const profileScoped = positions(index.profileScoped ?? [], 'index.profileScoped');
   const grantsIn = policy.grants ?? [];
   if ((index.grants ?? []).length !== grantsIn.length) throw new TypeError('index.grants does not match policy.grants');
   const grants: LoadedGrant[] = grantsIn.map((g, i) => {
@@ -266,7 +272,8 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
     groupClosure,
     roles,
     bindings,
-    profileDisable,
+    profiles,
+    profileScoped,
     grants,
     groupBits,
     stateBits,

@@ -16,13 +16,13 @@ const bundle = {
   catalog: { tools, groups: [{ name: 'default', description: '', includes: [] }], states: [{ name: 'undefined', description: '' }] },
   policy: { roles: { r: { groups: ['default'], allow: ['t__*'], deny: [], requireApproval: [] } }, bindings: { s: ['r'] }, profiles: {}, bundleTtlSeconds: 60, grants: [] },
   casbin: { model: '', policy: [], request: [] }, conformance: [],
-  index: { tools: ids, groups: { default: ['default'] }, roles: { r: { groups: ['default'], allow: ids, deny: [] } }, grants: [] },
+  index: { tools: ids, groups: { default: ['default'] }, roles: { r: { groups: ['default'], allow: ids, deny: [] } }, grants: [], profileScoped: [] },
 } as Bundle;
 const view = createView(loadBundle(bundle), { subject: 's' });
 const ids2 = (plan: ReturnType<typeof planBatch>) => plan.groups.map((g) => `${g.parallel ? 'P' : 'S'}:${g.calls.map((c) => c.toolCallId).join('')}`);
 
 describe('planBatch', () => {
-  it('runs parallel-safe calls together, serializes a shared resource key, isolates unsafe calls', () => {
+  it('R9.2 runs parallel-safe calls together, serializes a shared resource key, isolates unsafe calls', () => {
     const plan = planBatch(view, [
       { toolCallId: '1', name: 't__a' },
       { toolCallId: '2', name: 't__b' },
@@ -34,17 +34,17 @@ describe('planBatch', () => {
     expect(ids2(plan)).toEqual(['P:123', 'P:4', 'S:5', 'P:6']);
   });
 
-  it('lists rejected calls first and keeps them out of the groups', () => {
+  it('R9.1 lists rejected calls first and keeps them out of the groups', () => {
     const plan = planBatch(view, [{ toolCallId: 'x', name: 'nope' }, { toolCallId: 'y', name: 't__a', arguments: '{' }, { toolCallId: 'z', name: 't__a' }]);
     expect(plan.rejected.map((r) => [r.toolCallId, r.errorCode])).toEqual([['x', 'unavailable'], ['y', 'invalid_json']]);
     expect(ids2(plan)).toEqual(['P:z']);
   });
 
-  it('plans an empty batch as nothing', () => {
+  it('R9.1 plans an empty batch as nothing', () => {
     expect(planBatch(view, [])).toEqual({ rejected: [], groups: [] });
   });
 
-  it('derives the same ids for calls without one, every time', () => {
+  it('R9.3 derives the same ids for calls without one, every time', () => {
     const calls = [{ name: 't__a', arguments: '{}' }, { name: 't__a', arguments: '{}' }];
     const a = planBatch(view, calls);
     expect(a).toEqual(planBatch(view, calls));

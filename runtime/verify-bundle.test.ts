@@ -84,7 +84,7 @@ describe('verifyBundle', () => {
 
   it('refuses a bundle whose conformance vectors do not reproduce with conformance_failed', async () => {
     const doc = makeBundle({ tenant, version: 1 });
-    doc.conformance[0].expect = { ...doc.conformance[0].expect, tools: [] };
+    doc.conformance[0].expect = { ...doc.conformance[0].expect, roles: ['nobody'] };
     doc.revision = revisionOf(doc);
     const s = await signDocument(doc, key);
     expect(await refusal(s.text, s.signature)).toBe('conformance_failed');

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { flattenedVerify, importJWK } from 'jose';
 import type { JWK } from 'jose';
 import { toProblems, validatorFor } from '../policy-schemas/index.ts';
-import type { Bundle, EvaluationResult, VerifyCode } from '../policy-schemas/types.gen.ts';
+import type { Bundle, VerifyCode } from '../policy-schemas/types.gen.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { parseDetachedJws } from './detached-jws.ts';
 import { loadBundle } from './load-bundle.ts';
 import type { LoadedBundle } from './load-bundle.ts';
-import { evaluate } from './evaluate.ts';
+import { conformanceFailures, runtimeSubject } from './conformance.ts';
 
 /** The bundle format this runtime understands. */
 export const BUNDLE_FORMAT = 'toolgate.bundle/v1';
@@ -138,18 +138,9 @@ export async function verifyBundle(
   } catch (err) {
     return refuse('malformed', `the bundle cannot be loaded: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const vectors = bundle.conformance;
-  for (let i = 0; i < vectors.length; i++) {
-    const { request, expect } = vectors[i];
-    let got: EvaluationResult;
-    try {
-      got = evaluate(loaded, request);
-    } catch (err) {
-      return refuse('conformance_failed', `conformance vector ${i} throws: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    if (canonicalJson(got) !== canonicalJson(expect)) {
-      return refuse('conformance_failed', `conformance vector ${i} evaluates differently from its expected answer`);
-    }
+  const [failed] = conformanceFailures(bundle.conformance, runtimeSubject(loaded), 1);
+  if (failed) {
+    return refuse('conformance_failed', `conformance vector ${failed.index} (${failed.rules.join(', ')}) fails: ${failed.problem}`);
   }
   return { ok: true, bundle, loaded };
 }

@@ -139,6 +139,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
     groups: Object.fromEntries([...closure.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     roles: indexRoles,
     grants: bundleGrants.map((g) => ({ connectionId: g.connectionId, tools: matchAll(g.tools) })),
+    profileScoped: toolIds.filter((id) => Object.values(bundleProfiles).some((p) => p.enable.includes(id))),
   };
   const catalog: Bundle['catalog'] = {
     tools: catalogTools,

@@ -1,82 +1,856 @@
-import type { Bundle, BundleTool, ConformanceVector, EvaluationRequest } from '../../policy-schemas/types.gen.ts';
+import type {
+  Bundle,
+  DecideVector,
+  EvaluateExpectation,
+  EvaluateVector,
+  EvaluationRequest,
+  EvaluationResult,
+  RuntimeGate,
+  VectorCall,
+} from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
-import { evaluate } from '../../runtime/evaluate.ts';
+import { createView, decide } from '../../runtime/decide.ts';
+import { evaluate, evaluateTools, subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
+import type { LoadedBundle, LoadedTool } from '../../runtime/load-bundle.ts';
 
 /** The instant every conformance vector is evaluated at: fixed, so the vectors are part of the content. */
 export const CONFORMANCE_AT = '2000-01-01T00:00:00.000Z';
-const MAX_SUBJECTS = 2;
+const AT_MS = Date.parse(CONFORMANCE_AT);
+
+type Vector = EvaluateVector | DecideVector;
+type Fact = string | number | boolean;
+/** The per-tool checks of docs/spec.md R6.5, in order. */
+const CHECKS = ['excluded', 'group', 'state', 'denied', 'not_allowed', 'runtime_gate', 'profile', 'no_connection'] as const;
+type Check = (typeof CHECKS)[number];
+const CHECK_RULE: Record<Check, string> = {
+  excluded: 'R6.6',
+  group: 'R6.7',
+  state: 'R6.8',
+  denied: 'R6.9',
+  not_allowed: 'R6.10',
+  runtime_gate: 'R6.11',
+  profile: 'R6.12',
+  no_connection: 'R6.13',
+};
+type Want = Partial<Record<Check, boolean>>; // true: the check must pass; false: it must fail.
+type Fragment = Omit<EvaluationRequest, 'subject'>;
+
+/** What one subject is, as far as choosing vectors goes. */
+type Who = {
+  subject: string;
+  roles: readonly string[];
+  anyGroup: boolean;
+  permitted: ReadonlySet<string>;
+  /** Per tool position: 1 when some role allows, 1 when some role denies. */
+  allowed: Uint8Array;
+  denied: Uint8Array;
+};
 
 /**
- * Sample requests with the answers this bundle gives, derived from its own policy: an unbound
- * subject, a few bound subjects with default and with every permitted group (gates satisfied, a
- * profile, the granted connections), a non-initial state, a request for a group no role permits,
- * and an instant after the last grant expires. A runtime that reproduces them reads the bundle as
- * the compiler meant it.
+ * Vectors chosen from the tenant's own data so that they tell the rules of docs/spec.md apart
+ * (DESIGN "Conformance vectors and the spec"): for each rule some request on this tenant could
+ * observe, a request whose answer depends on that rule, with the expectation pinned on the
+ * tools it decides (partial expectations keep large tenants' bundles small), and `decide` calls
+ * for each reachable outcome. Expectations come from the runtime's own evaluate and decide.
  */
-export function conformanceVectors(bundle: Bundle): ConformanceVector[] {
-  const loaded = loadBundle(bundle);
-  const { policy, catalog } = bundle;
-  const requests: EvaluationRequest[] = [];
-  const at = CONFORMANCE_AT;
+export function conformanceVectors(bundle: Bundle): Vector[] {
+  const chooser = new VectorChooser(loadBundle(bundle), bundle);
+  chooser.chooseAll();
+  return chooser.vectors();
+}
 
-  const subjects = Object.keys(policy.bindings).sort();
-  let nobody = 'conformance:nobody';
-  while (Object.hasOwn(policy.bindings, nobody)) nobody += '_';
-  requests.push({ subject: nobody, at });
+class VectorChooser {
+  private readonly out: Vector[] = [];
+  private readonly seen = new Set<string>();
+  private readonly who: Who[];
+  private readonly live: LoadedTool[];
+  private readonly nobody: string;
+  private readonly groupNames: string[];
+  private readonly stateNames: string[];
+  private readonly profileNames: string[];
+  private readonly unknownProfile: string;
+  private callCount = 0;
+  private readonly disabledSomewhere: ReadonlySet<string>;
+  private readonly enabledSomewhere: ReadonlySet<string>;
 
-  const tools = catalog.tools.filter((t): t is BundleTool => !('excluded' in t));
-  const facts: Record<string, string | number | boolean> = {};
-  for (const t of tools) for (const gate of t.requires ?? []) if (!(gate.fact in facts)) facts[gate.fact] = gate.in[0];
-  const profile = Object.keys(policy.profiles).sort()[0];
-  const connections = [...new Set(policy.grants.map((g) => g.connectionId))].sort();
-  const state = catalog.states.map((s) => s.name).find((s) => s !== 'undefined' && tools.some((t) => t.availableInStates?.includes(s)));
-
-  // Subjects with distinct role sets say the most; take the first few.
-  const seenRoleSets = new Set<string>();
-  const chosen = subjects.filter((s) => {
-    const k = policy.bindings[s].join('\u0000');
-    if (seenRoleSets.has(k)) return false;
-    seenRoleSets.add(k);
-    return true;
-  }).slice(0, MAX_SUBJECTS);
-
-  for (const subject of chosen) {
-    const roleGroups = [...new Set(policy.bindings[subject].flatMap((r) => policy.roles[r]?.groups ?? []))].sort();
-    const permitted = roleGroups.includes('*') ? ['*'] : roleGroups;
-    requests.push({ subject, at });
-    const rich: EvaluationRequest = { subject, groups: permitted, at };
-    if (Object.keys(facts).length > 0) rich.facts = facts;
-    if (profile !== undefined) rich.profile = profile;
-    if (connections.length > 0) rich.allowedConnectionIds = connections;
-    requests.push(rich);
-    if (state !== undefined) requests.push({ subject, groups: permitted, state, facts, at });
+  constructor(
+    private readonly loaded: LoadedBundle,
+    private readonly bundle: Bundle,
+  ) {
+    const bindings = bundle.policy.bindings;
+    this.nobody = fresh('conformance:nobody', (s) => Object.hasOwn(bindings, s));
+    // One subject per distinct role set and own grants says as much as all of them.
+    const roleSets = new Set<string>();
+    const ownGrants = (s: string) => bundle.policy.grants.filter((g) => g.subjects.includes(s)).map((g) => g.connectionId);
+    this.who = Object.keys(bindings)
+      .sort()
+      .filter((s) => {
+        const k = [...bindings[s], '\u0001', ...ownGrants(s)].join('\u0000');
+        if (roleSets.has(k) || bindings[s].length === 0) return false;
+        roleSets.add(k);
+        return true;
+      })
+      .map((s) => this.describe(s));
+    this.live = loaded.tools.filter((t) => t.excluded === null);
+    this.groupNames = bundle.catalog.groups.map((g) => g.name);
+    this.stateNames = bundle.catalog.states.map((s) => s.name);
+    this.profileNames = Object.keys(bundle.policy.profiles).sort();
+    this.unknownProfile = fresh('conformance-no-profile', (p) => Object.hasOwn(bundle.policy.profiles, p));
+    this.disabledSomewhere = new Set(Object.values(bundle.policy.profiles).flatMap((p) => p.disable));
+    this.enabledSomewhere = new Set(Object.values(bundle.policy.profiles).flatMap((p) => p.enable));
   }
 
-  const narrow = subjects.find((s) => !policy.bindings[s].some((r) => policy.roles[r]?.groups.includes('*')));
-  if (narrow !== undefined) {
-    const permitted = new Set(loaded.bindings.get(narrow)!.flatMap((r) => [...(loaded.roles.get(r)?.groups ?? [])]));
-    let outside = catalog.groups.map((g) => g.name).find((g) => !permitted.has(g));
-    if (outside === undefined) {
-      outside = 'conformance-unpermitted';
-      while (permitted.has(outside)) outside += '-x';
+  vectors(): Vector[] {
+    return this.out;
+  }
+
+  chooseAll(): void {
+    this.roles();
+    this.defaults();
+    this.groupExpansion();
+    this.groupPermission();
+    this.checkOrder();
+    this.groupCheck();
+    this.stateCheck();
+    this.policyChecks();
+    this.gates();
+    this.profiles();
+    this.connections();
+    this.approval();
+    this.answerOrder();
+    this.decideOutcomes();
+  }
+
+  private describe(subject: string): Who {
+    const info = subjectInfo(this.loaded, subject);
+    const n = this.loaded.tools.length;
+    const allowed = new Uint8Array(n);
+    const denied = new Uint8Array(n);
+    for (const r of info.roles) {
+      const role = this.loaded.roles.get(r);
+      if (!role) continue;
+      for (let i = 0; i < n; i++) {
+        allowed[i] |= role.allow[i];
+        denied[i] |= role.deny[i];
+      }
     }
-    requests.push({ subject: narrow, groups: [outside], at });
+    return { subject, roles: info.roles, anyGroup: info.permitsAnyGroup, permitted: info.permittedGroups, allowed, denied };
   }
 
-  const expiries = policy.grants.flatMap((g) => (g.expiresAt ? [g.expiresAt] : [])).sort();
-  if (expiries.length > 0 && chosen.length > 0) {
-    const subject = chosen[0];
-    const roleGroups = [...new Set(policy.bindings[subject].flatMap((r) => policy.roles[r]?.groups ?? []))].sort();
-    requests.push({ subject, groups: roleGroups.includes('*') ? ['*'] : roleGroups, facts, at: expiries[expiries.length - 1] });
+  private permits(w: Who, group: string): boolean {
+    return w.anyGroup || w.permitted.has(group);
   }
 
-  const seen = new Set<string>();
-  const unique = requests.filter((r) => {
-    const k = canonicalJson(r);
-    if (seen.has(k)) return false;
-    seen.add(k);
+  private closure(group: string): readonly string[] {
+    return this.loaded.groupClosure.get(group) ?? [group];
+  }
+
+  // ---- recording ----
+
+  /** Adds an evaluate vector pinning the outcome of `ids` (and the envelope when asked). */
+  private pin(rules: string[], request: EvaluationRequest, ids: readonly string[], extra: { envelope?: boolean; rejection?: boolean; count?: boolean } = {}): void {
+    const req = { ...request, at: request.at ?? CONFORMANCE_AT };
+    const { envelope, outcomes } = evaluateTools(this.loaded, req, ids);
+    const expect: EvaluateExpectation = { rejected: envelope.rejected !== undefined };
+    if (extra.envelope) Object.assign(expect, { roles: [...envelope.roles], groups: [...envelope.groups], state: envelope.state });
+    if (envelope.rejected && extra.rejection) expect.rejectedGroups = [...envelope.rejected.groups];
+    for (const [id, o] of outcomes) {
+      if ('decision' in o) (expect.decisions ??= {})[id] = o.decision;
+      else (expect.hidden ??= {})[id] = o.reason;
+    }
+    if (extra.count && !envelope.rejected) expect.visibleCount = evaluate(this.loaded, req).tools.length;
+    this.push({ rules, request: req, expect });
+  }
+
+  private push(v: Vector): void {
+    const key = canonicalJson({ r: v.request, c: 'call' in v ? v.call : null, e: v.expect });
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    this.out.push(v);
+  }
+
+  // ---- request building ----
+
+  /** A request for `w` under which each named check of tool `t` passes or fails as wanted; null when no request can. */
+  private requestFor(w: Who, t: LoadedTool, want: Want): EvaluationRequest | null {
+    if (!this.feasible(t, want)) return null;
+    const i = t.pos;
+    const fixed: Partial<Record<Check, boolean>> = { excluded: t.excluded === null, denied: w.denied[i] === 0, not_allowed: w.allowed[i] === 1 };
+    const req: EvaluationRequest = { subject: w.subject };
+    for (const check of CHECKS) {
+      const pass = want[check];
+      if (pass === undefined) continue;
+      if (check in fixed) {
+        if (fixed[check] !== pass) return null;
+        continue;
+      }
+      const frag = this.fragment(w, t, check, pass);
+      if (frag === null) return null;
+      Object.assign(req, frag);
+    }
+    // Left to the default group, a subject no role lets ask for it would be rejected outright.
+    if (req.groups === undefined && !this.permits(w, 'default')) req.groups = [];
+    return req;
+  }
+
+  /** A quick, subject-free test that no request can make `t` meet `want` (large catalogs skip most tools here). */
+  private feasible(t: LoadedTool, want: Want): boolean {
+    const scoped = this.loaded.profileScoped[t.pos] === 1;
+    if (want.excluded !== undefined && want.excluded !== (t.excluded === null)) return false;
+    if (want.state === false && t.allStates) return false;
+    if (want.runtime_gate === false && t.requires.length === 0) return false;
+    if (want.no_connection === false && !t.requiresConnection) return false;
+    if (want.profile === false && !scoped && !this.disabledSomewhere.has(t.id)) return false;
+    if (want.profile === true && scoped && !this.enabledSomewhere.has(t.id)) return false;
     return true;
+  }
+
+  private fragment(w: Who, t: LoadedTool, check: Check, pass: boolean): Fragment | null {
+    switch (check) {
+      case 'group': {
+        if (pass) {
+          const g = t.groups.find((x) => this.permits(w, x));
+          if (g !== undefined) return { groups: [g] };
+          return w.anyGroup ? { groups: ['*'] } : null;
+        }
+        const other = this.groupNames.find((g) => this.permits(w, g) && !this.closure(g).some((x) => t.groups.includes(x)));
+        return { groups: other === undefined ? [] : [other] };
+      }
+      case 'state': {
+        if (pass) {
+          if (t.allStates || t.states.has('undefined')) return {};
+          return { state: [...t.states].sort()[0] };
+        }
+        if (t.allStates) return null;
+        if (!t.states.has('undefined')) return {};
+        // A state no tool lists exists as far as requests go: it is in no tool's availableInStates.
+        return { state: this.stateNames.find((s) => !t.states.has(s)) ?? fresh('conformance-state', (s) => t.states.has(s)) };
+      }
+      case 'runtime_gate': {
+        if (pass) {
+          const facts = satisfyingFacts(t.requires);
+          return facts === null ? null : Object.keys(facts).length > 0 ? { facts } : {};
+        }
+        return t.requires.length > 0 ? {} : null;
+      }
+      case 'profile': {
+        const scoped = this.loaded.profileScoped[t.pos] === 1;
+        if (pass) {
+          if (!scoped) return {};
+          const p = this.profileNames.find((name) => {
+            const prof = this.loaded.profiles.get(name)!;
+            return prof.enable.has(t.id) && !prof.disable.has(t.id);
+          });
+          return p === undefined ? null : { profile: p };
+        }
+        const p = this.profileNames.find((name) => this.loaded.profiles.get(name)!.disable.has(t.id));
+        if (p !== undefined) return { profile: p };
+        return scoped ? {} : null;
+      }
+      case 'no_connection': {
+        if (!t.requiresConnection) return pass ? {} : null;
+        if (!pass) return { allowedConnectionIds: [] };
+        return this.grantsFor(w, t, AT_MS).length > 0 ? {} : null;
+      }
+      default:
+        return null;
+    }
+  }
+
+  /** The grants that give `w` a connection for `t` at an instant (no allowedConnectionIds). */
+  private grantsFor(w: Who, t: LoadedTool, atMs: number): { connectionId: string; expiresMs: number; viaRole: boolean; viaSubject: boolean }[] {
+    const out = [];
+    for (const g of this.loaded.grants) {
+      if (g.tools[t.pos] !== 1 || !(atMs < g.expiresMs)) continue;
+      const viaSubject = g.subjects.has(w.subject);
+      const viaRole = w.roles.some((r) => g.subjects.has(r));
+      if (viaSubject || viaRole) out.push({ connectionId: g.connectionId, expiresMs: g.expiresMs, viaRole, viaSubject });
+    }
+    return out;
+  }
+
+  private allPass(): Want {
+    return Object.fromEntries(CHECKS.map((c) => [c, true])) as Want;
+  }
+
+  /** The first (subject, tool, request) for which `test` gives a request. */
+  private find(
+    test: (w: Who, t: LoadedTool) => EvaluationRequest | null,
+    tools: readonly LoadedTool[] = this.loaded.tools,
+    want?: Want,
+  ): { w: Who; t: LoadedTool; req: EvaluationRequest } | null {
+    for (const t of tools) {
+      if (want && !this.feasible(t, want)) continue;
+      for (const w of this.who) {
+        const req = test(w, t);
+        if (req !== null) return { w, t, req };
+      }
+    }
+    return null;
+  }
+
+  // ---- the rules ----
+
+  /** R6.2: a subject without roles sees nothing, every tool filtered no_role, before any other check or rejection. */
+  private roles(): void {
+    const excluded = this.loaded.tools.find((t) => t.excluded !== null);
+    const firstLive = this.live[0];
+    const ids = [excluded?.id, firstLive?.id, this.loaded.tools[this.loaded.tools.length - 1]?.id].filter((x): x is string => x !== undefined);
+    // Groups are still expanded and named in the answer: ask for the widest one and one no role could permit.
+    const outside = fresh('conformance-unknown-group', (g) => this.groupNames.includes(g));
+    const widest = [...this.groupNames].sort((a, b) => this.closure(b).length - this.closure(a).length)[0];
+    this.pin(['R6.2', 'R6.3'], { subject: this.nobody, groups: widest === undefined ? [outside] : [widest, outside] }, [...new Set(ids)], { envelope: true, count: true });
+    // Bound to no role at all is the same as unbound.
+    const empty = Object.keys(this.bundle.policy.bindings).sort().find((s) => this.bundle.policy.bindings[s].length === 0);
+    if (empty !== undefined && firstLive) this.pin(['R6.2'], { subject: empty }, [firstLive.id], { envelope: true });
+  }
+
+  /** R6.1: groups default to ["default"], the state to "undefined". */
+  private defaults(): void {
+    for (const w of this.who) {
+      if (!this.permits(w, 'default')) {
+        this.pin(['R6.1', 'R6.4'], { subject: w.subject }, [], { envelope: true, rejection: true });
+        continue;
+      }
+      const inDefault = this.closure('default');
+      const ids: string[] = [];
+      const a = this.live.find((t) => t.groups.some((g) => inDefault.includes(g)) && w.allowed[t.pos] === 1);
+      const b = this.live.find((t) => !t.groups.some((g) => inDefault.includes(g)) && w.allowed[t.pos] === 1 && w.denied[t.pos] === 0);
+      // A tool in the default group kept out only by the default state.
+      const c = this.live.find((t) => t.groups.some((g) => inDefault.includes(g)) && !t.allStates && !t.states.has('undefined'));
+      const d = this.live.find((t) => t.groups.some((g) => inDefault.includes(g)) && !t.allStates && t.states.has('undefined'));
+      for (const t of [a, b, c, d]) if (t) ids.push(t.id);
+      this.pin(['R6.1'], { subject: w.subject }, [...new Set(ids)], { envelope: true });
+      break;
+    }
+  }
+
+  /** R6.3: requested groups expand through includes, transitively; the answer lists them sorted. */
+  private groupExpansion(): void {
+    for (const depth of [1, 2]) {
+      for (const g of this.groupNames) {
+        const reach = reachAt(this.bundle, g, depth);
+        const w = reach.size > 0 ? this.who.find((x) => this.permits(x, g)) : undefined;
+        const t = w && this.live.find((x) => !x.groups.includes(g) && x.groups.some((y) => reach.has(y)));
+        if (w && t) {
+          this.pin(['R6.3', 'R6.7'], { subject: w.subject, groups: [g] }, [t.id], { envelope: true });
+          break;
+        }
+      }
+    }
+  }
+
+  /** R6.4: every requested group must be permitted by the union of the subject's roles' expanded groups. */
+  private groupPermission(): void {
+    const policyRoles = this.bundle.policy.roles;
+    for (const w of this.who) {
+      if (w.anyGroup) continue;
+      const perm = w.roles.map((r) => new Set(this.loaded.roles.get(r)?.groups ?? []));
+      // Across roles: one group from each of two roles, which no single role permits together.
+      for (let a = 0; a < perm.length; a++) {
+        for (let b = 0; b < perm.length; b++) {
+          if (a === b) continue;
+          const ga = [...perm[a]].sort().find((g) => !perm[b].has(g));
+          const gb = [...perm[b]].sort().find((g) => !perm[a].has(g));
+          if (ga !== undefined && gb !== undefined) {
+            this.pin(['R6.4'], { subject: w.subject, groups: [ga, gb] }, [], { rejection: true });
+            a = perm.length;
+            break;
+          }
+        }
+      }
+      // Through a role's includes: a group only reached by expanding a role's own groups.
+      const raw = new Set(w.roles.flatMap((r) => policyRoles[r]?.groups ?? []));
+      const reached = [...w.permitted].sort().find((g) => !raw.has(g));
+      if (reached !== undefined) this.pin(['R6.4', 'R6.3'], { subject: w.subject, groups: [reached] }, [], { rejection: true });
+      // Refused: named in request order, once each, and nothing else is answered.
+      const outside = this.groupNames.filter((g) => !w.permitted.has(g));
+      const made = fresh('conformance-unpermitted', (g) => this.groupNames.includes(g));
+      const refused = [outside[0] ?? made, outside[1] ?? fresh(made + '-2', (g) => this.groupNames.includes(g))];
+      const ok = [...w.permitted].sort()[0];
+      const groups = ok === undefined ? [refused[1], refused[0], refused[1]] : [refused[1], ok, refused[0]];
+      this.pin(['R6.4'], { subject: w.subject, groups: [...new Set(groups)] }, [], { envelope: true, rejection: true });
+      this.pin(['R6.4'], { subject: w.subject, groups: ['*'] }, [], { rejection: true });
+    }
+    // A role with "*" permits any name, even one no group has.
+    const star = this.who.find((w) => w.anyGroup);
+    if (star) {
+      const name = fresh('conformance-any-group', (g) => this.groupNames.includes(g));
+      this.pin(['R6.4'], { subject: star.subject, groups: [name] }, [], { envelope: true, rejection: true });
+    }
+  }
+
+  /** R6.5: for every two checks, a tool failing both, the earlier one first: the answer names the earlier. */
+  private checkOrder(): void {
+    for (let x = 0; x < CHECKS.length; x++) {
+      for (let y = x + 1; y < CHECKS.length; y++) {
+        const want: Want = { [CHECKS[x]]: false, [CHECKS[y]]: false };
+        for (let b = 0; b < x; b++) want[CHECKS[b]] = true;
+        const hit = this.find((w, t) => this.requestFor(w, t, want), this.loaded.tools, want);
+        if (hit) this.pin(['R6.5', CHECK_RULE[CHECKS[x]], CHECK_RULE[CHECKS[y]]], hit.req, [hit.t.id]);
+      }
+    }
+    // Each check alone, everything else passing.
+    for (const c of CHECKS) {
+      const want = this.allPass();
+      want[c] = false;
+      const hit = this.find((w, t) => this.requestFor(w, t, want), this.loaded.tools, want);
+      if (hit) this.pin(['R6.5', CHECK_RULE[c]], hit.req, [hit.t.id]);
+    }
+    const visible = this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live);
+    if (visible) this.pin(['R6.5', 'R6.14'], visible.req, [visible.t.id]);
+  }
+
+  /** R6.7: `[]` requests no group; `*` every group; any one of the tool's groups is enough. */
+  private groupCheck(): void {
+    const inDefault = (t: LoadedTool) => t.groups.some((g) => this.closure('default').includes(g));
+    // A failing check is told apart by any later answer: only the checks before it need to pass.
+    const empty = this.find((w, t) => (inDefault(t) ? { subject: w.subject } : null), this.live);
+    if (empty) this.pin(['R6.7'], { ...empty.req, groups: [] }, [empty.t.id], { envelope: true });
+    else if (this.who[0]) this.pin(['R6.7'], { subject: this.who[0].subject, groups: [] }, [], { envelope: true });
+    const star = this.find((w, t) => (w.anyGroup ? { subject: w.subject } : null), this.live);
+    if (star) this.pin(['R6.7'], { ...star.req, groups: ['*'] }, [star.t.id], { envelope: true });
+    // A tool in several groups, requested by one that is not its first.
+    const later = this.find((w, t) => {
+      if (t.groups.length < 2) return null;
+      const g = t.groups.slice(1).find((x) => this.permits(w, x) && !this.closure(x).includes(t.groups[0]));
+      return g === undefined ? null : { subject: w.subject, groups: [g] };
+    }, this.live);
+    if (later) this.pin(['R6.7'], later.req, [later.t.id]);
+  }
+
+  /** R6.8: availableInStates absent or holding "*" means every state. */
+  private stateCheck(): void {
+    const nonInitial = this.stateNames.find((s) => s !== 'undefined');
+    const base: Want = { group: true };
+    const star = this.find((w, t) => (t.def?.availableInStates?.includes('*') ? this.requestFor(w, t, base) : null), this.live);
+    if (star) this.pin(['R6.8'], { ...star.req, state: nonInitial ?? 'undefined' }, [star.t.id]);
+    if (nonInitial !== undefined) {
+      const absent = this.find((w, t) => (t.def?.availableInStates === undefined ? this.requestFor(w, t, base) : null), this.live);
+      if (absent) this.pin(['R6.8'], { ...absent.req, state: nonInitial }, [absent.t.id], { envelope: true });
+    }
+    const listed = this.find((w, t) => {
+      if (t.allStates) return null;
+      const s = [...t.states].sort().find((x) => x !== 'undefined');
+      const rest = s === undefined ? null : this.requestFor(w, t, base);
+      return rest ? { ...rest, state: s } : null;
+    }, this.live);
+    if (listed) this.pin(['R6.8'], listed.req, [listed.t.id]);
+  }
+
+  /** R6.9 and R6.10: deny wins, from any role; allow from any role. */
+  private policyChecks(): void {
+    const reach: Want = { group: true, state: true };
+    const multi = this.who.filter((w) => w.roles.length > 1);
+    const roleOf = (name: string) => this.loaded.roles.get(name);
+    // Allowed and denied: deny wins (same role or another).
+    const both = this.find((w, t) => (w.allowed[t.pos] && w.denied[t.pos] ? this.requestFor(w, t, reach) : null), this.live);
+    if (both) this.pin(['R6.9'], both.req, [both.t.id]);
+    for (const w of multi) {
+      // Denied by a role that does not allow it, allowed by another that does not deny it.
+      const t = this.live.find((x) => {
+        const roles = w.roles.map(roleOf);
+        return roles.some((r) => r && r.deny[x.pos] && !r.allow[x.pos]) && roles.some((r) => r && r.allow[x.pos] && !r.deny[x.pos]);
+      });
+      const req = t ? this.requestFor(w, t, reach) : null;
+      if (t && req) this.pin(['R6.9'], req, [t.id]);
+      // Allowed only by a role that is not the subject's first.
+      const first = roleOf(w.roles[0]);
+      const u = this.live.find((x) => first && !first.allow[x.pos] && w.allowed[x.pos] && !w.denied[x.pos]);
+      const req2 = u ? this.requestFor(w, u, reach) : null;
+      if (u && req2) this.pin(['R6.10'], req2, [u.id]);
+    }
+  }
+
+  /** R6.11: every condition must hold; facts compare as JSON values; any listed value matches. */
+  private gates(): void {
+    const reach: Want = { group: true, state: true, denied: true, not_allowed: true };
+    const gated = this.live.filter((t) => t.requires.length > 0);
+    // One tool per kind of probe is enough: the kinds, not the tools, are what a misreading confuses.
+    const kinds = new Set<string>();
+    const once = (kind: string) => !kinds.has(kind) && (kinds.add(kind), true);
+    for (const t of gated) {
+      for (const w of this.who) {
+        const base = this.requestFor(w, t, reach);
+        const pass = satisfyingFacts(t.requires);
+        if (!base || !pass) continue;
+        // Missing facts.
+        if (once('missing')) this.pin(['R6.11'], base, [t.id]);
+        for (const gate of t.requires) {
+          // A later listed value matches too.
+          if (gate.in.length > 1 && once('later')) this.pin(['R6.11'], { ...base, facts: { ...pass, [gate.fact]: gate.in[gate.in.length - 1] } }, [t.id]);
+          // The same text or loose equality in another JSON type does not match.
+          for (const v of gate.in) {
+            for (const twin of twins(v)) {
+              if (gate.in.some((x) => x === twin)) continue;
+              if (!once(`${typeof v}>${typeof twin}:${String(v) === String(twin)}`)) continue;
+              this.pin(['R6.11'], { ...base, facts: { ...pass, [gate.fact]: twin } }, [t.id]);
+            }
+          }
+        }
+        // One condition failing among several that hold.
+        if (t.requires.length > 1 && once(`several:${t.requires.length}`)) {
+          const last = t.requires[t.requires.length - 1];
+          const facts = { ...pass };
+          delete facts[last.fact];
+          if (t.requires.some((g) => g !== last && g.fact === last.fact)) continue;
+          this.pin(['R6.11'], { ...base, facts }, [t.id]);
+        }
+        break;
+      }
+    }
+  }
+
+  /** R6.12: enable scopes a tool to the profiles that enable it; disable hides under that profile; an unknown name is no profile. */
+  private profiles(): void {
+    const reach: Want = { group: true, state: true, denied: true, not_allowed: true, runtime_gate: true };
+    const others = (name: string | undefined) => [...this.profileNames.filter((p) => p !== name), this.unknownProfile];
+    const kinds = new Set<string>();
+    for (const t of this.live) {
+      const scoped = this.loaded.profileScoped[t.pos] === 1;
+      const disabledBy = this.profileNames.filter((p) => this.loaded.profiles.get(p)!.disable.has(t.id));
+      if (!scoped && disabledBy.length === 0) continue;
+      const enabledBy = this.profileNames.filter((p) => this.loaded.profiles.get(p)!.enable.has(t.id));
+      const kind = `${scoped}:${disabledBy.length}:${enabledBy.length}:${enabledBy.some((p) => disabledBy.includes(p))}`;
+      if (kinds.has(kind)) continue;
+      const hit = this.find((w, x) => (x === t ? this.requestFor(w, t, reach) : null), [t]);
+      if (!hit) continue;
+      kinds.add(kind);
+      const { profile: _p, ...base } = hit.req;
+      this.pin(['R6.12'], base, [t.id]);
+      const enabling = this.profileNames.find((p) => this.loaded.profiles.get(p)!.enable.has(t.id));
+      for (const p of [...new Set([...disabledBy, ...(enabling ? [enabling] : []), ...others(enabling).slice(-2)])]) {
+        this.pin(['R6.12'], { ...base, profile: p }, [t.id]);
+      }
+    }
+  }
+
+  /** R6.13: an unexpired grant to the subject or one of its roles covering the tool, within allowedConnectionIds when given. */
+  private connections(): void {
+    const reach: Want = { group: true, state: true, denied: true, not_allowed: true, runtime_gate: true, profile: true };
+    const kinds = new Set<string>();
+    for (const t of this.live) {
+      if (!t.requiresConnection) continue;
+      for (const w of this.who) {
+        const base = this.requestFor(w, t, reach);
+        if (!base) continue;
+        const grants = this.grantsFor(w, t, -Infinity);
+        const kind = grants.length === 0 ? 'none' : `${grants.some((g) => g.viaRole && !g.viaSubject)}:${grants.some((g) => g.viaSubject)}:${grants.some((g) => Number.isFinite(g.expiresMs))}`;
+        if (kinds.has(kind)) continue;
+        kinds.add(kind);
+        this.pin(['R6.13'], base, [t.id]);
+        if (grants.length === 0) continue;
+        const ids = grants.map((g) => g.connectionId);
+        this.pin(['R6.13'], { ...base, allowedConnectionIds: [] }, [t.id]);
+        // Each grant alone: one to the subject, one to a role tell those two readings apart.
+        for (const id of ids) this.pin(['R6.13'], { ...base, allowedConnectionIds: [id] }, [t.id]);
+        const other = this.loaded.grants.map((g) => g.connectionId).find((c) => !ids.includes(c)) ?? fresh('conformance-conn', (c) => ids.includes(c));
+        this.pin(['R6.13'], { ...base, allowedConnectionIds: [other] }, [t.id]);
+        // The expiry instant: still granted one millisecond before, gone at it and after.
+        for (const end of new Set(grants.map((g) => g.expiresMs).filter((ms) => Number.isFinite(ms)))) {
+          for (const ms of [end - 1, end, end + 1]) this.pin(['R6.13'], { ...base, at: new Date(ms).toISOString() }, [t.id]);
+        }
+      }
+    }
+  }
+
+  /** R6.14: require_approval when the effect is in the requireApproval of any of the subject's roles. */
+  private approval(): void {
+    const seen = new Set<string>();
+    for (const w of this.who.slice(0, 6)) {
+      const roles = w.roles.map((r) => this.loaded.roles.get(r)!);
+      for (const t of this.live) {
+        if (w.allowed[t.pos] === 0 || w.denied[t.pos] === 1) continue;
+        const effect = t.def!.effect;
+        const asking = roles.filter((r) => r.requireApproval.has(effect));
+        const kind = asking.length === 0 ? `allow:${effect}` : `${asking.some((r) => !r.allow[t.pos])}:${asking[0] !== roles[0]}:${asking.length < roles.length}`;
+        if (seen.has(kind)) continue;
+        const req = this.requestFor(w, t, this.allPass());
+        if (!req) continue;
+        seen.add(kind);
+        this.pin(['R6.14'], req, [t.id]);
+      }
+    }
+  }
+
+  /** R6.15: tools and filtered each in catalog order (ascending ids, UTF-16 code units). */
+  private answerOrder(): void {
+    const facts: Record<string, Fact> = {};
+    for (const t of this.live) {
+      const f = satisfyingFacts(t.requires);
+      if (f) for (const [k, v] of Object.entries(f)) if (!(k in facts)) facts[k] = v;
+    }
+    for (const w of this.who.slice(0, 3)) {
+      const groups = w.anyGroup ? ['*'] : [...w.permitted].sort();
+      const candidates: EvaluationRequest[] = [
+        { subject: w.subject, groups, facts, at: CONFORMANCE_AT },
+        { subject: w.subject, groups, at: CONFORMANCE_AT },
+        ...this.profileNames.slice(0, 2).map((profile) => ({ subject: w.subject, groups, facts, profile, at: CONFORMANCE_AT })),
+        // One group at a time leaves more reasons side by side.
+        ...(w.anyGroup ? this.groupNames : groups).slice(0, 3).map((g) => ({ subject: w.subject, groups: [g], facts, at: CONFORMANCE_AT })),
+      ];
+      let best: { req: EvaluationRequest; got: EvaluationResult; score: number } | null = null;
+      for (const req of candidates) {
+        const got = evaluate(this.loaded, req);
+        if (got.rejected) continue;
+        const score = new Set(got.filtered.map((f) => f.reason)).size + new Set(got.tools.map((t) => t.decision)).size + (inverted(got.filtered.map((f) => f.reason)) ? 10 : 0) + (localeInverted(got.tools.slice(0, 200).map((t) => t.id)) ? 10 : 0);
+        if (!best || score > best.score) best = { req, got, score };
+      }
+      if (!best || best.got.tools.length + best.got.filtered.length < 2) continue;
+      const { req, got } = best;
+      if (Object.keys(facts).length === 0) delete req.facts;
+      const expect: EvaluateExpectation = { rejected: false, visibleCount: got.tools.length };
+      const visible = orderWitness(got.tools.map((t) => t.id), got.tools.map((t) => t.decision));
+      const filtered = orderWitness(got.filtered.map((t) => t.id), got.filtered.map((t) => t.reason));
+      if (visible.length > 1) expect.visible = visible;
+      if (filtered.length > 1) expect.filteredOrder = filtered;
+      const decisions = new Map(got.tools.map((t) => [t.id, t.decision]));
+      const reasons = new Map(got.filtered.map((t) => [t.id, t.reason]));
+      for (const id of visible) (expect.decisions ??= {})[id] = decisions.get(id)!;
+      for (const id of filtered) (expect.hidden ??= {})[id] = reasons.get(id)!;
+      this.push({ rules: ['R6.15'], request: req, expect });
+    }
+  }
+
+  // ---- decide ----
+
+  private call(rules: string[], request: EvaluationRequest, call: Omit<VectorCall, 'toolCallId'>, withId = true): void {
+    const req = { ...request, at: request.at ?? CONFORMANCE_AT };
+    const full: VectorCall = withId ? { toolCallId: `conformance-${++this.callCount}`, ...call } : { ...call };
+    const got = decide(createView(this.loaded, req), full);
+    const expect: DecideVector['expect'] = { decision: got.decision };
+    if (got.errorCode !== undefined) expect.errorCode = got.errorCode;
+    if (got.errors && got.errors.length > 0) expect.pointers = [got.errors[0].pointer];
+    this.push({ rules, request: req, call: full, expect });
+  }
+
+  private visiblePool(): { w: Who; t: LoadedTool; req: EvaluationRequest }[] {
+    const facts: Record<string, Fact> = {};
+    for (const t of this.live) {
+      const f = satisfyingFacts(t.requires);
+      if (f) for (const [k, v] of Object.entries(f)) if (!(k in facts)) facts[k] = v;
+    }
+    const pool: { w: Who; t: LoadedTool; req: EvaluationRequest }[] = [];
+    for (const w of this.who.slice(0, 4)) {
+      const req: EvaluationRequest = { subject: w.subject, groups: w.anyGroup ? ['*'] : [...w.permitted].sort(), at: CONFORMANCE_AT };
+      if (Object.keys(facts).length > 0) req.facts = facts;
+      for (const v of evaluate(this.loaded, req).tools) pool.push({ w, t: this.loaded.byId.get(v.id)!, req });
+    }
+    return pool;
+  }
+
+  /** R7: each outcome of decide reachable on this tenant, and which code wins when several apply. */
+  private decideOutcomes(): void {
+    const anyWho = this.who[0];
+    const unknown = fresh('conformance__no_such_tool', (id) => this.loaded.byId.has(id));
+    this.call(['R7.2', 'R7.8'], { subject: anyWho?.subject ?? this.nobody }, { name: unknown, arguments: '{' });
+    const excluded = this.loaded.tools.find((t) => t.excluded !== null);
+    if (excluded) this.call(['R7.2', 'R7.3'], { subject: anyWho?.subject ?? this.nobody }, { name: excluded.id, arguments: '{}' });
+    if (this.live[0]) this.call(['R7.3', 'R7.8'], { subject: this.nobody }, { name: this.live[0].id, arguments: '{' });
+
+    // Visible tools come from one broad request per subject, so no search runs over the whole catalog.
+    const pool = this.visiblePool();
+    const visible = (pred: (w: Who, t: LoadedTool) => boolean) =>
+      pool.find(({ w, t }) => pred(w, t)) ?? this.find((w, t) => (pred(w, t) ? this.requestFor(w, t, this.allPass()) : null), this.live);
+    const approval = (w: Who, t: LoadedTool) => w.roles.some((r) => this.loaded.roles.get(r)!.requireApproval.has(t.def!.effect));
+    const plain = (w: Who, t: LoadedTool) => !t.requiresConnection && w.allowed[t.pos] === 1 && w.denied[t.pos] === 0 && validArguments(t) !== null;
+    for (const asks of [false, true]) {
+      const hit = visible((w, t) => plain(w, t) && approval(w, t) === asks);
+      if (!hit) continue;
+      this.call(['R7.7'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t)! });
+      // No toolCallId: the answer carries a new UUID.
+      if (!asks) this.call(['R7.1'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t)! }, false);
+    }
+    // Arguments: absent means {}, unparsable is invalid_json, a schema failure is validation with pointers.
+    const parsed = visible((w, t) => !t.requiresConnection);
+    if (parsed) {
+      const { req, t } = parsed;
+      this.call(['R7.5', 'R7.8'], req, { name: t.id, arguments: '{"a":' });
+      // One schema failure of each kind the tenant's schemas allow: each has its own pointer rule.
+      const kinds = new Set<string>();
+      for (const { w, t: x, req: r } of pool.slice(0, 200)) {
+        if (x.requiresConnection || w.denied[x.pos] === 1) continue;
+        for (const [kind, args] of invalidArguments(x)) {
+          if (kinds.has(kind)) continue;
+          kinds.add(kind);
+          this.call(['R7.6'], r, { name: x.id, arguments: args });
+        }
+      }
+      const empty = visible((w, x) => !x.requiresConnection && x.validateInput !== null && x.validateInput({}) === true);
+      if (empty) this.call(['R7.5'], empty.req, { name: empty.t.id });
+      const required = visible((w, x) => !x.requiresConnection && x.validateInput !== null && x.validateInput({}) === false);
+      if (required) this.call(['R7.5', 'R7.6'], required.req, { name: required.t.id });
+      // A connection named for a tool that needs none is still checked against the grants.
+      const granted = this.loaded.grants.map((g) => g.connectionId);
+      const stray = fresh('conformance-conn', (c) => granted.includes(c));
+      this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{', connectionId: stray });
+      this.call(['R7.4'], req, { name: t.id, arguments: validArguments(t) ?? '{}', connectionId: '' });
+    }
+    // A granted connection outside the request's allowedConnectionIds is refused at call time too.
+    const twice = this.find((w, t) => {
+      const ids = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
+      if (ids.length < (t.requiresConnection ? 2 : 1) || validArguments(t) === null) return null;
+      const req = this.requestFor(w, t, this.allPass());
+      return req && { ...req, allowedConnectionIds: t.requiresConnection ? ids.slice(0, 1) : [] };
+    }, this.live);
+    if (twice) {
+      const last = this.grantsFor(twice.w, twice.t, AT_MS).at(-1)!.connectionId;
+      this.call(['R7.4'], twice.req, { name: twice.t.id, arguments: validArguments(twice.t)!, connectionId: last });
+    }
+    // Connections: missing is validation, outside the granted set policy_denied, both before the arguments.
+    const conn = visible((w, t) => t.requiresConnection);
+    if (conn) {
+      const { req, t, w } = conn;
+      const granted = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
+      const args = validArguments(t) ?? '{}';
+      this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{' });
+      this.call(['R7.4'], req, { name: t.id, arguments: args, connectionId: '' });
+      const outside = this.loaded.grants.map((g) => g.connectionId).find((c) => !granted.includes(c)) ?? fresh('conformance-conn', (c) => granted.includes(c));
+      this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{', connectionId: outside });
+      this.call(['R7.4', 'R7.7'], req, { name: t.id, arguments: args, connectionId: granted[0] });
+      this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{', connectionId: granted[0] });
+      // Granted, but not among the request's allowedConnectionIds: the tool is not visible.
+      this.call(['R7.3', 'R7.4'], { ...req, allowedConnectionIds: [outside] }, { name: t.id, arguments: args, connectionId: granted[0] });
+    }
+  }
+}
+
+/** A name built from `base` that `taken` refuses. */
+function fresh(base: string, taken: (name: string) => boolean): string {
+  let name = base;
+  for (let i = 2; taken(name); i++) name = `${base}-${i}`;
+  return name;
+}
+
+/** Facts meeting every condition (the first value two conditions on one fact share), or null. */
+function satisfyingFacts(gates: readonly RuntimeGate[]): Record<string, Fact> | null {
+  const facts: Record<string, Fact> = {};
+  for (const gate of gates) {
+    const others = gates.filter((g) => g.fact === gate.fact);
+    const v = gate.in.find((x) => others.every((g) => g.in.some((y) => y === x)));
+    if (v === undefined) return null;
+    facts[gate.fact] = v;
+  }
+  return facts;
+}
+
+/** Values that a loose reading of "equal" would confuse with `v`. */
+function twins(v: Fact): Fact[] {
+  const out: Fact[] = [String(v)];
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) out.push(Number(v));
+  if (typeof v === 'string' && (v === 'true' || v === 'false')) out.push(v === 'true');
+  if (typeof v === 'number' && (v === 0 || v === 1)) out.push(v === 1);
+  if (typeof v === 'boolean') out.push(v ? 1 : 0);
+  return out.filter((x) => x !== v);
+}
+
+/** Groups reached from `group` through exactly `depth` includes, and not sooner. */
+function reachAt(bundle: Bundle, group: string, depth: number): Set<string> {
+  const includes = new Map(bundle.catalog.groups.map((g) => [g.name, g.includes]));
+  let frontier = new Set([group]);
+  const seen = new Set([group]);
+  for (let d = 0; d < depth; d++) {
+    const next = new Set<string>();
+    for (const g of frontier) for (const x of includes.get(g) ?? []) if (!seen.has(x)) (seen.add(x), next.add(x));
+    frontier = next;
+  }
+  return frontier;
+}
+
+/**
+ * A few ids that pin an order: the first and last of each kind (decision or reason), so an answer
+ * sorted by kind first differs, and two neighbours that locale collation would swap.
+ */
+function orderWitness(ids: readonly string[], kinds: readonly string[]): string[] {
+  const pick = new Set<string>();
+  const firstOf = new Map<string, string>();
+  const lastOf = new Map<string, string>();
+  ids.forEach((id, i) => {
+    if (!firstOf.has(kinds[i])) firstOf.set(kinds[i], id);
+    lastOf.set(kinds[i], id);
   });
-  return unique.map((request) => ({ request, expect: JSON.parse(JSON.stringify(evaluate(loaded, request))) }));
+  for (const id of [...firstOf.values(), ...lastOf.values()]) pick.add(id);
+  if (ids.length > 1) pick.add(ids[1]);
+  for (let i = 0; i + 1 < ids.length; i++) {
+    if (ids[i].localeCompare(ids[i + 1]) > 0) {
+      pick.add(ids[i]);
+      pick.add(ids[i + 1]);
+      break;
+    }
+  }
+  return ids.filter((id) => pick.has(id));
+}
+
+function localeInverted(ids: readonly string[]): boolean {
+  for (let i = 0; i + 1 < ids.length; i++) if (ids[i].localeCompare(ids[i + 1]) > 0) return true;
+  return false;
+}
+
+/** True when the list is not in ascending order: sorting by it would reorder ids. */
+function inverted(xs: readonly string[]): boolean {
+  for (let i = 0; i + 1 < xs.length; i++) if (xs[i] > xs[i + 1]) return true;
+  return false;
+}
+
+const validArgumentsOf = new WeakMap<LoadedTool, string | null>();
+
+/** JSON text of arguments the tool's input schema accepts, or null when none of the tries does. */
+function validArguments(t: LoadedTool): string | null {
+  if (!validArgumentsOf.has(t)) validArgumentsOf.set(t, findValidArguments(t));
+  return validArgumentsOf.get(t)!;
+}
+
+function findValidArguments(t: LoadedTool): string | null {
+  const validate = t.validateInput;
+  if (!validate) return null;
+  const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  const tries: unknown[] = [{}];
+  const filled: Record<string, unknown> = {};
+  for (const name of schema.required ?? []) filled[name] = sample(schema.properties?.[name]);
+  tries.push(filled);
+  for (const args of tries) if (validate(args)) return JSON.stringify(args);
+  return null;
+}
+
+/** JSON texts of arguments the input schema refuses with exactly one problem, by ajv keyword. */
+function invalidArguments(t: LoadedTool): [string, string][] {
+  const validate = t.validateInput;
+  if (!validate) return [];
+  const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[]; additionalProperties?: unknown };
+  const base = JSON.parse(validArguments(t) ?? '{}') as Record<string, unknown>;
+  const tries: unknown[] = [];
+  for (const name of schema.required ?? []) {
+    const { [name]: _gone, ...rest } = base;
+    tries.push(rest);
+  }
+  for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+    if (typeof prop?.type === 'string') tries.push({ ...base, [name]: prop.type === 'string' ? 0 : 'x' });
+  }
+  if (schema.additionalProperties === false) tries.push({ ...base, conformance_extra: 0 });
+  tries.push([]);
+  const out: [string, string][] = [];
+  for (const args of tries) {
+    if (!validate(args) && validate.errors?.length === 1) out.push([validate.errors[0].keyword, JSON.stringify(args)]);
+  }
+  return out;
+}
+
+function sample(prop: Record<string, unknown> | undefined): unknown {
+  if (!prop) return 'x';
+  if (Array.isArray(prop.enum)) return prop.enum[0];
+  if ('const' in prop) return prop.const;
+  switch (prop.type) {
+    case 'integer':
+    case 'number':
+      return typeof prop.minimum === 'number' ? prop.minimum : 1;
+    case 'boolean':
+      return true;
+    case 'object':
+      return {};
+    case 'array':
+      return [];
+    default:
+      return 'x'.repeat(typeof prop.minLength === 'number' ? prop.minLength : 1);
+  }
 }

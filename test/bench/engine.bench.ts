@@ -5,6 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bundle, ConnectionGrant, Group, State, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { conformanceFailures, runtimeSubject } from '../../runtime/conformance.ts';
 import { createView, decide } from '../../runtime/decide.ts';
 import type { ToolCall } from '../../runtime/decide.ts';
 import { evaluate } from '../../runtime/evaluate.ts';
@@ -138,6 +140,15 @@ try {
   row('compile + sign, one tenant (median of 5)', `${oneRuns.sort((a, b) => a - b)[2].toFixed(1)} ms`, 'target < 200 ms');
   row(`compile + sign, all ${TENANTS} tenants`, `${(all.ms / 1000).toFixed(2)} s`, `${(all.ms / TENANTS).toFixed(1)} ms per tenant`);
   row('bundle.json bytes, one tenant', `${(bytes / 1024).toFixed(0)} KiB`, `${bytes} bytes; mean ${(totalBytes / TENANTS / 1024).toFixed(0)} KiB`);
+  // Conformance vectors: what they add to the bundle (target: at most 10%) and what checking them costs a runtime.
+  const vectors = first.value.r.ok ? first.value.r.bundle.conformance : [];
+  const vectorBytes = Buffer.byteLength(canonicalJson(vectors));
+  const decideVectors = vectors.filter((v) => 'call' in v).length;
+  row('conformance vectors, one tenant', `${vectors.length}`, `${vectors.length - decideVectors} evaluate, ${decideVectors} decide`);
+  row('conformance vector bytes, one tenant', `${(vectorBytes / 1024).toFixed(1)} KiB`, `${vectorBytes} bytes = ${((100 * vectorBytes) / bytes).toFixed(1)}% of the bundle; target <= 10%`);
+  const checkLoaded = loadBundle(JSON.parse(first.value.r.ok ? first.value.r.text : '{}'));
+  const check = time(() => conformanceFailures(vectors, runtimeSubject(checkLoaded)));
+  row('checking the vectors at load (runtime)', `${check.ms.toFixed(1)} ms`, `${check.value.length} failures`);
 
   // loadBundle: schemas compiled once per distinct schema (the cache is process-wide).
   const text0 = first.value.r.ok ? first.value.r.text : '{}';

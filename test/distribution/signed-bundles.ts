@@ -84,6 +84,7 @@ export function makeBundle(spec: BundleSpec): Bundle {
       groups: { default: ['default'] },
       roles: { analyst: { groups: ['default'], allow: ids, deny: [ids[0]] } },
       grants: [],
+      profileScoped: [],
     },
   };
   const issuedAt = spec.issuedAt ?? new Date().toISOString();
@@ -96,10 +97,14 @@ export function makeBundle(spec: BundleSpec): Bundle {
     expiresAt: spec.expiresAt ?? new Date(Date.parse(issuedAt) + 86400_000).toISOString(),
   };
   const loaded = loadBundle(draft);
-  draft.conformance = [{ subject: 'agent:support-bot' }, { subject: 'agent:unknown' }].map((request) => ({
-    request,
-    expect: JSON.parse(canonicalJson(evaluate(loaded, request))),
-  }));
+  draft.conformance = [{ subject: 'agent:support-bot' }, { subject: 'agent:unknown' }].map((request) => {
+    const got = evaluate(loaded, request);
+    return {
+      rules: ['R6.2'],
+      request,
+      expect: { roles: [...got.roles], rejected: false, ...(got.filtered.length > 0 ? { hidden: { [got.filtered[0].id]: got.filtered[0].reason } } : {}) },
+    };
+  });
   draft.revision = revisionOf(draft);
   return draft;
 }

@@ -165,6 +165,14 @@ describe('the admin console in a real browser', () => {
     expect(await page.getByRole('form', { name: 'Policy' }).getByRole('alert').count()).toBe(0);
   });
 
+  it('says in the profile editor what the enable and disable lists do', async () => {
+    await go(page, '/tenants/globex-eng');
+    await page.getByRole('heading', { name: 'Provider profiles' }).waitFor();
+    await page.getByText("is shown only to requests naming a profile that enables it").waitFor();
+    await page.getByText('a tool under Disabled is hidden from requests naming that profile').waitFor();
+    expect(await page.getByLabel('Enabled in openai').count()).toBeGreaterThan(0);
+  });
+
   it('diffs the draft, publishes with a reason, shows the new version and the downloaded bundle verifies', async () => {
     await go(page, '/tenants/globex-eng/publish');
     await page.getByLabel('Latest version').getByText('v1').waitFor();

@@ -110,6 +110,13 @@ describe('toolgate tools list', () => {
     const names = (JSON.parse(anthropic.lines.out.join('\n')) as { name: string }[]).map((t) => t.name);
     expect(names).toContain('core__host_fs_edit_file');
     expect(names).not.toContain('core__host_fs_apply_patch');
+    // R6.12: without a profile neither profile-scoped edit tool is listed.
+    const plain = capture();
+    expect(await tools(args.slice(0, -1), plain.out)).toBe(0);
+    const plainNames = (JSON.parse(plain.lines.out.join('\n')) as { function: { name: string } }[]).map((s) => s.function.name);
+    expect(plainNames).toContain('core__host_fs_read_file');
+    expect(plainNames).not.toContain('core__host_fs_apply_patch');
+    expect(plainNames).not.toContain('core__host_fs_edit_file');
   });
 
   it('says when there is nothing published yet and lists the inventory without a subject', async () => {

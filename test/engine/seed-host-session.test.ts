@@ -39,25 +39,26 @@ const coder = (facts?: Record<string, string>, profile?: string) => ({
 const ids = (l: LoadedBundle, req: Parameters<typeof evaluate>[1]) => evaluate(l, req).tools.map((t) => t.id);
 
 describe('host-session gating', () => {
-  it('offers only host.session.open while no host session is active', () => {
+  it('R6.11 offers only host.session.open while no host session is active', () => {
     const r = evaluate(loaded, coder());
     expect(r.tools.map((t) => t.id)).toEqual(['core__host_session_open']);
     for (const id of HOST_BOUND) expect(r.filtered).toContainEqual({ id, reason: 'runtime_gate' });
   });
 
-  it('shows the host fs and exec tools once the session is ready', () => {
+  it('R6.12 shows the host fs and exec tools once the session is ready, except the profile-scoped edit tools', () => {
     const seen = ids(loaded, coder({ hostSession: 'ready' }));
-    expect(seen).toEqual(['core__host_session_open', ...HOST_BOUND].sort());
+    const scoped = ['core__host_fs_apply_patch', 'core__host_fs_edit_file'];
+    expect(seen).toEqual(['core__host_session_open', ...HOST_BOUND.filter((id) => !scoped.includes(id))].sort());
   });
 
   for (const status of ['closed', 'expired', 'error']) {
-    it(`hides every host-bound tool again when the session is ${status}`, () => {
+    it(`R6.11 hides every host-bound tool again when the session is ${status}`, () => {
       expect(ids(loaded, coder({ hostSession: 'ready' }))).toContain('core__host_exec');
       expect(ids(loaded, coder({ hostSession: status }))).toEqual(['core__host_session_open']);
     });
   }
 
-  it('refuses a call to a gated tool with policy_denied while the session is not ready', () => {
+  it('R7.3 refuses a call to a gated tool with policy_denied while the session is not ready', () => {
     const view = createView(loaded, coder({ hostSession: 'closed' }));
     const d = decide(view, { toolCallId: 'c1', name: 'core__host_fs_read_file', arguments: '{"path":"README.md"}' });
     expect(d).toMatchObject({ toolCallId: 'c1', decision: 'deny', errorCode: 'policy_denied' });
@@ -65,7 +66,7 @@ describe('host-session gating', () => {
 });
 
 describe('provider profile switching', () => {
-  it('prefers apply_patch under the openai profile and hides edit_file', () => {
+  it('R6.12 prefers apply_patch under the openai profile and hides edit_file', () => {
     const r = evaluate(loaded, coder({ hostSession: 'ready' }, 'openai'));
     expect(r.tools.map((t) => t.id)).toContain('core__host_fs_apply_patch');
     expect(r.filtered).toContainEqual({ id: 'core__host_fs_edit_file', reason: 'profile' });
@@ -74,7 +75,7 @@ describe('provider profile switching', () => {
     expect(names).not.toContain('core__host_fs_edit_file');
   });
 
-  it('prefers edit_file under the anthropic profile and hides apply_patch', () => {
+  it('R6.12 prefers edit_file under the anthropic profile and hides apply_patch', () => {
     const r = evaluate(loaded, coder({ hostSession: 'ready' }, 'anthropic'));
     expect(r.tools.map((t) => t.id)).toContain('core__host_fs_edit_file');
     expect(r.filtered).toContainEqual({ id: 'core__host_fs_apply_patch', reason: 'profile' });
@@ -83,14 +84,23 @@ describe('provider profile switching', () => {
     expect(names).not.toContain('core__host_fs_apply_patch');
   });
 
-  it('shares the read and search primitives between profiles', () => {
+  it('R6.12 shows neither profile-scoped edit tool when the request names no profile or an unknown one', () => {
+    for (const profile of [undefined, 'mistral']) {
+      const r = evaluate(loaded, coder({ hostSession: 'ready' }, profile));
+      expect(r.filtered).toContainEqual({ id: 'core__host_fs_apply_patch', reason: 'profile' });
+      expect(r.filtered).toContainEqual({ id: 'core__host_fs_edit_file', reason: 'profile' });
+      expect(r.tools.map((t) => t.id)).toContain('core__host_fs_read_file');
+    }
+  });
+
+  it('R6.12 shares the read and search primitives between profiles', () => {
     const openai = ids(loaded, coder({ hostSession: 'ready' }, 'openai'));
     const anthropic = ids(loaded, coder({ hostSession: 'ready' }, 'anthropic'));
     const shared = openai.filter((id) => anthropic.includes(id));
     expect(shared).toEqual(expect.arrayContaining(['core__host_fs_read_file', 'core__host_fs_grep', 'core__host_fs_glob', 'core__host_exec']));
   });
 
-  it('encodes tools in the providers wire formats with the input schema as parameters', () => {
+  it('R13.1 encodes tools in the providers wire formats with the input schema as parameters', () => {
     const view = createView(loaded, coder({ hostSession: 'ready' }, 'openai'));
     const openai = toOpenAITools(view);
     const read = openai.find((t) => t.function.name === 'core__host_fs_read_file');
@@ -116,7 +126,7 @@ describe('deterministic batch plans', () => {
     { toolCallId: 'i', name: 'core__host_fs_glob', arguments: '{bad json' },
   ];
 
-  it('puts rejected calls first, groups non-conflicting parallel-safe calls and serializes a shared resource key', () => {
+  it('R9.2 puts rejected calls first, groups non-conflicting parallel-safe calls and serializes a shared resource key', () => {
     const plan = planBatch(view, calls);
     expect(plan.rejected.map((r) => [r.toolCallId, r.errorCode])).toEqual([
       ['e', 'policy_denied'],
@@ -134,7 +144,7 @@ describe('deterministic batch plans', () => {
     expect(plan.groups[2].calls[0].decision).toBe('require_approval');
   });
 
-  it('gives the same plan for the same input, even without call ids', () => {
+  it('R9.3 gives the same plan for the same input, even without call ids', () => {
     const anonymous = calls.map(({ toolCallId: _id, ...c }) => c);
     const first = canonicalJson(planBatch(view, anonymous));
     const second = canonicalJson(planBatch(createView(loadBundle(JSON.parse(compiled.ok ? compiled.text : '')), coder({ hostSession: 'ready' }, 'openai')), anonymous));
@@ -182,7 +192,7 @@ describe('replay', () => {
     return canonicalJson(state);
   }
 
-  it('yields byte-identical session state for the same event stream, from the same bundle bytes', () => {
+  it('R8.1 R6.15 yields byte-identical session state for the same event stream, from the same bundle bytes', () => {
     const a = replay(loaded);
     const b = replay(loadBundle(JSON.parse(compiled.ok ? compiled.text : '')));
     expect(b).toBe(a);

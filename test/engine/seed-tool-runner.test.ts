@@ -38,22 +38,22 @@ const loaded = build({
 const view = createView(loaded, { subject: 'agent:support', at: AT });
 
 describe('decide error codes', () => {
-  it('answers unavailable for an unknown tool name', () => {
+  it('R7.2 answers unavailable for an unknown tool name', () => {
     expect(decide(view, { toolCallId: 't1', name: 'core__missing', arguments: '{}' })).toMatchObject({ toolCallId: 't1', decision: 'deny', errorCode: 'unavailable' });
   });
 
-  it('answers policy_denied for a known tool the request cannot see, quarantined ones included', () => {
+  it('R7.3 answers policy_denied for a known tool the request cannot see, quarantined ones included', () => {
     expect(decide(view, { name: 'core__admin', arguments: '{}' }).errorCode).toBe('policy_denied');
     expect(decide(view, { name: 'core__draft', arguments: '{}' }).errorCode).toBe('policy_denied');
   });
 
-  it('answers invalid_json for arguments that do not parse, without echoing them', () => {
+  it('R7.5 answers invalid_json for arguments that do not parse, without echoing them', () => {
     const d = decide(view, { toolCallId: 't2', name: 'core__search', arguments: '{"query": "hunter2' });
     expect(d).toMatchObject({ toolCallId: 't2', decision: 'deny', errorCode: 'invalid_json' });
     expect(JSON.stringify(d)).not.toContain('hunter2');
   });
 
-  it('answers validation with a JSON pointer per problem, without echoing values', () => {
+  it('R7.6 answers validation with a JSON pointer per problem, without echoing values', () => {
     const d = decide(view, { name: 'core__search', arguments: JSON.stringify({ query: 'sk-live-secret-value-long', limit: 99, extra: 1 }) });
     expect(d.errorCode).toBe('validation');
     expect(d.errors?.map((e) => e.pointer).sort()).toEqual(['/extra', '/limit', '/query']);
@@ -65,15 +65,15 @@ describe('decide error codes', () => {
     expect(missing.errors).toEqual([{ pointer: '/query', message: 'is required' }]);
   });
 
-  it('allows a valid call, keeping the caller toolCallId', () => {
+  it('R7.7 allows a valid call, keeping the caller toolCallId', () => {
     expect(decide(view, { toolCallId: 'call_9', name: 'core__search', arguments: '{"query":"refunds"}' })).toEqual({ toolCallId: 'call_9', decision: 'allow' });
   });
 
-  it('accepts already parsed arguments', () => {
+  it('R7.5 accepts already parsed arguments', () => {
     expect(decide(view, { name: 'core__search', arguments: { query: 'x' } }).decision).toBe('allow');
   });
 
-  it('gives a new UUID when the caller has no toolCallId', () => {
+  it('R7.1 gives a new UUID when the caller has no toolCallId', () => {
     const a = decide(view, { name: 'core__missing' }).toolCallId;
     const b = decide(view, { name: 'core__missing' }).toolCallId;
     expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -82,58 +82,58 @@ describe('decide error codes', () => {
 });
 
 describe('connections and grant intersection', () => {
-  it('answers validation when a tool requiring a connection gets none', () => {
+  it('R7.4 answers validation when a tool requiring a connection gets none', () => {
     expect(decide(view, { name: 'core__crm_update', arguments: '{}' }).errorCode).toBe('validation');
   });
 
-  it('requires approval for an external side effect with a granted connection', () => {
+  it('R7.7 requires approval for an external side effect with a granted connection', () => {
     expect(decide(view, { name: 'core__crm_update', arguments: '{}', connectionId: 'crm-a' }).decision).toBe('require_approval');
     expect(decide(view, { name: 'core__crm_update', arguments: '{}', connectionId: 'crm-b' }).decision).toBe('require_approval');
   });
 
-  it('answers policy_denied for a connection outside the grants, or expired', () => {
+  it('R7.4 answers policy_denied for a connection outside the grants, or expired', () => {
     expect(decide(view, { name: 'core__crm_update', arguments: '{}', connectionId: 'crm-z' }).errorCode).toBe('policy_denied');
     expect(decide(view, { name: 'core__crm_update', arguments: '{}', connectionId: 'crm-old' }).errorCode).toBe('policy_denied');
   });
 
-  it('uses grant ∩ request allowedConnectionIds', () => {
+  it('R7.4 uses grant ∩ request allowedConnectionIds', () => {
     const narrowed = createView(loaded, { subject: 'agent:support', at: AT, allowedConnectionIds: ['crm-b', 'crm-z'] });
     expect(decide(narrowed, { name: 'core__crm_update', arguments: '{}', connectionId: 'crm-b' }).decision).toBe('require_approval');
     expect(decide(narrowed, { name: 'core__crm_update', arguments: '{}', connectionId: 'crm-a' }).errorCode).toBe('policy_denied');
     expect(decide(narrowed, { name: 'core__crm_update', arguments: '{}', connectionId: 'crm-z' }).errorCode).toBe('policy_denied');
   });
 
-  it('hides the tool when the intersection is empty', () => {
+  it('R6.13 hides the tool when the intersection is empty', () => {
     const empty = createView(loaded, { subject: 'agent:support', at: AT, allowedConnectionIds: ['crm-z'] });
     expect(empty.result.filtered).toContainEqual({ id: 'core__crm_update', reason: 'no_connection' });
     expect(decide(empty, { name: 'core__crm_update', arguments: '{}', connectionId: 'crm-a' }).errorCode).toBe('policy_denied');
   });
 
-  it('does not give one subject another subject grant', () => {
+  it('R6.13 does not give one subject another subject grant', () => {
     const other = createView(loaded, { subject: 'agent:other', at: AT });
     expect(decide(other, { name: 'core__crm_update', arguments: '{}', connectionId: 'crm-a' }).errorCode).toBe('policy_denied');
   });
 });
 
 describe('redaction', () => {
-  it('keeps only allowlisted output fields', () => {
+  it('R10.2 keeps only allowlisted output fields', () => {
     const out = { hits: [{ title: 'a', body: 'secret' }, { title: 'b', token: 'x' }], total: 2, meta: { took: 3, page: 1 }, raw: 'drop' };
     expect(redact(loaded, 'core__search', out)).toEqual({ hits: [{ title: 'a' }, { title: 'b' }], total: 2, meta: { took: 3, page: 1 } });
   });
 
-  it('keeps nothing for an unknown tool or a tool without an allowlist', () => {
+  it('R10.1 keeps nothing for an unknown tool or a tool without an allowlist', () => {
     expect(redact(loaded, 'core__missing', { a: 1 })).toBeUndefined();
     expect(redact(loaded, 'core__draft', { a: 1 })).toBeUndefined();
   });
 
-  it('drops mismatched shapes instead of passing them through', () => {
+  it('R10.3 drops mismatched shapes instead of passing them through', () => {
     expect(redact(loaded, 'core__search', { hits: 'not-a-list', total: 1 })).toEqual({ total: 1 });
     expect(redact(loaded, 'core__search', 'plain text')).toBeUndefined();
   });
 });
 
 describe('definition pins', () => {
-  it('accepts the definition the bundle pinned and refuses a changed one', () => {
+  it('R13.2 accepts the definition the bundle pinned and refuses a changed one', () => {
     const search = loaded.bundle.catalog.tools.find((t) => t.id === 'core__search')!;
     const def = 'inputSchema' in search ? { name: search.id, description: search.description, inputSchema: search.inputSchema, outputSchema: search.outputSchema } : null;
     expect(def).not.toBeNull();

@@ -41,7 +41,7 @@ const reasons = (r: ReturnType<typeof evaluate>) => Object.fromEntries(r.filtere
 const visible = (r: ReturnType<typeof evaluate>) => r.tools.map((t) => t.id);
 
 describe('evaluate', () => {
-  it('filters every tool with no_role when the subject has no roles', () => {
+  it('R6.2 filters every tool with no_role when the subject has no roles', () => {
     const r = evaluate(loaded, { subject: 'agent:nobody', groups: ['read'] });
     expect(r.roles).toEqual([]);
     expect(r.tools).toEqual([]);
@@ -49,7 +49,7 @@ describe('evaluate', () => {
     expect(r.filtered).toHaveLength(9);
   });
 
-  it('leaves removed tools out of the bundle and names quarantined, disabled and unredacted tools', () => {
+  it('R6.6 leaves removed tools out of the bundle and names quarantined, disabled and unredacted tools', () => {
     const r = evaluate(loaded, { subject: 'agent:any', groups: ['*'] });
     const why = reasons(r);
     expect(why).not.toHaveProperty('core__gone');
@@ -58,7 +58,7 @@ describe('evaluate', () => {
     expect(why.core__unredacted).toBe('no_redaction');
   });
 
-  it('defaults to the default group and state undefined', () => {
+  it('R6.1 defaults to the default group and state undefined', () => {
     const r = evaluate(loaded, { subject: 'agent:r' });
     expect(r.groups).toEqual(['default']);
     expect(r.state).toBe('undefined');
@@ -66,13 +66,13 @@ describe('evaluate', () => {
     expect(reasons(r).core__read).toBe('group');
   });
 
-  it('sees no tools when the request names an empty group list', () => {
+  it('R6.7 sees no tools when the request names an empty group list', () => {
     const r = evaluate(loaded, { subject: 'agent:any', groups: [] });
     expect(r.tools).toEqual([]);
     expect(reasons(r).core__plain).toBe('group');
   });
 
-  it('rejects the whole request, naming the groups, when a requested group is not permitted', () => {
+  it('R6.4 rejects the whole request, naming the groups, when a requested group is not permitted', () => {
     const r = evaluate(loaded, { subject: 'agent:r', groups: ['read', 'write', 'nope'] });
     expect(r.rejected).toEqual({ reason: 'group_not_permitted', groups: ['write', 'nope'] });
     expect(r.tools).toEqual([]);
@@ -80,55 +80,55 @@ describe('evaluate', () => {
     expect(r.roles).toEqual(['reader']);
   });
 
-  it('permits groups reached through a role group includes, transitively', () => {
+  it('R6.4 permits groups reached through a role group includes, transitively', () => {
     const r = evaluate(loaded, { subject: 'agent:w', groups: ['write'], state: 'review' });
     expect(r.rejected).toBeUndefined();
     expect(visible(r)).toEqual(['core__write']);
     expect(r.tools[0].decision).toBe('require_approval');
   });
 
-  it('expands requested groups through includes', () => {
+  it('R6.3 expands requested groups through includes', () => {
     const r = evaluate(loaded, { subject: 'agent:w', groups: ['top'], state: 'review', facts: { hostSession: 'ready' } });
     expect(r.groups).toEqual(['all', 'read', 'top', 'write']);
     expect(visible(r)).toEqual(['core__read', 'core__write', 'core__write_gated']);
   });
 
-  it('names state when the tool is not available in the current state', () => {
+  it('R6.8 names state when the tool is not available in the current state', () => {
     const r = evaluate(loaded, { subject: 'agent:w', groups: ['write'] });
     expect(reasons(r).core__write).toBe('state');
   });
 
-  it('denies a tool that matches a deny glob even when another role allows it', () => {
+  it('R6.9 denies a tool that matches a deny glob even when another role allows it', () => {
     const r = evaluate(loaded, { subject: 'agent:rw', groups: ['read'] });
     expect(reasons(r).core__secret).toBe('denied');
     expect(policyAllows(loaded, 'agent:rw', 'core__secret')).toBe(false);
   });
 
-  it('names not_allowed for a tool no role allows', () => {
+  it('R6.10 names not_allowed for a tool no role allows', () => {
     const r = evaluate(loaded, { subject: 'agent:r', groups: ['read'] });
     expect(reasons(r)['mcp__x__y']).toBe('not_allowed');
     expect(policyAllows(loaded, 'agent:r', 'mcp__x__y')).toBe(false);
     expect(policyAllows(loaded, 'agent:r', 'core__read')).toBe(true);
   });
 
-  it('checks runtime gates on the request facts, strictly by value and type', () => {
+  it('R6.11 checks runtime gates on the request facts, strictly by value and type', () => {
     const base = { subject: 'agent:w', groups: ['write'], state: 'review' };
     expect(reasons(evaluate(loaded, base)).core__write_gated).toBe('runtime_gate');
     expect(reasons(evaluate(loaded, { ...base, facts: { hostSession: 'closed' } })).core__write_gated).toBe('runtime_gate');
     expect(visible(evaluate(loaded, { ...base, facts: { hostSession: 'ready' } }))).toContain('core__write_gated');
   });
 
-  it('hides a tool the named profile disables and ignores an unknown profile', () => {
+  it('R6.12 hides a tool the named profile disables and ignores an unknown profile', () => {
     expect(reasons(evaluate(loaded, { subject: 'agent:r', groups: ['read'], profile: 'openai' })).core__read).toBe('profile');
     expect(visible(evaluate(loaded, { subject: 'agent:r', groups: ['read'], profile: 'other' }))).toContain('core__read');
   });
 
-  it('asks for approval when the tool effect is in any of the subject roles requireApproval', () => {
+  it('R6.14 asks for approval when the tool effect is in any of the subject roles requireApproval', () => {
     const r = evaluate(loaded, { subject: 'agent:rw', groups: ['write'], state: 'review' });
     expect(r.tools.find((t) => t.id === 'core__write')?.decision).toBe('require_approval');
   });
 
-  it('orders tools and filtered entries by tool id', () => {
+  it('R6.15 orders tools and filtered entries by tool id', () => {
     const r = evaluate(loaded, { subject: 'agent:any', groups: ['*'], state: 'review' });
     const ids = [...r.tools, ...r.filtered].map((t) => t.id);
     expect(ids).toHaveLength(9);
@@ -136,7 +136,7 @@ describe('evaluate', () => {
     expect(r.filtered.map((t) => t.id)).toEqual([...r.filtered.map((t) => t.id)].sort());
   });
 
-  it('answers a repeated request from the cache with an equal, frozen result', () => {
+  it('R6.15 answers a repeated request from the cache with an equal, frozen result', () => {
     const req = { subject: 'agent:w', groups: ['top'], state: 'review' };
     const a = evaluate(loaded, req);
     const b = evaluate(loaded, { ...req });
@@ -145,7 +145,7 @@ describe('evaluate', () => {
     expect(() => (a.tools as unknown[]).push(1)).toThrow();
   });
 
-  it('keeps cache entries apart for requests that differ only in facts or connections', () => {
+  it('R6.11 keeps cache entries apart for requests that differ only in facts or connections', () => {
     const base = { subject: 'agent:w', groups: ['write'], state: 'review' };
     const a = evaluate(loaded, { ...base, facts: { hostSession: 'ready' } });
     const b = evaluate(loaded, { ...base, facts: { hostSession: true } });
@@ -167,7 +167,7 @@ describe('evaluate with connection grants', () => {
     ],
   });
 
-  it('needs an unexpired grant for the subject or one of its roles', () => {
+  it('R6.13 needs an unexpired grant for the subject or one of its roles', () => {
     const r = evaluate(l, { subject: 'agent:a', at: '2026-05-01T00:00:00Z' });
     expect(visible(r)).toEqual(['core__crm', 'core__mail']);
     const b = evaluate(l, { subject: 'agent:b', at: '2026-05-01T00:00:00Z' });
@@ -175,11 +175,11 @@ describe('evaluate with connection grants', () => {
     expect(reasons(b).core__crm).toBe('no_connection');
   });
 
-  it('treats a grant as gone from its expiry instant on', () => {
+  it('R6.13 treats a grant as gone from its expiry instant on', () => {
     expect(reasons(evaluate(l, { subject: 'agent:a', at: '2026-06-01T00:00:00Z' })).core__mail).toBe('no_connection');
   });
 
-  it('intersects grants with the request allowedConnectionIds', () => {
+  it('R6.13 intersects grants with the request allowedConnectionIds', () => {
     const r = evaluate(l, { subject: 'agent:a', at: '2026-05-01T00:00:00Z', allowedConnectionIds: ['mail-old'] });
     expect(visible(r)).toEqual(['core__mail']);
     expect(reasons(r).core__crm).toBe('no_connection');
@@ -188,11 +188,44 @@ describe('evaluate with connection grants', () => {
 });
 
 describe('evaluate with unusual subject names', () => {
-  it('binds a subject called __proto__ like any other', () => {
+  it('R6.2 binds a subject called __proto__ like any other', () => {
     const policy = JSON.parse('{"roles":{"r":{"groups":["default"],"allow":["core__*"]}},"bindings":{"__proto__":["r"]}}');
     const l = build({ policy, tools: [tool('core__a')] });
     expect(evaluate(l, { subject: '__proto__' }).tools).toEqual([{ id: 'core__a', decision: 'allow' }]);
     expect(evaluate(l, { subject: 'constructor' }).roles).toEqual([]);
     expect(l.bundle.casbin.policy).toContainEqual(['g', '__proto__', 'role:r', 't1']);
+  });
+});
+
+describe('evaluate with profile-scoped tools', () => {
+  const l = build({
+    policy: {
+      roles: { r: { groups: ['default'], allow: ['core__*'], deny: [], requireApproval: [] } },
+      bindings: { 'agent:a': ['r'] },
+      profiles: { openai: { enable: ['core__patch'], disable: ['core__shared'] }, anthropic: { enable: ['core__edit'], disable: [] } },
+    },
+    tools: [tool('core__patch'), tool('core__edit'), tool('core__shared'), tool('mcp__x__scoped')],
+  });
+  const seen = (profile?: string) => visible(evaluate(l, { subject: 'agent:a', ...(profile === undefined ? {} : { profile }) }));
+
+  it('R6.12 shows a tool some profile enables only under a profile that enables it', () => {
+    expect(seen('openai')).toEqual(['core__patch']);
+    expect(seen('anthropic')).toEqual(['core__edit', 'core__shared']);
+    expect(reasons(evaluate(l, { subject: 'agent:a', profile: 'anthropic' })).core__patch).toBe('profile');
+  });
+
+  it('R6.12 treats no profile and an unknown profile alike: scoped tools hidden, disables of other profiles ignored', () => {
+    expect(seen()).toEqual(['core__shared']);
+    expect(seen('mistral')).toEqual(['core__shared']);
+    expect(reasons(evaluate(l, { subject: 'agent:a' })).core__edit).toBe('profile');
+  });
+
+  it('R6.12 R6.5 never shows through a profile a tool the roles do not allow', () => {
+    const other = build({
+      policy: { roles: { r: { groups: ['default'], allow: ['core__a'], deny: [] } }, bindings: { s: ['r'] }, profiles: { openai: { enable: ['core__b'], disable: [] } } },
+      tools: [tool('core__a'), tool('core__b')],
+    });
+    expect(reasons(evaluate(other, { subject: 's', profile: 'openai' })).core__b).toBe('not_allowed');
+    expect(other.bundle.index.profileScoped).toEqual(['core__b']);
   });
 });

@@ -34,7 +34,12 @@ export function mcpBundle(tenant: string, version: number, server: string, state
   b.index.tools = sorted;
   b.index.roles = { analyst: { groups: ['default'], allow: sorted, deny: [] } };
   const loaded = loadBundle(b);
-  b.conformance = [{ subject: MCP_BUNDLE_SUBJECT }, { subject: 'agent:unknown' }].map((request) => ({ request, expect: JSON.parse(canonicalJson(evaluate(loaded, request))) }));
+  // Partial vectors: which tools each request sees (the policy-test form of docs/spec.md §12).
+  b.conformance = [{ subject: MCP_BUNDLE_SUBJECT }, { subject: 'agent:unknown' }].map((request) => ({
+    rules: ['R6.1'],
+    request,
+    expect: { visible: evaluate(loaded, request).tools.map((t) => t.id) },
+  }));
   b.revision = revisionOf(b);
   return b;
 }

@@ -133,6 +133,10 @@ export function PolicyEditor({
         {editable ? <AddName label="New subject" button="Add binding" taken={Object.keys(p.bindings ?? {})} placeholder="agent:support-bot" onAdd={(n) => set('bindings', { ...p.bindings, [n]: [] })} /> : null}
 
         <h2>Provider profiles</h2>
+        <p className="hint">
+          A request names at most one profile. A tool listed under some profile&apos;s Enabled is shown only to requests naming a profile that enables it;
+          a tool under Disabled is hidden from requests naming that profile; tools listed nowhere are shared by every profile. A profile never shows a tool the roles do not allow.
+        </p>
         {Object.entries(p.profiles ?? {}).map(([name, prof]) => (
           <NamedCard
             key={name}
@@ -145,8 +149,8 @@ export function PolicyEditor({
             }}
           >
             <div className="two-col">
-              <ListInput label={`Enabled in ${name}`} value={prof.enable} onChange={(enable) => set('profiles', { ...p.profiles, [name]: { ...prof, enable } })} hint="Exact tool ids." />
-              <ListInput label={`Disabled in ${name}`} value={prof.disable} onChange={(disable) => set('profiles', { ...p.profiles, [name]: { ...prof, disable } })} hint="Exact tool ids; deny wins." />
+              <ListInput label={`Enabled in ${name}`} value={prof.enable} onChange={(enable) => set('profiles', { ...p.profiles, [name]: { ...prof, enable } })} hint="Exact tool ids, shown only under profiles that enable them." />
+              <ListInput label={`Disabled in ${name}`} value={prof.disable} onChange={(disable) => set('profiles', { ...p.profiles, [name]: { ...prof, disable } })} hint="Exact tool ids, hidden under this profile." />
             </div>
             <FieldErrors errors={errorsAt(`/profiles/${name}`)} />
           </NamedCard>

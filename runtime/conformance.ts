@@ -1,0 +1,137 @@
+// The console also runs this in the browser: no node: modules here.
+import type {
+  DecideExpectation,
+  DecideVector,
+  EvaluateExpectation,
+  EvaluateVector,
+  EvaluationRequest,
+  EvaluationResult,
+  VectorCall,
+} from '../policy-schemas/types.gen.ts';
+import { createView, decide } from './decide.ts';
+import type { CallDecision } from './decide.ts';
+import { evaluate } from './evaluate.ts';
+import type { LoadedBundle } from './load-bundle.ts';
+
+/** An evaluator under test: Toolgate's own, or a misreading of the spec. */
+export type ConformanceSubject = {
+  evaluate(request: EvaluationRequest): EvaluationResult;
+  decide(request: EvaluationRequest, call: VectorCall): Pick<CallDecision, 'toolCallId' | 'decision' | 'errorCode' | 'errors'>;
+};
+
+/** One vector an implementation does not reproduce, and how its answer differs. */
+export type ConformanceFailure = { index: number; rules: string[]; problem: string };
+
+/** The runtime's own evaluate and decide over a loaded bundle. */
+export function runtimeSubject(loaded: LoadedBundle): ConformanceSubject {
+  return {
+    evaluate: (request) => evaluate(loaded, request),
+    decide: (request, call) => decide(createView(loaded, request), call),
+  };
+}
+
+/**
+ * Runs a bundle's conformance vectors (docs/spec.md §12) against an implementation and answers the
+ * ones it fails, at most `limit`; an implementation that throws fails that vector.
+ *
+ * @example
+ *   const failures = conformanceFailures(bundle.conformance, runtimeSubject(loaded));
+ */
+export function conformanceFailures(
+  vectors: readonly (EvaluateVector | DecideVector)[],
+  subject: ConformanceSubject,
+  limit = Infinity,
+): ConformanceFailure[] {
+  const out: ConformanceFailure[] = [];
+  for (let i = 0; i < vectors.length && out.length < limit; i++) {
+    const v = vectors[i];
+    let problem: string | null;
+    try {
+      problem = 'call' in v ? decideMismatch(v.call, v.expect, subject.decide(v.request, v.call)) : evaluateMismatch(v.expect, subject.evaluate(v.request));
+    } catch (err) {
+      problem = `throws: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    if (problem !== null) out.push({ index: i, rules: v.rules, problem });
+  }
+  return out;
+}
+
+/** What differs between an evaluate() answer and a vector's partial expectation, or null. */
+export function evaluateMismatch(expect: EvaluateExpectation, got: EvaluationResult): string | null {
+  if (expect.roles !== undefined && !sameList(expect.roles, got.roles)) return `roles are ${show(got.roles)}, expected ${show(expect.roles)}`;
+  if (expect.groups !== undefined && !sameList(expect.groups, got.groups)) return `groups are ${show(got.groups)}, expected ${show(expect.groups)}`;
+  if (expect.state !== undefined && expect.state !== got.state) return `state is ${show(got.state)}, expected ${show(expect.state)}`;
+  if (expect.rejected !== undefined && expect.rejected !== (got.rejected !== undefined)) {
+    return expect.rejected ? 'the request is not rejected' : `the request is rejected (${show(got.rejected?.groups)})`;
+  }
+  // A rejected answer lists no tool at all and names its one reason.
+  if (expect.rejected === true && (got.tools.length > 0 || got.filtered.length > 0 || got.rejected?.reason !== 'group_not_permitted')) {
+    return 'the rejected answer lists tools or gives another reason than group_not_permitted';
+  }
+  if (expect.visibleCount !== undefined && got.tools.length !== expect.visibleCount) return `${got.tools.length} tools are visible, expected ${expect.visibleCount}`;
+  if (expect.rejectedGroups !== undefined && !sameList(expect.rejectedGroups, got.rejected?.groups ?? [])) {
+    return `the rejection names ${show(got.rejected?.groups ?? [])}, expected ${show(expect.rejectedGroups)}`;
+  }
+  const visibleAt = new Map(got.tools.map((t, i) => [t.id, i]));
+  const filteredAt = new Map(got.filtered.map((t, i) => [t.id, i]));
+  const outcome = (id: string) => {
+    const v = visibleAt.get(id);
+    if (v !== undefined) return `visible (${got.tools[v].decision})`;
+    const f = filteredAt.get(id);
+    return f !== undefined ? `filtered as ${got.filtered[f].reason}` : 'absent';
+  };
+  if (expect.visible !== undefined) {
+    let last = -1;
+    for (const id of expect.visible) {
+      const at = visibleAt.get(id);
+      if (at === undefined) return `${id} is ${outcome(id)}, expected visible`;
+      if (at < last) return `${id} comes too early in tools`;
+      last = at;
+    }
+  }
+  for (const [id, reason] of Object.entries(expect.hidden ?? {})) {
+    const at = filteredAt.get(id);
+    if (at === undefined || got.filtered[at].reason !== reason) return `${id} is ${outcome(id)}, expected filtered as ${reason}`;
+  }
+  for (const [id, decision] of Object.entries(expect.decisions ?? {})) {
+    const at = visibleAt.get(id);
+    if (at === undefined || got.tools[at].decision !== decision) return `${id} is ${outcome(id)}, expected visible (${decision})`;
+  }
+  if (expect.filteredOrder !== undefined) {
+    let last = -1;
+    for (const id of expect.filteredOrder) {
+      const at = filteredAt.get(id);
+      if (at === undefined) return `${id} is ${outcome(id)}, expected filtered`;
+      if (at < last) return `${id} comes too early in filtered`;
+      last = at;
+    }
+  }
+  return null;
+}
+
+/** What differs between a decide() answer and a vector's expectation, or null. */
+export function decideMismatch(
+  call: VectorCall,
+  expect: DecideExpectation,
+  got: Pick<CallDecision, 'toolCallId' | 'decision' | 'errorCode' | 'errors'>,
+): string | null {
+  if (call.toolCallId === undefined ? typeof got.toolCallId !== 'string' || !UUID.test(got.toolCallId) : got.toolCallId !== call.toolCallId) {
+    return `toolCallId is ${show(got.toolCallId)}, expected ${call.toolCallId === undefined ? 'a new UUID' : show(call.toolCallId)}`;
+  }
+  if (got.decision !== expect.decision || got.errorCode !== expect.errorCode) {
+    return `decided ${got.decision}${got.errorCode ? ` (${got.errorCode})` : ''}, expected ${expect.decision}${expect.errorCode ? ` (${expect.errorCode})` : ''}`;
+  }
+  const pointers = new Set((got.errors ?? []).map((e) => e.pointer));
+  for (const p of expect.pointers ?? []) if (!pointers.has(p)) return `the validation errors do not point at ${show(p)}`;
+  return null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function show(v: unknown): string {
+  return JSON.stringify(v);
+}
