@@ -1,6 +1,5 @@
 // Hand-made signed bundles whose tools are MCP tools pinned to what a fixture upstream offers.
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
-import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { evaluate } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
