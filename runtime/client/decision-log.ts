@@ -382,7 +382,7 @@ function fitRecord(r: DecisionRecord): DecisionRecord | undefined {
   if (typeof r.toolCallId !== 'string' || r.toolCallId === '') return undefined;
   if (typeof r.at !== 'string' || !INSTANT.test(r.at) || !Number.isFinite(Date.parse(r.at))) return undefined;
   if (typeof r.decision !== 'string' || !DECISIONS.has(r.decision)) return undefined;
-  if (r.bundleVersion !== null && !(Number.isSafeInteger(r.bundleVersion) && r.bundleVersion >= 1)) return undefined;
+  if (r.bundleVersion !== null && !(Number.isSafeInteger(r.bundleVersion) && r.bundleVersion >= 1 && r.bundleVersion <= 2147483647)) return undefined;
   if (r.revision !== undefined && (typeof r.revision !== 'string' || !REVISION.test(r.revision))) return undefined;
   if (!Array.isArray(r.groups) || r.groups.length > 64 || !r.groups.every((g) => typeof g === 'string' && GROUP.test(g))) return undefined;
   if (new Set(r.groups).size !== r.groups.length) return undefined;
