@@ -515,6 +515,9 @@ connectionId: string
  * Taken from the URL.
  */
 tenant?: string
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 label?: string
 /**
  * Subjects (e.g. `agent:support-bot`) or role names.
@@ -945,6 +948,9 @@ requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
 
 export interface McpServer {
 id: string
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 label: string
 transport: (({
 kind: "stdio"
@@ -1041,6 +1047,9 @@ updatedAt?: string
  */
 
 export interface PolicyTest {
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 name: string
 request: EvaluationRequest
 expect: PolicyTestExpectation
@@ -1294,6 +1303,9 @@ updatedAt?: string
 
 export interface Tenant {
 id: string
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 name: string
 policy?: TenantPolicy
 /**
@@ -1308,6 +1320,9 @@ updatedAt?: string
  */
 
 export interface TokenCreate {
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 label: string
 role: TokenRole
 /**
