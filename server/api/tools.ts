@@ -31,18 +31,6 @@ export const toolRoutes = documentRoutes<Tool>({
     return problems;
   },
   checkDelete: async (tx, id) => [...(await referrersOf(tx, 'tool', id)), ...(await testReferrersOf(tx, id))],
-  filter: {
-    queryKind: 'tool-query',
-    apply: (items, q) =>
-      items.filter(
-      (t) =>
-        (!q.q || t.id.toLowerCase().includes(q.q.toLowerCase()) || t.description.toLowerCase().includes(q.q.toLowerCase())) &&
-        (!q.group || (t.groups ?? ['default']).includes(q.group)) &&
-        (!q.effect || t.effect === q.effect) &&
-        (!q.status || (t.status ?? 'active') === q.status) &&
-          (!q.source || (t.source?.kind ?? 'core') === q.source || t.source?.server === q.source),
-      ),
-  },
 });
 
 /**
