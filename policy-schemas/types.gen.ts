@@ -622,6 +622,9 @@ connectionId: string
  * Taken from the URL.
  */
 tenant?: string
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 label?: string
 /**
  * Subjects (e.g. `agent:support-bot`) or role names.
@@ -1348,6 +1351,9 @@ x: X
 
 export interface McpServer {
 id: string
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 label: string
 transport: (({
 kind: "stdio"
@@ -1527,6 +1533,9 @@ updatedAt?: string
  */
 
 export interface PolicyTest {
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 name: string
 request: EvaluationRequest
 expect: PolicyTestExpectation
@@ -1865,6 +1874,9 @@ updatedAt?: string
 
 export interface Tenant {
 id: string
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 name: string
 policy?: TenantPolicy
 /**
@@ -1879,6 +1891,9 @@ updatedAt?: string
  */
 
 export interface TokenCreate {
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 label: string
 role: TokenRole
 /**

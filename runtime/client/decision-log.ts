@@ -354,29 +354,56 @@ class RingDecisionLog implements DecisionLog {
 const GROUP = /^(?:\*|[A-Za-z0-9][A-Za-z0-9_.:-]{0,63})$/;
 const STATE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 const CODE = /^[a-z][a-z0-9_]{0,63}$/;
+// The server's `subject` form (common.schema.json): a host may pass a subject evaluate() accepts
+// but the log's schema does not (`user:o'brien@example.com`), and the server refuses a whole
+// batch for one such record.
+const SUBJECT = /^[^\p{Z}\p{C},"'()#\\]+$/u;
+const INSTANT = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})$/i;
+const REVISION = /^sha256:[0-9a-f]{64}$/;
+const DECISIONS: ReadonlySet<string> = new Set(['allow', 'deny', 'require_approval']);
+// Keys every Toolgate body refuses anywhere (they could reshape objects on the server).
+const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+const MAX_TEXT = 200;
+
+/** At most MAX_TEXT code points (the schema's maxLength counts code points; a cut pair would leave a lone surrogate). */
+function cut(text: string): string {
+  if (text.length <= MAX_TEXT) return text;
+  const points = [...text];
+  return points.length <= MAX_TEXT ? text : points.slice(0, MAX_TEXT).join('');
+}
 
 /**
  * The record as the server's schema accepts it: over-long ids and names are cut (a model may
  * call any name), and a record that still could not pass is refused here rather than letting
- * it make the server refuse the whole batch.
+ * it make the server refuse the whole batch (and with it every other record of the batch).
  */
 function fitRecord(r: DecisionRecord): DecisionRecord | undefined {
   if (typeof r.subject !== 'string' || r.subject === '' || typeof r.tool !== 'string' || r.tool === '') return undefined;
   if (typeof r.toolCallId !== 'string' || r.toolCallId === '') return undefined;
+  if (typeof r.at !== 'string' || !INSTANT.test(r.at) || !Number.isFinite(Date.parse(r.at))) return undefined;
+  if (typeof r.decision !== 'string' || !DECISIONS.has(r.decision)) return undefined;
+  if (r.bundleVersion !== null && !(Number.isSafeInteger(r.bundleVersion) && r.bundleVersion >= 1 && r.bundleVersion <= 2147483647)) return undefined;
+  if (r.revision !== undefined && (typeof r.revision !== 'string' || !REVISION.test(r.revision))) return undefined;
   if (!Array.isArray(r.groups) || r.groups.length > 64 || !r.groups.every((g) => typeof g === 'string' && GROUP.test(g))) return undefined;
   if (new Set(r.groups).size !== r.groups.length) return undefined;
   if (typeof r.state !== 'string' || !STATE.test(r.state)) return undefined;
-  if (r.profile !== undefined && (typeof r.profile !== 'string' || r.profile.length > 64)) return undefined;
+  if (r.profile !== undefined && (typeof r.profile !== 'string' || [...r.profile].length > 64)) return undefined;
   if (r.errorCode !== undefined && !CODE.test(r.errorCode)) return undefined;
   if (r.reason !== undefined && !CODE.test(r.reason)) return undefined;
   if (r.facts !== undefined) {
+    if (r.facts === null || typeof r.facts !== 'object' || Array.isArray(r.facts)) return undefined;
     const entries = Object.entries(r.facts);
     if (entries.length > 64) return undefined;
-    for (const [, v] of entries) if (!(typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)))) return undefined;
+    for (const [k, v] of entries) {
+      if (FORBIDDEN_KEYS.has(k)) return undefined;
+      if (!(typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)))) return undefined;
+    }
   }
-  if (r.subject.length > 200 || r.tool.length > 200 || r.toolCallId.length > 200) {
-    return { ...r, subject: r.subject.slice(0, 200), tool: r.tool.slice(0, 200), toolCallId: r.toolCallId.slice(0, 200) };
-  }
+  const subject = cut(r.subject);
+  if (!SUBJECT.test(subject)) return undefined;
+  const tool = cut(r.tool);
+  const toolCallId = cut(r.toolCallId);
+  if (subject !== r.subject || tool !== r.tool || toolCallId !== r.toolCallId) return { ...r, subject, tool, toolCallId };
   return r;
 }
 

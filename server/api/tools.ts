@@ -3,6 +3,7 @@ import { definitionHash } from '../../runtime/definition-hash.ts';
 import { ApiError, type ProblemDetail } from '../errors.ts';
 import type { Stored } from '../store/document-store.ts';
 import { toolStore } from '../store/inventory.ts';
+import { testReferrersOf } from '../validation/policy-tests.ts';
 import { checkToolReferences, referrersOf } from '../validation/references.ts';
 import { documentRoutes } from './document-routes.ts';
 
@@ -29,7 +30,7 @@ export const toolRoutes = documentRoutes<Tool>({
     void existing;
     return problems;
   },
-  checkDelete: (tx, id) => referrersOf(tx, 'tool', id),
+  checkDelete: async (tx, id) => [...(await referrersOf(tx, 'tool', id)), ...(await testReferrersOf(tx, id))],
 });
 
 /**

@@ -7,6 +7,10 @@ import type { DbOrTx } from '../db/database.ts';
 /** At most this many distinct requests are replayed; the most recent are kept. */
 export const MAX_IMPACT_REQUESTS = 50_000;
 export const DEFAULT_IMPACT_DAYS = 7;
+/** Rows replayed between two turns of the event loop. */
+export const YIELD_EVERY = 256;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export type ImpactWindow = { from: string; to: string; examples: number; maxRequests?: number };
 
@@ -59,7 +63,11 @@ export async function analyzeImpact(db: DbOrTx, tenant: string, loaded: LoadedBu
   const changes = new Map<string, Change>();
   let calls = 0;
   let replayed = 0;
+  let seen = 0;
   for (const r of rows) {
+    // Replaying tens of thousands of requests takes seconds of CPU: give other requests (of every
+    // tenant) their turn between slices rather than stall the server for the whole analysis.
+    if (++seen % YIELD_EVERY === 0) await yieldToEventLoop();
     if (kept && !kept.has(r.request_hash)) continue;
     const n = Number(r.n);
     calls += n;
