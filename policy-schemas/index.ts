@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { linearRegExp } from '../runtime/linear-regexp.ts';
 
 /** Base of every schema `$id`; `<base><kind>.schema.json`. */
 export const SCHEMA_BASE = 'https://toolgate.dev/schemas/';
@@ -23,7 +24,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
   addFormatsModule) as typeof addFormatsModule;
 
 /** The one shared ajv instance: every schema is added once at load, compiled lazily once per kind. */
-export const ajv = new Ajv2020({ allErrors: true, strict: true, useDefaults: true, allowUnionTypes: true, discriminator: true });
+// Patterns run on re2js (linear time), like the runtime's: no request body can stall the server.
+export const ajv = new Ajv2020({ allErrors: true, strict: true, useDefaults: true, allowUnionTypes: true, discriminator: true, code: { regExp: linearRegExp } });
 addFormats(ajv);
 for (const schema of Object.values(schemas)) ajv.addSchema(schema);
 
@@ -57,8 +59,10 @@ export function toProblems(errors: ErrorObject[], pointerPrefix = ''): SchemaPro
   const out: SchemaProblem[] = [];
   for (const e of errors) {
     // anyOf/oneOf summaries repeat what their branches already said.
-    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if' || e.keyword === 'propertyNames') continue;
     let pointer = e.instancePath;
+    // A property name that fails `propertyNames` is named by its own pointer, not its parent's.
+    if (e.propertyName !== undefined) pointer = `${pointer}/${escapePointer(e.propertyName)}`;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'additionalProperties') {
       const prop = String((e.params as { additionalProperty: string }).additionalProperty);

@@ -406,7 +406,7 @@ expect: EvaluationResult
 
 export interface EvaluationRequest {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 /**
@@ -522,7 +522,7 @@ label?: string
  * @minItems 1
  * @maxItems 1000
  * 
- * Items: Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Items: Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subjects: [string, ...(string)[]]
 /**
@@ -593,7 +593,7 @@ at: string
  */
 toolCallId: string
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 groups: Groups
@@ -625,7 +625,7 @@ export interface DecisionQuery {
 from?: string
 to?: string
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject?: string
 tool?: string
@@ -733,7 +733,7 @@ at: string
  */
 toolCallId: string
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 groups: Groups
@@ -816,7 +816,7 @@ totals: ImpactCounts
  */
 changes: {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 tool: string
@@ -1210,7 +1210,7 @@ export type Tests = PolicyTest[]
 
 export interface SimulateRequest {
 /**
- * Who calls: an agent or user identifier such as `agent:support-bot`.
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
 subject: string
 groups?: Groups
@@ -1327,6 +1327,10 @@ tenants: string[]
 token?: string
 createdAt: string
 lastUsedAt?: (string | null)
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
 }
 
 /**

@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { linearRegExp } from './linear-regexp.ts';
 import type {
   Bundle,
   BundleTool,
@@ -105,7 +106,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
   addFormatsModule) as typeof addFormatsModule;
 
 // The runtime's own ajv: input schemas come from bundles, never from the server's schema set.
-const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true });
+// Patterns run on re2js: a bundle's schemas must never be able to stall the runtime's event loop.
+const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true, code: { regExp: linearRegExp } });
 // MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
 ajv.addMetaSchema(draft07);
 addFormats(ajv);

@@ -12,7 +12,7 @@ import type { AppEnv } from '../context.ts';
 import { cursorOf, DEFAULT_MAX_PER_TENANT, type DecisionFilter, decisionPages, listDecisions, parseCursor, storeBatch, summarizeDecisions } from '../decisions/decision-store.ts';
 import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
 import { ApiError } from '../errors.ts';
-import { MAX_BODY_BYTES, dropReadOnly, readJson, readOptionalJson, validOrThrow } from '../http/body.ts';
+import { MAX_BODY_BYTES, dropReadOnly, parseJsonBody, readJson, readOptionalJson, validOrThrow } from '../http/body.ts';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -126,11 +126,7 @@ async function readBatchBody(c: Context<AppEnv>): Promise<unknown> {
     }
     throw new ApiError(400, 'invalid_json', 'The body is not valid gzip', { errors: [{ pointer: '', message: 'is not valid gzip' }] });
   }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new ApiError(400, 'invalid_json', `The body is not valid JSON: ${(e as Error).message}`, { errors: [{ pointer: '', message: 'is not valid JSON' }] });
-  }
+  return parseJsonBody(text);
 }
 
 const UNREPRESENTABLE = 'is not an instant between the years 0000 and 9999 (a leap second cannot be stored)';

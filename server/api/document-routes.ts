@@ -8,7 +8,7 @@ import type { DbOrTx, Tx } from '../db/database.ts';
 import { ApiError, type ErrorCode, type ProblemDetail } from '../errors.ts';
 import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
 import { mergePatch } from '../http/merge-patch.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { type Stored, type documentStore, stripStored } from '../store/document-store.ts';
 
 type Store<T extends object> = ReturnType<typeof documentStore<T>>;
@@ -127,7 +127,7 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
       if (o.normalize) doc = await o.normalize(doc, existing, ch.tx);
       throwProblems(await o.check(ch.tx, doc, existing, c));
       const stored = await o.store.update(ch.tx, key, doc, existing.version, existing.createdAt, new Date().toISOString());
-      if (!stored) throw new ApiError(412, 'precondition_failed', `${o.entityType} ${key} changed meanwhile`, { current: await o.store.get(ch.tx, key) });
+      if (!stored) throw changedMeanwhile(`${o.entityType} ${key}`, await o.store.get(ch.tx, key));
       await ch.record({ action: 'update', entityType: o.entityType, entityId: key, before, after: doc });
       return stored;
     });
@@ -146,7 +146,7 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
       const existing = await requireExisting(ch.tx, key);
       checkVersion(expected, existing);
       if (o.checkDelete) throwProblems(await o.checkDelete(ch.tx, key, existing), 409);
-      if (!(await o.store.remove(ch.tx, key, existing.version))) throw new ApiError(412, 'precondition_failed', `${o.entityType} ${key} changed meanwhile`);
+      if (!(await o.store.remove(ch.tx, key, existing.version))) throw changedMeanwhile(`${o.entityType} ${key}`, await o.store.get(ch.tx, key));
       await ch.record({ action: 'delete', entityType: o.entityType, entityId: key, before: stripStored(existing), after: null });
     });
     return c.body(null, 204);

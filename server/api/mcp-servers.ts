@@ -5,7 +5,7 @@ import { authorize } from '../auth/guard.ts';
 import { type AppEnv, actorName } from '../context.ts';
 import { ApiError, type ProblemDetail } from '../errors.ts';
 import { takeReason } from '../http/body.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { mcpPolicyOf, syncMcpServer } from '../mcp/sync.ts';
 import { transportProblems } from '../mcp/transport-policy.ts';
 import { stripStored } from '../store/document-store.ts';
@@ -84,10 +84,10 @@ mcpServerRoutes.delete('/:id', async (c) => {
       if (tool.source?.kind !== 'mcp' || tool.source.server !== id || tool.status === 'removed') continue;
       const before = stripStored(tool);
       const after: Tool = { ...before, status: 'removed' };
-      if (!(await toolStore.update(ch.tx, tool.id, after, tool.version, tool.createdAt, now))) throw new ApiError(412, 'precondition_failed', `tool ${tool.id} changed meanwhile`);
+      if (!(await toolStore.update(ch.tx, tool.id, after, tool.version, tool.createdAt, now))) throw changedMeanwhile(`tool ${tool.id}`, await toolStore.get(ch.tx, tool.id));
       await ch.record({ action: 'update', entityType: 'tool', entityId: tool.id, before, after, reason: reason ?? `MCP server ${id} deleted` });
     }
-    if (!(await mcpServerStore.remove(ch.tx, id, existing.version))) throw new ApiError(412, 'precondition_failed', `mcp-server ${id} changed meanwhile`);
+    if (!(await mcpServerStore.remove(ch.tx, id, existing.version))) throw changedMeanwhile(`mcp-server ${id}`, await mcpServerStore.get(ch.tx, id));
     await ch.record({ action: 'delete', entityType: 'mcp-server', entityId: id, before: stripStored(existing), after: null });
   });
   return c.body(null, 204);

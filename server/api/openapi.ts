@@ -16,7 +16,7 @@ const crud = (base: string, key: string, kind: string, tag: string, patch = true
 /** Every route of the API; the OpenAPI document is built from this list and the schemas. */
 const operations: Op[] = [
   ...crud('/v1/tools', 'id', 'tool', 'Tools'),
-  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool', body: 'tool-approve', response: 'tool', tag: 'Tools' },
+  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool (If-Match)', body: 'tool-approve', response: 'tool', tag: 'Tools' },
   ...crud('/v1/groups', 'name', 'group', 'Groups'),
   ...crud('/v1/states', 'name', 'state', 'States'),
   ...crud('/v1/tenants', 'tenant', 'tenant', 'Tenants'),
@@ -46,7 +46,8 @@ const operations: Op[] = [
   { method: 'get', path: '/v1/audit/verify', summary: 'Check the hash chain; names the first broken link', tag: 'Audit' },
   { method: 'get', path: '/v1/tokens', summary: 'List API tokens', list: 'token', tag: 'Auth' },
   { method: 'post', path: '/v1/tokens', summary: 'Create an API token (shown once)', body: 'token-create', response: 'token', tag: 'Auth' },
-  { method: 'delete', path: '/v1/tokens/{id}', summary: 'Revoke an API token', tag: 'Auth' },
+  { method: 'get', path: '/v1/tokens/{id}', summary: 'Read an API token (never its secret)', response: 'token', tag: 'Auth' },
+  { method: 'delete', path: '/v1/tokens/{id}', summary: 'Revoke an API token (If-Match)', tag: 'Auth' },
   { method: 'post', path: '/v1/session', summary: 'Console login: token → HttpOnly session cookie + CSRF token', body: 'session-create', tag: 'Auth', status: '200' },
   { method: 'get', path: '/v1/session', summary: 'The current console session', tag: 'Auth' },
   { method: 'delete', path: '/v1/session', summary: 'Log out', tag: 'Auth' },

@@ -5,7 +5,7 @@ import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { getPolicyTests, updatePolicyTests } from '../store/policy-tests.ts';
 import { checkPolicyTests } from '../validation/policy-tests.ts';
 import { throwProblems } from './document-routes.ts';
@@ -42,7 +42,7 @@ policyTestRoutes.put('/', async (c) => {
     checkVersion(expected, existing);
     throwProblems(await checkPolicyTests(ch.tx, tests));
     if (!(await updatePolicyTests(ch.tx, tenant, tests, existing.version, new Date().toISOString()))) {
-      throw new ApiError(412, 'precondition_failed', `the tests of ${tenant} changed meanwhile`);
+      throw changedMeanwhile(`the tests of ${tenant}`, await getPolicyTests(ch.tx, tenant));
     }
     await ch.record({ action: 'update', entityType: 'tests', entityId: tenant, tenant, before: { tests: existing.tests }, after: { tests } });
     return (await getPolicyTests(ch.tx, tenant))!;

@@ -9,10 +9,10 @@ import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 import { dropReadOnly, readJson, takeReason, validOrThrow } from '../http/body.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { getPolicyTests } from '../store/policy-tests.ts';
 import * as store from '../store/tenants.ts';
-import { checkGrantReferences, checkPolicyReferences } from '../validation/references.ts';
+import { judgeTenantChange } from '../validation/references.ts';
 import { findSecrets } from '../validation/secrets.ts';
 import { throwProblems } from './document-routes.ts';
 
@@ -44,7 +44,7 @@ tenantRoutes.post('/', async (c) => {
   const policy = t.policy ?? validOrThrow<TenantPolicy>('tenant-policy', store.emptyPolicy());
   const created = await withChange(c, reason, async (ch) => {
     if (await store.getTenant(ch.tx, t.id)) throw new ApiError(409, 'conflict', `tenant ${t.id} already exists`, { errors: [{ pointer: '/id', message: 'already exists' }] });
-    throwProblems((await checkPolicyReferences(ch.tx, policy)).map((p) => ({ ...p, pointer: '/policy' + p.pointer })));
+    throwProblems((await judgeTenantChange(ch.tx, t.id, { policy })).own.map((p) => ({ ...p, pointer: '/policy' + p.pointer })));
     const rec = await store.insertTenant(ch.tx, t, policy, now());
     await ch.record({ action: 'create', entityType: 'tenant', entityId: t.id, tenant: t.id, before: null, after: { id: t.id, name: t.name, policy } });
     return rec;
@@ -76,7 +76,7 @@ const replaceTenant = async (c: Context<AppEnv>, mode: 'put' | 'patch') => {
     const t = validOrThrow<Tenant>('tenant', merged);
     if (t.id !== id) throw new ApiError(400, 'validation', `The body names tenant ${t.id} but the URL names ${id}`, { errors: [{ pointer: '/id', message: `must be ${id}` }] });
     if (t.policy) throw new ApiError(400, 'validation', `Edit the policy at /v1/tenants/${id}/policy`, { errors: [{ pointer: '/policy', message: 'is edited at /v1/tenants/:tenant/policy' }] });
-    if (!(await store.updateTenant(ch.tx, id, t.name, existing.version, now()))) throw new ApiError(412, 'precondition_failed', `tenant ${id} changed meanwhile`);
+    if (!(await store.updateTenant(ch.tx, id, t.name, existing.version, now()))) throw changedMeanwhile(`tenant ${id}`, await store.getTenant(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name }, after: { id, name: t.name } });
     return (await store.getTenant(ch.tx, id))!;
   });
@@ -96,7 +96,7 @@ tenantRoutes.delete('/:tenant', async (c) => {
     checkVersion(expected, existing);
     const policy = await store.getPolicy(ch.tx, id);
     const tests = await getPolicyTests(ch.tx, id);
-    if (!(await store.deleteTenant(ch.tx, id, existing.version))) throw new ApiError(412, 'precondition_failed', `tenant ${id} changed meanwhile`);
+    if (!(await store.deleteTenant(ch.tx, id, existing.version))) throw changedMeanwhile(`tenant ${id}`, await store.getTenant(ch.tx, id));
     await ch.record({ action: 'delete', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name, policy: policy && policyDoc(policy), tests: tests?.tests ?? [] }, after: null });
     await unscopeTokens(ch, id);
   });
@@ -119,8 +119,8 @@ async function unscopeTokens(ch: Change, tenant: string): Promise<void> {
       await ch.tx.deleteFrom('tokens').where('id', '=', row.id).execute();
       await ch.record({ action: 'delete', entityType: 'token', entityId: row.id, before: toToken(row), after: null, reason: `tenant ${tenant} was deleted` });
     } else {
-      await ch.tx.updateTable('tokens').set({ tenants: JSON.stringify(rest) }).where('id', '=', row.id).execute();
-      await ch.record({ action: 'update', entityType: 'token', entityId: row.id, before: toToken(row), after: { ...toToken(row), tenants: rest }, reason: `tenant ${tenant} was deleted` });
+      await ch.tx.updateTable('tokens').set({ tenants: JSON.stringify(rest), version: row.version + 1 }).where('id', '=', row.id).execute();
+      await ch.record({ action: 'update', entityType: 'token', entityId: row.id, before: toToken(row), after: { ...toToken(row), tenants: rest, version: row.version + 1 }, reason: `tenant ${tenant} was deleted` });
     }
   }
 }
@@ -149,8 +149,11 @@ tenantRoutes.put('/:tenant/policy', async (c) => {
     await requireTenant(ch.tx, id);
     const existing = (await store.getPolicy(ch.tx, id))!;
     checkVersion(expected, existing);
-    throwProblems(await checkPolicyReferences(ch.tx, policy));
-    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now()))) throw new ApiError(412, 'precondition_failed', `the policy of ${id} changed meanwhile`);
+    const judged = await judgeTenantChange(ch.tx, id, { policy });
+    throwProblems(judged.own);
+    // A policy that drops a role or subject a grant still names would stop the tenant compiling.
+    throwProblems(judged.others, 409);
+    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now()))) throw changedMeanwhile(`the policy of ${id}`, await store.getPolicy(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: policyDoc(existing), after: policy });
     return (await store.getPolicy(ch.tx, id))!;
   });
@@ -201,7 +204,7 @@ tenantRoutes.post('/:tenant/grants', async (c) => {
     if (await store.getGrant(ch.tx, id, grant.connectionId)) {
       throw new ApiError(409, 'conflict', `grant ${grant.connectionId} already exists in tenant ${id}`, { errors: [{ pointer: '/connectionId', message: 'already exists' }] });
     }
-    throwProblems(await checkGrantReferences(ch.tx, grant));
+    throwProblems((await judgeTenantChange(ch.tx, id, { grant })).own);
     const rec = await store.insertGrant(ch.tx, id, grant, now());
     await ch.record({ action: 'create', entityType: 'grant', entityId: grant.connectionId, tenant: id, before: null, after: grant });
     return rec;
@@ -236,8 +239,8 @@ tenantRoutes.put('/:tenant/grants/:connectionId', async (c) => {
     await requireTenant(ch.tx, id);
     const existing = await requireGrant(ch.tx, id, connectionId);
     checkVersion(expected, existing);
-    throwProblems(await checkGrantReferences(ch.tx, grant));
-    if (!(await store.updateGrant(ch.tx, id, grant, existing.version, now()))) throw new ApiError(412, 'precondition_failed', `grant ${connectionId} changed meanwhile`);
+    throwProblems((await judgeTenantChange(ch.tx, id, { grant })).own);
+    if (!(await store.updateGrant(ch.tx, id, grant, existing.version, now()))) throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
     await ch.record({ action: 'update', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: grant });
     return (await store.getGrant(ch.tx, id, connectionId))!;
   });
@@ -255,7 +258,7 @@ tenantRoutes.delete('/:tenant/grants/:connectionId', async (c) => {
     await requireTenant(ch.tx, id);
     const existing = await requireGrant(ch.tx, id, connectionId);
     checkVersion(expected, existing);
-    if (!(await store.deleteGrant(ch.tx, id, connectionId, existing.version))) throw new ApiError(412, 'precondition_failed', `grant ${connectionId} changed meanwhile`);
+    if (!(await store.deleteGrant(ch.tx, id, connectionId, existing.version))) throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
     await ch.record({ action: 'delete', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: null });
   });
   return c.body(null, 204);

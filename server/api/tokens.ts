@@ -8,6 +8,7 @@ import { insertToken, newTokenSecret, toToken } from '../auth/tokens.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, takeReason, validOrThrow } from '../http/body.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 
 /** `/v1/tokens`: admins mint, list and revoke API tokens. Secrets are shown once and stored hashed. */
 export const tokenRoutes = new Hono<AppEnv>();
@@ -46,17 +47,33 @@ tokenRoutes.post('/', async (c) => {
     await ch.record({ action: 'create', entityType: 'token', entityId: id, before: null, after: toToken(r) });
     return r;
   });
+  c.header('ETag', etagOf(row.version));
   return c.json({ ...toToken(row), token: secret }, 201);
+});
+
+tokenRoutes.get('/:id', async (c) => {
+  authorize(c, 'token', 'read');
+  const id = c.req.param('id');
+  const row = await c.get('deps').database.db.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new ApiError(404, 'not_found', `token ${id} does not exist`);
+  c.header('ETag', etagOf(row.version));
+  return c.json(toToken(row));
 });
 
 tokenRoutes.delete('/:id', async (c) => {
   authorize(c, 'token', 'write');
   const id = c.req.param('id');
+  const expected = requiredIfMatch(c);
   const reason = takeReason(c);
   await withChange(c, reason, async (ch) => {
     const row = await ch.tx.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new ApiError(404, 'not_found', `token ${id} does not exist`);
-    await ch.tx.deleteFrom('tokens').where('id', '=', id).execute();
+    checkVersion(expected, toToken(row));
+    const gone = await ch.tx.deleteFrom('tokens').where('id', '=', id).where('version', '=', row.version).executeTakeFirst();
+    if (Number(gone.numDeletedRows) !== 1) {
+      const now = await ch.tx.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
+      throw changedMeanwhile(`token ${id}`, now && toToken(now));
+    }
     await ch.record({ action: 'delete', entityType: 'token', entityId: id, before: toToken(row), after: null });
   });
   // After the commit: a lookup racing the delete cannot re-cache the revoked token.

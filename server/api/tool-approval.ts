@@ -1,28 +1,27 @@
 import { Hono } from 'hono';
 import { definitionHash as hashDefinition } from '../../runtime/definition-hash.ts';
-import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { Tool, ToolApprove } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, takeReason, validOrThrow } from '../http/body.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import { stripStored } from '../store/document-store.ts';
 import { toolStore } from '../store/inventory.ts';
-import { checkInputSchema } from '../validation/input-schema.ts';
+import { checkToolReferences } from '../validation/references.ts';
 
 /**
  * `POST /v1/tools/:id/approve` `{ definitionHash }`: the only way an imported tool becomes active.
  * The hash is the precondition (409 `definition_mismatch` when the tool changed since it was
- * reviewed); `If-Match` is honoured when sent. Mounted under `/v1/tools`.
+ * reviewed) and `If-Match` names the version the reviewer saw. Mounted under `/v1/tools`.
  */
 export const toolApprovalRoutes = new Hono<AppEnv>();
 
 toolApprovalRoutes.post('/:id/approve', async (c) => {
   authorize(c, 'inventory', 'write');
   const id = c.req.param('id');
-  const expected = c.req.header('if-match') === undefined ? undefined : requiredIfMatch(c);
+  const expected = requiredIfMatch(c);
   const body = await readJson(c);
   const reason = takeReason(c, body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined);
   const { definitionHash } = validOrThrow<ToolApprove>('tool-approve', body);
@@ -30,7 +29,7 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
   const approved = await withChange(c, reason, async (ch) => {
     const tool = await toolStore.get(ch.tx, id);
     if (!tool) throw new ApiError(404, 'not_found', `tool ${id} does not exist`);
-    if (expected !== undefined) checkVersion(expected, tool);
+    checkVersion(expected, tool);
     if (tool.source?.kind !== 'mcp') {
       throw new ApiError(409, 'conflict', `tool ${id} was not imported from an MCP server; only imported tools are approved`);
     }
@@ -53,26 +52,19 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
         errors: why.length ? why : [{ pointer: '/definitionHash', message: 'does not match the stored definition' }],
       });
     }
-    const problems = checkInputSchema(tool.inputSchema);
-    if (problems.length === 0) {
-      // The same compilation the bundle compiler does: an approved tool must never block a publish.
-      try {
-        compileInputSchema(tool.inputSchema as Record<string, unknown>);
-      } catch (err) {
-        problems.push({ pointer: '/inputSchema', message: `does not compile: ${err instanceof Error ? err.message : String(err)}`, code: 'input_schema' });
-      }
-    }
+    const before = stripStored(tool);
+    const { review: _review, ...rest } = before;
+    const after: Tool = { ...rest, status: 'active', source: { ...tool.source, approvedDefinitionHash: tool.definitionHash } };
+    // The compiler's own rules, judged on the tool as it would become: an approved tool never blocks a publish.
+    const problems = await checkToolReferences(ch.tx, after);
     if (problems.length > 0) {
       const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
       throw new ApiError(400, 'validation', `tool ${id} cannot be approved as its server offers it: ${problems[0].pointer} ${problems[0].message}${more}`, {
         errors: problems,
       });
     }
-    const before = stripStored(tool);
-    const { review: _review, ...rest } = before;
-    const after: Tool = { ...rest, status: 'active', source: { ...tool.source, approvedDefinitionHash: tool.definitionHash } };
     const saved = await toolStore.update(ch.tx, id, after, tool.version, tool.createdAt, new Date().toISOString());
-    if (!saved) throw new ApiError(412, 'precondition_failed', `tool ${id} changed meanwhile`, { current: await toolStore.get(ch.tx, id) });
+    if (!saved) throw changedMeanwhile(`tool ${id}`, await toolStore.get(ch.tx, id));
     await ch.record({ action: 'approve', entityType: 'tool', entityId: id, before, after });
     return saved;
   });

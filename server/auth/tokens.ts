@@ -23,6 +23,7 @@ export function toToken(row: TokensRow): Token {
     tenants: JSON.parse(row.tenants) as string[],
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
+    version: row.version,
   };
 }
 
@@ -42,6 +43,7 @@ export async function insertToken(
     token_hash: hashSecret(t.secret),
     created_at: t.now,
     last_used_at: null,
+    version: 1,
   };
   await db.insertInto('tokens').values(row).execute();
   return row;

@@ -19,9 +19,8 @@ import { createHash } from 'node:crypto';
 import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { globMatcher } from '../../runtime/glob.ts';
-import { compileInputSchema } from '../../runtime/load-bundle.ts';
-import { casbinPolicy, ROLE_PREFIX } from '../policy-engine/casbin-policy.ts';
-import { checkInputSchema } from '../validation/input-schema.ts';
+import { casbinPolicy } from '../policy-engine/casbin-policy.ts';
+import { draftNames, judgeGroups, judgeTenant, judgeTool } from '../validation/draft-rules.ts';
 import type { DraftSnapshot } from '../store/snapshot.ts';
 import { conformanceVectors } from './conformance.ts';
 
@@ -72,92 +71,26 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   stateList.sort(byKey((s) => s.name));
   const grantList = dedupe(grants, (g) => g.connectionId, '/grants', errors).sort(byKey((g) => g.connectionId));
 
-  const groupNames = new Set(groupList.map((g) => g.name));
-  const stateNames = new Set(stateList.map((s) => s.name));
+  // 3. References and rules: the same judge every save runs.
   // Removed tools may still be named by a policy written before they vanished; they match nothing.
   // Ids as given, so a tool that fails its schema is reported once, not again where it is named.
-  const inventoryIds = new Set((snapshot.tools ?? []).flatMap((t) => (typeof t?.id === 'string' ? [t.id] : [])));
+  const inventoryIds = (snapshot.tools ?? []).flatMap((t) => (typeof t?.id === 'string' ? [t.id] : []));
+  const names = draftNames(groupList.map((g) => g.name), stateList.map((s) => s.name), inventoryIds);
+  for (const t of live) {
+    for (const p of judgeTool(t, names)) err(`/tools/${escapePointer(t.id)}${p.pointer}`, p.message, p.code);
+  }
+  const includes = new Map(groupList.map((g) => [g.name, [...new Set(g.includes ?? [])].sort()]));
+  const judgedGroups = judgeGroups(new Map(groupList.map((g) => [g.name, g.includes ?? []])));
+  errors.push(...judgedGroups.problems);
+  const closure = judgedGroups.closure;
+  errors.push(...judgeTenant(policy, grantList, names, policyCheck.ok));
   const roles = policy.roles ?? {};
   const bindings = policy.bindings ?? {};
   const profiles = policy.profiles ?? {};
 
-  // 3. Tools: references, input schemas, what keeps a tool from ever being visible.
-  for (const t of live) {
-    const at = `/tools/${escapePointer(t.id)}`;
-    (t.groups ?? []).forEach((g, i) => {
-      if (!groupNames.has(g)) err(`${at}/groups/${i}`, `unknown group "${g}"`, 'unknown_reference');
-    });
-    if (t.state !== undefined && !stateNames.has(t.state)) err(`${at}/state`, `unknown state "${t.state}"`, 'unknown_reference');
-    (t.availableInStates ?? []).forEach((s, i) => {
-      if (s !== '*' && !stateNames.has(s)) err(`${at}/availableInStates/${i}`, `unknown state "${s}"`, 'unknown_reference');
-    });
-    if (t.status === 'active' && t.redaction) {
-      for (const p of inputSchemaProblems(t.inputSchema)) err(`${at}/inputSchema${p.pointer}`, p.message, p.code);
-    }
-  }
-
-  // 4. Groups: includes must exist and must not loop.
-  const includes = new Map(groupList.map((g) => [g.name, [...new Set(g.includes ?? [])].sort()]));
-  for (const g of groupList) {
-    (g.includes ?? []).forEach((inc, i) => {
-      if (!groupNames.has(inc)) err(`/groups/${escapePointer(g.name)}/includes/${i}`, `unknown group "${inc}"`, 'unknown_reference');
-    });
-  }
-  const closure = groupClosures(includes, errors);
-
-  // 5. Policy: roles, bindings, profiles.
-  const exactTool = (id: string, pointer: string) => {
-    if (id.includes('*')) return;
-    if (!inventoryIds.has(id)) {
-      err(pointer, `unknown tool "${id}"`, 'unknown_reference');
-      return;
-    }
-    // A tool without redaction is not an error here: it stays out of reach with reason no_redaction.
-  };
-  for (const [name, role] of Object.entries(roles)) {
-    const at = `/policy/roles/${escapePointer(name)}`;
-    (role.groups ?? []).forEach((g, i) => {
-      if (g !== '*' && !groupNames.has(g)) err(`${at}/groups/${i}`, `unknown group "${g}"`, 'unknown_reference');
-    });
-    (role.allow ?? []).forEach((id, i) => exactTool(id, `${at}/allow/${i}`));
-    (role.deny ?? []).forEach((id, i) => {
-      if (!id.includes('*') && !inventoryIds.has(id)) err(`${at}/deny/${i}`, `unknown tool "${id}"`, 'unknown_reference');
-    });
-  }
-  for (const [subject, roleNames] of Object.entries(bindings)) {
-    const at = `/policy/bindings/${escapePointer(subject)}`;
-    if (subject.startsWith(ROLE_PREFIX)) err(at, `subjects must not start with "${ROLE_PREFIX}" (reserved for roles)`, 'reserved_name');
-    roleNames.forEach((r, i) => {
-      if (!Object.hasOwn(roles, r)) err(`${at}/${i}`, `unknown role "${r}"`, 'unknown_reference');
-    });
-  }
-  for (const [name, profile] of Object.entries(profiles)) {
-    for (const list of ['enable', 'disable'] as const) {
-      (profile[list] ?? []).forEach((id, i) => {
-        const pointer = `/policy/profiles/${escapePointer(name)}/${list}/${i}`;
-        if (list === 'enable') exactTool(id, pointer);
-        else if (!inventoryIds.has(id)) err(pointer, `unknown tool "${id}"`, 'unknown_reference');
-      });
-    }
-  }
-
-  // 6. Grants: subjects are bound subjects or roles; exact tools exist.
-  for (const g of grantList) {
-    const at = `/grants/${escapePointer(g.connectionId)}`;
-    g.subjects.forEach((s, i) => {
-      // With an invalid policy its roles are unknown: the policy's own errors say enough.
-      if (policyCheck.ok && !Object.hasOwn(roles, s) && !Object.hasOwn(bindings, s)) {
-        err(`${at}/subjects/${i}`, `"${s}" is neither a role nor a bound subject`, 'unknown_reference');
-      }
-    });
-    g.tools.forEach((id, i) => {
-      if (!id.includes('*') && !inventoryIds.has(id)) err(`${at}/tools/${i}`, `unknown tool "${id}"`, 'unknown_reference');
-    });
-  }
-
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
 
-  // 7. Assemble, sorted everywhere order carries no meaning.
+  // 4. Assemble, sorted everywhere order carries no meaning.
   const catalogTools = live.map(bundleTool);
   const toolIds = catalogTools.map((t) => t.id);
   const matchAll = (globs: readonly string[] | undefined) => {
@@ -246,29 +179,6 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
 
 const ENVELOPE = new Set(['version', 'revision', 'previousRevision', 'issuedAt', 'expiresAt']);
 
-// Input-schema checks by schema text: an inventory mostly recompiles with the schemas it had.
-const schemaChecks = new Map<string, CompileError[]>();
-const MAX_SCHEMA_CHECKS = 20_000;
-
-/** Restricted-subset and compile problems of an input schema, pointers relative to it. */
-function inputSchemaProblems(schema: unknown): CompileError[] {
-  const key = JSON.stringify(schema);
-  let problems = schemaChecks.get(key);
-  if (!problems) {
-    problems = checkInputSchema(schema, '').map((p) => ({ pointer: p.pointer, message: p.message, code: p.code ?? 'input_schema' }));
-    if (problems.length === 0) {
-      try {
-        compileInputSchema(schema as Record<string, unknown>);
-      } catch (e) {
-        problems.push({ pointer: '', message: `does not compile: ${e instanceof Error ? e.message : String(e)}`, code: 'input_schema' });
-      }
-    }
-    if (schemaChecks.size >= MAX_SCHEMA_CHECKS) schemaChecks.clear();
-    schemaChecks.set(key, problems);
-  }
-  return problems;
-}
-
 /** The hash naming a bundle's content: everything but version, revision, previousRevision, issuedAt, expiresAt. */
 export function contentRevision(bundle: Bundle): string {
   const { version: _v, revision: _r, previousRevision: _p, issuedAt: _i, expiresAt: _e, ...content } = bundle;
@@ -302,41 +212,6 @@ function bundleTool(t: Tool): BundleTool | ExcludedTool {
     out.source = { kind: t.source.kind };
     if (t.source.server !== undefined) out.source.server = t.source.server;
     if (t.source.originalName !== undefined) out.source.originalName = t.source.originalName;
-  }
-  return out;
-}
-
-/**
- * Each group's closure under `includes` (itself included), reporting every include cycle once,
- * named from the first group of the map that lies on it. Also used to refuse a cycle at save time.
- */
-export function groupClosures(includes: Map<string, string[]>, errors: CompileError[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  const reported = new Set<string>();
-  for (const start of includes.keys()) {
-    const seen = new Set<string>([start]);
-    const stack: { name: string; path: string[] }[] = [{ name: start, path: [start] }];
-    while (stack.length > 0) {
-      const { name, path } = stack.pop()!;
-      for (const next of includes.get(name) ?? []) {
-        if (next === start) {
-          const cycle = [...path, start];
-          const id = [...cycle].sort().join('\u0000');
-          if (!reported.has(id)) {
-            reported.add(id);
-            errors.push({ pointer: `/groups/${escapePointer(start)}/includes`, message: `includes form a cycle: ${cycle.join(' → ')}`, code: 'cycle' });
-          }
-          continue;
-        }
-        if (seen.has(next) || !includes.has(next)) {
-          seen.add(next);
-          continue;
-        }
-        seen.add(next);
-        stack.push({ name: next, path: [...path, next] });
-      }
-    }
-    out.set(start, [...seen].sort());
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { validate } from '../../policy-schemas/index.ts';
+import { parseSafeJson } from '../http/safe-json.ts';
 import { type Entity, KEY_FIELD, SCHEMA_OF, fileDocument, parsePath } from './layout.ts';
 
 /** Top-level folders of the layout; anything else in the directory (README, CI files, .git) is left alone. */
@@ -40,13 +41,14 @@ export function readDir(dir: string): { ok: true; entities: Map<string, Entity> 
       problems.push({ path, pointer: '', message: 'is not part of the layout (see "Keeping the configuration in git" in the README)' });
       continue;
     }
-    let doc: unknown;
-    try {
-      doc = JSON.parse(readFileSync(join(dir, path), 'utf8'));
-    } catch (err) {
-      problems.push({ path, pointer: '', message: `is not JSON: ${(err as Error).message}` });
+    // Read as the API reads a body: keys that reshape objects and excessive depth are refused.
+    const parsed = parseSafeJson(readFileSync(join(dir, path), 'utf8'));
+    if (!parsed.ok) {
+      if (parsed.kind === 'syntax') problems.push({ path, pointer: '', message: `is not JSON: ${parsed.message}` });
+      else for (const p of parsed.problems) problems.push({ path, pointer: p.pointer, message: p.message });
       continue;
     }
+    const doc = parsed.value;
     const check = validate<Record<string, unknown>>(SCHEMA_OF[where.kind], doc);
     if (!check.ok) {
       for (const e of check.errors) problems.push({ path, pointer: e.pointer, message: e.message });

@@ -3,6 +3,7 @@ import { type SchemaProblem, validate } from '../../policy-schemas/index.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { checkReasonText } from './reason-text.ts';
+import { MAX_DEPTH, parseSafeJson } from './safe-json.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const REASON_HEADER = 'Toolgate-Reason';
@@ -25,31 +26,26 @@ export async function readJson(c: Context<AppEnv>): Promise<unknown> {
   if (declared > MAX_BODY_BYTES) throw tooLarge();
   const buf = await c.req.arrayBuffer();
   if (buf.byteLength > MAX_BODY_BYTES) throw tooLarge();
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(buf);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new ApiError(400, 'invalid_json', `The body is not valid JSON: ${(e as Error).message}`, { errors: [{ pointer: '', message: 'is not valid JSON' }] });
-  }
-  if (depthExceeds(value, MAX_DEPTH)) {
-    throw new ApiError(400, 'validation', `The body is nested deeper than ${MAX_DEPTH} levels`, { errors: [{ pointer: '', message: `nests deeper than ${MAX_DEPTH} levels` }] });
-  }
-  return value;
+  return parseJsonBody(new TextDecoder('utf-8', { fatal: false }).decode(buf));
 }
 
-/** Deeper bodies are refused before any recursive code (validators, schema walks) sees them. */
-export const MAX_DEPTH = 64;
-
-function depthExceeds(root: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (d >= max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+/**
+ * A body's JSON text as every route reads it: 400 `invalid_json` when it does not parse, 400 with
+ * each pointer when a key could reshape objects (`__proto__`, `constructor`, `prototype`) or it
+ * nests deeper than MAX_DEPTH.
+ */
+export function parseJsonBody(text: string): unknown {
+  const parsed = parseSafeJson(text);
+  if (parsed.ok) return parsed.value;
+  if (parsed.kind === 'syntax') {
+    throw new ApiError(400, 'invalid_json', `The body is not valid JSON: ${parsed.message}`, { errors: [{ pointer: '', message: 'is not valid JSON' }] });
   }
-  return false;
+  if (parsed.problems.some((p) => p.code === 'too_deep')) {
+    throw new ApiError(400, 'validation', `The body is nested deeper than ${MAX_DEPTH} levels`, { errors: [{ pointer: '', message: `nests deeper than ${MAX_DEPTH} levels` }] });
+  }
+  const first = parsed.problems[0];
+  const more = parsed.problems.length > 1 ? ` (and ${parsed.problems.length - 1} more)` : '';
+  throw new ApiError(400, 'validation', `${first.pointer} ${first.message}${more}`, { errors: parsed.problems });
 }
 
 function tooLarge(): ApiError {

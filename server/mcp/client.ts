@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '../../policy-schemas/types.gen.ts';
+import { plainJson } from '../http/safe-json.ts';
 import { DestinationRefused, guardedFetch } from './guarded-fetch.ts';
 import { type McpTransportPolicy, transportProblems } from './transport-policy.ts';
 
@@ -237,9 +238,10 @@ function secretValues(t: TransportConfig, env: Record<string, string | undefined
 }
 
 function toOffered(t: { name: string; description?: string; inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; annotations?: Record<string, unknown> }): OfferedTool {
-  const out: OfferedTool = { name: t.name, inputSchema: t.inputSchema };
+  // The SDK's zod parse may have assigned keys such as __proto__: keep only what JSON text holds.
+  const out: OfferedTool = { name: t.name, inputSchema: plainJson(t.inputSchema) };
   if (t.description !== undefined) out.description = t.description;
-  if (t.outputSchema !== undefined) out.outputSchema = t.outputSchema;
+  if (t.outputSchema !== undefined) out.outputSchema = plainJson(t.outputSchema);
   const hints: ToolHints = {};
   for (const h of HINTS) if (typeof t.annotations?.[h] === 'boolean') hints[h] = t.annotations[h] as boolean;
   if (Object.keys(hints).length > 0) out.annotations = hints;

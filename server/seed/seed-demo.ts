@@ -8,8 +8,7 @@ import type { AppDeps } from '../context.ts';
 import { validOrThrow } from '../http/body.ts';
 import { DEFAULT_GROUP, INITIAL_STATE, groupStore, stateStore, toolStore } from '../store/inventory.ts';
 import { insertGrant, insertTenant } from '../store/tenants.ts';
-import { checkInputSchema } from '../validation/input-schema.ts';
-import { checkGrantReferences, checkGroupReferences, checkPolicyReferences, checkToolReferences } from '../validation/references.ts';
+import { checkGroupReferences, checkToolReferences, judgeTenantChange } from '../validation/references.ts';
 
 export type DemoData = {
   tools: Tool[];
@@ -64,20 +63,20 @@ export async function seedDatabase(deps: Pick<AppDeps, 'database' | 'metrics'>, 
       const tool = validOrThrow<Tool>('tool', structuredClone(t));
       tool.source = { kind: 'core' };
       tool.definitionHash = definitionHash({ name: tool.id, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema });
-      fail(`tool ${tool.id}`, [...checkInputSchema(tool.inputSchema), ...(await checkToolReferences(ch.tx, tool))]);
+      fail(`tool ${tool.id}`, await checkToolReferences(ch.tx, tool));
       await toolStore.insert(ch.tx, tool.id, tool, now);
       await ch.record({ action: 'create', entityType: 'tool', entityId: tool.id, before: null, after: tool });
     }
     for (const t of data.tenants) {
       const policy = validOrThrow<TenantPolicy>('tenant-policy', structuredClone(t.policy));
-      fail(`tenant ${t.id}`, await checkPolicyReferences(ch.tx, policy));
+      fail(`tenant ${t.id}`, (await judgeTenantChange(ch.tx, t.id, { policy })).own);
       await insertTenant(ch.tx, { id: t.id, name: t.name }, policy, now);
       await ch.record({ action: 'create', entityType: 'tenant', entityId: t.id, tenant: t.id, before: null, after: { id: t.id, name: t.name, policy } });
     }
     for (const g of data.grants) {
       const { tenant, ...rest } = structuredClone(g);
       const grant = validOrThrow<ConnectionGrant>('connection-grant', rest);
-      fail(`grant ${grant.connectionId}`, await checkGrantReferences(ch.tx, grant));
+      fail(`grant ${grant.connectionId}`, (await judgeTenantChange(ch.tx, tenant, { grant })).own);
       await insertGrant(ch.tx, tenant, grant, now);
       await ch.record({ action: 'create', entityType: 'grant', entityId: grant.connectionId, tenant, before: null, after: grant });
     }

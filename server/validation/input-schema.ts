@@ -1,12 +1,34 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import { escapePointer } from '../../policy-schemas/index.ts';
+import { compileLinearPattern } from '../../runtime/linear-regexp.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
+import { jsonShapeProblems } from '../http/safe-json.ts';
 
-const FORBIDDEN = ['oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', 'patternProperties'] as const;
-// Keywords whose values are data, not subschemas: never walked.
-const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example', 'description', 'title', 'required']);
+const FORBIDDEN = new Set(['oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', 'patternProperties']);
+// Where the target depends on the evaluation path, not on the schema text: outside the subset.
+const DYNAMIC = new Set(['$dynamicRef', '$dynamicAnchor', '$recursiveRef', '$recursiveAnchor']);
+
+// Where a subschema can stand, by the 2020-12 vocabulary (plus draft-07's, which MCP servers often
+// declare). Everything else is data (enum, const, examples, default, unknown keywords…) and is
+// never walked as a schema, whatever its key is called.
+const ONE_SCHEMA = new Set([
+  'additionalProperties',
+  'unevaluatedProperties',
+  'propertyNames',
+  'items',
+  'additionalItems',
+  'unevaluatedItems',
+  'contains',
+  'contentSchema',
+  'not',
+  'if',
+  'then',
+  'else',
+]);
+const SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+const SCHEMA_LIST = new Set(['prefixItems', 'allOf', 'anyOf', 'oneOf']);
 
 // A separate ajv, only to check that an input schema is itself a valid JSON Schema.
 const metaAjv = new Ajv2020({ strict: false, validateFormats: false });
@@ -15,17 +37,27 @@ metaAjv.addMetaSchema(draft07MetaSchema);
 
 /**
  * Checks an input schema against DESIGN's restricted subset: an object schema, without
- * combinators, conditionals, patternProperties, non-local $ref, or a `connectionId` property.
- * Returns every problem, each with the JSON pointer of where it sits.
+ * combinators, conditionals, patternProperties, dynamic or non-local references, or a
+ * `connectionId` property. Subschemas are found by the JSON Schema vocabulary (where a subschema
+ * can stand), so a keyword-like name used as a `$defs` entry or a property is still walked, and a
+ * `$ref` may only point at such a place. Returns every problem, each with the pointer where it sits.
+ * The one judge of input schemas: saves, MCP import, approval and the compiler all call it.
  */
 export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): ProblemDetail[] {
-  const problems: ProblemDetail[] = [];
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     return [{ pointer, message: 'must be a JSON Schema object', code: 'input_schema' }];
   }
+  const shape = jsonShapeProblems(schema);
+  if (shape.length) return shape.map((p) => ({ ...p, pointer: pointer + p.pointer }));
   const root = schema as Record<string, unknown>;
+  const problems: ProblemDetail[] = [];
   if (root.type !== 'object') problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
-  walk(root, pointer, problems);
+  const walk = walkSchema(root);
+  for (const p of walk.problems) problems.push({ ...p, pointer: pointer + p.pointer });
+  for (const ref of walk.refs) {
+    const problem = refProblem(ref.value, walk.subschemas);
+    if (problem) problems.push({ pointer: pointer + ref.pointer, message: problem, code: 'input_schema' });
+  }
   let valid: boolean;
   try {
     valid = metaAjv.validateSchema(schema) as boolean;
@@ -49,33 +81,87 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
   return problems;
 }
 
-function walk(node: unknown, pointer: string, problems: ProblemDetail[]): void {
-  if (Array.isArray(node)) {
-    node.forEach((item, i) => walk(item, `${pointer}/${i}`, problems));
-    return;
-  }
-  if (node === null || typeof node !== 'object') return;
-  for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
-    const here = `${pointer}/${escapePointer(key)}`;
-    if ((FORBIDDEN as readonly string[]).includes(key)) {
-      problems.push({ pointer: here, message: `"${key}" is not allowed in tool input schemas (restricted subset)`, code: 'input_schema' });
-      continue;
-    }
-    if ((key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef') && (typeof value !== 'string' || !value.startsWith('#'))) {
-      problems.push({ pointer: here, message: 'only local references ("#/...") are allowed', code: 'input_schema' });
-      continue;
-    }
-    if (DATA_KEYWORDS.has(key)) continue;
-    if ((key === 'properties' || key === 'dependentSchemas') && value && typeof value === 'object' && !Array.isArray(value)) {
-      for (const [prop, sub] of Object.entries(value as Record<string, unknown>)) {
-        const propPointer = `${here}/${escapePointer(prop)}`;
-        if (key === 'properties' && prop === 'connectionId') {
-          problems.push({ pointer: propPointer, message: 'connectionId must not be an argument: connections travel out of band', code: 'connection_id' });
-        }
-        walk(sub, propPointer, problems);
+type Walk = { problems: ProblemDetail[]; refs: { pointer: string; value: string }[]; subschemas: Set<string> };
+
+/** Visits every subschema (pointers relative to the root, "" for the root itself). */
+function walkSchema(root: Record<string, unknown>): Walk {
+  const out: Walk = { problems: [], refs: [], subschemas: new Set() };
+  const stack: { node: unknown; pointer: string }[] = [{ node: root, pointer: '' }];
+  while (stack.length) {
+    const { node, pointer } = stack.pop()!;
+    out.subschemas.add(pointer);
+    // Booleans are schemas too; anything else where a schema must stand is the meta-schema's to refuse.
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) continue;
+    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+      const here = `${pointer}/${escapePointer(key)}`;
+      const problem = (message: string, code = 'input_schema') => out.problems.push({ pointer: here, message, code });
+      if (FORBIDDEN.has(key)) {
+        problem(`"${key}" is not allowed in tool input schemas (restricted subset)`);
+        continue;
       }
-      continue;
+      if (DYNAMIC.has(key)) {
+        problem(`"${key}" is not allowed in tool input schemas: only "$ref" to a JSON pointer in the same schema`);
+        continue;
+      }
+      if (key === '$id' && pointer !== '') {
+        problem('"$id" is allowed only at the root: a nested one changes what "#/…" references mean');
+        continue;
+      }
+      if (key === 'pattern' && typeof value === 'string') {
+        try {
+          compileLinearPattern(value);
+        } catch (e) {
+          problem(`cannot run in linear time (RE2 syntax, no lookaround or backreferences): ${(e as Error).message}`);
+        }
+        continue;
+      }
+      if (key === '$ref') {
+        if (typeof value === 'string') out.refs.push({ pointer: here, value });
+        else problem('must be a string');
+        continue;
+      }
+      const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+      if (ONE_SCHEMA.has(key)) {
+        // draft-07 `items` may be a list of schemas (a tuple).
+        if (Array.isArray(value)) value.forEach((sub, i) => stack.push({ node: sub, pointer: `${here}/${i}` }));
+        else stack.push({ node: value, pointer: here });
+      } else if (SCHEMA_LIST.has(key) && Array.isArray(value)) {
+        value.forEach((sub, i) => stack.push({ node: sub, pointer: `${here}/${i}` }));
+      } else if ((SCHEMA_MAP.has(key) || key === 'dependencies') && isObject) {
+        for (const [name, sub] of Object.entries(value as Record<string, unknown>)) {
+          const at = `${here}/${escapePointer(name)}`;
+          if (key === 'properties' && name === 'connectionId') {
+            out.problems.push({ pointer: at, message: 'connectionId must not be an argument: connections travel out of band', code: 'connection_id' });
+          }
+          // draft-07 `dependencies` maps to a schema or to a list of property names (data).
+          if (key === 'dependencies' && Array.isArray(sub)) continue;
+          stack.push({ node: sub, pointer: at });
+        }
+      }
     }
-    walk(value, here, problems);
   }
+  out.problems.sort((a, b) => (a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0));
+  return out;
+}
+
+/**
+ * Why a `$ref` is outside the subset: it must be `#` or `#/<JSON pointer>` naming a place the walk
+ * found a subschema at. A pointer into data (`#/properties/a/enum/0`, an unknown keyword) would make
+ * ajv compile text the walk never judged.
+ */
+function refProblem(ref: string, subschemas: Set<string>): string | undefined {
+  if (!ref.startsWith('#')) return 'only local references ("#/...") are allowed';
+  const fragment = ref.slice(1);
+  if (fragment !== '' && !fragment.startsWith('/')) return 'must be a JSON pointer ("#/..."); anchors are outside the subset';
+  let target: string;
+  try {
+    target = fragment
+      .split('/')
+      .map((part, i) => (i === 0 ? part : escapePointer(decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))))
+      .join('/');
+  } catch {
+    return 'is not a valid URI fragment';
+  }
+  if (!subschemas.has(target)) return `points at ${target || 'the root'}, where no subschema stands`;
+  return undefined;
 }

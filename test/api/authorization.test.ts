@@ -82,7 +82,7 @@ describe('tokens', () => {
     const row = await t.deps.database.db.selectFrom('tokens').selectAll().where('id', '=', r.json.id).executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain(r.json.token);
     expect((await t.request('GET', '/v1/tenants/globex-eng', { token: r.json.token })).status).toBe(200);
-    expect((await t.request('DELETE', `/v1/tokens/${r.json.id}`)).status).toBe(204);
+    expect((await t.request('DELETE', `/v1/tokens/${r.json.id}`, { headers: { 'if-match': r.headers.get('etag')! } })).status).toBe(204);
     expect((await t.request('GET', '/v1/tenants/globex-eng', { token: r.json.token })).status).toBe(401);
     const audit = await t.request('GET', `/v1/audit?entityType=token&entityId=${r.json.id}`);
     expect(audit.json.items.map((e: { action: string }) => e.action)).toEqual(['create', 'delete']);

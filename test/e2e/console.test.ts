@@ -328,6 +328,12 @@ describe('the admin console in a real browser', () => {
     } finally {
       await a.context.close();
     }
+    // Revoking sends the version the list showed (If-Match); the token stops working at once.
+    await go(page, '/tokens');
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Revoke e2e viewer' }).click();
+    await page.getByRole('table', { name: 'Tokens' }).getByRole('cell', { name: /^e2e viewer / }).waitFor({ state: 'detached' });
+    expect((await fetch(`${c.url}/v1/tenants`, { headers: { authorization: `Bearer ${viewer.token}` } })).status).toBe(401);
   });
 
   it('lets an editor change the policy of its own tenant only, and not the inventory', async () => {
@@ -476,9 +482,9 @@ describe('the admin console in a real browser', () => {
       expect(diff).toContain('/description');
       expect(diff).toContain('Look a word up and send it to a third party.');
       await c.shot(page, 'mcp-review', [card.getByTestId('transport')]);
-      await review.getByRole('button', { name: 'Disable' }).click();
-      await page.getByText('No quarantined tool awaits review.').waitFor();
-      expect((await c.api('GET', '/v1/tools/mcp__dictionary__lookup')).json.status).toBe('disabled');
+      // Only approval leaves quarantine: the changed tool waits, out of every bundle, until then.
+      expect(await review.getByRole('button', { name: 'Disable' }).count()).toBe(0);
+      expect((await c.api('GET', '/v1/tools/mcp__dictionary__lookup')).json.status).toBe('quarantined');
     } finally {
       fixture.dispose();
     }

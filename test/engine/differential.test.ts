@@ -5,6 +5,11 @@ import type { TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { evaluate, policyAllows } from '../../runtime/evaluate.ts';
 import { globMatches } from '../../runtime/glob.ts';
 import { createTenantEnforcer } from '../../server/policy-engine/enforcer.ts';
+import { FileAdapter, type Enforcer, newEnforcer } from 'casbin';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BundleCasbin } from '../../policy-schemas/types.gen.ts';
 import { build, snapshot, tool } from './build.ts';
 
 /** Small deterministic PRNG (mulberry32), so a failure names a reproducible seed. */
@@ -24,6 +29,7 @@ function rng(seed: number) {
 }
 
 const NAMESPACES = ['core', 'mcp__github', 'mcp__fs', 'host'];
+const ODD_SUBJECTS = ['user:alice@example.com', 'agent:a/b|c+d=e~f!g$h%i&j*k?l^m;n[o]p{q}r<s>t`u', 'user:ünïcødé-名前', 'svc:role:x', 'x:-1.5e3'];
 const WORDS = ['get', 'list', 'read', 'write', 'delete', 'issue', 'file', 'pr', 'run', 'x', 'get_issue', 'read_file'];
 
 function randomTenant(seed: number) {
@@ -63,11 +69,32 @@ function randomTenant(seed: number) {
   const subjects = Array.from({ length: 2 + r.int(8) }, (_, i) => `agent:s${i}`);
   const bindings: Record<string, string[]> = {};
   for (const s of subjects) if (r.next() < 0.85) bindings[s] = r.some(roleNames, 3);
-  // Also a subject literally called like a role, and one whose name contains Casbin-ish characters.
+  // Also a subject literally called like a role, and subjects with every kind of character the
+  // schema lets a subject hold (they must survive a CSV policy file in any language).
   bindings['role0'] = r.some(roleNames, 2);
-  bindings['agent:we,ird "name"'] = r.some(roleNames, 2);
+  for (const s of ODD_SUBJECTS) if (r.next() < 0.7) bindings[s] = r.some(roleNames, 2);
   const tenant = `t${seed}`;
-  return { tenant, tools, roles, bindings, subjects: [...subjects, 'role0', 'agent:we,ird "name"', 'agent:unbound', `role:${roleNames[0]}`] };
+  return { tenant, tools, roles, bindings, subjects: [...subjects, 'role0', ...ODD_SUBJECTS, 'agent:unbound', `role:${roleNames[0]}`] };
+}
+
+/**
+ * node-casbin's own file adapter over a real model file and a real CSV policy file, each row
+ * written as the plain `a, b, c` line any Casbin port reads (no quoting needed).
+ */
+async function fileEnforcer(casbin: BundleCasbin): Promise<Enforcer> {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-casbin-'));
+  try {
+    writeFileSync(join(dir, 'model.conf'), casbin.model);
+    writeFileSync(join(dir, 'policy.csv'), casbin.policy.map((row) => row.join(', ')).join('\n') + '\n');
+    const e = await newEnforcer(join(dir, 'model.conf'), new FileAdapter(join(dir, 'policy.csv')));
+    // What the file held, read back, is exactly the bundle's rows.
+    const read = [...(await e.getPolicy()).map((r) => ['p', ...r]), ...(await e.getGroupingPolicy()).map((r) => ['g', ...r])];
+    expect(read.map((r) => JSON.stringify(r)).sort()).toEqual(casbin.policy.map((r) => JSON.stringify(r)).sort());
+    expect(readFileSync(join(dir, 'policy.csv'), 'utf8').split('\n').filter(Boolean)).toHaveLength(casbin.policy.length);
+    return e;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 describe('SDK index against node-casbin', () => {
@@ -79,12 +106,17 @@ describe('SDK index against node-casbin', () => {
       const loaded = build(snapshot({ tenant: t.tenant, tools: t.tools, policy: { roles: t.roles, bindings: t.bindings } }));
       const casbin = loaded.bundle.casbin;
       const enforcer = await createTenantEnforcer(t.tenant, loaded.revision, casbin);
+      // As another language loads it: model and rows written to files, rows as plain CSV lines.
+      const fromFile = seed <= 20 ? await fileEnforcer(casbin) : null;
       for (const subject of t.subjects) {
         for (const id of loaded.bundle.index.tools) {
           const sdk = policyAllows(loaded, subject, id);
           const reference = enforcer.allows(subject, id);
           if (sdk !== reference) {
             throw new Error(`seed ${seed}: ${subject} → ${id}: sdk ${sdk}, casbin ${reference}\n${JSON.stringify({ roles: t.roles, bindings: t.bindings[subject] })}`);
+          }
+          if (fromFile && fromFile.enforceSync(subject, t.tenant, id, 'call') !== sdk) {
+            throw new Error(`seed ${seed}: ${subject} → ${id}: sdk ${sdk}, casbin from the CSV file ${!sdk}`);
           }
           // And both agree with the glob semantics written out longhand.
           const roles = Object.hasOwn(t.bindings, subject) ? t.bindings[subject] : [];

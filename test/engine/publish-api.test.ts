@@ -165,10 +165,12 @@ describe('publishing', () => {
   });
 
   it('refuses to publish a draft that does not compile, listing every error, and changes nothing', async () => {
-    // Saving checks references; what only the compiler refuses is a subject in Casbin's role namespace.
-    await setPolicy('acme-research', (p) => {
-      p.bindings['role:researcher'] = ['researcher'];
-    });
+    // Saves and the compiler share one judge, so only data stored before a rule existed (written
+    // straight to the database here) can fail to compile: a subject in Casbin's role namespace.
+    const row = await t.deps.database.db.selectFrom('tenant_policies').select('body').where('tenant', '=', 'acme-research').executeTakeFirstOrThrow();
+    const stored = JSON.parse(row.body);
+    stored.bindings['role:researcher'] = ['researcher'];
+    await t.deps.database.db.updateTable('tenant_policies').set({ body: JSON.stringify(stored) }).where('tenant', '=', 'acme-research').execute();
     const sim = await t.request('POST', `${base}/simulate`, { body: { subject: 'agent:research-bot' } });
     expect(sim.status).toBe(422);
     expect(sim.json.code).toBe('compile_error');

@@ -57,6 +57,11 @@ async function createServer(server: McpServer): Promise<McpServer> {
   return json<McpServer>(res);
 }
 
+/** The If-Match header naming the tool's current version, as a reviewer who just read it sends. */
+async function ifMatchOf(id: string): Promise<Record<string, string>> {
+  return { 'if-match': `"${(await getTool(id)).version}"` };
+}
+
 async function getTool(id: string): Promise<Tool & { version: number }> {
   const res = await h.call('admin', 'GET', `/v1/tools/${id}`);
   expect(res.status).toBe(200);
@@ -147,7 +152,7 @@ describe('/v1/mcp-servers CRUD', () => {
   it('answers 404 for syncing, reading or approving what does not exist', async () => {
     expect((await h.call('admin', 'POST', '/v1/mcp-servers/ghost/sync')).status).toBe(404);
     expect((await h.call('admin', 'GET', '/v1/mcp-servers/ghost')).status).toBe(404);
-    const approve = await h.call('admin', 'POST', '/v1/tools/mcp__ghost__x/approve', { definitionHash: `sha256:${'0'.repeat(64)}` });
+    const approve = await h.call('admin', 'POST', '/v1/tools/mcp__ghost__x/approve', { definitionHash: `sha256:${'0'.repeat(64)}` }, { 'if-match': '"1"' });
     expect(approve.status).toBe(404);
   });
 });
@@ -179,7 +184,7 @@ describe('sync and approval against the SDK test server', () => {
   it('refuses approval without the current definition hash, naming both', async () => {
     const search = await getTool('mcp__drift__search');
     const stale = `sha256:${'a'.repeat(64)}`;
-    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__search/approve', { definitionHash: stale });
+    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__search/approve', { definitionHash: stale }, await ifMatchOf('mcp__drift__search'));
     expect(res.status).toBe(409);
     const problem = await json<{ code: string; detail: string }>(res);
     expect(problem.code).toBe('definition_mismatch');
@@ -189,7 +194,7 @@ describe('sync and approval against the SDK test server', () => {
   });
 
   it('answers 400 with pointers for a bad approval body', async () => {
-    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__search/approve', { definitionHash: 'md5:abc', extra: 1 });
+    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__search/approve', { definitionHash: 'md5:abc', extra: 1 }, await ifMatchOf('mcp__drift__search'));
     expect(res.status).toBe(400);
     const pointers = (await json<{ errors: Array<{ pointer: string }> }>(res)).errors.map((e) => e.pointer);
     expect(pointers).toEqual(expect.arrayContaining(['/definitionHash', '/extra']));
@@ -204,7 +209,7 @@ describe('sync and approval against the SDK test server', () => {
 
   it('refuses to approve a tool whose input schema leaves the restricted subset', async () => {
     const { definitionHash } = await getTool('mcp__drift__odd');
-    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__odd/approve', { definitionHash });
+    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__odd/approve', { definitionHash }, await ifMatchOf('mcp__drift__odd'));
     expect(res.status).toBe(400);
     const problem = await json<{ detail: string; errors: Array<{ pointer: string }> }>(res);
     expect(problem.errors.map((e) => e.pointer)).toEqual(expect.arrayContaining(['/inputSchema/properties/connectionId', '/inputSchema/properties/v/oneOf']));
@@ -215,11 +220,11 @@ describe('sync and approval against the SDK test server', () => {
     fixture.write({ ...v1, tools: [...v1.tools, { name: 'dangling', description: 'Refers to nothing', inputSchema: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } } }] });
     expect((await h.call('admin', 'POST', '/v1/mcp-servers/drift/sync')).status).toBe(200);
     const { definitionHash } = await getTool('mcp__drift__dangling');
-    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__dangling/approve', { definitionHash });
+    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__dangling/approve', { definitionHash }, await ifMatchOf('mcp__drift__dangling'));
     expect(res.status).toBe(400);
     const problem = await json<{ detail: string; errors: Array<{ pointer: string; message: string }> }>(res);
-    expect(problem.errors[0]).toMatchObject({ pointer: '/inputSchema', message: expect.stringContaining('does not compile') });
-    expect((await getTool('mcp__drift__dangling')).review?.problems?.[0].message).toContain('does not compile');
+    expect(problem.errors[0]).toMatchObject({ pointer: '/inputSchema/properties/a/$ref', message: expect.stringContaining('no subschema') });
+    expect((await getTool('mcp__drift__dangling')).review?.problems?.[0].message).toContain('no subschema');
     fixture.write(v1);
     expect((await h.call('admin', 'POST', '/v1/mcp-servers/drift/sync')).status).toBe(200);
     expect((await getTool('mcp__drift__dangling')).status).toBe('removed');
@@ -234,7 +239,7 @@ describe('sync and approval against the SDK test server', () => {
   it('refuses to enable an imported tool by editing its status', async () => {
     const { version } = await getTool('mcp__drift__search');
     const res = await h.call('admin', 'PATCH', '/v1/tools/mcp__drift__search', { status: 'active' }, { 'if-match': `"${version}"` });
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(409);
     expect((await getTool('mcp__drift__search')).status).toBe('quarantined');
   });
 
@@ -251,7 +256,7 @@ describe('sync and approval against the SDK test server', () => {
     const events = await listAuditEvents(h.deps.database.db, { action: 'approve', entityId: 'mcp__drift__search' }, 0, 10);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ actor: 'token:t-admin', entityType: 'tool', reason: 'reviewed', after: { status: 'active' } });
-    const again = await h.call('admin', 'POST', '/v1/tools/mcp__drift__search/approve', { definitionHash: (await getTool('mcp__drift__search')).definitionHash });
+    const again = await h.call('admin', 'POST', '/v1/tools/mcp__drift__search/approve', { definitionHash: (await getTool('mcp__drift__search')).definitionHash }, await ifMatchOf('mcp__drift__search'));
     expect(again.status).toBe(409);
   });
 
@@ -312,14 +317,14 @@ describe('a definition the inventory cannot hold', () => {
     await createServer({ id: 'growing', label: 'Growing', transport: fixture.transport() });
     expect((await h.call('admin', 'POST', '/v1/mcp-servers/growing/sync')).status).toBe(200);
     const first = await getTool('mcp__growing__grow');
-    expect((await h.call('admin', 'POST', '/v1/tools/mcp__growing__grow/approve', { definitionHash: first.definitionHash })).status).toBe(200);
+    expect((await h.call('admin', 'POST', '/v1/tools/mcp__growing__grow/approve', { definitionHash: first.definitionHash }, await ifMatchOf('mcp__growing__grow'))).status).toBe(200);
 
     fixture.write({ tools: [{ name: 'grow', description: 'x'.repeat(9000), inputSchema: objectSchema() }] });
     const sync = await json<McpServer>(await h.call('admin', 'POST', '/v1/mcp-servers/growing/sync'));
     expect(sync.lastSync).toMatchObject({ changed: ['mcp__growing__grow'], rejected: [{ name: 'grow' }] });
     const held = await getTool('mcp__growing__grow');
     expect(held).toMatchObject({ status: 'quarantined', description: 'Short' });
-    const res = await h.call('admin', 'POST', '/v1/tools/mcp__growing__grow/approve', { definitionHash: held.definitionHash });
+    const res = await h.call('admin', 'POST', '/v1/tools/mcp__growing__grow/approve', { definitionHash: held.definitionHash }, await ifMatchOf('mcp__growing__grow'));
     expect(res.status).toBe(400);
     const problem = await json<{ detail: string; errors: Array<{ pointer: string }> }>(res);
     expect(problem.detail).toContain('cannot be stored');

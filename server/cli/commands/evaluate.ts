@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { validate } from '../../../policy-schemas/index.ts';
 import type { Bundle, EvaluationRequest } from '../../../policy-schemas/types.gen.ts';
 import { evaluate } from '../../../runtime/evaluate.ts';
 import { loadBundle } from '../../../runtime/load-bundle.ts';
+import { BUNDLE_MAX_DEPTH, readJsonFile } from '../read-json-file.ts';
 
 const USAGE = 'usage: toolgate evaluate --bundle FILE --request FILE';
 
@@ -25,8 +25,8 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
     out.error(USAGE);
     return 2;
   }
-  const bundle = readJsonFile(values.bundle, out);
-  const request = readJsonFile(values.request, out);
+  const bundle = readJsonArg(values.bundle, out, BUNDLE_MAX_DEPTH);
+  const request = readJsonArg(values.request, out);
   if (bundle === undefined || request === undefined) return 1;
   const check = validate<EvaluationRequest>('evaluation-request', request);
   if (!check.ok) {
@@ -45,9 +45,9 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   return 0;
 }
 
-function readJsonFile(file: string, out: Output): unknown {
+function readJsonArg(file: string, out: Output, maxDepth?: number): unknown {
   try {
-    return JSON.parse(readFileSync(file, 'utf8'));
+    return readJsonFile(file, maxDepth);
   } catch (err) {
     out.error(`toolgate evaluate: cannot read ${file}: ${(err as Error).message}`);
     return undefined;

@@ -8,6 +8,8 @@ import { snapshotFromDir } from '../../config-as-code/snapshot-from-dir.ts';
 import { loadBundle } from '../../../runtime/load-bundle.ts';
 import type { LoadedBundle } from '../../../runtime/load-bundle.ts';
 import { runPolicyTests } from '../../../runtime/policy-tests.ts';
+import { describeSafeParse, parseSafeJson } from '../../http/safe-json.ts';
+import { BUNDLE_MAX_DEPTH } from '../read-json-file.ts';
 
 const USAGE = 'usage: toolgate test --bundle FILE --tests FILE | toolgate test --dir DIR --tenant T';
 
@@ -100,10 +102,10 @@ function readJsonFile(file: string, out: Output): unknown {
     out.error(`toolgate test: cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
     return undefined;
   }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    out.error(`toolgate test: ${file} is not JSON: ${(err as Error).message}`);
+  const parsed = parseSafeJson(text, BUNDLE_MAX_DEPTH);
+  if (!parsed.ok) {
+    out.error(`toolgate test: ${file} is ${parsed.kind === 'syntax' ? `not JSON: ${parsed.message}` : `refused: ${describeSafeParse(parsed)}`}`);
     return undefined;
   }
+  return parsed.value;
 }

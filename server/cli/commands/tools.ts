@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { validate } from '../../../policy-schemas/index.ts';
 import type { Bundle, EvaluationRequest } from '../../../policy-schemas/types.gen.ts';
@@ -11,6 +10,7 @@ import { ToolgateDatabase } from '../../db/database.ts';
 import { settingsFromEnv } from '../../startup.ts';
 import { toolStore } from '../../store/inventory.ts';
 import { loadDraftSnapshot } from '../../store/snapshot.ts';
+import { BUNDLE_MAX_DEPTH, readJsonFile } from '../read-json-file.ts';
 
 const USAGE = `usage: toolgate tools list [--tenant T | --bundle FILE] [--draft] [--subject S] [--groups a,b] [--state X]
                           [--facts k=v,...] [--profile P] [--connections c1,c2] [--format openai|anthropic]`;
@@ -53,7 +53,7 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
 
   if (values.subject === undefined) {
     if (values.bundle) {
-      const bundle = JSON.parse(readFileSync(values.bundle, 'utf8')) as Bundle;
+      const bundle = readJsonFile(values.bundle, BUNDLE_MAX_DEPTH) as Bundle;
       out.log(JSON.stringify(bundle.catalog.tools.map((t) => ('excluded' in t ? { id: t.id, excluded: t.excluded } : { id: t.id, effect: t.effect, groups: t.groups })), null, 2));
       return 0;
     }
@@ -90,7 +90,7 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
 
   let bundle: Bundle | undefined;
   if (values.bundle) {
-    bundle = JSON.parse(readFileSync(values.bundle, 'utf8')) as Bundle;
+    bundle = readJsonFile(values.bundle, BUNDLE_MAX_DEPTH) as Bundle;
   } else if (values.tenant) {
     const tenant = values.tenant;
     const code = await withDb(async (db) => {

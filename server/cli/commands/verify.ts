@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { verifyBundle } from '../../../runtime/verify-bundle.ts';
 import type { TrustedKeys } from '../../../runtime/verify-bundle.ts';
+import { readJsonFile } from '../read-json-file.ts';
 
 const USAGE = 'usage: toolgate verify --bundle FILE --signature FILE --jwks FILE [--tenant T] [--min-version N]';
 
@@ -38,7 +39,7 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   try {
     bytes = readFileSync(values.bundle);
     signature = readFileSync(values.signature, 'utf8').trim();
-    jwks = JSON.parse(readFileSync(values.jwks, 'utf8')) as TrustedKeys;
+    jwks = readJsonFile(values.jwks) as TrustedKeys;
     if (!Array.isArray(jwks?.keys)) throw new Error(`${values.jwks} has no "keys" array`);
   } catch (err) {
     out.error(`toolgate verify: ${(err as Error).message}`);

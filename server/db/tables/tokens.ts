@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 export const tokensTable = 'tokens';
 
@@ -12,6 +12,8 @@ export interface TokensTable {
   token_hash: string;
   created_at: string;
   last_used_at: string | null;
+  /** Optimistic-concurrency version, sent as the ETag; defaults to 1 on insert. */
+  version: Generated<number>;
 }
 
 export type TokensRow = Selectable<TokensTable>;

@@ -7,8 +7,9 @@ export async function createToken(body: TokenCreate): Promise<Token> {
   return api<Token>('/v1/tokens', { method: 'POST', body });
 }
 
-export async function revokeToken(id: string): Promise<void> {
-  await api<void>(`/v1/tokens/${encodeURIComponent(id)}`, { method: 'DELETE' });
+/** Revokes a token; If-Match is the version the list showed, so a changed token is not revoked blind. */
+export async function revokeToken({ id, version }: { id: string; version?: number }): Promise<void> {
+  await api<void>(`/v1/tokens/${encodeURIComponent(id)}`, { method: 'DELETE', ifMatch: version });
 }
 
 export function useCreateToken() {

@@ -46,7 +46,7 @@ export function TokensPage({ session }: { session: Session }) {
                       <ConfirmButton
                         question={`Revoke the token "${t.label}"? Whoever uses it loses access at once.`}
                         label={`Revoke ${t.label}`}
-                        onConfirm={() => revoke.mutate(t.id)}
+                        onConfirm={() => revoke.mutate({ id: t.id, version: t.version })}
                       >
                         Revoke
                       </ConfirmButton>

@@ -5,12 +5,13 @@ import { Notice } from '../../../components/notice.tsx';
 import { pretty } from '../../../lib/json.ts';
 import { href } from '../../../lib/router.ts';
 import { useApproveTool } from '../api/approve-tool.ts';
-import { usePatchTool } from '../api/patch-tool.ts';
 
-/** A quarantined imported tool: what changed since approval, and approve or disable. */
+/**
+ * A quarantined imported tool: what changed since approval, and approve. Only approval takes a tool
+ * out of quarantine; left unapproved it stays out of every bundle.
+ */
 export function ReviewPanel({ tool, editable }: { tool: Tool; editable: boolean }) {
   const approve = useApproveTool();
-  const patch = usePatchTool();
   const [done, setDone] = useState<string | null>(null);
   const review = tool.review!;
   return (
@@ -50,16 +51,9 @@ export function ReviewPanel({ tool, editable }: { tool: Tool; editable: boolean 
           >
             Approve
           </button>
-          <button
-            type="button"
-            disabled={patch.isPending}
-            onClick={() => patch.mutate({ id: tool.id, version: tool.version, patch: { status: 'disabled' } }, { onSuccess: () => setDone(`Disabled ${tool.id}.`) })}
-          >
-            Disable
-          </button>
         </div>
       ) : null}
-      <Notice error={approve.error ?? patch.error} success={done} />
+      <Notice error={approve.error} success={done} />
     </section>
   );
 }
