@@ -4,6 +4,7 @@ import * as m002 from './002-runtime-detail.ts';
 import * as m003 from './003-policy-tests.ts';
 import * as m004 from './004-decision-logs.ts';
 import * as m005 from './005-token-version.ts';
+import * as m006 from './006-token-expiry.ts';
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '003-policy-tests': m003,
   '004-decision-logs': m004,
   '005-token-version': m005,
+  '006-token-expiry': m006,
 };

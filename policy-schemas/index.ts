@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { escapePointer } from './pointer.ts';
 import { linearRegExp } from '../runtime/linear-regexp.ts';
 
 /** Base of every schema `$id`; `<base><kind>.schema.json`. */
@@ -87,7 +88,4 @@ export function toProblems(errors: ErrorObject[], pointerPrefix = ''): SchemaPro
   return out;
 }
 
-/** RFC 6901 escaping of one reference token. */
-export function escapePointer(token: string): string {
-  return token.replace(/~/g, '~0').replace(/\//g, '~1');
-}
+export { escapePointer } from './pointer.ts';

@@ -1000,6 +1000,89 @@ updatedAt?: string
 }
 
 /**
+ * Answer of GET /v1/overview: each tenant the caller reaches with its roles, subjects, published version, whether the draft differs from it (and in what: the policy, the grants, or inventory that reaches this tenant's bundle) and how far its runtimes have converged; and what needs an admin's attention across the installation. Parts the caller's role may not read are empty.
+ */
+
+export interface Overview {
+tenants: TenantOverview[]
+attention: {
+/**
+ * Tenants whose draft differs from their latest bundle (or that never published).
+ */
+unpublished: string[]
+quarantined: {
+total: number
+/**
+ * The first quarantined tools, by id.
+ */
+tools: {
+id: string
+server?: string
+/**
+ * True when an approved definition changed (not a new tool).
+ */
+changed?: boolean
+}[]
+}
+failedSyncs: {
+server: string
+label: string
+at: string
+error: string
+}[]
+/**
+ * Runtimes on an older version than their tenant's latest, or not fresh.
+ */
+runtimes: {
+tenant: string
+runtimeId: string
+version: (number | null)
+behind: (number | null)
+health: string
+lastError?: (string | null)
+reportedAt: string
+}[]
+}
+}
+
+export interface TenantOverview {
+id: string
+name: string
+roles: string[]
+subjects: string[]
+published: (null | {
+version: number
+publishedAt: string
+})
+draft: {
+differs: boolean
+changes: ("policy" | "grants" | "inventory")[]
+/**
+ * Why the draft does not compile, when it does not.
+ */
+compileError?: string
+}
+fleet: {
+total: number
+onLatest: number
+behind: number
+unhealthy: number
+}
+}
+
+/**
+ * Body of POST /v1/tenants/:tenant/policy/reset (If-Match: the policy's version): makes the draft policy and connection grants what published `version` carried, e.g. after rolling back to it, so the next publish does not ship the rolled-back change again. Inventory is shared between tenants and is not reset.
+ */
+
+export interface PolicyReset {
+version: number
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason?: string
+}
+
+/**
  * How one policy test fared: one failure per expectation that did not hold, with its JSON pointer into the tests document (e.g. /tests/3/expect/visible/0), what was expected and what was seen instead.
  */
 
@@ -1314,6 +1397,10 @@ role: TokenRole
  * @maxItems 1000
  */
 tenants?: string[]
+/**
+ * When the token stops working (RFC 3339, in the future); absent = it never expires.
+ */
+expiresAt?: string
 }
 
 export interface Token {
@@ -1328,38 +1415,58 @@ token?: string
 createdAt: string
 lastUsedAt?: (string | null)
 /**
+ * When the token stops working; null = never.
+ */
+expiresAt?: (string | null)
+/**
  * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
  */
 version?: number
 }
 
 /**
- * Body of POST /v1/tools/:id/approve: the definition hash the admin reviewed; it must be the tool's current one.
+ * Body of POST /v1/tools/:id/approve: the definition hash the admin reviewed (it must be the tool's current one) and, optionally, what the admin decides for the tool at the same time: its effect (an MCP server's own hints are never trusted for it), its redaction allowlist and its groups. Approval and these changes are one audited change.
  */
 
 export interface ToolApprove {
 definitionHash: string
+effect?: ("read_only" | "state_change" | "external_side_effect")
+redaction?: Redaction
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name (case-sensitive).
+ */
+groups?: string[]
 /**
  * Why a change was made; kept in the audit log.
  */
 reason?: string
 }
-
 /**
- * Query parameters of GET /v1/tools: `q` searches id and description; `source` is `core`, `mcp` or an MCP server id.
+ * Output field paths kept for UI and telemetry; everything else is stripped. Without it the tool never enters a bundle.
  */
 
-export interface ToolQuery {
-q?: string
+export interface Redaction {
 /**
- * A group name (case-sensitive).
+ * @maxItems 256
  */
-group?: string
-effect?: ("read_only" | "state_change" | "external_side_effect")
-status?: ("active" | "quarantined" | "disabled" | "removed")
-source?: string
+allow: string[]
 }
 
+/**
+ * Answer of GET /v1/tools: the matching tools (one page of them when `limit` was given), how many match in all, and how many of those are quarantined or have no redaction allowlist. `nextCursor` is null on the last page.
+ */
+
+export interface ToolList {
+items: Tool[]
+total: number
+counts: {
+quarantined: number
+noRedaction: number
+}
+nextCursor: (string | null)
+}
 /**
  * One inventory entry: a tool an agent may be allowed to call.
  */
@@ -1484,3 +1591,27 @@ outputSchema?: {
 }
 definitionHash: string
 }
+
+/**
+ * Query parameters of GET /v1/tools: `q` searches id, description and an imported tool's original name; `source` is `core`, `mcp` or an MCP server id; `redaction=none` keeps only tools without a redaction allowlist (never in a bundle). Without `limit` every matching tool is answered in one list; with it, a page of at most `limit` tools and a `nextCursor` to pass as `cursor` (with the same filters and sort) for the next one.
+ */
+
+export interface ToolQuery {
+q?: string
+/**
+ * A group name (case-sensitive).
+ */
+group?: string
+effect?: ("read_only" | "state_change" | "external_side_effect")
+status?: ("active" | "quarantined" | "disabled" | "removed")
+source?: string
+redaction?: ("none" | "set")
+sort?: ("id" | "effect" | "status" | "source" | "updatedAt")
+order?: ("asc" | "desc")
+limit?: string
+cursor?: string
+}
+
+/**
+ * One inventory entry: a tool an agent may be allowed to call.
+ */

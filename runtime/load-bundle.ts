@@ -107,10 +107,19 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 
 // The runtime's own ajv: input schemas come from bundles, never from the server's schema set.
 // Patterns run on re2js: a bundle's schemas must never be able to stall the runtime's event loop.
-const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true, code: { regExp: linearRegExp } });
-// MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
-ajv.addMetaSchema(draft07);
-addFormats(ajv);
+// Made on first use: building it compiles meta-schemas (generated code), which a page under a
+// strict Content-Security-Policy may not run, and an evaluate-only caller never needs it.
+let ajv: Ajv2020 | undefined;
+function runtimeAjv(): Ajv2020 {
+  if (!ajv) {
+    const fresh = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true, code: { regExp: linearRegExp } });
+    // MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
+    fresh.addMetaSchema(draft07);
+    addFormats(fresh);
+    ajv = fresh;
+  }
+  return ajv;
+}
 // Compiled validators by schema text, so a new bundle version recompiles only what changed.
 const validators = new Map<string, ValidateFunction>();
 const MAX_VALIDATORS = 20_000;
@@ -123,7 +132,7 @@ export function compileInputSchema(schema: Record<string, unknown>): ValidateFun
   const key = JSON.stringify(schema);
   fn = validators.get(key);
   if (!fn) {
-    fn = ajv.compile(structuredClone(schema));
+    fn = runtimeAjv().compile(structuredClone(schema));
     if (validators.size >= MAX_VALIDATORS) validators.clear();
     validators.set(key, fn);
   }
@@ -140,7 +149,9 @@ const byObject = new WeakMap<object, ValidateFunction>();
  *   const loaded = loadBundle(JSON.parse(bytes));
  *   const result = evaluate(loaded, { subject: 'agent:support-bot' });
  */
-export function loadBundle(bundle: Bundle): LoadedBundle {
+export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean } = {}): LoadedBundle {
+  // Evaluate-only callers (the console) skip compiling input schemas: `decide` then refuses every call.
+  const validators = options.inputValidators !== false;
   if (!bundle || typeof bundle !== 'object') throw new TypeError('bundle is not an object');
   const { catalog, index, policy } = bundle;
   if (!catalog || !Array.isArray(catalog.tools) || !index || !Array.isArray(index.tools) || !policy) {
@@ -167,7 +178,7 @@ export function loadBundle(bundle: Bundle): LoadedBundle {
       states: new Set(def?.availableInStates ?? []),
       requires: def?.requires ?? [],
       requiresConnection: def?.requiresConnection === true,
-      validateInput: def ? compileOrRefuse(def.inputSchema) : null,
+      validateInput: def ? (validators ? compileOrRefuse(def.inputSchema) : refuseAll) : null,
       redaction: def ? redactionTrie(def.redaction.allow) : null,
       entries: {
         allow: Object.freeze({ id, decision: 'allow' as Decision }),
@@ -264,6 +275,11 @@ export function loadBundle(bundle: Bundle): LoadedBundle {
     memo: { subjects: new Map(), groupMasks: new Map(), stateMasks: new Map(), results: new Map() },
   };
 }
+
+const refuseAll = (() => {
+  refuseAll.errors = [{ instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: 'input schemas were not compiled (loaded for evaluation only)' }];
+  return false;
+}) as unknown as ValidateFunction;
 
 function compileOrRefuse(schema: Record<string, unknown>): ValidateFunction {
   try {

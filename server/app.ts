@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { compress } from 'hono/compress';
 import { routePath } from 'hono/route';
 import { auditRoutes } from './api/audit.ts';
 import { bundlePublishRoutes } from './api/bundles-publish.ts';
@@ -14,6 +15,8 @@ import { groupRoutes, stateRoutes } from './api/groups-states.ts';
 import { jwksRoutes } from './api/jwks.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
 import { openApiRoutes } from './api/openapi.ts';
+import { overviewRoutes } from './api/overview.ts';
+import { policyResetRoutes } from './api/policy-reset.ts';
 import { policyTestRoutes } from './api/policy-tests.ts';
 import { runtimeRoutes } from './api/runtimes.ts';
 import { sessionRoutes } from './api/session.ts';
@@ -21,6 +24,7 @@ import { simulateRoutes } from './api/simulate.ts';
 import { tenantRoutes } from './api/tenants.ts';
 import { tokenRoutes } from './api/tokens.ts';
 import { toolApprovalRoutes } from './api/tool-approval.ts';
+import { toolListRoutes } from './api/tools-list.ts';
 import { toolRoutes } from './api/tools.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { authorize } from './auth/guard.ts';
@@ -31,6 +35,8 @@ import { MAX_BODY_BYTES } from './http/body.ts';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 // Routes that answer without a token.
 const PUBLIC_V1 = new Set(['/v1/session', '/v1/openapi.json']);
+// Bundle bytes and signatures: served by the distribution code with its own encoding and validators.
+const BUNDLE_BYTES = /^\/v1\/tenants\/[^/]+\/bundles\/(?:latest|\d+)(?:\/signature)?\/?$/;
 
 /** The whole HTTP surface: API under /v1, health, metrics, and the console at `/`. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -86,18 +92,24 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
   // GET/HEAD handlers read no body; bodyLimit would still build a full Request for each (hot on bundle pulls).
   app.use('/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+  // JSON answers go out compressed; bundle bytes keep their own precomputed gzip and ETag (and long-poll).
+  const compressJson = compress({ contentTypeFilter: /^application\/(?:problem\+)?json/ });
+  app.use('/v1/*', (c, next) => (BUNDLE_BYTES.test(c.req.path) ? next() : compressJson(c, next)));
   app.use('/v1/*', async (c, next) => (PUBLIC_V1.has(c.req.path.replace(/\/$/, '')) ? next() : authenticate(c, next)));
 
   app.route('/v1/session', sessionRoutes);
   app.route('/v1/openapi.json', openApiRoutes);
   app.route('/v1/tokens', tokenRoutes);
   app.route('/v1/tools', toolApprovalRoutes);
+  app.route('/v1/tools', toolListRoutes);
   app.route('/v1/tools', toolRoutes);
   app.route('/v1/mcp-servers', mcpServerRoutes);
   app.route('/v1/groups', groupRoutes);
   app.route('/v1/states', stateRoutes);
+  app.route('/v1/tenants', policyResetRoutes);
   app.route('/v1/tenants', tenantRoutes);
   app.route('/v1/audit', auditRoutes);
+  app.route('/v1/overview', overviewRoutes);
   app.route('/v1/tenants/:tenant/bundles', bundleServeRoutes);
   app.route('/v1/tenants/:tenant/runtimes', runtimeRoutes);
   app.route('/v1/tenants/:tenant/simulate', simulateRoutes);
@@ -134,14 +146,49 @@ function bodyLeftUnread(env: unknown): boolean {
   return (length !== undefined && length !== '0') || incoming.headers['transfer-encoding'] !== undefined;
 }
 
-/** Serves the built console with an SPA fallback to index.html. */
+/**
+ * Serves the built console with an SPA fallback to index.html: hashed assets precompressed (brotli,
+ * gzip) and cached as immutable; the HTML never cached and sent with strict security headers.
+ */
 function mountConsole(app: Hono<AppEnv>, webDir: string | null): void {
   const index = webDir ? join(webDir, 'index.html') : null;
   if (!webDir || !index || !existsSync(index)) {
     app.get('/', (c) => c.text('Toolgate API is running. The console is not built: run `npm run build:web`.', 200));
     return;
   }
-  app.use('/assets/*', serveStatic({ root: webDir }));
-  app.use('*', serveStatic({ root: webDir }));
-  app.get('*', (c) => c.html(readFileSync(index, 'utf8')));
+  app.use('/assets/*', async (c, next) => {
+    await next();
+    // File names carry a content hash: a changed file is a new URL.
+    if (c.res.status === 200 && !c.res.headers.get('Content-Type')?.startsWith('text/html')) c.res.headers.set('Cache-Control', 'public, max-age=31536000, immutable');
+  });
+  app.use('/assets/*', serveStatic({ root: webDir, precompressed: true }));
+  app.use('*', async (c, next) => {
+    await next();
+    if (c.res.headers.get('Content-Type')?.startsWith('text/html')) {
+      for (const [name, value] of Object.entries(CONSOLE_HEADERS)) c.res.headers.set(name, value);
+    }
+  });
+  app.use('*', serveStatic({ root: webDir, precompressed: true }));
+  const html = readFileSync(index, 'utf8');
+  app.get('*', (c) => c.html(html));
 }
+
+/** Security headers of the console's HTML: nothing but its own scripts, styles and API; never framed. */
+export const CONSOLE_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cache-Control': 'no-cache',
+};

@@ -15,13 +15,16 @@ const crud = (base: string, key: string, kind: string, tag: string, patch = true
 
 /** Every route of the API; the OpenAPI document is built from this list and the schemas. */
 const operations: Op[] = [
-  ...crud('/v1/tools', 'id', 'tool', 'Tools'),
-  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool (If-Match)', body: 'tool-approve', response: 'tool', tag: 'Tools' },
+  { method: 'get', path: '/v1/tools', summary: 'List tools: search, filters, sort; paged with limit and cursor (query: tool-query)', response: 'tool-list', tag: 'Tools' },
+  ...crud('/v1/tools', 'id', 'tool', 'Tools').filter((op) => !(op.method === 'get' && op.path === '/v1/tools')),
+  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool (If-Match), with the effect, redaction and groups the admin decides', body: 'tool-approve', response: 'tool', tag: 'Tools', status: '200' },
+  { method: 'get', path: '/v1/overview', summary: 'Tenants with their published version, draft changes and fleet; what needs attention', response: 'overview', tag: 'Tenants' },
   ...crud('/v1/groups', 'name', 'group', 'Groups'),
   ...crud('/v1/states', 'name', 'state', 'States'),
   ...crud('/v1/tenants', 'tenant', 'tenant', 'Tenants'),
   { method: 'get', path: '/v1/tenants/{tenant}/policy', summary: 'Read the tenant policy', response: 'tenant-policy', tag: 'Tenants' },
   { method: 'put', path: '/v1/tenants/{tenant}/policy', summary: 'Replace the tenant policy (If-Match)', body: 'tenant-policy', response: 'tenant-policy', tag: 'Tenants' },
+  { method: 'post', path: '/v1/tenants/{tenant}/policy/reset', summary: "Reset the draft policy and grants to a published version's content (If-Match: the policy's version)", body: 'policy-reset', response: 'tenant-policy', tag: 'Tenants', status: '200' },
   ...crud('/v1/tenants/{tenant}/grants', 'connectionId', 'connection-grant', 'Grants', false),
   ...crud('/v1/mcp-servers', 'id', 'mcp-server', 'MCP servers'),
   { method: 'post', path: '/v1/mcp-servers/{id}/sync', summary: 'Import tools from an MCP server (tools/list)', response: 'mcp-server', tag: 'MCP servers' },

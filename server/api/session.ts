@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { SESSION_COOKIE, authenticate, sessionDeadline } from '../auth/authenticate.ts';
 import { recordFailure, refuseWhenLimited } from '../auth/failure-limiter.ts';
 import { actorOf } from '../auth/guard.ts';
-import { hashSecret, toToken } from '../auth/tokens.ts';
+import { hashSecret, toToken, tokenExpired } from '../auth/tokens.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { SessionCreate } from '../../policy-schemas/types.gen.ts';
@@ -25,6 +25,7 @@ sessionRoutes.post('/', async (c) => {
     recordFailure(c);
     throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
   }
+  if (tokenExpired(row)) throw new ApiError(401, 'unauthorized', 'The token has expired');
   if (row.role === 'runtime') throw new ApiError(403, 'forbidden', 'Runtime tokens pull bundles; they cannot log in to the console');
   const sessionId = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');

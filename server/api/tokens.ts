@@ -34,6 +34,10 @@ tokenRoutes.post('/', async (c) => {
   if (req.role === 'runtime' && tenants.length !== 1) {
     throw new ApiError(400, 'validation', 'a runtime token belongs to exactly one tenant', { errors: [{ pointer: '/tenants', message: 'must name exactly one tenant' }] });
   }
+  if (req.expiresAt !== undefined && Date.parse(req.expiresAt) <= Date.now()) {
+    throw new ApiError(400, 'validation', 'expiresAt is in the past; a token must expire in the future', { errors: [{ pointer: '/expiresAt', message: 'must be in the future' }] });
+  }
+  const expiresAt = req.expiresAt === undefined ? null : new Date(req.expiresAt).toISOString();
   const secret = newTokenSecret();
   const id = 'tok_' + randomBytes(8).toString('hex');
   const row = await withChange(c, reason, async (ch) => {
@@ -42,7 +46,7 @@ tokenRoutes.post('/', async (c) => {
     if (unknown.length) {
       throw new ApiError(400, 'unknown_reference', `unknown tenant ${unknown[0].t}`, { errors: unknown.map(({ t, i }) => ({ pointer: `/tenants/${i}`, message: `unknown tenant "${t}"` })) });
     }
-    const r = await insertToken(ch.tx, { id, label: req.label, role: req.role, tenants, secret, now: new Date().toISOString() });
+    const r = await insertToken(ch.tx, { id, label: req.label, role: req.role, tenants, secret, now: new Date().toISOString(), expiresAt });
     // The audit log records who may do what, never the secret.
     await ch.record({ action: 'create', entityType: 'token', entityId: id, before: null, after: toToken(r) });
     return r;

@@ -12,9 +12,11 @@ import { toolStore } from '../store/inventory.ts';
 import { checkToolReferences } from '../validation/references.ts';
 
 /**
- * `POST /v1/tools/:id/approve` `{ definitionHash }`: the only way an imported tool becomes active.
- * The hash is the precondition (409 `definition_mismatch` when the tool changed since it was
- * reviewed) and `If-Match` names the version the reviewer saw. Mounted under `/v1/tools`.
+ * `POST /v1/tools/:id/approve` `{ definitionHash, effect?, redaction?, groups?, reason? }`: the only
+ * way an imported tool becomes active. The hash is the precondition (409 `definition_mismatch` when
+ * the tool changed since it was reviewed) and `If-Match` names the version the reviewer saw. The
+ * optional fields are the admin's decisions for the tool, applied in the same audited change.
+ * Mounted under `/v1/tools`.
  */
 export const toolApprovalRoutes = new Hono<AppEnv>();
 
@@ -24,7 +26,10 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
   const expected = requiredIfMatch(c);
   const body = await readJson(c);
   const reason = takeReason(c, body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined);
-  const { definitionHash } = validOrThrow<ToolApprove>('tool-approve', body);
+  // Which fields the admin sent, read before validation fills in any schema default.
+  const sent = new Set(body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : []);
+  const approval = validOrThrow<ToolApprove>('tool-approve', body);
+  const { definitionHash } = approval;
 
   const approved = await withChange(c, reason, async (ch) => {
     const tool = await toolStore.get(ch.tx, id);
@@ -55,6 +60,9 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
     const before = stripStored(tool);
     const { review: _review, ...rest } = before;
     const after: Tool = { ...rest, status: 'active', source: { ...tool.source, approvedDefinitionHash: tool.definitionHash } };
+    if (sent.has('effect') && approval.effect) after.effect = approval.effect;
+    if (sent.has('redaction') && approval.redaction) after.redaction = approval.redaction;
+    if (sent.has('groups') && approval.groups) after.groups = approval.groups;
     // The compiler's own rules, judged on the tool as it would become: an approved tool never blocks a publish.
     const problems = await checkToolReferences(ch.tx, after);
     if (problems.length > 0) {

@@ -30,18 +30,6 @@ export const toolRoutes = documentRoutes<Tool>({
     return problems;
   },
   checkDelete: (tx, id) => referrersOf(tx, 'tool', id),
-  filter: {
-    queryKind: 'tool-query',
-    apply: (items, q) =>
-      items.filter(
-      (t) =>
-        (!q.q || t.id.toLowerCase().includes(q.q.toLowerCase()) || t.description.toLowerCase().includes(q.q.toLowerCase())) &&
-        (!q.group || (t.groups ?? ['default']).includes(q.group)) &&
-        (!q.effect || t.effect === q.effect) &&
-        (!q.status || (t.status ?? 'active') === q.status) &&
-          (!q.source || (t.source?.kind ?? 'core') === q.source || t.source?.server === q.source),
-      ),
-  },
 });
 
 /**

@@ -6,7 +6,7 @@ import type { Actor, AppConfig, AppEnv, Role } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { recordFailure, refuseWhenLimited } from './failure-limiter.ts';
 import { tokenCacheFor } from './token-cache.ts';
-import { hashSecret } from './tokens.ts';
+import { hashSecret, tokenExpired } from './tokens.ts';
 
 export const SESSION_COOKIE = 'toolgate_session';
 export const CSRF_HEADER = 'X-CSRF-Token';
@@ -33,6 +33,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       recordFailure(c);
       throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
     }
+    if (tokenExpired(row)) throw new ApiError(401, 'unauthorized', 'The token has expired');
     actor = toActor(row, 'bearer');
   } else {
     const cookie = getCookie(c, SESSION_COOKIE);
@@ -40,13 +41,14 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       const session = await database.db
         .selectFrom('sessions')
         .innerJoin('tokens', 'tokens.id', 'sessions.token_id')
-        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.id_hash', 'sessions.csrf_token', 'sessions.created_at', 'sessions.expires_at'])
+        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.id_hash', 'sessions.csrf_token', 'sessions.created_at', 'sessions.expires_at', 'tokens.expires_at as token_expires_at'])
         .where('sessions.id_hash', '=', hashSecret(cookie))
         .executeTakeFirst();
       const now = Date.now();
-      if (!session || !sessionLive(session, config, now)) {
+      // A session ends with its token's expiry too.
+      if (!session || !sessionLive(session, config, now) || tokenExpired({ expires_at: session.token_expires_at }, now)) {
         if (session) await database.db.deleteFrom('sessions').where('id_hash', '=', session.id_hash).execute();
-        throw new ApiError(401, 'unauthorized', 'The session has ended (signed out, idle too long, too old, or its token was changed or revoked); log in again');
+        throw new ApiError(401, 'unauthorized', 'The session has ended (signed out, idle too long, too old, or its token was changed, revoked or expired); log in again');
       }
       await touchSession(c, session, now);
       if (!SAFE_METHODS.has(c.req.method)) {

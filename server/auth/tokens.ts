@@ -23,8 +23,14 @@ export function toToken(row: TokensRow): Token {
     tenants: JSON.parse(row.tenants) as string[],
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at ?? null,
     version: row.version,
   };
+}
+
+/** Whether a token row has passed its expiry at `now`. */
+export function tokenExpired(row: { expires_at: string | null }, now = Date.now()): boolean {
+  return row.expires_at !== null && Date.parse(row.expires_at) <= now;
 }
 
 export async function findTokenBySecret(db: DbOrTx, secret: string): Promise<TokensRow | undefined> {
@@ -33,7 +39,7 @@ export async function findTokenBySecret(db: DbOrTx, secret: string): Promise<Tok
 
 export async function insertToken(
   db: DbOrTx,
-  t: { id: string; label: string; role: Role; tenants: string[]; secret: string; now: string },
+  t: { id: string; label: string; role: Role; tenants: string[]; secret: string; now: string; expiresAt?: string | null },
 ): Promise<TokensRow> {
   const row: TokensRow = {
     id: t.id,
@@ -43,6 +49,7 @@ export async function insertToken(
     token_hash: hashSecret(t.secret),
     created_at: t.now,
     last_used_at: null,
+    expires_at: t.expiresAt ?? null,
     version: 1,
   };
   await db.insertInto('tokens').values(row).execute();

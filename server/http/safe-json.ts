@@ -1,4 +1,4 @@
-import { escapePointer } from '../../policy-schemas/index.ts';
+import { escapePointer } from '../../policy-schemas/pointer.ts';
 import type { ProblemDetail } from '../errors.ts';
 
 /**

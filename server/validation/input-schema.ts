@@ -1,6 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
-import { escapePointer } from '../../policy-schemas/index.ts';
+// No node: imports here (directly or through what is imported): the console runs subsetProblems as you type.
+import { escapePointer } from '../../policy-schemas/pointer.ts';
 import { compileLinearPattern } from '../../runtime/linear-regexp.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
@@ -30,10 +31,18 @@ const ONE_SCHEMA = new Set([
 const SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 const SCHEMA_LIST = new Set(['prefixItems', 'allOf', 'anyOf', 'oneOf']);
 
-// A separate ajv, only to check that an input schema is itself a valid JSON Schema.
-const metaAjv = new Ajv2020({ strict: false, validateFormats: false });
-// MCP servers built with zod commonly declare draft-07; without its meta-schema validateSchema throws.
-metaAjv.addMetaSchema(draft07MetaSchema);
+// A separate ajv, only to check that an input schema is itself a valid JSON Schema. Made on first
+// use, so the console can load this module's rules without running generated code (its CSP forbids it).
+let metaAjvInstance: Ajv2020 | undefined;
+function metaAjv(): Ajv2020 {
+  if (!metaAjvInstance) {
+    const fresh = new Ajv2020({ strict: false, validateFormats: false });
+    // MCP servers built with zod commonly declare draft-07; without its meta-schema validateSchema throws.
+    fresh.addMetaSchema(draft07MetaSchema);
+    metaAjvInstance = fresh;
+  }
+  return metaAjvInstance;
+}
 
 /**
  * Checks an input schema against DESIGN's restricted subset: an object schema, without
@@ -50,22 +59,15 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
   const shape = jsonShapeProblems(schema);
   if (shape.length) return shape.map((p) => ({ ...p, pointer: pointer + p.pointer }));
   const root = schema as Record<string, unknown>;
-  const problems: ProblemDetail[] = [];
-  if (root.type !== 'object') problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
-  const walk = walkSchema(root);
-  for (const p of walk.problems) problems.push({ ...p, pointer: pointer + p.pointer });
-  for (const ref of walk.refs) {
-    const problem = refProblem(ref.value, walk.subschemas);
-    if (problem) problems.push({ pointer: pointer + ref.pointer, message: problem, code: 'input_schema' });
-  }
+  const problems = subsetProblems(root, pointer);
   let valid: boolean;
   try {
-    valid = metaAjv.validateSchema(schema) as boolean;
+    valid = metaAjv().validateSchema(schema) as boolean;
   } catch (e) {
     return [...problems, { pointer: `${pointer}/$schema`, message: `names a meta-schema that is not supported: ${(e as Error).message}`, code: 'input_schema' }];
   }
   if (!valid) {
-    for (const e of metaAjv.errors ?? []) {
+    for (const e of metaAjv().errors ?? []) {
       problems.push({ pointer: pointer + e.instancePath, message: `is not valid JSON Schema: ${e.message}`, code: 'input_schema' });
     }
   }
@@ -77,6 +79,22 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
     } catch (e) {
       problems.push({ pointer, message: `does not compile: ${(e as Error).message}`, code: 'input_schema' });
     }
+  }
+  return problems;
+}
+
+/**
+ * The restricted-subset rules alone (no meta-schema check, no compilation): what the console
+ * re-checks on every keystroke, with the very messages the server answers.
+ */
+export function subsetProblems(root: Record<string, unknown>, pointer = ''): ProblemDetail[] {
+  const problems: ProblemDetail[] = [];
+  if (root.type !== 'object') problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
+  const walk = walkSchema(root);
+  for (const p of walk.problems) problems.push({ ...p, pointer: pointer + p.pointer });
+  for (const ref of walk.refs) {
+    const problem = refProblem(ref.value, walk.subschemas);
+    if (problem) problems.push({ pointer: pointer + ref.pointer, message: problem, code: 'input_schema' });
   }
   return problems;
 }
@@ -96,11 +114,11 @@ function walkSchema(root: Record<string, unknown>): Walk {
       const here = `${pointer}/${escapePointer(key)}`;
       const problem = (message: string, code = 'input_schema') => out.problems.push({ pointer: here, message, code });
       if (FORBIDDEN.has(key)) {
-        problem(`"${key}" is not allowed in tool input schemas (restricted subset)`);
+        problem(`\`${key}\` is not allowed in input schemas`);
         continue;
       }
       if (DYNAMIC.has(key)) {
-        problem(`"${key}" is not allowed in tool input schemas: only "$ref" to a JSON pointer in the same schema`);
+        problem(`\`${key}\` is not allowed in input schemas: only \`$ref\` to a JSON pointer in the same schema`);
         continue;
       }
       if (key === '$id' && pointer !== '') {

@@ -30,6 +30,8 @@ describe('the admin console in a real browser', () => {
     await page.getByLabel('API token').waitFor();
     await c.shot(page, 'login');
     await c.login(page);
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tools' }).click();
     const tools = page.getByRole('table', { name: 'Tools' });
     await tools.getByRole('link', { name: 'core__knowledge-query' }).waitFor();
     const cookies = await page.context().cookies();
@@ -166,6 +168,9 @@ describe('the admin console in a real browser', () => {
   it('diffs the draft, publishes with a reason, shows the new version and the downloaded bundle verifies', async () => {
     await go(page, '/tenants/globex-eng/publish');
     await page.getByLabel('Latest version').getByText('v1').waitFor();
+    // The diff leads with counts; the per-tool details are folded.
+    await page.getByRole('table', { name: 'Draft against the latest bundle: summary by role' }).getByRole('row', { name: /coder\s+1 tool\(s\)\s+0 tool\(s\)/ }).waitFor();
+    await page.getByText('Details: every tool and decision').click();
     const roles = page.getByRole('table', { name: 'Draft against the latest bundle: roles' });
     await roles.getByRole('row', { name: /coder.*core__knowledge-query/ }).waitFor();
     const decisions = page.getByRole('table', { name: 'Draft against the latest bundle: decisions' });
@@ -240,7 +245,8 @@ describe('the admin console in a real browser', () => {
     const timeline = page.getByRole('list', { name: 'Audit timeline' });
     const item = timeline.getByRole('listitem').filter({ hasText: 'Coders may query the knowledge graph' });
     await item.waitFor();
-    await item.locator('summary').click();
+    // The seq number opens the event; the entity and actor in the summary are filter buttons.
+    await item.locator('summary .seq').click();
     const diff = item.getByRole('table', { name: /Changes in event/ });
     expect(await diff.innerText()).toContain('core__knowledge-*');
     await page.getByText('chain verified').waitFor();
@@ -310,6 +316,7 @@ describe('the admin console in a real browser', () => {
     const v = await c.newSession();
     try {
       await c.login(v.page, viewer.token);
+      await go(v.page, '/tools');
       await v.page.getByRole('table', { name: 'Tools' }).waitFor();
       expect(await v.page.getByRole('link', { name: 'New tool' }).count()).toBe(0);
       expect(await v.page.getByRole('link', { name: 'Audit' }).count()).toBe(0);
@@ -341,6 +348,7 @@ describe('the admin console in a real browser', () => {
     const e = await c.newSession();
     try {
       await c.login(e.page, editor.token);
+      await go(e.page, '/tools');
       await e.page.getByRole('table', { name: 'Tools' }).waitFor();
       expect(await e.page.getByRole('link', { name: 'New tool' }).count()).toBe(0);
       expect(await e.page.getByRole('group', { name: 'Bulk actions' }).count()).toBe(0);
@@ -412,7 +420,7 @@ describe('the admin console in a real browser', () => {
 
   it('labels every input on every screen', async () => {
     const unlabeled: string[] = [];
-    for (const path of ['/tools', '/tools/core__host_exec', '/tools/new', '/groups', '/states', '/tenants', '/tenants/acme-research', '/tenants/acme-research/grants', '/tenants/acme-research/publish', '/mcp', '/audit', '/tokens']) {
+    for (const path of ['/', '/tools', '/tools/core__host_exec', '/tools/new', '/groups', '/states', '/tenants', '/tenants/acme-research', '/tenants/acme-research/grants', '/tenants/acme-research/publish', '/mcp', '/audit', '/tokens']) {
       page.once('dialog', (d) => void d.accept());
       await go(page, path);
       await page.getByRole('heading', { level: 1 }).first().waitFor();
@@ -470,7 +478,12 @@ describe('the admin console in a real browser', () => {
       expect(await review.getByRole('link', { name: 'mcp__dictionary__lookup' }).getAttribute('href')).toContain('/tools/mcp__dictionary__lookup');
       expect(await review.innerText()).toContain('from MCP server dictionary, offered as lookup');
       expect(await review.getByLabel('Offered definition of mcp__dictionary__lookup').innerText()).toContain('Look a word up.');
-      await review.getByRole('button', { name: 'Approve' }).click();
+      await review.getByRole('button', { name: 'Approve…' }).click();
+      const form = review.getByRole('form', { name: 'Approve mcp__dictionary__lookup' });
+      await form.getByRole('radio', { name: /read only/ }).check();
+      await form.getByLabel('Output fields kept (redaction allowlist)').fill('definition');
+      await form.getByLabel('Reason for approving (required)').fill('Looked at the dictionary tool');
+      await form.getByRole('button', { name: 'Approve', exact: true }).click();
       await page.getByText('No quarantined tool awaits review.').waitFor();
       expect((await c.api('GET', '/v1/tools/mcp__dictionary__lookup')).json.status).toBe('active');
 
@@ -494,10 +507,10 @@ describe('the admin console in a real browser', () => {
     const s = await c.newSession();
     try {
       await c.login(s.page);
-      await s.page.getByRole('table', { name: 'Tools' }).waitFor();
+      await s.page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
       await s.context.clearCookies();
       // The next request the console makes is answered 401.
-      await s.page.getByRole('link', { name: 'Tenants' }).click();
+      await s.page.getByRole('link', { name: 'Tools' }).click();
       await s.page.getByLabel('API token').waitFor();
       await c.login(s.page);
       await s.page.getByRole('button', { name: 'Sign out' }).click();
@@ -541,6 +554,7 @@ describe('the admin console in a real browser', () => {
         if (overflow > 0) overflowing.push(`${path}: ${overflow}px`);
       }
       expect(overflowing).toEqual([]);
+      await n.page.getByRole('tab', { name: 'Simulator' }).click();
       await n.page.getByRole('region', { name: 'Simulator' }).waitFor();
       await c.shot(n.page, 'narrow-policy');
     } finally {

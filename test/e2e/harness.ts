@@ -79,7 +79,8 @@ export async function startConsole() {
     await page.goto(`${url}/`);
     await page.getByLabel('API token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    // The navigation may sit behind a menu button on a narrow window; Sign out is always shown.
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
   };
 
   /** Saves a screenshot for the README; `mask` hides parts that would show this machine's paths. */
@@ -92,5 +93,5 @@ export async function startConsole() {
     rmSync(dir, { recursive: true, force: true });
   };
 
-  return { url, api, browser, newSession, login, shot, close };
+  return { url, api, browser, newSession, login, shot, close, deps };
 }

@@ -12,6 +12,8 @@ export interface TokensTable {
   token_hash: string;
   created_at: string;
   last_used_at: string | null;
+  /** ISO 8601 UTC instant after which the token no longer authenticates; null = no expiry. */
+  expires_at: string | null;
   /** Optimistic-concurrency version, sent as the ETag; defaults to 1 on insert. */
   version: Generated<number>;
 }

@@ -1,10 +1,11 @@
-import { useEffect, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { LoginPage } from '../features/auth/components/login-page.tsx';
 import { useSession, type Session } from '../features/auth/api/get-session.ts';
 import { useLogout } from '../features/auth/api/logout.ts';
 import { RouteErrorBoundary } from '../components/error-boundary.tsx';
 import { Loading } from '../components/page.tsx';
 import { Notice } from '../components/notice.tsx';
+import { clearFlash, useFlash } from '../lib/flash.ts';
 import { canReadAudit } from '../lib/permissions.ts';
 import { href, useLocation } from '../lib/router.ts';
 import { routeFor } from './routes.tsx';
@@ -20,8 +21,9 @@ export function App() {
 function Shell({ session }: { session: Session }) {
   const loc = useLocation();
   const logout = useLogout();
-  const section = loc.segments[0] ?? 'tools';
+  const section = loc.segments[0] ?? 'home';
   const nav: { key: string; label: string; show: boolean }[] = [
+    { key: 'home', label: 'Home', show: true },
     { key: 'tools', label: 'Tools', show: true },
     { key: 'groups', label: 'Groups', show: true },
     { key: 'states', label: 'States', show: true },
@@ -35,16 +37,26 @@ function Shell({ session }: { session: Session }) {
   useEffect(() => {
     document.title = [loc.segments[1], title, 'Toolgate'].filter(Boolean).join(' · ');
   }, [loc.segments, title]);
+  const [menuOpen, setMenuOpen] = useState(false);
+  const flashed = useFlash();
+  useHeadingFocus(loc.path);
+  useEffect(() => {
+    setMenuOpen(false);
+    clearFlash(loc.path);
+  }, [loc.path]);
   return (
     <div className="shell">
       <a className="skip-link" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>
         Skip to content
       </a>
       <header className="topbar">
-        <a className="brand" href={href('/tools')}>
+        <a className="brand" href={href('/')}>
           <span className="logo" aria-hidden="true">◆</span> Toolgate
         </a>
-        <nav aria-label="Main">
+        <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <nav aria-label="Main" id="main-nav" className={menuOpen ? 'open' : undefined}>
           <ul>
             {nav
               .filter((n) => n.show)
@@ -68,8 +80,42 @@ function Shell({ session }: { session: Session }) {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {flashed && (flashed.path === null || flashed.path === loc.path) ? (
+          <div role="status" className="notice notice-success flash">
+            {flashed.text}
+          </div>
+        ) : null}
         <RouteErrorBoundary resetKey={loc.path}>{page}</RouteErrorBoundary>
       </main>
     </div>
   );
+}
+
+/**
+ * After an in-app navigation, focus moves to the new page's main heading (once it has rendered),
+ * so keyboard and screen-reader users start where the page starts. The first page after sign-in
+ * keeps the browser's own start.
+ */
+function useHeadingFocus(path: string): void {
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    let tries = 0;
+    let frame = 0;
+    const attempt = () => {
+      const main = document.getElementById('main');
+      const heading = main?.querySelector<HTMLElement>('h1');
+      // Something inside the new page (e.g. a created item) already took focus: leave it there.
+      if (main && document.activeElement && document.activeElement !== document.body && main.contains(document.activeElement) && document.activeElement !== main) return;
+      if (heading) {
+        if (!heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1');
+        heading.focus();
+      } else if (tries++ < 120) frame = requestAnimationFrame(attempt);
+    };
+    frame = requestAnimationFrame(attempt);
+    return () => cancelAnimationFrame(frame);
+  }, [path]);
 }

@@ -4,6 +4,7 @@ import { AuditPage } from '../features/audit/components/audit-page.tsx';
 import { PublishPage } from '../features/bundles/components/publish-page.tsx';
 import { DecisionsPage } from '../features/decisions/components/decisions-page.tsx';
 import { GroupsPage } from '../features/groups/components/groups-page.tsx';
+import { HomePage } from '../features/overview/components/home-page.tsx';
 import { McpPage } from '../features/mcp/components/mcp-page.tsx';
 import { TestsPage } from '../features/policy-tests/components/tests-page.tsx';
 import { StatesPage } from '../features/states/components/states-page.tsx';
@@ -18,8 +19,10 @@ import type { Location } from '../lib/router.ts';
 
 /** The page for a hash route. */
 export function routeFor(loc: Location, session: Session): ReactNode {
-  const [section = 'tools', id, sub = ''] = loc.segments;
+  const [section = 'home', id, sub = ''] = loc.segments;
   switch (section) {
+    case 'home':
+      return <HomePage session={session} />;
     case 'tools':
       if (id === 'new') return <ToolPage id={null} session={session} />;
       return id ? <ToolPage id={id} session={session} /> : <ToolsPage session={session} />;

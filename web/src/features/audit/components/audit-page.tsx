@@ -18,7 +18,7 @@ const keys = ['tenant', 'actor', 'entityType', 'entityId', 'action', 'from', 'to
 
 /** The change history: filters in the URL, each event with its before/after diff, export and the chain check. */
 export function AuditPage(_: { session: Session }) {
-  const { filters, setFilter } = useUrlFilters<AuditFilters>('/audit', keys);
+  const { filters, setFilter, setFilters } = useUrlFilters<AuditFilters>('/audit', keys);
   // Dates are chosen as days; `to` includes the whole day.
   const apiFilters: AuditFilters = {
     ...filters,
@@ -32,6 +32,17 @@ export function AuditPage(_: { session: Session }) {
   const actorLabel = (actor: string) => {
     const t = tokens.data?.find((x) => `token:${x.id}` === actor);
     return t ? `${t.label} (${t.role})` : actor;
+  };
+  // The actor filter takes the names the timeline shows ("label (role)", or a label alone) as well as raw ids.
+  const actorId = (typed: string) => {
+    const name = typed.trim();
+    const t = tokens.data?.find((x) => `${x.label} (${x.role})` === name) ?? tokens.data?.find((x) => x.label === name);
+    return t ? `token:${t.id}` : name;
+  };
+  const [actorText, setActorText] = useState(() => (filters.actor ? actorLabel(filters.actor) : ''));
+  const filterBy = (patch: Partial<Record<(typeof keys)[number], string>>) => {
+    setFilters(patch);
+    if (patch.actor !== undefined) setActorText(actorLabel(patch.actor));
   };
   const [exportError, setExportError] = useState<unknown>(null);
   const ids = useId();
@@ -78,19 +89,25 @@ export function AuditPage(_: { session: Session }) {
         <SelectField empty="Any" label="Tenant" value={filters.tenant} options={(tenants.data ?? []).map((t) => t.id)} onChange={(v) => setFilter('tenant', v)} />
         <div className="field">
           <label htmlFor={`${ids}-actor`}>Actor</label>
-          <input id={`${ids}-actor`} list={`${ids}-actors`} defaultValue={filters.actor ?? ''} placeholder="token:…" onChange={(e) => setFilter('actor', e.target.value)} />
+          <input
+            id={`${ids}-actor`}
+            list={`${ids}-actors`}
+            value={actorText}
+            placeholder="a name as the timeline shows it"
+            onChange={(e) => {
+              setActorText(e.target.value);
+              setFilter('actor', actorId(e.target.value));
+            }}
+          />
           <datalist id={`${ids}-actors`}>
             <option value="system" />
             {(tokens.data ?? []).map((t) => (
-              <option key={t.id} value={`token:${t.id}`} label={`${t.label} (${t.role})`} />
+              <option key={t.id} value={`${t.label} (${t.role})`} />
             ))}
           </datalist>
         </div>
         <SelectField empty="Any" label="Entity type" value={filters.entityType} options={auditEntityTypes} onChange={(v) => setFilter('entityType', v)} />
-        <div className="field">
-          <label htmlFor={`${ids}-eid`}>Entity id</label>
-          <input id={`${ids}-eid`} defaultValue={filters.entityId ?? ''} onChange={(e) => setFilter('entityId', e.target.value)} />
-        </div>
+        <TextField label="Entity id" value={filters.entityId ?? ''} onChange={(v) => setFilter('entityId', v)} />
         <SelectField empty="Any" label="Action" value={filters.action} options={auditActions} onChange={(v) => setFilter('action', v)} />
         <TextField label="From" type="date" value={filters.from ?? ''} onChange={(v) => setFilter('from', v)} />
         <TextField label="To" type="date" value={filters.to ?? ''} onChange={(v) => setFilter('to', v)} />
@@ -104,7 +121,7 @@ export function AuditPage(_: { session: Session }) {
       ) : null}
       <ol className="timeline" aria-label="Audit timeline">
         {events.map((e) => (
-          <AuditItem key={e.seq} event={e} actorLabel={actorLabel} />
+          <AuditItem key={e.seq} event={e} actorLabel={actorLabel} filterBy={filterBy} />
         ))}
       </ol>
       {audit.data && !events.length ? <p className="muted">No event matches these filters.</p> : null}
@@ -114,15 +131,36 @@ export function AuditPage(_: { session: Session }) {
 
 const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', retire: 'warn', sign: 'warn' } as const;
 
-function AuditItem({ event: e, actorLabel }: { event: AuditEvent; actorLabel: (actor: string) => string }) {
+function AuditItem({
+  event: e,
+  actorLabel,
+  filterBy,
+}: {
+  event: AuditEvent;
+  actorLabel: (actor: string) => string;
+  filterBy: (patch: { actor?: string; entityType?: string; entityId?: string }) => void;
+}) {
+  // Buttons inside <summary> would also open the event; they filter instead.
+  const only = (patch: { actor?: string; entityType?: string; entityId?: string }) => (ev: React.MouseEvent) => {
+    ev.preventDefault();
+    ev.stopPropagation();
+    filterBy(patch);
+  };
   return (
     <li className="timeline-item">
       <details>
         <summary>
           <span className="seq mono">#{e.seq}</span> <time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time>{' '}
-          <Badge tone={actionTone[e.action]}>{e.action}</Badge> <strong>{e.entityType}</strong> <span className="mono">{e.entityId}</span>
-          {e.tenant ? <span className="muted"> in {e.tenant}</span> : null} <span className="muted" title={e.actor}>
-            by {actorLabel(e.actor)}
+          <Badge tone={actionTone[e.action]}>{e.action}</Badge>{' '}
+          <button type="button" className="link-button" title={`Show only events on ${e.entityType} ${e.entityId}`} onClick={only({ entityType: e.entityType, entityId: e.entityId })}>
+            <strong>{e.entityType}</strong> <span className="mono">{e.entityId}</span>
+          </button>
+          {e.tenant ? <span className="muted"> in {e.tenant}</span> : null}{' '}
+          <span className="muted">
+            by{' '}
+            <button type="button" className="link-button" title={`Show only events by ${e.actor}`} onClick={only({ actor: e.actor })}>
+              {actorLabel(e.actor)}
+            </button>
           </span>
           {e.reason ? <span className="reason"> — “{e.reason}”</span> : null}
         </summary>

@@ -30,8 +30,46 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
     );
   const { catalog } = diff;
   const catalogChanged = catalog.added.length + catalog.removed.length + catalog.changed.length > 0;
+  const transitions = new Map<string, { from: PolicyDecision; to: PolicyDecision; count: number }>();
+  for (const d of diff.decisions) {
+    const key = `${d.from} ${d.to}`;
+    const t = transitions.get(key) ?? { from: d.from, to: d.to, count: 0 };
+    t.count++;
+    transitions.set(key, t);
+  }
   return (
     <div className="bundle-diff" aria-label={label} role="group">
+      <p className="diff-headline">
+        Catalog: {catalog.added.length} added, {catalog.removed.length} removed, {catalog.changed.length} changed · {diff.roles.length} role(s) reach other tools ·{' '}
+        {diff.decisions.length} decision(s) change.
+      </p>
+      {diff.roles.length ? (
+        <DataTable label={`${label}: summary by role`} columns={['Role', 'Gains', 'Loses']} compact>
+          {diff.roles.map((r) => (
+            <tr key={r.role}>
+              <td>
+                {r.role} {r.status !== 'changed' ? <Badge tone={r.status === 'added' ? 'ok' : 'bad'}>{r.status}</Badge> : null}
+              </td>
+              <td>{r.added.length} tool(s)</td>
+              <td>{r.removed.length} tool(s)</td>
+            </tr>
+          ))}
+        </DataTable>
+      ) : null}
+      {transitions.size ? (
+        <DataTable label={`${label}: summary by decision`} columns={['Decision', 'Subject/tool pairs']} compact>
+          {[...transitions.values()].map((t) => (
+            <tr key={`${t.from} ${t.to}`}>
+              <td>
+                <Badge tone={tone[t.from]}>{t.from}</Badge> → <Badge tone={tone[t.to]}>{t.to}</Badge>
+              </td>
+              <td>{t.count}</td>
+            </tr>
+          ))}
+        </DataTable>
+      ) : null}
+      <details className="diff-details">
+        <summary>Details: every tool and decision</summary>
       <h4>Catalog</h4>
       {catalogChanged ? (
         <p>
@@ -83,6 +121,7 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
       ) : (
         <p className="muted">No subject's decision on any tool changes.</p>
       )}
+      </details>
     </div>
   );
 }

@@ -6,6 +6,7 @@ import { Loading } from '../../../components/page.tsx';
 import { canEditTenant } from '../../../lib/permissions.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { usePolicy } from '../../tenants/api/get-policy.ts';
+import { useResetPolicy } from '../../tenants/api/reset-policy.ts';
 import type { BundleVersion } from '../../../../../policy-schemas/types.gen.ts';
 import { useBundles } from '../api/get-bundles.ts';
 import { useDiff } from '../api/get-diff.ts';
@@ -26,10 +27,14 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   const latest = bundles.data?.[0];
   const diff = useDiff(tenant, latest?.version, 'draft', policy.data?.version);
   const publish = usePublish();
+  const reset = useResetPolicy();
   const [reason, setReason] = useState('');
+  // A rollback has its own reason: typing it never fills in (or enables) Publish.
+  const [rollbackReason, setRollbackReason] = useState('');
+  const [resetDraft, setResetDraft] = useState(true);
   // Admins may publish past failing policy tests; the failures go into the audit event.
   const [force, setForce] = useState(false);
-  const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean }) | null>(null);
+  const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean; draftReset?: boolean }) | null>(null);
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
   const [compare, setCompare] = useState<number | null>(null);
   const [verification, setVerification] = useState<Verification | null>(null);
@@ -41,18 +46,47 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
     download(path, name).catch(setDownloadError);
   };
 
+  const [action, setAction] = useState<'publish' | 'rollback'>('publish');
+  // The answer shows beside the form that asked: publish in its card, rollback above the history.
+  const outcome = (
+    <Notice
+      error={publish.error ?? reset.error}
+      success={
+        result
+          ? result.unchanged
+            ? `Nothing changed: version ${result.version} is still current.`
+            : result.rollbackTo !== undefined
+              ? `Rolled back: version ${result.version} now carries the content of v${result.rollbackTo}.${result.draftReset ? ` The draft was reset to v${result.rollbackTo}'s policy and grants, so there is nothing left to re-publish.` : ''}`
+              : `Published version ${result.version}.`
+          : null
+      }
+    />
+  );
   const doPublish = (target?: number) => {
+    setAction(target === undefined ? 'publish' : 'rollback');
     setResult(null);
     setVerification(null);
+    reset.reset();
     const before = latest?.version;
+    const why = target === undefined ? reason : rollbackReason;
     publish.mutate(
-      { tenant, reason, rollbackTo: target, ...(force ? { force: true } : {}) },
+      { tenant, reason: why, rollbackTo: target, ...(force ? { force: true } : {}) },
       {
         onSuccess: (r) => {
-          setResult({ ...r, rollbackTo: target, unchanged: r.version === before });
-          setReason('');
-          setRollbackTo(null);
+          const shown = { ...r, rollbackTo: target, unchanged: r.version === before };
+          setResult(shown);
           setForce(false);
+          if (target === undefined) setReason('');
+          else {
+            setRollbackReason('');
+            setRollbackTo(null);
+            if (resetDraft) {
+              reset.mutate(
+                { tenant, version: target, policyVersion: policy.data?.version, reason: `Draft reset to v${target} after rolling back: ${why}` },
+                { onSuccess: () => setResult({ ...shown, draftReset: true }) },
+              );
+            }
+          }
         },
       },
     );
@@ -144,23 +178,13 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
           ) : (
             <p className="muted">Your role cannot publish for this tenant.</p>
           )}
-          <Notice
-            error={publish.error}
-            success={
-              result
-                ? result.unchanged
-                  ? `Nothing changed: version ${result.version} is still current.`
-                  : result.rollbackTo !== undefined
-                    ? `Rolled back: version ${result.version} now carries the content of v${result.rollbackTo}.`
-                    : `Published version ${result.version}.`
-                : null
-            }
-          />
+          {action === 'publish' ? outcome : null}
         </section>
       </div>
 
       <section aria-labelledby={`${ids}-hist`}>
         <h2 id={`${ids}-hist`}>Version history</h2>
+        {action === 'rollback' ? outcome : null}
         {rollbackTo !== null ? (
           <form
             className="card rollback"
@@ -170,20 +194,22 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               doPublish(rollbackTo);
             }}
           >
-            <p>
-              Roll back to v{rollbackTo}: publishes a new version with v{rollbackTo}'s content. The draft policy is not changed.
-            </p>
+            <p>Roll back to v{rollbackTo}: publishes a new version with v{rollbackTo}'s content.</p>
             <div className="field">
               <label htmlFor={`${ids}-rb-reason`}>Reason for rolling back (required)</label>
-              <input id={`${ids}-rb-reason`} required value={reason} onChange={(e) => setReason(e.target.value)} autoFocus />
+              <input id={`${ids}-rb-reason`} required value={rollbackReason} onChange={(e) => setRollbackReason(e.target.value)} autoFocus />
             </div>
+            <label className="check">
+              <input type="checkbox" checked={resetDraft} onChange={(e) => setResetDraft(e.target.checked)} /> Also reset the draft to v{rollbackTo}'s policy and grants
+              <span className="muted small"> (otherwise the next publish ships the rolled-back change again)</span>
+            </label>
             {session.role === 'admin' ? (
               <label className="check">
                 <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Roll back even if policy tests fail (recorded as forced)
               </label>
             ) : null}
             <div className="button-row">
-              <button type="submit" className="primary danger" disabled={!reason.trim() || publish.isPending}>
+              <button type="submit" className="primary danger" disabled={!rollbackReason.trim() || publish.isPending}>
                 Roll back to v{rollbackTo}
               </button>
               <button type="button" onClick={() => setRollbackTo(null)}>

@@ -11,14 +11,12 @@ import { canEditInventory } from '../../../lib/permissions.ts';
 import { href } from '../../../lib/router.ts';
 import { limits, patterns } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
-import { useTools } from '../../tools/api/get-tools.ts';
-import { ReviewPanel } from '../../tools/components/review-panel.tsx';
+import { ReviewQueue } from '../../tools/components/review-queue.tsx';
 import { useMcpServers } from '../api/get-mcp-servers.ts';
 import { useCreateMcpServer, useDeleteMcpServer, useSyncMcpServer } from '../api/save-mcp-server.ts';
 
 export function McpPage({ session }: { session: Session }) {
   const servers = useMcpServers();
-  const quarantined = useTools({ status: 'quarantined', source: 'mcp' });
   const editable = canEditInventory(session);
   return (
     <section className="page">
@@ -29,18 +27,7 @@ export function McpPage({ session }: { session: Session }) {
           {servers.error ? <Notice error={servers.error} /> : null}
           {servers.data?.length === 0 ? <p className="muted">No MCP server yet.</p> : null}
           {servers.data?.map((s) => <ServerCard key={s.id} server={s} editable={editable} />)}
-          <h2>Review queue</h2>
-          {quarantined.error ? <Notice error={quarantined.error} /> : null}
-          {quarantined.data?.length === 0 ? <p className="muted">No quarantined tool awaits review.</p> : null}
-          {quarantined.data?.map((t) =>
-            t.review ? (
-              <ReviewPanel key={`${t.id}:${t.version}`} tool={t} editable={editable} />
-            ) : (
-              <p key={t.id}>
-                <a href={href(`/tools/${encodeURIComponent(t.id)}`)}>{t.id}</a> is quarantined.
-              </p>
-            ),
-          )}
+          <ReviewQueue editable={editable} />
         </div>
         {editable ? (
           <aside className="side-panel">

@@ -20,7 +20,8 @@ export async function getPublishedEvaluator(tenant: string): Promise<PublishedEv
   const bundle = (await res.json()) as Bundle;
   // Loaded on demand: the SDK brings its own JSON Schema validator.
   const [{ loadBundle }, { evaluate }] = await Promise.all([import('../../../../../runtime/load-bundle.ts'), import('../../../../../runtime/evaluate.ts')]);
-  const loaded = loadBundle(bundle);
+  // Evaluation only: compiling input schemas needs generated code, which the console's CSP forbids.
+  const loaded = loadBundle(bundle, { inputValidators: false });
   return { version: bundle.version, evaluate: (request) => evaluate(loaded, request) };
 }
 

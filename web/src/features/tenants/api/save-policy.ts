@@ -14,6 +14,7 @@ export function useSavePolicy() {
     onSuccess: (policy, { tenant }) => {
       qc.setQueryData(['tenants', tenant, 'policy'], policy);
       void qc.invalidateQueries({ queryKey: ['tenants', tenant] });
+      void qc.invalidateQueries({ queryKey: ['tenants', 'overview'] });
     },
   });
 }

@@ -9,5 +9,5 @@ export async function createTenant(tenant: Tenant): Promise<Tenant> {
 
 export function useCreateTenant() {
   const qc = useQueryClient();
-  return useMutation({ mutationFn: createTenant, onSuccess: () => qc.invalidateQueries({ queryKey: ['tenants', 'list'] }) });
+  return useMutation({ mutationFn: createTenant, onSuccess: () => qc.invalidateQueries({ queryKey: ['tenants'] }) });
 }

@@ -195,10 +195,11 @@ export function PolicyEditor({
               Discard edits
             </button>
             {draft.dirty ? <span className="muted">Unsaved edits</span> : null}
+            {/* The answer appears beside the button that asked for it. */}
+            {draft.conflict ? null : <Notice error={save.error} success={saved} />}
           </div>
         ) : null}
       </fieldset>
-      {draft.conflict ? null : <Notice error={save.error} success={saved} />}
     </form>
   );
 }

@@ -1,3 +1,4 @@
+import { useMemo, useState } from 'react';
 import type { TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
@@ -26,8 +27,26 @@ function PolicyWorkbench({ tenant, server, session }: { tenant: string; server: 
   const groups = useGroups();
   const states = useStates();
   const toolIds = (tools.data ?? []).filter((t) => t.status !== 'removed').map((t) => t.id);
+  const toolsById = useMemo(() => new Map((tools.data ?? []).map((t) => [t.id, t])), [tools.data]);
+  // On a narrow window one of the two is shown at a time, so the simulator is one tap away.
+  const [view, setView] = useState<'policy' | 'simulator'>('policy');
+  const showRole = (role: string) => {
+    setView('policy');
+    requestAnimationFrame(() => {
+      const card = [...document.querySelectorAll<HTMLElement>('section.role-card')].find((el) => el.getAttribute('aria-label') === `Role ${role}`);
+      card?.scrollIntoView({ block: 'start' });
+      card?.querySelector<HTMLElement>('input, button')?.focus({ preventScroll: true });
+    });
+  };
   return (
-    <div className="workbench">
+    <div className={`workbench show-${view}`}>
+      <div className="view-switch" role="tablist" aria-label="Show">
+        {(['policy', 'simulator'] as const).map((v) => (
+          <button key={v} type="button" role="tab" aria-selected={view === v} onClick={() => setView(v)}>
+            {v === 'policy' ? 'Policy' : 'Simulator'}
+          </button>
+        ))}
+      </div>
       <PolicyEditor
         tenant={tenant}
         draft={draft}
@@ -44,6 +63,8 @@ function PolicyWorkbench({ tenant, server, session }: { tenant: string; server: 
           unsaved={draft.dirty}
           stateNames={(states.data ?? []).map((s) => s.name)}
           saveFormId={canEditTenant(session, tenant) ? policyFormId(tenant) : undefined}
+          tools={toolsById}
+          onShowRole={showRole}
           canSaveTest={canEditTenant(session, tenant)}
         />
       </aside>

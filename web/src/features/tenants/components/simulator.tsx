@@ -1,10 +1,11 @@
 import { useDeferredValue, useId, useMemo, useRef, useState } from 'react';
-import type { EvaluationRequest, EvaluationResult, TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
+import type { EvaluationRequest, EvaluationResult, FilterReason, TenantPolicy, Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge } from '../../../components/badge.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
+import { explainFiltered, type ExplainContext, type Fix } from '../../../lib/filter-reasons.ts';
 import { SaveAsTestButton } from '../../policy-tests/components/save-as-test-button.tsx';
 import { usePublishedEvaluator } from '../api/get-published-evaluator.ts';
 import { useSimulation } from '../api/simulate.ts';
@@ -53,6 +54,8 @@ export function Simulator({
   unsaved,
   stateNames,
   saveFormId,
+  tools,
+  onShowRole,
   canSaveTest = false,
 }: {
   tenant: string;
@@ -62,6 +65,10 @@ export function Simulator({
   stateNames: string[];
   /** The policy form a "save" button here submits; absent for read-only users. */
   saveFormId?: string;
+  /** The inventory by id, to explain why a tool is filtered. */
+  tools: Map<string, Tool>;
+  /** Brings a role of the policy editor into view (the fix for deny and allow reasons). */
+  onShowRole: (role: string) => void;
   /** Offer "Save as test" (editors of the tenant). */
   canSaveTest?: boolean;
 }) {
@@ -70,13 +77,18 @@ export function Simulator({
   // A link (from a logged denial or an impact example) may carry the request to start from.
   const [initial] = useState(() => prefilledRequest(currentLocation().params));
   const [subject, setSubject] = useState(initial?.subject ?? subjects[0] ?? '');
-  const [groups, setGroups] = useState<string[]>(initial?.groups ?? []);
+  const [typedGroups, setGroups] = useState<string[] | null>(initial?.groups ?? null);
   const [state, setState] = useState(initial?.state && initial.state !== 'undefined' ? initial.state : '');
   const [factsText, setFactsText] = useState(
     initial?.facts ? Object.entries(initial.facts).map(([k, v]) => `${k}=${String(v)}`).join('\n') : '',
   );
   const [profile, setProfile] = useState(initial?.profile ?? '');
   const [connections, setConnections] = useState<string[]>([]);
+  const roleGroups = [...new Set((policy.bindings?.[subject.trim()] ?? []).flatMap((r) => policy.roles?.[r]?.groups ?? []))];
+  // Until the person types groups, ask for the subject's own roles' groups: a new tenant's first
+  // answer is what its subject sees, not a refusal of the `default` group.
+  const groups = typedGroups ?? roleGroups;
+  const groupsKey = groups.join('\n');
   const request = useMemo<EvaluationRequest | null>(() => {
     if (!subject.trim()) return null;
     const r: EvaluationRequest = { subject: subject.trim() };
@@ -87,9 +99,8 @@ export function Simulator({
     if (profile) r.profile = profile;
     if (connections.length) r.allowedConnectionIds = connections;
     return r;
-  }, [subject, groups, state, factsText, profile, connections]);
+  }, [subject, groupsKey, state, factsText, profile, connections]);
   const deferred = useDeferredValue(request);
-  const roleGroups = [...new Set((policy.bindings?.[subject.trim()] ?? []).flatMap((r) => policy.roles?.[r]?.groups ?? []))];
   const deferredPolicy = useDeferredValue(unsaved ? policy : undefined);
   const sim = useSimulation(tenant, deferred, serverVersion, deferredPolicy);
 
@@ -151,9 +162,14 @@ export function Simulator({
           </datalist>
         </div>
         <div>
-          <ListInput label="Requested groups" value={groups} onChange={setGroups} hint="Empty = default; * = every group." />
+          <ListInput
+            label="Requested groups"
+            value={groups}
+            onChange={setGroups}
+            hint={typedGroups === null && roleGroups.length ? `The groups of ${subject.trim()}'s roles. Empty = default; * = every group.` : 'Empty = default; * = every group.'}
+          />
           {roleGroups.length ? (
-            <button type="button" className="link-button small" onClick={() => setGroups(roleGroups)}>
+            <button type="button" className="link-button small" onClick={() => setGroups(null)}>
               Use the groups of {subject.trim()}'s roles
             </button>
           ) : null}
@@ -174,8 +190,19 @@ export function Simulator({
           </p>
           {canSaveTest && deferred ? <SaveAsTestButton tenant={tenant} request={deferred} result={r} /> : null}
           {r.rejected ? (
-            <div className="notice notice-error">
-              Request rejected ({r.rejected.reason}): {r.rejected.groups.join(', ')}
+            <div className="notice notice-error" role="alert">
+              Request rejected ({r.rejected.reason}): no role of {subject.trim()} permits the group(s) {r.rejected.groups.join(', ')}.
+              {roleGroups.length ? (
+                <>
+                  {' '}
+                  Its roles permit {roleGroups.join(', ')}.{' '}
+                  <button type="button" className="link-button" onClick={() => setGroups(null)}>
+                    Ask for those instead
+                  </button>
+                </>
+              ) : (
+                ' Its roles permit no group: give one of its roles groups in the policy.'
+              )}
             </div>
           ) : null}
           <fieldset className="compare">
@@ -219,15 +246,19 @@ export function Simulator({
           </DataTable>
           </div>
           <div className="table-wrap">
-          <DataTable label="Filtered tools" columns={['Tool', 'Reason']} compact caption={`Filtered tools (${r.filtered.length})`}>
+          <DataTable label="Filtered tools" columns={['Tool', 'Reason', 'Why']} compact caption={`Filtered tools (${r.filtered.length})`}>
             {r.filtered.map((f) => {
               const was = changed(f.id, { visible: false, detail: f.reason });
+              const context: ExplainContext = { tenant, toolId: f.id, tool: tools.get(f.id), policy, subject: subject.trim(), groups: r.groups, state: r.state, profile };
               return (
                 <tr key={f.id} className={was ? 'changed' : undefined}>
                   <td className="mono">{f.id}</td>
                   <td>
                     <Badge tone="muted">{f.reason}</Badge>
                     {was ? <span className="muted"> {wasWord} {was.visible ? `visible (${was.detail})` : was.detail}</span> : null}
+                  </td>
+                  <td className="small">
+                    <Why reason={f.reason} context={context} onShowRole={onShowRole} />
                   </td>
                 </tr>
               );
@@ -237,7 +268,27 @@ export function Simulator({
         </div>
       ) : sim.isFetching ? (
         <p className="muted">Simulating…</p>
+      ) : !subject.trim() ? (
+        <p className="muted">{subjects.length ? 'Name a subject to see what it would be shown.' : 'No subject is bound to a role yet: add a binding to the policy, or name a subject above.'}</p>
       ) : null}
     </section>
+  );
+}
+
+/** A filtered tool's reason in words, with its fix: a link, or a button that shows the role. */
+function Why({ reason, context, onShowRole }: { reason: FilterReason; context: ExplainContext; onShowRole: (role: string) => void }) {
+  const why = explainFiltered(reason, context);
+  const fix: Fix | undefined = why.fix;
+  return (
+    <>
+      {why.text}{' '}
+      {fix?.role ? (
+        <button type="button" className="link-button" onClick={() => onShowRole(fix.role!)}>
+          {fix.label}
+        </button>
+      ) : fix?.href ? (
+        <a href={fix.href}>{fix.label}</a>
+      ) : null}
+    </>
   );
 }

@@ -19,6 +19,18 @@ const scoped = (role: Token['role']) => role === 'editor' || role === 'viewer' |
 
 /** API tokens: who can sign in or pull bundles. Secrets are shown once, at creation. */
 export function TokensPage({ session }: { session: Session }) {
+  // Typing the address is no way round the menu: only admins see tokens or the form.
+  if (session.role !== 'admin')
+    return (
+      <section className="page">
+        <PageHeader title="Tokens" />
+        <p className="notice notice-info">Only admins create, list and revoke tokens. Ask an admin for one.</p>
+      </section>
+    );
+  return <TokenAdmin session={session} />;
+}
+
+function TokenAdmin({ session }: { session: Session }) {
   const tokens = useTokens();
   const revoke = useRevokeToken();
   return (
@@ -29,7 +41,7 @@ export function TokensPage({ session }: { session: Session }) {
           {tokens.isPending ? <Loading what="tokens" /> : null}
           {tokens.error ? <Notice error={tokens.error} /> : null}
           {tokens.data ? (
-            <DataTable label="Tokens" columns={['Label', 'Role', 'Tenants', 'Created', 'Last used']} actions>
+            <DataTable label="Tokens" columns={['Label', 'Role', 'Tenants', 'Created', 'Last used', 'Expires']} actions>
               {tokens.data.map((t) => (
                 <tr key={t.id}>
                   <td>
@@ -41,6 +53,7 @@ export function TokensPage({ session }: { session: Session }) {
                   <td>{t.tenants.length ? t.tenants.join(', ') : 'all'}</td>
                   <td>{new Date(t.createdAt).toLocaleString()}</td>
                   <td>{t.lastUsedAt ? new Date(t.lastUsedAt).toLocaleString() : 'never'}</td>
+                  <td>{t.expiresAt ? `${Date.parse(t.expiresAt) <= Date.now() ? 'expired ' : ''}${new Date(t.expiresAt).toLocaleString()}` : 'never'}</td>
                   <td>
                     {t.id !== session.tokenId ? (
                       <ConfirmButton
@@ -74,6 +87,7 @@ function NewToken() {
   const [label, setLabel] = useState('');
   const [role, setRole] = useState<Token['role']>('editor');
   const [chosen, setChosen] = useState<string[]>([]);
+  const [expires, setExpires] = useState('');
   const [created, setCreated] = useState<Token | null>(null);
   return (
     <CreateForm
@@ -84,11 +98,14 @@ function NewToken() {
       onSubmit={() => {
         setCreated(null);
         const body: TokenCreate = scoped(role) ? { label, role, tenants: chosen } : { label, role };
+        // A datetime-local value is local time without a zone; the API takes an instant.
+        if (expires) body.expiresAt = new Date(expires).toISOString();
         create.mutate(body, {
           onSuccess: (t) => {
             setCreated(t);
             setLabel('');
             setChosen([]);
+            setExpires('');
           },
         });
       }}
@@ -106,6 +123,7 @@ function NewToken() {
       ) : (
         <p className="muted small">{role} tokens reach every tenant.</p>
       )}
+      <TextField label="Expires (optional)" type="datetime-local" value={expires} onChange={setExpires} />
     </CreateForm>
   );
 }
@@ -120,7 +138,8 @@ function NewSecret({ label, token }: { label: string; token: string }) {
       <label htmlFor={id} className="sr-only">
         New token secret
       </label>
-      <input id={id} className="mono" readOnly value={token} onFocus={(e) => e.currentTarget.select()} />
+      {/* Focus lands on the new secret: the one thing to do next is copy it. */}
+      <input id={id} className="mono" readOnly value={token} autoFocus onFocus={(e) => e.currentTarget.select()} />
       <button type="button" onClick={() => void navigator.clipboard?.writeText(token)}>
         Copy
       </button>

@@ -1,12 +1,12 @@
-import { queryOptions, useQuery } from '@tanstack/react-query';
-import type { Tool, ToolQuery } from '../../../../../policy-schemas/types.gen.ts';
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import type { Tool, ToolList, ToolQuery } from '../../../../../policy-schemas/types.gen.ts';
 import { api, query } from '../../../lib/api-client.ts';
 
-export type ToolFilters = ToolQuery;
+export type ToolFilters = Omit<ToolQuery, 'limit' | 'cursor'>;
 
-/** The inventory, filtered by the server. */
+/** The whole inventory (filtered by the server), for pickers that need every id. */
 export async function getTools(filters: ToolFilters = {}): Promise<Tool[]> {
-  const res = await api<{ items: Tool[] }>(`/v1/tools${query(filters)}`);
+  const res = await api<ToolList>(`/v1/tools${query(filters)}`);
   return res.items;
 }
 
@@ -15,4 +15,21 @@ export const toolsQueryOptions = (filters: ToolFilters = {}) =>
 
 export function useTools(filters: ToolFilters = {}) {
   return useQuery(toolsQueryOptions(filters));
+}
+
+/** One page of the inventory: search, filters and sorting done by the server, with the total. */
+export async function getToolPage(filters: ToolFilters, limit: number, cursor: string | undefined): Promise<ToolList> {
+  return api<ToolList>(`/v1/tools${query({ ...filters, limit, cursor })}`);
+}
+
+export const toolPageQueryOptions = (filters: ToolFilters, limit: number, cursor: string | undefined) =>
+  queryOptions({
+    queryKey: ['tools', 'page', filters, limit, cursor ?? null],
+    queryFn: () => getToolPage(filters, limit, cursor),
+    // The table keeps showing the last page while the next answer is on its way.
+    placeholderData: keepPreviousData,
+  });
+
+export function useToolPage(filters: ToolFilters, limit: number, cursor: string | undefined) {
+  return useQuery(toolPageQueryOptions(filters, limit, cursor));
 }

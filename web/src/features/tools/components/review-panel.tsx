@@ -1,22 +1,41 @@
 import { useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { DiffView } from '../../../components/diff-view.tsx';
-import { Notice } from '../../../components/notice.tsx';
 import { pretty } from '../../../lib/json.ts';
 import { href } from '../../../lib/router.ts';
-import { useApproveTool } from '../api/approve-tool.ts';
+import type { BulkApproval } from '../api/approve-tool.ts';
+import { ApprovalForm } from './approval-form.tsx';
 
 /**
- * A quarantined imported tool: what changed since approval, and approve. Only approval takes a tool
- * out of quarantine; left unapproved it stays out of every bundle.
+ * A quarantined imported tool: what changed since approval, and approve (a short form); `selected`
+ * puts it in a bulk approval. Only approval takes a tool out of quarantine; left unapproved it stays
+ * out of every bundle.
  */
-export function ReviewPanel({ tool, editable }: { tool: Tool; editable: boolean }) {
-  const approve = useApproveTool();
-  const [done, setDone] = useState<string | null>(null);
+export function ReviewPanel({
+  tool,
+  editable,
+  selected,
+  onSelect,
+  onApproved,
+}: {
+  tool: Tool;
+  editable: boolean;
+  selected?: boolean;
+  onSelect?: (selected: boolean) => void;
+  onApproved: (result: BulkApproval) => void;
+}) {
+  const [approving, setApproving] = useState(false);
   const review = tool.review!;
   return (
-    <section className="review" aria-label={`Review ${tool.id}`}>
-      <h2>{review.previous ? 'Definition changed since approval' : 'New imported tool awaiting review'}</h2>
+    <section className="review card" aria-label={`Review ${tool.id}`}>
+      <header className="card-header">
+        <h3>{review.previous ? 'Definition changed since approval' : 'New imported tool awaiting review'}</h3>
+        {editable && onSelect ? (
+          <label className="check">
+            <input type="checkbox" checked={!!selected} onChange={(e) => onSelect(e.target.checked)} /> Select {tool.id} for bulk approval
+          </label>
+        ) : null}
+      </header>
       <p className="muted">
         <a href={href(`/tools/${encodeURIComponent(tool.id)}`)}>
           <code>{tool.id}</code>
@@ -36,24 +55,19 @@ export function ReviewPanel({ tool, editable }: { tool: Tool; editable: boolean 
           {pretty(review.current)}
         </pre>
       )}
-      {editable ? (
+      {review.problems?.length ? (
+        <div className="notice notice-warn" role="note">
+          Cannot be approved as offered: {review.problems.map((p) => `${p.pointer} ${p.message}`).join('; ')}
+        </div>
+      ) : null}
+      {editable && approving ? <ApprovalForm tools={[tool]} onApproved={onApproved} onCancel={() => setApproving(false)} /> : null}
+      {editable && !approving ? (
         <div className="button-row">
-          <button
-            type="button"
-            className="primary"
-            disabled={approve.isPending}
-            onClick={() =>
-              approve.mutate(
-                { id: tool.id, version: tool.version, definitionHash: review.current.definitionHash },
-                { onSuccess: () => setDone(`Approved ${tool.id}.`) },
-              )
-            }
-          >
-            Approve
+          <button type="button" className="primary" onClick={() => setApproving(true)}>
+            Approve…<span className="sr-only"> {tool.id}</span>
           </button>
         </div>
       ) : null}
-      <Notice error={approve.error} success={done} />
     </section>
   );
 }

@@ -14,6 +14,8 @@ import { canEditInventory } from '../../../lib/permissions.ts';
 import { href, navigate } from '../../../lib/router.ts';
 import { effects, hints, limits, patterns, toolStatuses } from '../../../lib/schema.ts';
 import { useDraft } from '../../../lib/use-draft.ts';
+import { flash } from '../../../lib/flash.ts';
+import { useInputSchemaProblems } from '../../../lib/input-schema-rules.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useGroups } from '../../groups/api/get-groups.ts';
 import { useStates } from '../../states/api/get-states.ts';
@@ -22,6 +24,7 @@ import { useTool } from '../api/get-tool.ts';
 import { useSaveTool } from '../api/save-tool.ts';
 import { SchemaText } from '../../../components/schema-text.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
+import { ApprovalOutcome } from './approval-outcome.tsx';
 import { ReviewPanel } from './review-panel.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 
@@ -81,6 +84,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
   };
   const [reason, setReason] = useState('');
   const [saved, setSaved] = useState<string | null>(null);
+  const [approved, setApproved] = useState<Tool[] | null>(null);
   const [localError, setLocalError] = useState<string | null>(null);
   const save = useSaveTool();
   const del = useDeleteTool();
@@ -99,10 +103,17 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
     });
 
   const serverErrors = save.error instanceof ApiError ? save.error.errors : [];
-  const inputErrors = useMemo(
-    () => serverErrors.filter((e) => e.pointer.startsWith('/inputSchema')).map((e) => ({ ...e, pointer: e.pointer.slice('/inputSchema'.length) })),
-    [serverErrors],
-  );
+  // The restricted-subset rules run as you type; the server's last answer is shown only for the
+  // text it judged, so no error stays pinned to a line that has since changed.
+  const [judgedText, setJudgedText] = useState<string | null>(null);
+  const liveInputErrors = useInputSchemaProblems(inputText, server.source?.kind !== 'mcp');
+  const inputErrors = useMemo(() => {
+    const fromServer = judgedText === inputText
+      ? serverErrors.filter((e) => e.pointer.startsWith('/inputSchema')).map((e) => ({ ...e, pointer: e.pointer.slice('/inputSchema'.length) }))
+      : [];
+    const seen = new Set(liveInputErrors.map((e) => `${e.pointer} ${e.message}`));
+    return [...liveInputErrors, ...fromServer.filter((e) => !seen.has(`${e.pointer} ${e.message}`))];
+  }, [serverErrors, liveInputErrors, judgedText, inputText]);
   const outputErrors = useMemo(
     () => serverErrors.filter((e) => e.pointer.startsWith('/outputSchema')).map((e) => ({ ...e, pointer: e.pointer.slice('/outputSchema'.length) })),
     [serverErrors],
@@ -123,6 +134,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
   };
 
   const submit = (body: Tool) => {
+    setJudgedText(inputText);
     setSaved(null);
     setLocalError(null);
     save.mutate(
@@ -133,7 +145,11 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
           setTexts(result);
           setReason('');
           setSaved(create ? `Created ${result.id}.` : `Saved ${result.id} (version ${result.version ?? '?'}).`);
-          if (create) navigate(`/tools/${encodeURIComponent(result.id)}`, { force: true });
+          if (create) {
+            // The new page shows the answer: a message kept only in this form would be lost.
+            flash(`Created ${result.id}.`, `/tools/${encodeURIComponent(result.id)}`);
+            navigate(`/tools/${encodeURIComponent(result.id)}`, { force: true });
+          }
         },
         onError: (err) => {
           draft.onSaveError(err);
@@ -161,7 +177,14 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
         }
         actions={<a href={href('/tools')}>Back to tools</a>}
       />
-      {server.review ? <ReviewPanel tool={server} editable={editable} /> : null}
+      {approved ? <ApprovalOutcome tools={approved} /> : null}
+      {server.review ? (
+        <ReviewPanel
+          tool={server}
+          editable={editable}
+          onApproved={(r) => setApproved(r.approved.length ? r.approved : null)}
+        />
+      ) : null}
       <DraftConflict
         draft={draft}
         busy={save.isPending}
@@ -330,7 +353,17 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
                 <ConfirmButton
                   question={`Delete ${server.id}?`}
                   disabled={del.isPending}
-                  onConfirm={() => del.mutate({ id: server.id, version: server.version }, { onSuccess: () => navigate('/tools', { force: true }) })}
+                  onConfirm={() =>
+                    del.mutate(
+                      { id: server.id, version: server.version },
+                      {
+                        onSuccess: () => {
+                          flash(`Deleted ${server.id}.`, '/tools');
+                          navigate('/tools', { force: true });
+                        },
+                      },
+                    )
+                  }
                 >
                   Delete
                 </ConfirmButton>

@@ -1,5 +1,5 @@
-import { useDeferredValue, useId, useState } from 'react';
-import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
+import { useEffect, useId, useState } from 'react';
+import type { Tool, ToolQuery } from '../../../../../policy-schemas/types.gen.ts';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
@@ -7,58 +7,78 @@ import type { Session } from '../../auth/api/get-session.ts';
 import { useGroups } from '../../groups/api/get-groups.ts';
 import { canEditInventory } from '../../../lib/permissions.ts';
 import { href } from '../../../lib/router.ts';
+import { useDebounced } from '../../../lib/use-debounced.ts';
 import { useUrlFilters } from '../../../lib/use-url-filters.ts';
 import { effects, sourceKinds, toolStatuses } from '../../../lib/schema.ts';
-import { useTools, type ToolFilters } from '../api/get-tools.ts';
+import { useToolPage, type ToolFilters } from '../api/get-tools.ts';
 import { useBulkGroup, type BulkResult } from '../api/patch-tool.ts';
 import { ToolBadges } from './tool-badges.tsx';
 
-const filterKeys = ['q', 'group', 'effect', 'status', 'source'] as const;
+const filterKeys = ['q', 'group', 'effect', 'status', 'source', 'redaction', 'sort', 'order'] as const;
+const PAGE_SIZE = 50;
 
-type SortKey = 'id' | 'effect' | 'status' | 'source';
+type SortKey = NonNullable<ToolQuery['sort']>;
 
-function sortValue(t: Tool, key: SortKey): string {
-  if (key === 'status') return t.status ?? 'active';
-  if (key === 'source') return `${t.source?.kind ?? 'core'}:${t.source?.server ?? ''}`;
-  return key === 'effect' ? `${t.effect}:${t.id}` : t.id;
-}
-
-/** The inventory: search and filters (kept in the URL), status badges, bulk group changes. */
+/**
+ * The inventory, a page at a time: search (debounced), filters and sorting answered by the server
+ * and kept in the URL; a bulk bar that stays in view while tools are selected across pages.
+ */
 export function ToolsPage({ session }: { session: Session }) {
-  const { filters, setFilter } = useUrlFilters<ToolFilters>('/tools', filterKeys);
+  const { filters, setFilter, setFilters } = useUrlFilters<ToolFilters>('/tools', filterKeys);
   const [q, setQ] = useState(filters.q ?? '');
-  const deferredQ = useDeferredValue(q);
-  const effective = { ...filters, q: deferredQ || undefined };
-  const tools = useTools(effective);
+  const settledQ = useDebounced(q);
+  useEffect(() => {
+    if ((filters.q ?? '') !== settledQ) setFilter('q', settledQ);
+    // Only the settled search text goes to the URL (and so to the server).
+  }, [settledQ]);
+  const filterKey = JSON.stringify(filters);
+  // Cursors of the pages before the current one; a change of filters starts again at page 1.
+  const [pages, setPages] = useState<{ key: string; cursors: (string | undefined)[] }>({ key: filterKey, cursors: [undefined] });
+  const cursors = pages.key === filterKey ? pages.cursors : [undefined];
+  const cursor = cursors[cursors.length - 1];
+  const tools = useToolPage(filters, PAGE_SIZE, cursor);
   const groups = useGroups();
   const editable = canEditInventory(session);
-  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [selected, setSelected] = useState<Map<string, Tool>>(new Map());
   const [bulkGroupName, setBulkGroupName] = useState('');
+  const [bulkReason, setBulkReason] = useState('');
   const [bulkResult, setBulkResult] = useState<{ op: 'add' | 'remove'; group: string; result: BulkResult } | null>(null);
   const bulk = useBulkGroup();
   const ids = useId();
 
-  const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: 'id', dir: 1 });
-  const items = [...(tools.data ?? [])].sort((a, b) => sort.dir * sortValue(a, sort.key).localeCompare(sortValue(b, sort.key)));
-  const quarantined = items.filter((t) => t.status === 'quarantined').length;
-  const unredacted = items.filter((t) => !t.redaction).length;
-  const sortHeader = (key: SortKey, label: string) => (
-    <th scope="col" aria-sort={sort.key === key ? (sort.dir === 1 ? 'ascending' : 'descending') : 'none'}>
-      <button type="button" className="sort-button" onClick={() => setSort({ key, dir: sort.key === key ? (-sort.dir as 1 | -1) : 1 })}>
+  const items = tools.data?.items ?? [];
+  const sort = { key: (filters.sort ?? 'id') as SortKey, dir: filters.order === 'desc' ? -1 : 1 };
+  const sortHeader = (key: SortKey, label: string, className?: string) => (
+    <th scope="col" className={className} aria-sort={sort.key === key ? (sort.dir === 1 ? 'ascending' : 'descending') : 'none'}>
+      <button
+        type="button"
+        className="sort-button"
+        onClick={() => {
+          const desc = sort.key === key && sort.dir === 1;
+          setFilters({ sort: key === 'id' ? '' : key, order: desc ? 'desc' : '' });
+        }}
+      >
         {label}
         <span aria-hidden="true">{sort.key === key ? (sort.dir === 1 ? ' ▲' : ' ▼') : ''}</span>
       </button>
     </th>
   );
-  const selectedTools = items.filter((t) => selected.has(t.id));
-  const allSelected = items.length > 0 && items.every((t) => selected.has(t.id));
+  const selectedTools = [...selected.values()];
+  const pageSelected = items.length > 0 && items.every((t) => selected.has(t.id));
+  const first = (cursors.length - 1) * PAGE_SIZE + 1;
 
   const runBulk = (op: 'add' | 'remove') => {
     if (!bulkGroupName || !selectedTools.length) return;
     setBulkResult(null);
     bulk.mutate(
-      { tools: selectedTools, group: bulkGroupName, op },
-      { onSuccess: (result) => setBulkResult({ op, group: bulkGroupName, result }) },
+      { tools: selectedTools, group: bulkGroupName, op, reason: bulkReason },
+      {
+        onSuccess: (result) => {
+          setBulkResult({ op, group: bulkGroupName, result });
+          // The selection stays, at the versions just written, so a second change needs no reload.
+          setSelected(new Map(result.tools.map((t) => [t.id, t])));
+        },
+      },
     );
   };
 
@@ -78,25 +98,17 @@ export function ToolsPage({ session }: { session: Session }) {
       <form className="filters" role="search" aria-label="Filter tools" onSubmit={(e) => e.preventDefault()}>
         <div className="field">
           <label htmlFor={`${ids}-q`}>Search</label>
-          <input
-            id={`${ids}-q`}
-            type="search"
-            value={q}
-            placeholder="id or description"
-            onChange={(e) => {
-              setQ(e.target.value);
-              setFilter('q', e.target.value);
-            }}
-          />
+          <input id={`${ids}-q`} type="search" value={q} placeholder="id or description" onChange={(e) => setQ(e.target.value)} />
         </div>
         <SelectField empty="Any" label="Group" value={filters.group} options={(groups.data ?? []).map((g) => g.name)} onChange={(v) => setFilter('group', v)} />
         <SelectField empty="Any" label="Effect" value={filters.effect} options={effects} onChange={(v) => setFilter('effect', v)} />
         <SelectField empty="Any" label="Status" value={filters.status} options={toolStatuses} onChange={(v) => setFilter('status', v)} />
         <SelectField empty="Any" label="Source" value={filters.source} options={sourceKinds} onChange={(v) => setFilter('source', v)} />
+        <SelectField empty="Any" label="Redaction" value={filters.redaction} options={['none', 'set']} onChange={(v) => setFilter('redaction', v)} />
       </form>
 
-      {editable ? (
-        <div className="bulk-bar" role="group" aria-label="Bulk actions">
+      {editable && (selectedTools.length || bulkResult) ? (
+        <div className="bulk-bar sticky" role="group" aria-label="Bulk actions">
           <span>{selectedTools.length} selected</span>
           <label htmlFor={`${ids}-bulk-group`}>Group</label>
           <select id={`${ids}-bulk-group`} value={bulkGroupName} onChange={(e) => setBulkGroupName(e.target.value)}>
@@ -105,12 +117,19 @@ export function ToolsPage({ session }: { session: Session }) {
               <option key={g.name}>{g.name}</option>
             ))}
           </select>
+          <label htmlFor={`${ids}-bulk-reason`}>Reason</label>
+          <input id={`${ids}-bulk-reason`} value={bulkReason} placeholder="kept in the audit log" onChange={(e) => setBulkReason(e.target.value)} />
           <button type="button" disabled={!selectedTools.length || !bulkGroupName || bulk.isPending} onClick={() => runBulk('add')}>
             Add to group
           </button>
           <button type="button" disabled={!selectedTools.length || !bulkGroupName || bulk.isPending} onClick={() => runBulk('remove')}>
             Remove from group
           </button>
+          {selectedTools.length ? (
+            <button type="button" className="link-button" onClick={() => setSelected(new Map())}>
+              Clear selection
+            </button>
+          ) : null}
           {bulkResult ? (
             bulkResult.result.failed.length ? (
               <Notice error={bulkResult.result.failed[0]!.error} />
@@ -127,24 +146,31 @@ export function ToolsPage({ session }: { session: Session }) {
       {tools.error ? <Notice error={tools.error} /> : null}
       {tools.data ? (
         <div className="table-wrap">
-          <table className="data-table" aria-label="Tools">
+          <table className="data-table tools-table" aria-label="Tools" aria-busy={tools.isFetching}>
             <thead>
               <tr>
                 {editable ? (
                   <th scope="col" className="col-check">
                     <input
                       type="checkbox"
-                      aria-label="Select all tools"
-                      checked={allSelected}
-                      onChange={() => setSelected(allSelected ? new Set() : new Set(items.map((t) => t.id)))}
+                      aria-label="Select all tools on this page"
+                      checked={pageSelected}
+                      onChange={() => {
+                        const next = new Map(selected);
+                        for (const t of items) if (pageSelected) next.delete(t.id);
+                        else next.set(t.id, t);
+                        setSelected(next);
+                      }}
                     />
                   </th>
                 ) : null}
                 {sortHeader('id', 'Tool')}
-                {sortHeader('effect', 'Effect')}
-                <th scope="col">Groups</th>
                 {sortHeader('status', 'Status')}
-                {sortHeader('source', 'Source')}
+                {sortHeader('effect', 'Effect', 'col-optional')}
+                <th scope="col" className="col-optional">
+                  Groups
+                </th>
+                {sortHeader('source', 'Source', 'col-optional')}
               </tr>
             </thead>
             <tbody>
@@ -155,9 +181,9 @@ export function ToolsPage({ session }: { session: Session }) {
                   editable={editable}
                   checked={selected.has(t.id)}
                   onToggle={() => {
-                    const next = new Set(selected);
+                    const next = new Map(selected);
                     if (next.has(t.id)) next.delete(t.id);
-                    else next.add(t.id);
+                    else next.set(t.id, t);
                     setSelected(next);
                   }}
                 />
@@ -165,11 +191,25 @@ export function ToolsPage({ session }: { session: Session }) {
             </tbody>
           </table>
           {items.length === 0 ? <p className="muted">No tool matches these filters.</p> : null}
-          <p className="muted table-count">
-            {items.length} tool(s)
-            {quarantined ? ` · ${quarantined} quarantined` : ''}
-            {unredacted ? ` · ${unredacted} without redaction (kept out of bundles)` : ''}
-          </p>
+          <div className="pager">
+            <p className="muted table-count" role="status">
+              {items.length ? `${first}–${first + items.length - 1} of ${tools.data.total} tool(s)` : `${tools.data.total} tool(s)`}
+              {tools.data.counts.quarantined ? ` · ${tools.data.counts.quarantined} quarantined` : ''}
+              {tools.data.counts.noRedaction ? ` · ${tools.data.counts.noRedaction} without redaction (kept out of bundles)` : ''}
+            </p>
+            <div className="button-row">
+              <button type="button" disabled={cursors.length < 2} onClick={() => setPages({ key: filterKey, cursors: cursors.slice(0, -1) })}>
+                Previous page
+              </button>
+              <button
+                type="button"
+                disabled={!tools.data.nextCursor || tools.isPlaceholderData}
+                onClick={() => setPages({ key: filterKey, cursors: [...cursors, tools.data!.nextCursor!] })}
+              >
+                Next page
+              </button>
+            </div>
+          </div>
         </div>
       ) : null}
     </section>
@@ -184,16 +224,19 @@ function ToolRow({ tool, editable, checked, onToggle }: { tool: Tool; editable: 
           <input type="checkbox" aria-label={`Select ${tool.id}`} checked={checked} onChange={onToggle} />
         </td>
       ) : null}
-      <td>
+      <td className="col-id">
         <a href={href(`/tools/${encodeURIComponent(tool.id)}`)} className="mono">
           {tool.id}
         </a>
         <div className="muted clamp">{tool.description}</div>
       </td>
       <td>
+        <ToolBadges tool={tool} />
+      </td>
+      <td className="col-optional">
         <span className={`effect effect-${tool.effect}`}>{tool.effect.replace(/_/g, ' ')}</span>
       </td>
-      <td>
+      <td className="col-optional">
         <span className="chips">
           {(tool.groups ?? ['default']).map((g) => (
             <a key={g} className="chip" href={href(`/tools?group=${encodeURIComponent(g)}`)}>
@@ -202,10 +245,7 @@ function ToolRow({ tool, editable, checked, onToggle }: { tool: Tool; editable: 
           ))}
         </span>
       </td>
-      <td>
-        <ToolBadges tool={tool} />
-      </td>
-      <td>{tool.source?.kind === 'mcp' ? `mcp: ${tool.source.server ?? ''}` : (tool.source?.kind ?? 'core')}</td>
+      <td className="col-optional">{tool.source?.kind === 'mcp' ? `mcp: ${tool.source.server ?? ''}` : (tool.source?.kind ?? 'core')}</td>
     </tr>
   );
 }

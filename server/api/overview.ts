@@ -1,0 +1,110 @@
+import { Hono } from 'hono';
+import type { Bundle, McpServer, Overview, TenantOverview, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
+import { sha256Canonical } from '../../runtime/canonical-json.ts';
+import { actorOf } from '../auth/guard.ts';
+import type { AppEnv } from '../context.ts';
+import type { DbOrTx } from '../db/database.ts';
+import { compileDraft } from '../compiler/draft.ts';
+import { latestBundleRow } from '../compiler/publish.ts';
+import { statusRecorderFor } from '../distribution/status-recorder.ts';
+import { listRuntimes } from '../distribution/runtimes-store.ts';
+import { ApiError } from '../errors.ts';
+import { mcpServerStore, toolStore } from '../store/inventory.ts';
+import { getPolicy, listTenants, tenantDocument } from '../store/tenants.ts';
+
+const QUARANTINE_LISTED = 20;
+const RUNTIMES_LISTED = 50;
+
+/**
+ * `GET /v1/overview`: the console's home and tenants list in one read. Each part follows the
+ * caller's role: tenants in its scope, the review queue and MCP syncs only when it may read them.
+ */
+export const overviewRoutes = new Hono<AppEnv>();
+
+overviewRoutes.get('/', async (c) => {
+  const actor = actorOf(c);
+  const { database, authorizer } = c.get('deps');
+  const db = database.db;
+  const can = (resource: Parameters<typeof authorizer.can>[1]) => authorizer.can(actor.role, resource, 'read');
+  if (!can('tenant')) throw new ApiError(403, 'forbidden', `role ${actor.role} may not read tenants`);
+  await statusRecorderFor(database).flush();
+
+  const tenants: TenantOverview[] = [];
+  const staleRuntimes: Overview['attention']['runtimes'] = [];
+  for (const t of await listTenants(db, actor.tenants)) {
+    const policy = tenantDocument<TenantPolicy>((await getPolicy(db, t.id))!);
+    const latest = await latestBundleRow(db, t.id);
+    const runtimes = can('runtime') ? await listRuntimes(db, t.id, latest?.version ?? null) : [];
+    const onLatest = runtimes.filter((r) => latest && r.version === latest.version).length;
+    const behind = runtimes.filter((r) => (r.behind ?? 0) > 0).length;
+    const unhealthy = runtimes.filter((r) => r.health !== 'fresh').length;
+    for (const r of runtimes) {
+      if ((r.behind ?? 0) > 0 || r.health !== 'fresh') {
+        staleRuntimes.push({ tenant: t.id, runtimeId: r.runtimeId, version: r.version ?? null, behind: r.behind ?? null, health: r.health, lastError: r.lastError, reportedAt: r.reportedAt });
+      }
+    }
+    tenants.push({
+      id: t.id,
+      name: t.name,
+      roles: Object.keys(policy.roles ?? {}),
+      subjects: Object.keys(policy.bindings ?? {}),
+      published: latest ? { version: latest.version, publishedAt: latest.published_at } : null,
+      draft: await draftState(db, t.id, latest),
+      fleet: { total: runtimes.length, onLatest, behind, unhealthy },
+    });
+  }
+
+  const tools = can('inventory') ? await toolStore.list(db) : [];
+  const quarantined = tools.filter((t) => t.status === 'quarantined');
+  const servers = can('mcp') ? await mcpServerStore.list(db) : [];
+  const overview: Overview = {
+    tenants,
+    attention: {
+      unpublished: tenants.filter((t) => t.draft.differs).map((t) => t.id),
+      quarantined: { total: quarantined.length, tools: quarantined.slice(0, QUARANTINE_LISTED).map(queued) },
+      failedSyncs: servers.filter((s) => s.lastSync && !s.lastSync.ok).map(failedSync),
+      runtimes: staleRuntimes.slice(0, RUNTIMES_LISTED),
+    },
+  };
+  return c.json(overview);
+});
+
+function queued(t: Tool): Overview['attention']['quarantined']['tools'][number] {
+  return { id: t.id, ...(t.source?.server ? { server: t.source.server } : {}), changed: !!t.review?.previous };
+}
+
+function failedSync(s: McpServer): Overview['attention']['failedSyncs'][number] {
+  return { server: s.id, label: s.label, at: s.lastSync!.at, error: s.lastSync!.error ?? 'failed' };
+}
+
+type Parts = { policy: string; grants: string; inventory: string };
+// Hashes of a published bundle's parts, by revision: a revision never changes its content.
+const publishedParts = new Map<string, Parts>();
+
+/** Hashes of what a bundle holds from the policy, the grants and the inventory. */
+function partsOf(bundle: Bundle): Parts {
+  const { grants, ...policy } = bundle.policy;
+  return { policy: sha256Canonical(policy), grants: sha256Canonical(grants), inventory: sha256Canonical(bundle.catalog) };
+}
+
+/** Whether the draft compiles to other content than the latest bundle, and in which parts. */
+async function draftState(db: DbOrTx, tenant: string, latest: Awaited<ReturnType<typeof latestBundleRow>>): Promise<TenantOverview['draft']> {
+  let draft: Bundle;
+  try {
+    draft = (await compileDraft(db, tenant)).bundle;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'compile_error') return { differs: true, changes: [], compileError: err.message };
+    throw err;
+  }
+  if (!latest) return { differs: true, changes: ['policy', 'grants', 'inventory'] };
+  if (draft.revision === latest.revision) return { differs: false, changes: [] };
+  let before = publishedParts.get(latest.revision);
+  if (!before) {
+    before = partsOf(JSON.parse(latest.content) as Bundle);
+    if (publishedParts.size > 1000) publishedParts.clear();
+    publishedParts.set(latest.revision, before);
+  }
+  const now = partsOf(draft);
+  const changes = (['policy', 'grants', 'inventory'] as const).filter((k) => before[k] !== now[k]);
+  return { differs: true, changes: changes.length ? [...changes] : ['policy'] };
+}
