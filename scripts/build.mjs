@@ -25,7 +25,7 @@ export const targets = {
     sources: ['runtime', 'policy-schemas', 'runtime/package.json', 'scripts/build.mjs'],
   },
   web: {
-    stamp: 'dist/web/.built',
+    stamp: 'dist/.web-built', // not inside dist/web, which is served as it is
     sources: ['web', 'runtime', 'policy-schemas', 'vite.config.ts', 'package.json'],
   },
 };
