@@ -768,6 +768,173 @@ export type FilterReason = ("no_role" | "quarantined" | "disabled" | "no_redacti
  */
 
 /**
+ * Hex sha-256 of the key (as `sha256sum` prints it), optionally prefixed `sha256:`, so the key itself need not be stored.
+ */
+
+export type KeySha256 = string
+
+export type GatewayUpstream = (Upstream & Upstream1)
+
+export type Upstream = ({
+kind: "stdio"
+command: string
+/**
+ * @maxItems 100
+ */
+args?: string[]
+/**
+ * Names of environment variables passed through to the server.
+ * 
+ * @maxItems 100
+ */
+env?: string[]
+} | {
+kind: "http"
+url: string
+/**
+ * Sent with every request, e.g. `{ "authorization": "Bearer ${UPSTREAM_TOKEN}" }`.
+ */
+headers?: {
+[k: string]: string
+}
+})
+
+/**
+ * Configuration of `toolgate gateway`: where the tenant's bundle comes from, how clients reach the gateway, who they are, and the upstream MCP servers it stands in front of. Any string may hold `${NAME}`, replaced by that environment variable's value at load time (never written back or logged).
+ */
+
+export interface GatewayConfig {
+/**
+ * The Toolgate server the tenant's signed bundle is pulled from. Exactly one of rootKeys and jwksFile.
+ */
+control: {
+url: string
+tenant: string
+/**
+ * A `runtime` token for the tenant; usually `${TOOLGATE_TOKEN}`.
+ */
+token: string
+/**
+ * Files holding the root public keys (JWK or JWKS) the key set must be signed by.
+ * 
+ * @minItems 1
+ * @maxItems 32
+ */
+rootKeys?: [string, ...(string)[]]
+/**
+ * A file holding the signing public keys (JWKS) to trust, when no root keys are configured.
+ */
+jwksFile?: string
+/**
+ * Static mirrors (TOOLGATE_MIRROR_DIR served over HTTP) pulled from when the server cannot be reached.
+ * 
+ * @maxItems 32
+ */
+mirrors?: string[]
+/**
+ * Where the last good bundle is kept between restarts.
+ */
+cacheDir: string
+/**
+ * How the gateway names itself in status reports and decision logs; always starts with `gateway:` (added when missing). Default `gateway:<hostname>:<port or stdio>`.
+ */
+runtimeId?: string
+}
+/**
+ * Streamable HTTP for any number of clients, or stdio for the one local client that started the gateway.
+ */
+listen: ({
+http: {
+/**
+ * Default 127.0.0.1.
+ */
+host?: string
+port: number
+/**
+ * Default /mcp.
+ */
+path?: string
+/**
+ * Browser origins allowed besides the gateway's own address (a request carrying any other Origin is refused).
+ * 
+ * @maxItems 64
+ */
+allowedOrigins?: string[]
+}
+} | {
+stdio: {
+/**
+ * The `name` of the client entry the stdio caller is.
+ */
+client: string
+}
+})
+/**
+ * @minItems 1
+ * @maxItems 10000
+ */
+clients: [GatewayClient, ...(GatewayClient)[]]
+/**
+ * The MCP servers in front of which the gateway stands, by their MCP server id in Toolgate (a tool `mcp__<id>__<name>` is served by upstream `<id>`).
+ */
+upstreams: {
+[k: string]: GatewayUpstream
+}
+timeouts?: {
+/**
+ * Longest wait for an upstream's answer to one tools/call.
+ */
+callMs?: number
+/**
+ * Longest wait for a person's answer to an approval request.
+ */
+approvalMs?: number
+}
+/**
+ * GET /metrics answers only with `Authorization: Bearer <key>` (exactly one of key and keySha256); without this entry it is not served.
+ */
+metrics?: {
+key?: string
+keySha256?: KeySha256
+}
+}
+/**
+ * A client of the gateway: its key picks this entry, whose subject and request fields are what `evaluate` sees.
+ */
+
+export interface GatewayClient {
+name: string
+/**
+ * The bearer key; at least 16 characters.
+ */
+key?: string
+keySha256?: KeySha256
+subject: string
+/**
+ * @maxItems 100
+ */
+groups?: string[]
+/**
+ * The state a new session starts in (default `undefined`).
+ */
+state?: string
+facts?: {
+[k: string]: string | number | boolean
+}
+profile?: string
+/**
+ * The connection ids this client may use (`allowedConnectionIds`); absent = every connection granted to the subject.
+ * 
+ * @maxItems 1000
+ */
+connections?: string[]
+}
+
+export interface Upstream1 {
+kind: ("stdio" | "http")
+}
+
+/**
  * A named set of tools. Requesting a group grants the groups it includes, transitively.
  */
 

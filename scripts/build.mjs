@@ -18,7 +18,7 @@ const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 export const targets = {
   server: {
     stamp: 'dist/server/.built',
-    sources: ['server', 'runtime', 'policy-schemas', 'migrations', 'package.json', 'scripts/build.mjs'],
+    sources: ['server', 'runtime', 'gateway', 'policy-schemas', 'migrations', 'package.json', 'scripts/build.mjs'],
   },
   runtime: {
     stamp: 'runtime/dist/.built',

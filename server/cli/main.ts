@@ -15,6 +15,7 @@ const commands: Record<string, Command> = {
   evaluate: { summary: 'evaluate --bundle F --request F: print what simulate answers for the request', load: () => import('./commands/evaluate.ts') },
   keys: { summary: 'keys list | keys rotate [--reason TEXT] | keys retire KID [--reissue]: bundle-signing keys (old keys stay published until retired)', load: () => import('./commands/keys.ts') },
   tools: { summary: 'tools list [--tenant T --subject S --groups a,b --state X --profile P --format openai|anthropic]: what the model would see', load: () => import('./commands/tools.ts') },
+  gateway: { summary: 'gateway --config FILE: an MCP gateway enforcing the tenant\'s bundle in front of its upstream MCP servers', load: () => import('./commands/gateway.ts') },
   test: { summary: 'test --bundle F --tests F | test --dir D --tenant T: run policy tests offline against a bundle or an exported configuration (exit 1 on a failure, 2 on unusable files)', load: () => import('./commands/test.ts') },
   export: { summary: 'export --dir D: write the configuration as one file per entity (TOOLGATE_URL, TOOLGATE_TOKEN)', load: () => import('./commands/export.ts') },
   apply: { summary: 'apply --dir D [--plan] [--prune] --reason R: make the server match D (TOOLGATE_URL, TOOLGATE_TOKEN); --plan only prints the changes', load: () => import('./commands/apply.ts') },

@@ -15,14 +15,15 @@ import { publishEvents } from '../../server/distribution/publish-events.ts';
 import { bundleCacheFor } from '../../server/distribution/serving.ts';
 import { statusRecorderFor } from '../../server/distribution/status-recorder.ts';
 import { openToolgate } from '../../server/startup.ts';
+import type { Settings } from '../../server/startup.ts';
 import type { SignedBundle } from './signed-bundles.ts';
 
 export const ADMIN_TOKEN = 'tg_distribution_test_admin_0123456789';
 
 export type LiveServer = Awaited<ReturnType<typeof startLiveServer>>;
 
-/** Starts a server; pass the `dir` and `port` of a stopped one to restart it on the same database and address. */
-export async function startLiveServer(opts: { dir?: string; port?: number; seed?: boolean } = {}) {
+/** Starts a server; pass the `dir` and `port` of a stopped one to restart it on the same database and address; `settings` override the defaults. */
+export async function startLiveServer(opts: { dir?: string; port?: number; seed?: boolean; settings?: Partial<Settings> } = {}) {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'toolgate-dist-'));
   const { deps } = await openToolgate(
     {
@@ -34,6 +35,7 @@ export async function startLiveServer(opts: { dir?: string; port?: number; seed?
       seed: opts.seed ? 'demo' : 'none',
       adminToken: ADMIN_TOKEN,
       logLevel: 'silent',
+      ...opts.settings,
     },
     pino({ level: 'silent' }),
   );

@@ -1,0 +1,88 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ResolvedClient } from './config.ts';
+
+/**
+ * Finds the client a bearer key belongs to. Keys are held only as sha-256 digests; the presented
+ * key is hashed and the digests compared in constant time.
+ */
+export class ClientKeys {
+  private readonly byDigest = new Map<string, ResolvedClient>();
+
+  constructor(clients: readonly ResolvedClient[]) {
+    for (const c of clients) if (c.keyDigest) this.byDigest.set(c.keyDigest.toString('hex'), c);
+  }
+
+  /** The client for an `Authorization` header value, or null for a missing, malformed or unknown key. */
+  authenticate(header: string | undefined): ResolvedClient | null {
+    const key = bearer(header);
+    if (key === null) return null;
+    const digest = createHash('sha256').update(key, 'utf8').digest();
+    // The map lookup is by digest, which tells an attacker nothing about any key; the final
+    // comparison is constant-time anyway.
+    const client = this.byDigest.get(digest.toString('hex'));
+    if (!client?.keyDigest || !timingSafeEqual(client.keyDigest, digest)) return null;
+    return client;
+  }
+}
+
+/** Whether `header` carries the key whose digest is `digest` (constant-time). */
+export function keyMatches(header: string | undefined, digest: Buffer): boolean {
+  const key = bearer(header);
+  if (key === null) return false;
+  return timingSafeEqual(createHash('sha256').update(key, 'utf8').digest(), digest);
+}
+
+function bearer(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+(\S{1,4096})\s*$/i.exec(header);
+  return m ? m[1] : null;
+}
+
+/**
+ * Counts failed authentications per client address in a token bucket, as the server does:
+ * `perMinute` failures at once, refilled at `perMinute` a minute. Successes cost nothing. An
+ * address out of allowance is refused (429) whatever key it sends, until it has allowance again.
+ */
+export class FailureLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly perMinute = 10,
+    private readonly now: () => number = Date.now,
+    private readonly maxAddresses = 10_000,
+  ) {}
+
+  /** Milliseconds until the address may try again; 0 when it may now. */
+  blockedFor(address: string): number {
+    const b = this.refilled(address);
+    return b && b.tokens < 1 ? Math.max(1000, Math.ceil(((1 - b.tokens) * 60_000) / this.perMinute)) : 0;
+  }
+
+  fail(address: string): void {
+    const b = this.refilled(address) ?? { tokens: this.perMinute, at: this.now() };
+    b.tokens -= 1;
+    this.buckets.delete(address);
+    this.buckets.set(address, b);
+    // Beyond the bound the stalest half goes: each new address starts with the same allowance anyway.
+    if (this.buckets.size > this.maxAddresses) {
+      let drop = this.buckets.size / 2;
+      for (const key of this.buckets.keys()) {
+        if (drop-- <= 0) break;
+        this.buckets.delete(key);
+      }
+    }
+  }
+
+  private refilled(address: string): { tokens: number; at: number } | undefined {
+    const b = this.buckets.get(address);
+    if (!b) return undefined;
+    const t = this.now();
+    b.tokens = Math.min(this.perMinute, b.tokens + ((t - b.at) / 60_000) * this.perMinute);
+    b.at = t;
+    if (b.tokens >= this.perMinute) {
+      this.buckets.delete(address);
+      return undefined;
+    }
+    return b;
+  }
+}

@@ -1,0 +1,378 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, CallToolResult, ServerNotification, ServerRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Budgets, EvaluationRequest } from '../policy-schemas/types.gen.ts';
+import { createView, decide } from '../runtime/decide.ts';
+import type { DecideErrorCode } from '../runtime/decide.ts';
+import type { LoadedBundle, LoadedTool } from '../runtime/load-bundle.ts';
+import { nextState } from '../runtime/next-state.ts';
+import type { ResolvedClient, ResolvedConfig } from './config.ts';
+import type { DecisionSink, GatewayDecisionRecord } from './decision-sink.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import type { PolicySource } from './policy-source.ts';
+import { redactResult } from './redact-result.ts';
+import type { Upstream } from './upstream.ts';
+
+/** Every code a refused tools/call carries in its text and in `_meta.toolgate.errorCode`. */
+export type RefusalCode =
+  | DecideErrorCode
+  | 'approval_required'
+  | 'approval_declined'
+  | 'definition_changed'
+  | 'upstream_unavailable'
+  | 'budget_exceeded';
+
+/** Why a visible tool is not served right now. */
+type Withheld = 'unavailable' | 'upstream_unavailable' | 'definition_changed';
+
+type Decision = GatewayDecisionRecord['decision'];
+
+export type GatewayDeps = {
+  config: Pick<ResolvedConfig, 'timeouts'>;
+  policy: PolicySource;
+  upstreams: ReadonlyMap<string, Upstream>;
+  sink: DecisionSink;
+  metrics: GatewayMetrics;
+  version?: string;
+};
+
+/** One client's MCP session: its own workflow state and budget use, its own MCP server object. */
+export class GatewaySession {
+  state: string;
+  readonly usage = { runtimeMs: 0, resultBytes: 0 };
+  /** What the client was last shown (or told about): a change sends tools/list_changed. */
+  lastSignature: string | undefined;
+  readonly server: Server;
+  closed = false;
+
+  constructor(
+    readonly id: string,
+    readonly client: ResolvedClient,
+    server: Server,
+  ) {
+    this.state = client.initialState;
+    this.server = server;
+  }
+
+  request(): EvaluationRequest {
+    return { ...this.client.request, state: this.state };
+  }
+}
+
+type ToolCache = { tools: Map<string, Tool> };
+const toolCaches = new WeakMap<LoadedBundle, ToolCache>();
+type Listed = { tools: Tool[]; signature: string };
+
+/**
+ * The enforcement core shared by the HTTP and stdio listeners: one policy (the bundle) decides
+ * what each session's tools/list shows and what its tools/call may do; allowed calls go to the
+ * upstream under their own name and come back redacted.
+ */
+export class Gateway {
+  private readonly sessions = new Set<GatewaySession>();
+  private refreshQueued = false;
+  private readonly offs: Array<() => void> = [];
+  /** Bumped whenever an upstream's state or definitions change: served lists computed before are stale. */
+  private upstreamEpoch = 0;
+  /** Served lists by evaluate() answer (cached and shared by evaluate for equal requests). */
+  private listed = new WeakMap<object, Listed & { epoch: number }>();
+
+  constructor(private readonly deps: GatewayDeps) {
+    const refresh = () => this.queueRefresh();
+    const upstreamChanged = () => {
+      this.upstreamEpoch++;
+      this.queueRefresh();
+    };
+    deps.policy.on('change', refresh);
+    this.offs.push(() => deps.policy.off('change', refresh));
+    for (const up of deps.upstreams.values()) {
+      up.on('change', upstreamChanged);
+      this.offs.push(() => up.off('change', upstreamChanged));
+    }
+  }
+
+  /** Opens a session for a client: an MCP server object the listener connects to its transport. */
+  openSession(client: ResolvedClient): GatewaySession {
+    const server = new Server(
+      { name: 'toolgate-gateway', version: this.deps.version ?? '1' },
+      { capabilities: { tools: { listChanged: true } }, instructions: 'Tools are filtered and enforced by Toolgate policy.' },
+    );
+    const session = new GatewaySession(randomUUID(), client, server);
+    server.setRequestHandler(ListToolsRequestSchema, () => {
+      const listed = this.list(session);
+      session.lastSignature = listed.signature;
+      this.deps.metrics.lists.inc();
+      return { tools: listed.tools };
+    });
+    server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.call(session, req.params, extra));
+    session.lastSignature = this.list(session).signature;
+    this.sessions.add(session);
+    this.deps.metrics.sessions.set(this.sessions.size);
+    return session;
+  }
+
+  closeSession(session: GatewaySession): void {
+    if (session.closed) return;
+    session.closed = true;
+    this.sessions.delete(session);
+    this.deps.metrics.sessions.set(this.sessions.size);
+    void session.server.close().catch(() => undefined);
+  }
+
+  sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  close(): void {
+    for (const off of this.offs) off();
+    for (const s of [...this.sessions]) this.closeSession(s);
+  }
+
+  /** The tools a session may see now, each by its Toolgate id with the bundle's description and schema. */
+  list(session: GatewaySession): Listed {
+    const now = this.deps.policy.current();
+    if (!now.ok) return { tools: [], signature: 'none' };
+    const loaded = now.current.loaded;
+    const view = createView(loaded, session.request());
+    const hit = this.listed.get(view.result);
+    if (hit && hit.epoch === this.upstreamEpoch) return hit;
+    const cache = toolCacheOf(loaded);
+    const tools: Tool[] = [];
+    let signature = loaded.revision;
+    for (const entry of view.result.tools) {
+      const tool = loaded.byId.get(entry.id)!;
+      if (this.withheld(tool) !== null) continue;
+      tools.push(cache.tools.get(tool.id) ?? mcpTool(cache, tool));
+      signature += '\n' + tool.id;
+    }
+    const answer = { tools, signature, epoch: this.upstreamEpoch };
+    this.listed.set(view.result, answer);
+    return answer;
+  }
+
+  /** Per upstream: which bundle tools it serves are withheld now, and why. */
+  withheldTools(): Map<string, Array<{ tool: string; reason: Withheld }>> {
+    const out = new Map<string, Array<{ tool: string; reason: Withheld }>>();
+    for (const id of this.deps.upstreams.keys()) out.set(id, []);
+    const now = this.deps.policy.current();
+    if (!now.ok) return out;
+    for (const tool of now.current.loaded.tools) {
+      if (tool.excluded !== null) continue;
+      const server = tool.def?.source?.server;
+      if (!server || !out.has(server)) continue;
+      const reason = this.withheld(tool);
+      if (reason !== null) out.get(server)!.push({ tool: tool.id, reason });
+    }
+    return out;
+  }
+
+  private withheld(tool: LoadedTool): Withheld | null {
+    const source = tool.def?.source;
+    if (!source || source.kind !== 'mcp' || !source.server || !source.originalName) return 'unavailable';
+    if (!tool.id.startsWith(`mcp__${source.server}__`)) return 'unavailable';
+    const upstream = this.deps.upstreams.get(source.server);
+    if (!upstream) return 'unavailable';
+    if (!upstream.isReady()) return 'upstream_unavailable';
+    const live = upstream.definitionHashOf(source.originalName);
+    if (live === undefined) return 'unavailable';
+    return live === tool.definitionHash ? null : 'definition_changed';
+  }
+
+  /** tools/call: decide, then (only when allowed) approval, budgets, the upstream, redaction. */
+  async call(session: GatewaySession, params: CallToolRequest['params'], extra?: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> {
+    const started = performance.now();
+    const name = typeof params.name === 'string' ? params.name : '';
+    const args = (params.arguments ?? {}) as Record<string, unknown>;
+    const given = (params._meta as { toolCallId?: unknown } | undefined)?.toolCallId;
+    const toolCallId = typeof given === 'string' && given !== '' && given.length <= 200 ? given : randomUUID();
+    const request = session.request();
+    const record: GatewayDecisionRecord = {
+      at: new Date().toISOString(),
+      toolCallId,
+      subject: session.client.subject,
+      groups: request.groups ?? ['default'],
+      state: session.state,
+      tool: name.slice(0, 200) || '(none)',
+      decision: 'deny',
+      bundleVersion: null,
+    };
+    if (request.profile !== undefined) record.profile = request.profile;
+    if (request.facts !== undefined) record.facts = request.facts;
+
+    const finish = (decision: Decision, code: RefusalCode | null, message: string | null, result?: CallToolResult): CallToolResult => {
+      record.decision = decision;
+      if (code) record.errorCode = code;
+      this.deps.sink.record(record);
+      this.deps.metrics.calls.inc({ decision, error_code: code ?? '' });
+      this.deps.metrics.callSeconds.observe({ outcome: code ?? 'ok' }, (performance.now() - started) / 1000);
+      const meta: Record<string, unknown> = { decision, bundleVersion: record.bundleVersion, revision: record.revision ?? null, toolCallId };
+      if (code) meta.errorCode = code;
+      if (result) return { ...result, _meta: { ...(result._meta ?? {}), toolgate: meta } };
+      return { content: [{ type: 'text', text: `${code}: ${message}` }], isError: true, _meta: { toolgate: meta } };
+    };
+
+    const now = this.deps.policy.current();
+    if (!now.ok) {
+      record.reason = now.reason;
+      return finish('deny', 'policy_denied', now.message);
+    }
+    const loaded = now.current.loaded;
+    record.bundleVersion = loaded.version;
+    record.revision = loaded.revision;
+
+    const view = createView(loaded, request);
+    const d = decide(view, { toolCallId, name, arguments: args });
+    if (d.decision === 'deny') {
+      if (d.errorCode === 'policy_denied') {
+        const hidden = view.result.filtered.find((f) => f.id === name);
+        if (hidden) record.reason = hidden.reason;
+        else if (view.result.rejected) record.reason = view.result.rejected.reason;
+      }
+      const message = d.errors?.length ? `${d.message} (${d.errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')})` : d.message!;
+      return finish('deny', d.errorCode!, message);
+    }
+    const tool = loaded.byId.get(name)!;
+    const withheld = this.withheld(tool);
+    if (withheld === 'definition_changed') return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed since it was approved`);
+    if (withheld === 'upstream_unavailable') return finish(d.decision, 'upstream_unavailable', `the upstream of ${tool.id} is not connected`);
+    if (withheld === 'unavailable') return finish('deny', 'unavailable', `${tool.id} is not served by this gateway`);
+
+    const sessionBudgets = loaded.bundle.policy.budgets;
+    const perCall: Budgets = tool.def?.budgets ?? {};
+    const spent = budgetSpent(session, sessionBudgets);
+    if (spent) return finish('deny', 'budget_exceeded', spent);
+
+    if (d.decision === 'require_approval') {
+      const answer = await this.askApproval(session, tool, args, extra);
+      if (answer !== 'approved') return finish('require_approval', answer, answer === 'approval_required' ? `${tool.id} needs a person's approval, and this client cannot ask for it` : `the person declined ${tool.id}`);
+      if (session.closed) return finish('require_approval', 'approval_declined', 'the session ended before the call');
+      record.reason = 'approved';
+      // The person may take minutes: the call goes ahead only if the policy and the pin still let it.
+      const later = this.deps.policy.current();
+      if (!later.ok) return finish('deny', 'policy_denied', later.message);
+      if (later.current.loaded !== loaded) {
+        const again = decide(createView(later.current.loaded, session.request()), { toolCallId, name, arguments: args });
+        if (again.decision === 'deny') return finish('deny', again.errorCode!, `${again.message} (the policy changed while waiting for approval)`);
+      }
+      if (this.withheld(later.current.loaded.byId.get(name) ?? tool) === 'definition_changed') {
+        return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed while waiting for approval`);
+      }
+    }
+
+    const source = tool.def!.source!;
+    const upstream = this.deps.upstreams.get(source.server!)!;
+    const callMs = this.deps.config.timeouts.callMs;
+    let limit = callMs;
+    if (perCall.maxRuntimeMs !== undefined) limit = Math.min(limit, perCall.maxRuntimeMs);
+    if (sessionBudgets?.maxRuntimeMs !== undefined) limit = Math.min(limit, Math.max(1, Math.ceil(sessionBudgets.maxRuntimeMs - session.usage.runtimeMs)));
+    const t0 = performance.now();
+    const answer = await upstream.call(source.originalName!, args, limit);
+    session.usage.runtimeMs += performance.now() - t0;
+    if (!answer.ok) {
+      if (answer.code === 'timeout' && limit < callMs) return finish(d.decision, 'budget_exceeded', `${tool.id} ran past its runtime budget of ${limit} ms`);
+      if (answer.code === 'timeout') upstream.restartAfterTimeout();
+      return finish(d.decision, 'upstream_unavailable', answer.message);
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(answer.result), 'utf8');
+    session.usage.resultBytes += bytes;
+    if (perCall.maxResultBytes !== undefined && bytes > perCall.maxResultBytes) {
+      return finish(d.decision, 'budget_exceeded', `the result of ${tool.id} is larger than its budget of ${perCall.maxResultBytes} bytes`);
+    }
+    if (sessionBudgets?.maxResultBytes !== undefined && session.usage.resultBytes > sessionBudgets.maxResultBytes) {
+      return finish(d.decision, 'budget_exceeded', `this session's results passed the budget of ${sessionBudgets.maxResultBytes} bytes`);
+    }
+    const result = redactResult(loaded, tool.id, answer.result);
+    if (!answer.result.isError) {
+      const next = nextState(loaded, session.state, tool.id);
+      if (next !== session.state) {
+        session.state = next;
+        this.notify(session);
+      }
+    }
+    return finish(d.decision, null, null, result);
+  }
+
+  private async askApproval(
+    session: GatewaySession,
+    tool: LoadedTool,
+    args: Record<string, unknown>,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification> | undefined,
+  ): Promise<'approved' | 'approval_required' | 'approval_declined'> {
+    const caps = session.server.getClientCapabilities();
+    if (!caps?.elicitation) return 'approval_required';
+    let shown = JSON.stringify(args);
+    if (shown.length > 2000) shown = shown.slice(0, 2000) + '…';
+    try {
+      const answer = await session.server.elicitInput(
+        {
+          mode: 'form',
+          message: `Allow the agent to call ${tool.id}?\n\n${tool.def?.description ?? ''}\n\nArguments: ${shown}`,
+          requestedSchema: { type: 'object', properties: {} },
+        },
+        { timeout: this.deps.config.timeouts.approvalMs, ...(extra ? { relatedRequestId: extra.requestId } : {}) },
+      );
+      return answer.action === 'accept' ? 'approved' : 'approval_declined';
+    } catch (err) {
+      if (err instanceof Error && /does not support/.test(err.message)) return 'approval_required';
+      return 'approval_declined';
+    }
+  }
+
+  /** Coalesces bursts of changes (a publish, an upstream reconnecting) into one pass over the sessions. */
+  private queueRefresh(): void {
+    if (this.refreshQueued) return;
+    this.refreshQueued = true;
+    setImmediate(() => {
+      this.refreshQueued = false;
+      const version = this.deps.policy.current();
+      this.deps.metrics.bundleVersion.set(version.ok ? version.current.bundle.version : 0);
+      for (const [id, up] of this.deps.upstreams) this.deps.metrics.upstreamUp.set({ upstream: id }, up.isReady() ? 1 : 0);
+      for (const s of this.sessions) this.notify(s);
+    });
+  }
+
+  /** Sends tools/list_changed when what the session may see differs from what it was last shown. */
+  private notify(session: GatewaySession): void {
+    if (session.closed) return;
+    const signature = this.list(session).signature;
+    if (signature === session.lastSignature) return;
+    session.lastSignature = signature;
+    void session.server.sendToolListChanged().catch(() => undefined);
+  }
+}
+
+function budgetSpent(session: GatewaySession, limits: Budgets | undefined): string | null {
+  if (!limits) return null;
+  if (limits.maxRuntimeMs !== undefined && session.usage.runtimeMs >= limits.maxRuntimeMs) {
+    return `this session used its runtime budget of ${limits.maxRuntimeMs} ms`;
+  }
+  if (limits.maxResultBytes !== undefined && session.usage.resultBytes >= limits.maxResultBytes) {
+    return `this session used its result budget of ${limits.maxResultBytes} bytes`;
+  }
+  return null;
+}
+
+function toolCacheOf(loaded: LoadedBundle): ToolCache {
+  let cache = toolCaches.get(loaded);
+  if (!cache) {
+    cache = { tools: new Map() };
+    toolCaches.set(loaded, cache);
+  }
+  return cache;
+}
+
+/** The tool as the client sees it: the Toolgate id, and what the admin reviewed, from the bundle. */
+function mcpTool(cache: ToolCache, tool: LoadedTool): Tool {
+  const def = tool.def!;
+  const out: Tool = {
+    name: tool.id,
+    description: def.description,
+    inputSchema: def.inputSchema as Tool['inputSchema'],
+    annotations: { readOnlyHint: def.effect === 'read_only', openWorldHint: def.effect === 'external_side_effect' },
+  };
+  cache.tools.set(tool.id, out);
+  return out;
+}

@@ -1,0 +1,300 @@
+import { EventEmitter } from 'node:events';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolResultSchema, ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { GatewayUpstream } from '../policy-schemas/types.gen.ts';
+import { Backoff } from '../runtime/client/backoff.ts';
+import { definitionHash } from '../runtime/definition-hash.ts';
+
+export type UpstreamState = 'connecting' | 'ready' | 'down';
+
+/** Why a call to an upstream failed: it is not up, broke, or took longer than allowed. */
+export type UpstreamCallResult =
+  | { ok: true; result: CallToolResult }
+  | { ok: false; code: 'upstream_unavailable' | 'timeout'; message: string };
+
+export type UpstreamStatus = {
+  state: UpstreamState;
+  tools: number;
+  lastError: string | null;
+  since: string;
+  restarts: number;
+};
+
+export type UpstreamOptions = {
+  /** Limit for connecting and listing tools (default 20 s). */
+  connectTimeoutMs?: number;
+  env?: Record<string, string | undefined>;
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Called with a short fixed-form description of every failure (for the log). */
+  onFailure?: (id: string, message: string) => void;
+};
+
+// A well-behaved server sends a handful of unsolicited messages; thousands a second is a flood.
+const FLOOD_MESSAGES_PER_SECOND = 2_000;
+// The largest single message accepted from a stdio server before it counts as a flood.
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const MAX_PAGES = 200;
+const MAX_TOOLS = 10_000;
+
+/**
+ * One upstream MCP server, shared by every session: connects, keeps the hash of each offered
+ * tool definition, reconnects with backoff after a crash, a hang, a flood or garbage, and answers
+ * calls. Emits `change` whenever its state or offered definitions change.
+ */
+export class Upstream extends EventEmitter<{ change: [] }> {
+  private client: Client | undefined;
+  private hashes = new Map<string, string>();
+  private state: UpstreamState = 'connecting';
+  private lastError: string | null = null;
+  private since = new Date().toISOString();
+  private restarts = 0;
+  private closed = false;
+  private generation = 0;
+  private readonly backoff: Backoff;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private childPid: number | null = null;
+
+  constructor(
+    readonly id: string,
+    private readonly config: GatewayUpstream,
+    private readonly options: UpstreamOptions = {},
+  ) {
+    super();
+    this.backoff = new Backoff(options.backoff?.initialMs ?? 200, options.backoff?.maxMs ?? 15_000);
+  }
+
+  /** Starts connecting in the background; resolves after the first attempt, whatever its outcome. */
+  start(): Promise<void> {
+    return this.connect();
+  }
+
+  status(): UpstreamStatus {
+    return { state: this.state, tools: this.hashes.size, lastError: this.lastError, since: this.since, restarts: this.restarts };
+  }
+
+  isReady(): boolean {
+    return this.state === 'ready';
+  }
+
+  /** The definition hash of a tool as the upstream offers it now; undefined when not offered or not up. */
+  definitionHashOf(originalName: string): string | undefined {
+    return this.state === 'ready' ? this.hashes.get(originalName) : undefined;
+  }
+
+  /** Calls a tool by its own name. Never throws. */
+  async call(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<UpstreamCallResult> {
+    const client = this.client;
+    if (this.state !== 'ready' || !client) return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} is not connected` };
+    const generation = this.generation;
+    try {
+      const result = await client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, { timeout: timeoutMs, maxTotalTimeout: timeoutMs });
+      return { ok: true, result: result as CallToolResult };
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code === -32001) return { ok: false, code: 'timeout', message: `upstream ${this.id} did not answer within ${timeoutMs} ms` };
+      if (typeof code === 'number' && code !== -32000 && !(err as { issues?: unknown }).issues) {
+        // A JSON-RPC error answer: the server is alive and said no.
+        return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} answered with error ${code}` };
+      }
+      // Closed, or an answer of the wrong shape: the connection cannot be trusted any more.
+      this.fail(generation, (err as { issues?: unknown }).issues ? 'answered a call with something that is not a tool result' : 'the connection closed');
+      return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} failed during the call` };
+    }
+  }
+
+  /** A hung server is restarted: later calls would queue behind whatever it is stuck on. */
+  restartAfterTimeout(): void {
+    this.fail(this.generation, 'did not answer a call in time');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    await this.disconnect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const generation = ++this.generation;
+    this.setState('connecting', this.lastError);
+    let transport: Transport;
+    try {
+      transport = this.makeTransport();
+    } catch (err) {
+      this.fail(generation, `cannot be configured (${errorName(err)})`);
+      return;
+    }
+    const client = new Client({ name: 'toolgate-gateway', version: '1' }, { capabilities: {} });
+    this.client = client;
+    client.onclose = () => this.fail(generation, 'the connection closed');
+    client.onerror = (err) => this.fail(generation, `sent something that is not MCP (${errorName(err)})`);
+    const timeout = this.options.connectTimeoutMs ?? 20_000;
+    try {
+      await client.connect(transport, { timeout });
+      if (transport instanceof StdioClientTransport) this.childPid = transport.pid;
+      this.watchFlood(transport, generation);
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refresh(generation));
+      await this.refresh(generation, true);
+    } catch (err) {
+      this.fail(generation, `failed to start (${errorName(err)})`);
+    }
+  }
+
+  /** Re-lists the tools; the first listing after connecting makes the upstream ready. */
+  private async refresh(generation: number, first = false): Promise<void> {
+    const client = this.client;
+    if (!client || generation !== this.generation) return;
+    const timeout = this.options.connectTimeoutMs ?? 20_000;
+    const hashes = new Map<string, string>();
+    let cursor: string | undefined;
+    try {
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { timeout });
+        for (const t of result.tools) {
+          const def: Parameters<typeof definitionHash>[0] = { name: t.name, inputSchema: t.inputSchema as Record<string, unknown> };
+          if (t.description !== undefined) def.description = t.description;
+          if (t.outputSchema !== undefined) def.outputSchema = t.outputSchema as Record<string, unknown>;
+          hashes.set(t.name, definitionHash(def));
+        }
+        if (hashes.size > MAX_TOOLS) throw new Error('offers too many tools');
+        cursor = result.nextCursor || undefined;
+        if (cursor === undefined) break;
+      }
+    } catch (err) {
+      if (generation !== this.generation) return;
+      const code = (err as { code?: unknown }).code;
+      if (!first && typeof code === 'number' && code !== -32000 && code !== -32001) {
+        // The server is up but would not list its tools: serve none of them until it does.
+        if (this.hashes.size > 0) {
+          this.hashes = new Map();
+          this.emit('change');
+        }
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => void this.refresh(generation), this.backoff.next());
+        this.retryTimer.unref();
+        return;
+      }
+      this.fail(generation, `tools/list failed (${errorName(err)})`);
+      return;
+    }
+    if (generation !== this.generation) return;
+    const changed = first || !sameMap(hashes, this.hashes);
+    this.hashes = hashes;
+    this.backoff.reset();
+    if (first) {
+      this.setState('ready', null);
+    } else if (changed) {
+      this.emit('change');
+    }
+  }
+
+  /** Ends the current connection (once per generation) and schedules a reconnect. */
+  private fail(generation: number, message: string): void {
+    if (generation !== this.generation || this.state === 'down' || this.closed) return;
+    this.generation++;
+    this.restarts++;
+    this.options.onFailure?.(this.id, message);
+    this.setState('down', message);
+    void this.disconnect();
+    const wait = this.backoff.next();
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.connect(), wait);
+    this.retryTimer.unref();
+  }
+
+  private async disconnect(): Promise<void> {
+    const client = this.client;
+    const pid = this.childPid;
+    this.client = undefined;
+    this.childPid = null;
+    if (client) {
+      client.onclose = undefined;
+      client.onerror = undefined;
+    }
+    // A misbehaving server gets no grace period.
+    if (pid !== null) signal(pid, 'SIGKILL');
+    try {
+      await client?.close();
+    } catch {
+      // Already broken.
+    }
+  }
+
+  /** Counts unsolicited traffic: a server that floods the connection is cut off and restarted. */
+  private watchFlood(transport: Transport, generation: number): void {
+    const deliver = transport.onmessage;
+    if (!deliver) return;
+    let windowStart = Date.now();
+    let count = 0;
+    transport.onmessage = (message, extra) => {
+      const now = Date.now();
+      if (now - windowStart >= 1000) {
+        windowStart = now;
+        count = 0;
+      }
+      if (++count > FLOOD_MESSAGES_PER_SECOND) {
+        this.fail(generation, 'flooded the connection');
+        return;
+      }
+      deliver.call(transport, message, extra);
+    };
+  }
+
+  private makeTransport(): Transport {
+    const c = this.config;
+    if (c.kind === 'http') {
+      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: { ...(c.headers ?? {}) } } });
+    }
+    const env = this.options.env ?? process.env;
+    const childEnv: Record<string, string> = {};
+    for (const name of c.env ?? []) {
+      const value = env[name];
+      if (value !== undefined) childEnv[name] = value;
+    }
+    if (env.PATH !== undefined) childEnv.PATH = env.PATH;
+    const transport = new StdioClientTransport({ command: c.command, args: c.args ?? [], env: childEnv, stderr: 'pipe', maxBufferSize: MAX_MESSAGE_BYTES } as ConstructorParameters<typeof StdioClientTransport>[0]);
+    // Upstream stderr is not ours to print (it may carry the values passed through): drain it.
+    transport.stderr?.on('data', () => undefined);
+    return transport;
+  }
+
+  private setState(state: UpstreamState, lastError: string | null): void {
+    const changed = state !== this.state;
+    this.state = state;
+    this.lastError = lastError;
+    if (changed) {
+      this.since = new Date().toISOString();
+      this.emit('change');
+    }
+  }
+}
+
+function sameMap(a: Map<string, string>, b: Map<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** A fixed-form cause: error names and codes only, never text an upstream chose. */
+function errorName(err: unknown): string {
+  const e = err as { code?: unknown; name?: unknown; issues?: unknown };
+  if (e?.code === -32001) return 'timeout';
+  if (e?.code === -32000) return 'connection closed';
+  if (typeof e?.code === 'string') return e.code;
+  if (Array.isArray(e?.issues)) return 'malformed answer';
+  if (err instanceof SyntaxError) return 'not JSON';
+  if (typeof e?.code === 'number') return `error ${e.code}`;
+  return typeof e?.name === 'string' ? e.name : 'error';
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Bundle, BundleTool } from '../../policy-schemas/types.gen.ts';
+import { definitionHash } from '../../runtime/definition-hash.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import type { ResolvedClient } from '../../gateway/config.ts';
+import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
+import { Gateway } from '../../gateway/gateway.ts';
+import { createGatewayMetrics } from '../../gateway/metrics.ts';
+import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { MCP_BUNDLE_SUBJECT, mcpBundle } from './mcp-bundle.ts';
+
+// The enforcement core in process, against a scripted upstream: budgets, timeouts, redaction.
+const state = upstreamFixtureState();
+const client: ResolvedClient = { name: 'bot', subject: MCP_BUNDLE_SUBJECT, keyDigest: null, request: { subject: MCP_BUNDLE_SUBJECT }, initialState: 'undefined' };
+
+type Answer = { ok: true; result: CallToolResult } | { ok: false; code: 'timeout' | 'upstream_unavailable'; message: string };
+
+function setup(edit: (b: Bundle) => void, answer: (name: string, timeoutMs: number) => Answer) {
+  const bundle = mcpBundle('core', 1, 'rec', state);
+  edit(bundle);
+  const loaded = loadBundle(bundle);
+  const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
+  const upstreamCalls: Array<{ name: string; timeoutMs: number }> = [];
+  let restarts = 0;
+  const upstream = {
+    isReady: () => true,
+    definitionHashOf: (n: string) => hashes.get(n),
+    call: async (name: string, _args: unknown, timeoutMs: number) => {
+      upstreamCalls.push({ name, timeoutMs });
+      return answer(name, timeoutMs);
+    },
+    restartAfterTimeout: () => void restarts++,
+    on() {},
+    off() {},
+  };
+  const policy = { current: () => ({ ok: true, current: { loaded, bundle } }), on() {}, off() {} };
+  const sink = memoryDecisionSink();
+  const gateway = new Gateway({
+    config: { timeouts: { callMs: 1000, approvalMs: 1000 } },
+    policy: policy as never,
+    upstreams: new Map([['rec', upstream as never]]),
+    sink,
+    metrics: createGatewayMetrics(),
+  });
+  const session = gateway.openSession(client);
+  const call = (name: string, args: Record<string, unknown> = {}) => gateway.call(session, { name, arguments: args });
+  return { gateway, session, call, upstreamCalls, sink, restarts: () => restarts };
+}
+
+const tool = (b: Bundle, id: string) => b.catalog.tools.find((t) => t.id === id) as BundleTool;
+const codeOf = (r: CallToolResult) => (r._meta as { toolgate: { errorCode?: string } }).toolgate.errorCode;
+const text = (s: string): Answer => ({ ok: true, result: { content: [{ type: 'text', text: s }] } });
+
+describe('the gateway core', () => {
+  it('withholds a result larger than the tool\'s maxResultBytes budget', async () => {
+    const t = setup((b) => (tool(b, 'mcp__rec__big').budgets = { maxResultBytes: 100 }), (name) => text(name === 'big' ? 'y'.repeat(500) : 'small'));
+    const r = await t.call('mcp__rec__big');
+    expect(codeOf(r)).toBe('budget_exceeded');
+    expect(JSON.stringify(r)).not.toContain('yyyy');
+    expect(codeOf(await t.call('mcp__rec__echo', { text: 'a' }))).toBeUndefined();
+  });
+
+  it('counts result bytes per session and refuses, without calling the upstream, once the session budget is used', async () => {
+    const t = setup((b) => (b.policy.budgets = { maxResultBytes: 200 }), () => text('x'.repeat(60)));
+    const codes: Array<string | undefined> = [];
+    for (let i = 0; i < 5; i++) codes.push(codeOf(await t.call('mcp__rec__echo', { text: 'a' })));
+    expect(codes.slice(0, 2)).toEqual([undefined, undefined]);
+    expect(codes.at(-1)).toBe('budget_exceeded');
+    const reached = t.upstreamCalls.length;
+    expect(codeOf(await t.call('mcp__rec__echo', { text: 'a' }))).toBe('budget_exceeded');
+    expect(t.upstreamCalls.length).toBe(reached);
+    // Another session starts with a fresh budget.
+    const other = t.gateway.openSession(client);
+    expect(codeOf(await t.gateway.call(other, { name: 'mcp__rec__echo', arguments: { text: 'a' } }))).toBeUndefined();
+  });
+
+  it('bounds a call by the tool\'s maxRuntimeMs (budget_exceeded) and by timeouts.callMs (upstream_unavailable and a restart)', async () => {
+    const t = setup((b) => (tool(b, 'mcp__rec__hang').budgets = { maxRuntimeMs: 50 }), () => ({ ok: false, code: 'timeout', message: 'no answer' }));
+    expect(codeOf(await t.call('mcp__rec__hang'))).toBe('budget_exceeded');
+    expect(t.upstreamCalls.at(-1)).toEqual({ name: 'hang', timeoutMs: 50 });
+    expect(t.restarts()).toBe(0);
+    expect(codeOf(await t.call('mcp__rec__crash'))).toBe('upstream_unavailable');
+    expect(t.upstreamCalls.at(-1)).toEqual({ name: 'crash', timeoutMs: 1000 });
+    expect(t.restarts()).toBe(1);
+  });
+
+  it('redacts a result to its allowlist and keeps it valid MCP', async () => {
+    const t = setup(
+      (b) => (tool(b, 'mcp__rec__echo').redaction = { allow: ['content[].text', 'structuredContent.items[].id'] }),
+      () => ({
+        ok: true,
+        result: {
+          content: [
+            { type: 'text', text: 'kept' },
+            { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+          ],
+          structuredContent: { items: [{ id: 1, secret: 's' }], token: 't' },
+          isError: true,
+        },
+      }),
+    );
+    const r = await t.call('mcp__rec__echo', { text: 'a' });
+    expect(r.content).toEqual([{ type: 'text', text: 'kept' }]);
+    expect(r.structuredContent).toEqual({ items: [{ id: 1 }] });
+    expect(r.isError).toBe(true);
+    expect(t.sink.records.at(-1)).toMatchObject({ decision: 'allow', bundleVersion: 1 });
+    expect(t.sink.records.at(-1)?.errorCode).toBeUndefined();
+  });
+});

@@ -1,0 +1,40 @@
+// Hand-made signed bundles whose tools are MCP tools pinned to what a fixture upstream offers.
+import type { Bundle } from '../../policy-schemas/types.gen.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { definitionHash } from '../../runtime/definition-hash.ts';
+import { evaluate } from '../../runtime/evaluate.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import { makeBundle, revisionOf } from '../distribution/signed-bundles.ts';
+import type { UpstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+
+/** The subject every tool of such a bundle is visible to. */
+export const MCP_BUNDLE_SUBJECT = 'agent:support-bot';
+
+/** A bundle for `tenant` whose catalog is `state`'s tools as `mcp__<server>__<name>`, all allowed to MCP_BUNDLE_SUBJECT. */
+export function mcpBundle(tenant: string, version: number, server: string, state: UpstreamFixtureState, opts: { expiresAt?: string } = {}): Bundle {
+  const b = makeBundle({ tenant, version, tools: state.tools.length, ...(opts.expiresAt ? { expiresAt: opts.expiresAt } : {}) });
+  const ids = state.tools.map((t) => `mcp__${server}__${t.name}`);
+  const order = ids.map((id, i) => ({ id, i })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  b.catalog.tools = order.map(({ id, i }) => {
+    const up = state.tools[i];
+    return {
+      ...b.catalog.tools[0],
+      id,
+      description: up.description ?? '',
+      inputSchema: up.inputSchema,
+      effect: 'read_only',
+      redaction: { allow: ['content[].text'] },
+      source: { kind: 'mcp', server, originalName: up.name },
+      definitionHash: definitionHash(up),
+    };
+  });
+  const sorted = order.map((o) => o.id);
+  b.policy.roles = { analyst: { groups: ['default'], allow: [`mcp__${server}__*`], deny: [], requireApproval: [] } };
+  b.casbin.policy = [['p', 'analyst', tenant, `mcp__${server}__*`, 'call', 'allow']];
+  b.index.tools = sorted;
+  b.index.roles = { analyst: { groups: ['default'], allow: sorted, deny: [] } };
+  const loaded = loadBundle(b);
+  b.conformance = [{ subject: MCP_BUNDLE_SUBJECT }, { subject: 'agent:unknown' }].map((request) => ({ request, expect: JSON.parse(canonicalJson(evaluate(loaded, request))) }));
+  b.revision = revisionOf(b);
+  return b;
+}
