@@ -5,6 +5,7 @@ import * as m003 from './003-policy-tests.ts';
 import * as m004 from './004-decision-logs.ts';
 import * as m005 from './005-token-version.ts';
 import * as m006 from './006-token-expiry.ts';
+import * as m007 from './007-single-sign-on.ts';
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '004-decision-logs': m004,
   '005-token-version': m005,
   '006-token-expiry': m006,
+  '007-single-sign-on': m007,
 };

@@ -11,7 +11,7 @@ describe('migrations', () => {
     const d = new ToolgateDatabase(':memory:');
     const up = await d.migrateToLatest();
     expect(up).toEqual(Object.keys(migrations));
-    expect(await tables(d)).toEqual(expect.arrayContaining(['audit_events', 'bundles', 'grants', 'groups', 'runtimes', 'sessions', 'states', 'tenant_policies', 'tenant_tests', 'tenants', 'tokens', 'tools', 'mcp_servers']));
+    expect(await tables(d)).toEqual(expect.arrayContaining(['audit_events', 'bundles', 'grants', 'groups', 'runtimes', 'sessions', 'sso_logins', 'sso_mappings', 'states', 'tenant_policies', 'tenant_tests', 'tenants', 'tokens', 'tools', 'mcp_servers']));
     const down = await d.migrateDown();
     expect(down).toEqual(Object.keys(migrations).reverse());
     expect(await tables(d)).toEqual([]);

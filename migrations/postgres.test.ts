@@ -32,7 +32,7 @@ describe('migrations on PostgreSQL', () => {
     const { error, results } = await migrator().migrateToLatest();
     expect(error).toBeUndefined();
     expect(results?.map((r) => r.migrationName)).toEqual(Object.keys(migrations));
-    expect(await tables()).toEqual(['audit_events', 'bundles', 'decision_sources', 'decision_stats', 'decisions', 'grants', 'groups', 'mcp_servers', 'runtimes', 'sessions', 'states', 'tenant_policies', 'tenant_tests', 'tenants', 'tokens', 'tools']);
+    expect(await tables()).toEqual(['audit_events', 'bundles', 'decision_sources', 'decision_stats', 'decisions', 'grants', 'groups', 'mcp_servers', 'runtimes', 'sessions', 'sso_logins', 'sso_mappings', 'states', 'tenant_policies', 'tenant_tests', 'tenants', 'tokens', 'tools']);
   });
 
   it('keep the audit log append-only there too', async () => {

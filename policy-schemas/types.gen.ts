@@ -10,11 +10,19 @@ export interface AuditEvent {
 seq: number
 at: string
 /**
- * `token:<id>` of who made the change, or `system`.
+ * `token:<id>` of who made the change, `user:<sub>` of a person signed in through single sign-on (sub = the identity provider's subject), or `system`.
  */
 actor: string
-action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign")
-entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests")
+/**
+ * The person's email from their ID token when the actor is a `user:`; absent otherwise (absent fields are not hashed, so older events keep their hashes).
+ */
+actorEmail?: (string | null)
+/**
+ * The person's name from their ID token when the actor is a `user:`; absent otherwise.
+ */
+actorName?: (string | null)
+action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign" | "refuse")
+entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests" | "sso-mapping" | "session")
 entityId: string
 tenant: (string | null)
 /**
@@ -41,10 +49,13 @@ hash: string
 
 export interface AuditQuery {
 tenant?: string
+/**
+ * `token:<id>`, `user:<sub>`, `system`, or a person's email: either finds that person's events.
+ */
 actor?: string
-entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests")
+entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "tests" | "sso-mapping" | "session")
 entityId?: string
-action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign")
+action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "retire" | "sign" | "refuse")
 from?: string
 to?: string
 cursor?: string
@@ -1428,7 +1439,27 @@ export type TokenRole = ("admin" | "editor" | "viewer" | "auditor" | "runtime")
  */
 
 export interface Session {
-tokenId: string
+/**
+ * Null for a person signed in through single sign-on.
+ */
+tokenId: (string | null)
+/**
+ * The person signed in through single sign-on; absent for token sign-in.
+ */
+user?: {
+/**
+ * `user:<sub>`, as in the audit trail.
+ */
+id: string
+email: (string | null)
+name: (string | null)
+}
+/**
+ * For a person: the role held in each tenant reached through editor/viewer mappings (see SsoAccess).
+ */
+tenantRoles?: {
+[k: string]: string
+}
 label: string
 role: TokenRole
 /**
@@ -1515,6 +1546,71 @@ groups: string[]
 /**
  * How one policy test fared: one failure per expectation that did not hold, with its JSON pointer into the tests document (e.g. /tests/3/expect/visible/0), what was expected and what was seen instead.
  */
+
+/**
+ * Runtime is not a role a person signs in with.
+ */
+
+export type SsoRole = ("admin" | "editor" | "viewer" | "auditor")
+
+/**
+ * What a set of ID-token claims gives under the current mappings (answer of POST /v1/sso/mappings/preview, and of a person's session). `role` is the strongest role held; `tenantRoles` the role in each tenant reached through editor/viewer mappings (it wins over `role` for that tenant when `role` is editor or viewer, and adds to it when `role` is admin or auditor). `tenants` is null when every tenant is reached. `access` false: no mapping matched and sign-in is refused.
+ */
+
+export interface SsoAccess {
+access: boolean
+role: (SsoRole | null)
+tenants: (string[] | null)
+tenantRoles: {
+[k: string]: "editor" | "viewer"
+}
+/**
+ * Ids of the mappings that matched.
+ */
+mappings: string[]
+}
+
+/**
+ * Runtime is not a role a person signs in with.
+ */
+
+export interface SsoMapping {
+/**
+ * Names the mapping in URLs and the audit trail.
+ */
+id: string
+/**
+ * A top-level ID-token claim, e.g. `groups`, `email`, `hd`.
+ */
+claim: string
+/**
+ * Compared exactly (case-sensitive) with the claim, or with each entry of a list claim.
+ */
+value: string
+role: SsoRole
+/**
+ * @minItems 1
+ * @maxItems 1000
+ */
+tenants?: [string, ...(string)[]]
+description?: string
+/**
+ * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
+ */
+version?: number
+createdAt?: string
+updatedAt?: string
+}
+
+/**
+ * Body of POST /v1/sso/mappings/preview: a set of ID-token claims (as the identity provider would send them) to check against the current mappings.
+ */
+
+export interface SsoPreview {
+claims: {
+
+}
+}
 
 /**
  * A workflow state. `undefined` always exists and is the initial state; transitions come from tools' `state` fields.

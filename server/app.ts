@@ -19,7 +19,9 @@ import { overviewRoutes } from './api/overview.ts';
 import { policyResetRoutes } from './api/policy-reset.ts';
 import { policyTestRoutes } from './api/policy-tests.ts';
 import { runtimeRoutes } from './api/runtimes.ts';
+import { ssoSessionRoutes } from './api/session-sso.ts';
 import { sessionRoutes } from './api/session.ts';
+import { ssoMappingRoutes } from './api/sso-mappings.ts';
 import { simulateRoutes } from './api/simulate.ts';
 import { tenantRoutes } from './api/tenants.ts';
 import { tokenRoutes } from './api/tokens.ts';
@@ -34,7 +36,7 @@ import { MAX_BODY_BYTES } from './http/body.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 // Routes that answer without a token.
-const PUBLIC_V1 = new Set(['/v1/session', '/v1/openapi.json']);
+const PUBLIC_V1 = new Set(['/v1/session', '/v1/openapi.json', '/v1/session/sso', '/v1/session/sso/start', '/v1/session/sso/callback']);
 // Bundle bytes and signatures: served by the distribution code with its own encoding and validators.
 const BUNDLE_BYTES = /^\/v1\/tenants\/[^/]+\/bundles\/(?:latest|\d+)(?:\/signature)?\/?$/;
 
@@ -97,7 +99,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/v1/*', (c, next) => (BUNDLE_BYTES.test(c.req.path) ? next() : compressJson(c, next)));
   app.use('/v1/*', async (c, next) => (PUBLIC_V1.has(c.req.path.replace(/\/$/, '')) ? next() : authenticate(c, next)));
 
+  app.route('/v1/session/sso', ssoSessionRoutes);
   app.route('/v1/session', sessionRoutes);
+  app.route('/v1/sso/mappings', ssoMappingRoutes);
   app.route('/v1/openapi.json', openApiRoutes);
   app.route('/v1/tokens', tokenRoutes);
   app.route('/v1/tools', toolApprovalRoutes);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { TokenCreate } from '../policy-schemas/types.gen.ts';
 import type { Authorizer } from './auth/permissions.ts';
+import type { SsoSettings } from './auth/sso/oidc-client.ts';
 import type { ToolgateDatabase } from './db/database.ts';
 import type { McpTransportPolicy } from './mcp/transport-policy.ts';
 import type { Metrics } from './observability/metrics.ts';
@@ -9,11 +10,20 @@ export type Role = TokenCreate['role'];
 
 /** Who is calling, resolved from a bearer token or a console session. */
 export type Actor = {
-  tokenId: string;
+  /** The token behind the request; null for a person signed in through single sign-on. */
+  tokenId: string | null;
   label: string;
+  /** The strongest role held (for a person, over every mapping that matched). */
   role: Role;
-  /** Tenants the token is scoped to; null = every tenant (admin, auditor). */
+  /** Tenants reached; null = every tenant (admin, auditor). */
   tenants: string[] | null;
+  /**
+   * A person's role per tenant where their mappings give editor/viewer: it decides tenant-scoped
+   * requests for that tenant (a person may edit one tenant and only view another).
+   */
+  tenantRoles?: Record<string, Role>;
+  /** The person signed in through single sign-on: audited as `user:<sub>` with email and name. */
+  person?: { sub: string; email: string | null; name: string | null };
   via: 'bearer' | 'session';
 };
 
@@ -36,6 +46,8 @@ export type AppConfig = {
   authFailuresPerMinute?: number;
   /** Decision logs: kept this many days, at most this many records per tenant (oldest go first). */
   decisions?: { retentionDays: number; maxPerTenant: number };
+  /** Single sign-on through an OpenID provider; absent = token sign-in only. */
+  sso?: SsoSettings;
 };
 
 /** Everything a request handler may use; built once per server. */
@@ -55,7 +67,8 @@ export type AppEnv = {
   };
 };
 
-/** The audit actor string of an actor: `token:<id>`, or `system` for the server itself. */
+/** The audit actor string of an actor: `user:<sub>`, `token:<id>`, or `system` for the server itself. */
 export function actorName(actor: Actor | null): string {
+  if (actor?.person) return `user:${actor.person.sub}`;
   return actor ? `token:${actor.tokenId}` : 'system';
 }

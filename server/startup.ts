@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { createAuthorizer } from './auth/permissions.ts';
+import type { SsoSettings } from './auth/sso/oidc-client.ts';
+import { ssoSettingsFromEnv } from './auth/sso/settings.ts';
 import { ensureBootstrapAdmin } from './auth/tokens.ts';
 import type { AppDeps } from './context.ts';
 import { ToolgateDatabase } from './db/database.ts';
@@ -34,6 +36,8 @@ export type Settings = {
   authFailuresPerMinute?: number;
   /** `TOOLGATE_DECISIONS_RETENTION_DAYS` (30) and `TOOLGATE_DECISIONS_MAX_PER_TENANT` (1,000,000). */
   decisions?: { retentionDays: number; maxPerTenant: number };
+  /** `TOOLGATE_OIDC_*` and `TOOLGATE_PUBLIC_URL`: sign-in through an OpenID provider. */
+  sso?: SsoSettings;
 };
 
 /** The shortest `TOOLGATE_ADMIN_TOKEN` accepted: a guessable bootstrap admin is no admin. */
@@ -78,6 +82,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
       retentionDays: positiveNumber(env, 'TOOLGATE_DECISIONS_RETENTION_DAYS', DEFAULT_RETENTION_DAYS),
       maxPerTenant: Math.floor(positiveNumber(env, 'TOOLGATE_DECISIONS_MAX_PER_TENANT', DEFAULT_MAX_PER_TENANT)),
     },
+    sso: ssoSettingsFromEnv(env),
   };
 }
 
@@ -128,6 +133,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
       metricsPublic: s.metricsPublic ?? false,
       authFailuresPerMinute: s.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
       decisions: s.decisions ?? { retentionDays: DEFAULT_RETENTION_DAYS, maxPerTenant: DEFAULT_MAX_PER_TENANT },
+      sso: s.sso,
     },
   };
   return { deps, generatedAdminToken };

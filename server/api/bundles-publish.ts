@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { Bundle, BundlePublish } from '../../policy-schemas/types.gen.ts';
 import { authorize } from '../auth/guard.ts';
-import { type AppEnv, actorName } from '../context.ts';
+import { type AppEnv } from '../context.ts';
+import { changeMetaOf } from '../audit/change.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { compileDraft } from '../compiler/draft.ts';
 import { bundleRow, latestBundleRow, listBundleVersions, publishBundle } from '../compiler/publish.ts';
@@ -40,7 +41,7 @@ bundlePublishRoutes.post('/', async (c) => {
   const gate = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: !!force, allowed: c.get('actor')?.role === 'admin' });
   const outcome = await publishBundle(
     deps,
-    { actor: actorName(c.get('actor')), requestId: c.get('requestId'), reason },
+    changeMetaOf(c, reason),
     tenant,
     { rollbackTo, refresh, ...gate },
     sharedKeyStore(deps.config.keysDir),

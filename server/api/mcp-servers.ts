@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import type { McpServer, Tool } from '../../policy-schemas/types.gen.ts';
-import { withChange } from '../audit/change.ts';
+import { changeMetaOf, withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
-import { type AppEnv, actorName } from '../context.ts';
+import type { AppEnv } from '../context.ts';
 import { ApiError, type ProblemDetail } from '../errors.ts';
 import { takeReason } from '../http/body.ts';
 import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
@@ -60,7 +60,7 @@ mcpServerRoutes.post('/:id/sync', async (c) => {
   const actor = authorize(c, 'mcp', 'write');
   const id = c.req.param('id');
   const reason = takeReason(c);
-  const outcome = await syncMcpServer(c.get('deps'), id, { actor: actorName(actor), requestId: c.get('requestId'), reason });
+  const outcome = await syncMcpServer(c.get('deps'), id, changeMetaOf(c, reason));
   if (!outcome.ok) {
     if (outcome.code === 'not_found') throw new ApiError(404, 'not_found', outcome.message);
     throw new ApiError(502, 'mcp_error', outcome.message, { extra: { server: id, lastSync: outcome.server.lastSync } });

@@ -53,7 +53,12 @@ const operations: Op[] = [
   { method: 'delete', path: '/v1/tokens/{id}', summary: 'Revoke an API token (If-Match)', tag: 'Auth' },
   { method: 'post', path: '/v1/session', summary: 'Console login: token → HttpOnly session cookie + CSRF token', body: 'session-create', tag: 'Auth', status: '200' },
   { method: 'get', path: '/v1/session', summary: 'The current console session', tag: 'Auth' },
-  { method: 'delete', path: '/v1/session', summary: 'Log out', tag: 'Auth' },
+  { method: 'delete', path: '/v1/session', summary: 'Log out (a person signed in through single sign-on gets `{ endSessionUrl }` to sign out at the provider too)', tag: 'Auth' },
+  { method: 'get', path: '/v1/session/sso', summary: 'Whether single sign-on is offered (`{ enabled }`)', tag: 'Auth' },
+  { method: 'get', path: '/v1/session/sso/start', summary: 'Browser: redirect to the identity provider (code flow, PKCE, state, nonce)', tag: 'Auth', status: '302' },
+  { method: 'get', path: '/v1/session/sso/callback', summary: 'Browser: back from the identity provider; opens a console session or shows why not (HTML)', tag: 'Auth' },
+  ...crud('/v1/sso/mappings', 'id', 'sso-mapping', 'Auth'),
+  { method: 'post', path: '/v1/sso/mappings/preview', summary: 'What a set of ID-token claims would get under the current mappings', body: 'sso-preview', response: 'sso-access', tag: 'Auth', status: '200' },
   { method: 'get', path: '/.well-known/jwks.json', summary: 'Bundle signing public keys', tag: 'Distribution' },
   { method: 'get', path: '/healthz', summary: 'Liveness', tag: 'Operations' },
 ];

@@ -1,9 +1,11 @@
 import { Hono } from 'hono';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, getCookie } from 'hono/cookie';
 import { randomBytes } from 'node:crypto';
 import { SESSION_COOKIE, authenticate, sessionDeadline } from '../auth/authenticate.ts';
 import { recordFailure, refuseWhenLimited } from '../auth/failure-limiter.ts';
 import { actorOf } from '../auth/guard.ts';
+import { issueSessionCookie } from '../auth/session-cookie.ts';
+import { endSessionUrl } from '../auth/sso/oidc-client.ts';
 import { hashSecret, toToken, tokenExpired } from '../auth/tokens.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -41,14 +43,7 @@ sessionRoutes.post('/', async (c) => {
     })
     .execute();
   await database.db.deleteFrom('sessions').where('expires_at', '<=', now.toISOString()).execute();
-  setCookie(c, SESSION_COOKIE, sessionId, {
-    httpOnly: true,
-    sameSite: 'Strict',
-    path: '/',
-    // Secure when configured, or when this request came over HTTPS (directly or via a proxy).
-    secure: config.secureCookies || c.req.url.startsWith('https:') || c.req.header('x-forwarded-proto') === 'https',
-    maxAge: config.sessionTtlSeconds,
-  });
+  issueSessionCookie(c, sessionId);
   const t = toToken(row);
   return c.json({ tokenId: t.id, label: t.label, role: t.role, tenants: t.tenants, csrfToken });
 });
@@ -59,12 +54,17 @@ sessionRoutes.get('/', authenticate, async (c) => {
   const session = cookie
     ? await c.get('deps').database.db.selectFrom('sessions').select('csrf_token').where('id_hash', '=', hashSecret(cookie)).executeTakeFirst()
     : undefined;
-  return c.json({ tokenId: actor.tokenId, label: actor.label, role: actor.role, tenants: actor.tenants ?? [], csrfToken: session?.csrf_token ?? null });
+  const person = actor.person ? { user: { id: `user:${actor.person.sub}`, email: actor.person.email, name: actor.person.name }, tenantRoles: actor.tenantRoles ?? {} } : {};
+  return c.json({ tokenId: actor.tokenId, label: actor.label, role: actor.role, tenants: actor.tenants ?? [], csrfToken: session?.csrf_token ?? null, ...person });
 });
 
 sessionRoutes.delete('/', authenticate, async (c) => {
   const cookie = getCookie(c, SESSION_COOKIE);
   if (cookie) await c.get('deps').database.db.deleteFrom('sessions').where('id_hash', '=', hashSecret(cookie)).execute();
   deleteCookie(c, SESSION_COOKIE, { path: '/' });
+  // A person signed out here is sent on to sign out at their identity provider too, when it can.
+  const sso = c.get('deps').config.sso;
+  const providerUrl = actorOf(c).person && sso ? await endSessionUrl(sso) : null;
+  if (providerUrl) return c.json({ endSessionUrl: providerUrl });
   return c.body(null, 204);
 });

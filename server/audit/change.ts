@@ -2,9 +2,9 @@ import type { Context } from 'hono';
 import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
 import { type AppDeps, type AppEnv, actorName } from '../context.ts';
 import type { Tx } from '../db/database.ts';
-import { type NewAuditEvent, appendAuditEvent } from './events.ts';
+import { type ActorPerson, type NewAuditEvent, appendAuditEvent } from './events.ts';
 
-export type ChangeMeta = { actor: string; requestId: string | null; reason: string | null };
+export type ChangeMeta = { actor: string; person?: ActorPerson | null; requestId: string | null; reason: string | null };
 
 /** A transaction that writes audit events for what it changes. */
 export type Change = {
@@ -27,7 +27,7 @@ export async function runChange<T>(deps: Pick<AppDeps, 'database' | 'metrics'>, 
       tx,
       meta,
       async record(e) {
-        const ev = await appendAuditEvent(tx, { ...e, actor: meta.actor, requestId: meta.requestId, reason: e.reason ?? meta.reason });
+        const ev = await appendAuditEvent(tx, { ...e, actor: meta.actor, person: meta.person, requestId: meta.requestId, reason: e.reason ?? meta.reason });
         written.push(ev);
         return ev;
       },
@@ -40,5 +40,11 @@ export async function runChange<T>(deps: Pick<AppDeps, 'database' | 'metrics'>, 
 
 /** `runChange` for an HTTP request: actor, request id and reason come from the request. */
 export function withChange<T>(c: Context<AppEnv>, reason: string | null, fn: (ch: Change) => Promise<T>): Promise<T> {
-  return runChange(c.get('deps'), { actor: actorName(c.get('actor')), requestId: c.get('requestId'), reason }, fn);
+  return runChange(c.get('deps'), changeMetaOf(c, reason), fn);
+}
+
+/** Who changes what in this request, as the audit trail records it. */
+export function changeMetaOf(c: Context<AppEnv>, reason: string | null): ChangeMeta {
+  const actor = c.get('actor');
+  return { actor: actorName(actor), person: actor?.person ?? null, requestId: c.get('requestId'), reason };
 }

@@ -4,7 +4,12 @@ import type { DbOrTx, Tx } from '../db/database.ts';
 import type { AuditEventsRow } from '../db/tables/audit-events.ts';
 import { ChainVerifier, GENESIS_HASH, eventHash } from './chain.ts';
 
+/** A signed-in person's email and name, recorded beside their `user:<sub>` actor. */
+export type ActorPerson = { email: string | null; name: string | null };
+
 export type NewAuditEvent = Pick<AuditEvent, 'actor' | 'action' | 'entityType' | 'entityId'> & {
+  /** The person behind a `user:` actor; absent for tokens and the system. */
+  person?: ActorPerson | null;
   tenant?: string | null;
   before?: unknown;
   after?: unknown;
@@ -22,6 +27,8 @@ export async function appendAuditEvent(tx: Tx, e: NewAuditEvent, at = new Date()
     seq: (last?.seq ?? 0) + 1,
     at,
     actor: e.actor,
+    // Only a person's events carry these fields: every other event hashes exactly as before.
+    ...(isPerson(e.actor) ? { actorEmail: e.person?.email ?? null, actorName: e.person?.name ?? null } : {}),
     action: e.action,
     entityType: e.entityType,
     entityId: e.entityId,
@@ -37,11 +44,18 @@ export async function appendAuditEvent(tx: Tx, e: NewAuditEvent, at = new Date()
   return event;
 }
 
+/** Events of a person (`user:<sub>`) carry `actorEmail` and `actorName`, and no others do. */
+export function isPerson(actor: string): boolean {
+  return actor.startsWith('user:');
+}
+
 function toRow(e: AuditEvent): AuditEventsRow {
   return {
     seq: e.seq,
     at: e.at,
     actor: e.actor,
+    actor_email: e.actorEmail ?? null,
+    actor_name: e.actorName ?? null,
     action: e.action,
     entity_type: e.entityType,
     entity_id: e.entityId,
@@ -60,6 +74,7 @@ export function fromRow(r: AuditEventsRow): AuditEvent {
     seq: r.seq,
     at: r.at,
     actor: r.actor,
+    ...(isPerson(r.actor) ? { actorEmail: r.actor_email, actorName: r.actor_name } : {}),
     action: r.action as AuditEvent['action'],
     entityType: r.entity_type as AuditEvent['entityType'],
     entityId: r.entity_id,
@@ -95,7 +110,11 @@ export async function listAuditEvents(db: DbOrTx, f: AuditFilter, cursor: number
   else if (cursor > 0) q = q.where('seq', '<', cursor);
   if (f.tenant !== undefined) q = q.where('tenant', '=', f.tenant);
   if (f.tenants) q = f.tenants.length ? q.where('tenant', 'in', f.tenants) : q.where('tenant', '=', '\u0000none');
-  if (f.actor !== undefined) q = q.where('actor', '=', f.actor);
+  // A person is found by `user:<sub>` or by their email, whichever the auditor has.
+  if (f.actor !== undefined) {
+    const who = f.actor;
+    q = who.includes('@') ? q.where((w) => w.or([w('actor', '=', who), w('actor_email', '=', who)])) : q.where('actor', '=', who);
+  }
   if (f.entityType !== undefined) q = q.where('entity_type', '=', f.entityType);
   if (f.entityId !== undefined) q = q.where('entity_id', '=', f.entityId);
   if (f.action !== undefined) q = q.where('action', '=', f.action);

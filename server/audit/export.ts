@@ -1,7 +1,8 @@
 import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { isPerson } from './events.ts';
 
-export const CSV_COLUMNS = ['seq', 'at', 'actor', 'action', 'entityType', 'entityId', 'tenant', 'before', 'after', 'reason', 'requestId', 'prevHash', 'hash'] as const;
+export const CSV_COLUMNS = ['seq', 'at', 'actor', 'action', 'entityType', 'entityId', 'tenant', 'before', 'after', 'reason', 'requestId', 'prevHash', 'hash', 'actorEmail', 'actorName'] as const;
 
 /** One JSONL line: the event as canonical JSON, so re-hashing it needs no reformatting. */
 export function toJsonl(e: AuditEvent): string {
@@ -59,6 +60,8 @@ export function fromCsvRecord(cells: (string | null)[]): AuditEvent {
     requestId: get('requestId'),
     prevHash: get('prevHash') ?? '',
     hash: get('hash') ?? '',
+    // The person columns come last, so a reader of older exports finds every other column in place.
+    ...(isPerson(get('actor') ?? '') ? { actorEmail: get('actorEmail'), actorName: get('actorName') } : {}),
   };
 }
 

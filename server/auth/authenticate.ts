@@ -5,6 +5,7 @@ import type { Context } from 'hono';
 import type { Actor, AppConfig, AppEnv, Role } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { recordFailure, refuseWhenLimited } from './failure-limiter.ts';
+import { personActor } from './sso/person-session.ts';
 import { tokenCacheFor } from './token-cache.ts';
 import { hashSecret, tokenExpired } from './tokens.ts';
 
@@ -38,17 +39,19 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   } else {
     const cookie = getCookie(c, SESSION_COOKIE);
     if (cookie) {
+      // A session belongs to a token (token_id) or to a person signed in through single sign-on.
       const session = await database.db
         .selectFrom('sessions')
-        .innerJoin('tokens', 'tokens.id', 'sessions.token_id')
+        .leftJoin('tokens', 'tokens.id', 'sessions.token_id')
         .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.id_hash', 'sessions.csrf_token', 'sessions.created_at', 'sessions.expires_at', 'tokens.expires_at as token_expires_at'])
+        .select(['sessions.user_sub', 'sessions.user_email', 'sessions.user_name', 'sessions.user_claims', 'sessions.user_access', 'sessions.access_checked_at'])
         .where('sessions.id_hash', '=', hashSecret(cookie))
         .executeTakeFirst();
       const now = Date.now();
-      // A session ends with its token's expiry too.
-      if (!session || !sessionLive(session, config, now) || tokenExpired({ expires_at: session.token_expires_at }, now)) {
+      // A session ends with its token's expiry too; a person's session has no token but a user.
+      if (!session || !sessionLive(session, config, now) || (session.id === null && session.user_sub === null) || tokenExpired({ expires_at: session.token_expires_at }, now)) {
         if (session) await database.db.deleteFrom('sessions').where('id_hash', '=', session.id_hash).execute();
-        throw new ApiError(401, 'unauthorized', 'The session has ended (signed out, idle too long, too old, or its token was changed, revoked or expired); log in again');
+        throw new ApiError(401, 'unauthorized', 'The session has ended (signed out, idle too long, too old, its token was changed, revoked or expired, or its access was removed); log in again');
       }
       await touchSession(c, session, now);
       if (!SAFE_METHODS.has(c.req.method)) {
@@ -57,7 +60,9 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
           throw new ApiError(403, 'csrf', `Changes made with a session cookie need the ${CSRF_HEADER} header`);
         }
       }
-      actor = toActor(session, 'session');
+      actor = session.id !== null && session.label !== null && session.role !== null && session.tenants !== null
+        ? toActor({ id: session.id, label: session.label, role: session.role, tenants: session.tenants }, 'session')
+        : await personActor({ database, config }, session);
     }
   }
   if (!actor) throw new ApiError(401, 'unauthorized', 'Send "Authorization: Bearer <token>" or log in to the console');

@@ -6,6 +6,8 @@ import type { GroupsTable } from './tables/groups.ts';
 import type { McpServersTable } from './tables/mcp-servers.ts';
 import type { RuntimesTable } from './tables/runtimes.ts';
 import type { SessionsTable } from './tables/sessions.ts';
+import type { SsoLoginsTable } from './tables/sso-logins.ts';
+import type { SsoMappingsTable } from './tables/sso-mappings.ts';
 import type { StatesTable } from './tables/states.ts';
 import type { TenantPoliciesTable } from './tables/tenant-policies.ts';
 import type { TenantTestsTable } from './tables/tenant-tests.ts';
@@ -31,4 +33,6 @@ export interface Database {
   decisions: DecisionsTable;
   decision_sources: DecisionSourcesTable;
   decision_stats: DecisionStatsTable;
+  sso_mappings: SsoMappingsTable;
+  sso_logins: SsoLoginsTable;
 }

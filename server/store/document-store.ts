@@ -3,7 +3,7 @@ import type { DbOrTx } from '../db/database.ts';
 /** A stored entity as the API shows it: the document plus its version and timestamps. */
 export type Stored<T> = T & { version: number; createdAt: string; updatedAt: string };
 
-type DocTable = 'tools' | 'groups' | 'states' | 'mcp_servers';
+type DocTable = 'tools' | 'groups' | 'states' | 'mcp_servers' | 'sso_mappings';
 type Row = { body: string; version: number; created_at: string; updated_at: string } & Record<string, unknown>;
 
 /**

@@ -136,7 +136,7 @@ describe('audit log', () => {
   it('exports CSV that verifies, and fails on one edited byte', async () => {
     const r = await t.request('GET', '/v1/audit/export?format=csv');
     expect(r.headers.get('content-type')).toContain('text/csv');
-    expect(r.text.split('\r\n')[0]).toBe('seq,at,actor,action,entityType,entityId,tenant,before,after,reason,requestId,prevHash,hash');
+    expect(r.text.split('\r\n')[0]).toBe('seq,at,actor,action,entityType,entityId,tenant,before,after,reason,requestId,prevHash,hash,actorEmail,actorName');
     const file = join(t.dir, 'audit.csv');
     writeFileSync(file, r.text);
     expect(cli(['audit', 'verify', file]).status).toBe(0);

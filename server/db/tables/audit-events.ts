@@ -6,6 +6,9 @@ export interface AuditEventsTable {
   seq: number;
   at: string;
   actor: string;
+  /** The person's email and name for a `user:` actor; null otherwise. */
+  actor_email: string | null;
+  actor_name: string | null;
   action: string;
   entity_type: string;
   entity_id: string;

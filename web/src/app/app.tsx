@@ -31,6 +31,7 @@ function Shell({ session }: { session: Session }) {
     { key: 'mcp', label: 'MCP servers', show: true },
     { key: 'audit', label: 'Audit', show: canReadAudit(session) },
     { key: 'tokens', label: 'Tokens', show: session.role === 'admin' },
+    { key: 'sso', label: 'Single sign-on', show: session.role === 'admin' || session.role === 'auditor' },
   ];
   const page: ReactNode = routeFor(loc, session);
   const title = nav.find((n) => n.key === section)?.label;
@@ -70,8 +71,8 @@ function Shell({ session }: { session: Session }) {
           </ul>
         </nav>
         <div className="who">
-          <span title={`Token ${session.tokenId}`}>
-            {session.label} <span className="badge badge-info">{session.role}</span>
+          <span title={session.user ? `${session.user.id}${session.user.email ? ` <${session.user.email}>` : ''}` : `Token ${session.tokenId}`}>
+            {session.user?.name ?? session.user?.email ?? session.label} <span className="badge badge-info">{session.role}</span>
             {session.tenants.length ? <span className="muted"> · {session.tenants.join(', ')}</span> : null}
           </span>
           <button type="button" className="link-button" onClick={() => logout.mutate()}>

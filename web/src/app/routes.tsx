@@ -14,6 +14,7 @@ import { TenantLayout } from '../features/tenants/components/tenant-layout.tsx';
 import { TenantsPage } from '../features/tenants/components/tenants-page.tsx';
 import { ToolPage } from '../features/tools/components/tool-page.tsx';
 import { ToolsPage } from '../features/tools/components/tools-page.tsx';
+import { SsoPage } from '../features/sso/components/sso-page.tsx';
 import { TokensPage } from '../features/tokens/components/tokens-page.tsx';
 import type { Location } from '../lib/router.ts';
 
@@ -36,6 +37,8 @@ export function routeFor(loc: Location, session: Session): ReactNode {
       return <AuditPage session={session} />;
     case 'tokens':
       return <TokensPage session={session} />;
+    case 'sso':
+      return <SsoPage session={session} />;
     case 'tenants':
       if (!id) return <TenantsPage session={session} />;
       return (

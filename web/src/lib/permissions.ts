@@ -7,7 +7,9 @@ export function canEditInventory(s: Session | null | undefined): boolean {
 
 /** Policy, grants and publishing of one tenant: admins, and editors scoped to it. */
 export function canEditTenant(s: Session | null | undefined, tenant: string): boolean {
-  return s?.role === 'admin' || (s?.role === 'editor' && s.tenants.includes(tenant));
+  // A person signed in through single sign-on may edit one tenant and only view another.
+  const role = s?.tenantRoles?.[tenant] ?? s?.role;
+  return s?.role === 'admin' || (role === 'editor' && (s?.tenants.includes(tenant) || s?.role === 'auditor'));
 }
 
 /** Tenants this session may see; `null` means every tenant. */

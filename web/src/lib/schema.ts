@@ -1,4 +1,4 @@
-import type { AuditEvent, FilterReason, Token, Tool } from '../../../policy-schemas/types.gen.ts';
+import type { AuditEvent, FilterReason, SsoMapping, Token, Tool } from '../../../policy-schemas/types.gen.ts';
 import common from '../../../policy-schemas/common.schema.json';
 import tool from '../../../policy-schemas/tool.schema.json';
 import tenantPolicy from '../../../policy-schemas/tenant-policy.schema.json';
@@ -6,6 +6,7 @@ import mcpServer from '../../../policy-schemas/mcp-server.schema.json';
 import auditEvent from '../../../policy-schemas/audit-event.schema.json';
 import evaluationResult from '../../../policy-schemas/evaluation-result.schema.json';
 import tokenCreate from '../../../policy-schemas/token-create.schema.json';
+import ssoMapping from '../../../policy-schemas/sso-mapping.schema.json';
 import connectionGrant from '../../../policy-schemas/connection-grant.schema.json';
 import tenant from '../../../policy-schemas/tenant.schema.json';
 
@@ -19,6 +20,7 @@ export const auditActions = auditEvent.properties.action.enum as AuditEvent['act
 export const auditEntityTypes = auditEvent.properties.entityType.enum as AuditEvent['entityType'][];
 export const filterReasons = evaluationResult.$defs.filterReason.enum as FilterReason[];
 export const tokenRoles = tokenCreate.$defs.tokenRole.enum as Token['role'][];
+export const ssoRoles = ssoMapping.$defs.ssoRole.enum as SsoMapping['role'][];
 
 export const patterns = {
   toolId: defs.toolId.pattern,

@@ -93,7 +93,7 @@ export function AuditPage(_: { session: Session }) {
             id={`${ids}-actor`}
             list={`${ids}-actors`}
             value={actorText}
-            placeholder="a name as the timeline shows it"
+            placeholder="a name as the timeline shows it, user:… or an email"
             onChange={(e) => {
               setActorText(e.target.value);
               setFilter('actor', actorId(e.target.value));
@@ -129,7 +129,7 @@ export function AuditPage(_: { session: Session }) {
   );
 }
 
-const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', retire: 'warn', sign: 'warn' } as const;
+const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', retire: 'warn', sign: 'warn', refuse: 'bad' } as const;
 
 function AuditItem({
   event: e,
@@ -159,7 +159,7 @@ function AuditItem({
           <span className="muted">
             by{' '}
             <button type="button" className="link-button" title={`Show only events by ${e.actor}`} onClick={only({ actor: e.actor })}>
-              {actorLabel(e.actor)}
+              {e.actorName || e.actorEmail ? [e.actorName, e.actorEmail && `<${e.actorEmail}>`].filter(Boolean).join(' ') : actorLabel(e.actor)}
             </button>
           </span>
           {e.reason ? <span className="reason"> — “{e.reason}”</span> : null}

@@ -1,10 +1,11 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, setCsrfToken } from '../../../lib/api-client.ts';
 
-/** Ends the session and forgets the cookie. */
+/** Ends the session and forgets the cookie; a person signed in through single sign-on goes on to sign out at their identity provider. */
 export async function logout(): Promise<void> {
-  await api<void>('/v1/session', { method: 'DELETE' });
+  const answer = await api<{ endSessionUrl?: string } | undefined>('/v1/session', { method: 'DELETE' });
   setCsrfToken(null);
+  if (answer?.endSessionUrl) window.location.assign(answer.endSessionUrl);
 }
 
 export function useLogout() {

@@ -1,11 +1,13 @@
 import { useState } from 'react';
 import { Notice } from '../../../components/notice.tsx';
+import { useSsoEnabled } from '../../sso/api/sso-mappings.ts';
 import { useLogin } from '../api/login.ts';
 
 /** Signs in with an API token; the server answers with an HttpOnly session cookie. */
 export function LoginPage() {
   const [token, setToken] = useState('');
   const login = useLogin();
+  const sso = useSsoEnabled();
   return (
     <main className="login">
       <form
@@ -39,6 +41,13 @@ export function LoginPage() {
           {login.isPending ? 'Signing in…' : 'Sign in'}
         </button>
         <Notice error={login.error} />
+        {sso.data ? (
+          <p className="sso-sign-in">
+            <a className="button" href="/v1/session/sso/start">
+              Sign in with SSO
+            </a>
+          </p>
+        ) : null}
       </form>
     </main>
   );

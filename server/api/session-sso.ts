@@ -1,0 +1,130 @@
+import { type Context, Hono } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { runChange } from '../audit/change.ts';
+import { clientAddress, failureLimiterFor, recordFailure } from '../auth/failure-limiter.ts';
+import { isSecureRequest } from '../auth/session-cookie.ts';
+import { CALLBACK_PATH, type SsoFailure, beginSignIn, finishSignIn } from '../auth/sso/oidc-client.ts';
+import { continuePage, signInPage } from '../auth/sso/pages.ts';
+import { currentAccess, personOf, startPersonSession } from '../auth/sso/person-session.ts';
+import type { AppEnv } from '../context.ts';
+
+/**
+ * `/v1/session/sso`: signing in through the organisation's OpenID provider. `start` sends the
+ * browser there (code flow, PKCE, state, nonce); `callback` checks what comes back and opens the
+ * same kind of console session as token sign-in. Every failure is a page saying what happened;
+ * none leaves a session or a change behind.
+ */
+export const ssoSessionRoutes = new Hono<AppEnv>();
+
+/** Binds a sign-in to the browser that started it (Lax: it must come back on the provider's redirect). */
+const LOGIN_COOKIE = 'toolgate_sso_login';
+const SIGN_IN_SECONDS = 10 * 60;
+const MAX_PENDING_SIGN_INS = 10_000;
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+ssoSessionRoutes.get('/', (c) => c.json({ enabled: Boolean(c.get('deps').config.sso) }));
+
+ssoSessionRoutes.get('/start', async (c) => {
+  const sso = c.get('deps').config.sso;
+  if (!sso) return notConfigured(c);
+  const begun = await beginSignIn(sso);
+  if (!begun.ok) return failurePage(c, begun.failure);
+  const pending = begun.value;
+  const { database } = c.get('deps');
+  const now = new Date();
+  await database.db.deleteFrom('sso_logins').where('expires_at', '<=', now.toISOString()).execute();
+  // Anyone may start a sign-in: a flood of them must not grow the table without bound.
+  const underWay = await database.db.selectFrom('sso_logins').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  if (Number(underWay.n) >= MAX_PENDING_SIGN_INS) {
+    c.header('Retry-After', '60');
+    return c.html(signInPage('Too many sign-ins under way', 'Too many sign-ins were started in the last minutes. Try again in a minute.'), 503);
+  }
+  await database.db
+    .insertInto('sso_logins')
+    .values({
+      state_hash: sha256(pending.state),
+      nonce: pending.nonce,
+      code_verifier: pending.codeVerifier,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + SIGN_IN_SECONDS * 1000).toISOString(),
+    })
+    .execute();
+  setCookie(c, LOGIN_COOKIE, pending.state, { httpOnly: true, sameSite: 'Lax', path: CALLBACK_PATH, secure: isSecureRequest(c), maxAge: SIGN_IN_SECONDS });
+  c.header('Cache-Control', 'no-store');
+  return c.redirect(pending.url, 302);
+});
+
+ssoSessionRoutes.get('/callback', async (c) => {
+  const sso = c.get('deps').config.sso;
+  if (!sso) return notConfigured(c);
+  c.header('Cache-Control', 'no-store');
+  // Forged and replayed callbacks count as failed sign-ins, limited per address like wrong tokens.
+  const wait = failureLimiterFor(c).retryAfter(clientAddress(c));
+  if (wait > 0) {
+    c.header('Retry-After', String(wait));
+    return c.html(signInPage('Too many failed sign-ins', `Too many failed sign-ins came from this address. Try again in ${wait} seconds.`), 429);
+  }
+  const query = new URL(c.req.url).searchParams;
+  const state = query.get('state');
+  const started = getCookie(c, LOGIN_COOKIE);
+  deleteCookie(c, LOGIN_COOKIE, { path: CALLBACK_PATH });
+  if (!state) return refused(c, signInPage('Sign-in failed', 'The identity provider sent this browser back without the sign-in\'s state, so it cannot be checked.'));
+  // Taken once: a second use of the same callback (replay, or a reload) finds nothing.
+  const pending = await c.get('deps').database.db.deleteFrom('sso_logins').where('state_hash', '=', sha256(state)).returningAll().executeTakeFirst();
+  if (!pending || pending.expires_at <= new Date().toISOString()) {
+    return refused(c, signInPage('Sign-in link used or expired', 'This sign-in was already completed, has expired, or was never started here. Start again.'));
+  }
+  if (!started || !sameText(started, state)) {
+    return refused(c, signInPage('Sign-in failed', 'This sign-in was started in another browser (or its cookie was lost), so it cannot finish here. Start again from this browser.'));
+  }
+  const providerError = query.get('error');
+  if (providerError) {
+    const description = query.get('error_description');
+    return c.html(signInPage('Sign-in cancelled', `The identity provider did not sign you in (${providerError}).`, { detail: description ?? undefined }), 400);
+  }
+  const finished = await finishSignIn(sso, query, { state, nonce: pending.nonce, codeVerifier: pending.code_verifier });
+  if (!finished.ok) return failurePage(c, finished.failure);
+  const claims = finished.value;
+  const access = await currentAccess(c.get('deps'), claims);
+  if (!access.access) {
+    const person = personOf(claims);
+    await runChange(c.get('deps'), { actor: `user:${person.sub}`, person, requestId: c.get('requestId'), reason: 'no single sign-on mapping matches this account' }, (ch) =>
+      ch.record({ action: 'refuse', entityType: 'session', entityId: `user:${person.sub}`, before: null, after: null }),
+    );
+    return c.html(
+      signInPage('Your account has no access', `You signed in as ${person.name ?? person.email ?? person.sub}, but no single sign-on mapping of this Toolgate gives your account a role.`, {
+        retry: false,
+        detail: 'Ask a Toolgate admin to add a mapping for one of your groups (or another claim of your account). This refusal was recorded in the audit trail.',
+      }),
+      403,
+    );
+  }
+  await startPersonSession(c, claims, access);
+  return c.html(continuePage('/'), 200);
+});
+
+function refused(c: Context<AppEnv>, page: ReturnType<typeof signInPage>) {
+  recordFailure(c);
+  return c.html(page, 400);
+}
+
+function notConfigured(c: Context<AppEnv>) {
+  return c.html(signInPage('Single sign-on is not set up', 'This Toolgate has no identity provider configured. Sign in with a token instead.', { retry: false }), 404);
+}
+
+function failurePage(c: Context<AppEnv>, err: SsoFailure) {
+  c.get('deps').logger.warn({ requestId: c.get('requestId'), kind: err.kind, message: err.message }, 'single sign-on failed');
+  if (err.kind === 'unreachable') {
+    return c.html(signInPage('Identity provider unreachable', 'Toolgate could not reach your identity provider. Try again in a moment; if it keeps failing, tell your Toolgate operator.', { detail: err.message }), 502);
+  }
+  recordFailure(c);
+  return c.html(signInPage('Sign-in could not be verified', 'The answer from your identity provider did not pass Toolgate\'s checks, so you were not signed in.', { detail: err.message }), 400);
+}
+
+function sameText(a: string, b: string): boolean {
+  const ba = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ba.length === bb.length && timingSafeEqual(ba, bb);
+}
