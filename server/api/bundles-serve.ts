@@ -5,6 +5,7 @@ import type { AppEnv } from '../context.ts';
 import type { ServedBundle } from '../distribution/bundle-cache.ts';
 import { MAX_WAIT_SECONDS, acceptsGzip, bundleCacheFor, bundleHeaders, parseIfNoneMatch, parseWait } from '../distribution/serving.ts';
 import { ApiError } from '../errors.ts';
+import { requireTenantExists } from '../store/tenants.ts';
 
 /**
  * `/v1/tenants/:tenant/bundles/latest`, `…/:version` and `…/:version/signature`: the exact signed
@@ -26,7 +27,7 @@ bundleServeRoutes.get('/latest', async (c) => {
   const cache = bundleCacheFor(c.get('deps').database);
   const inm = parseIfNoneMatch(c.req.header('if-none-match'));
   let latest = await cache.latest(tenant);
-  if (!latest) await requireTenant(c, tenant);
+  if (!latest) await requireTenantExists(c.get('deps').database.db, tenant);
   // A client may say which version it holds: the same content re-issued as a newer version
   // (a rollback to it) has the same ETag, yet is news to that client.
   const held = Number(c.req.header('toolgate-version') ?? NaN);
@@ -65,10 +66,6 @@ async function pinned(c: Context<AppEnv>): Promise<ServedBundle> {
   return b;
 }
 
-async function requireTenant(c: Context<AppEnv>, tenant: string): Promise<void> {
-  const exists = await c.get('deps').database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst();
-  if (!exists) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-}
 
 function tenantOf(c: Context<AppEnv>): string {
   const tenant = c.req.param('tenant');

@@ -12,6 +12,7 @@ import type { AppEnv } from '../context.ts';
 import { cursorOf, DEFAULT_MAX_PER_TENANT, type DecisionFilter, decisionPages, listDecisions, parseCursor, storeBatch, summarizeDecisions } from '../decisions/decision-store.ts';
 import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
 import { ApiError } from '../errors.ts';
+import { requireTenantExists } from '../store/tenants.ts';
 import { MAX_BODY_BYTES, dropReadOnly, parseJsonBody, readJson, readOptionalJson, validOrThrow } from '../http/body.ts';
 
 const gunzipAsync = promisify(gunzip);
@@ -42,9 +43,7 @@ decisionRoutes.post('/', async (c) => {
   const { database, config, metrics } = c.get('deps');
   const maxPerTenant = config.decisions?.maxPerTenant ?? DEFAULT_MAX_PER_TENANT;
   const { stored, evicted } = await database.change(async (tx) => {
-    if (!(await tx.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
-      throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-    }
+    await requireTenantExists(tx, tenant);
     return storeBatch(tx, tenant, batch, receivedAt.toISOString(), maxPerTenant, database.sqlite);
   });
   metrics.decisionsIngested?.inc(stored);
@@ -56,7 +55,7 @@ decisionRoutes.get('/', async (c) => {
   authorize(c, 'decision', 'read', tenant);
   const q = readQuery(c);
   const limit = Number(q.limit ?? 100);
-  await existingTenant(c, tenant);
+  await requireTenantExists(c.get('deps').database.db, tenant);
   const items = await listDecisions(c.get('deps').database.db, tenant, filterOf(q), parseCursor(q.cursor), limit);
   const nextCursor = items.length === limit ? cursorOf(items[items.length - 1]) : null;
   return c.json({ items, nextCursor });
@@ -66,7 +65,7 @@ decisionRoutes.get('/summary', async (c) => {
   const tenant = c.req.param('tenant') as string;
   authorize(c, 'decision', 'read', tenant);
   const q = readQuery(c);
-  await existingTenant(c, tenant);
+  await requireTenantExists(c.get('deps').database.db, tenant);
   return c.json(await summarizeDecisions(c.get('deps').database.db, tenant, filterOf(q), new Date()));
 });
 
@@ -74,7 +73,7 @@ decisionRoutes.get('/export', async (c) => {
   const tenant = c.req.param('tenant') as string;
   authorize(c, 'decision', 'export', tenant);
   const q = readQuery(c);
-  await existingTenant(c, tenant);
+  await requireTenantExists(c.get('deps').database.db, tenant);
   const format = q.format ?? 'jsonl';
   const db = c.get('deps').database.db;
   c.header('Content-Type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
@@ -158,11 +157,6 @@ function filterOf(q: DecisionQuery): DecisionFilter {
   return filter;
 }
 
-async function existingTenant(c: Context<AppEnv>, tenant: string): Promise<void> {
-  if (!(await c.get('deps').database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
-    throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-  }
-}
 
 const CSV_COLUMNS = ['id', 'at', 'receivedAt', 'runtimeId', 'toolCallId', 'subject', 'groups', 'state', 'profile', 'facts', 'tool', 'decision', 'errorCode', 'reason', 'bundleVersion', 'revision'] as const;
 const CSV_HEADER = CSV_COLUMNS.join(',') + '\r\n';

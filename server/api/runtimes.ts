@@ -6,7 +6,7 @@ import { bundleCacheFor } from '../distribution/serving.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
 import { statusRecorderFor } from '../distribution/status-recorder.ts';
 import { droppedByRuntime } from '../decisions/decision-store.ts';
-import { ApiError } from '../errors.ts';
+import { requireTenantExists } from '../store/tenants.ts';
 import { readValid } from '../http/body.ts';
 
 /**
@@ -21,9 +21,7 @@ runtimeRoutes.post('/status', async (c) => {
   authorize(c, 'runtime', 'report', tenant);
   const body = await readValid<RuntimeStatus>(c, 'runtime-status');
   const { database, logger } = c.get('deps');
-  if (!(await database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
-    throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-  }
+  await requireTenantExists(database.db, tenant);
   const recorder = statusRecorderFor(database, (err) => logger.warn({ err: { message: (err as Error).message } }, 'runtime status reports not stored'));
   recorder.record(tenant, body, new Date().toISOString());
   return c.body(null, 204);
@@ -33,9 +31,7 @@ runtimeRoutes.get('/', async (c) => {
   const tenant = c.req.param('tenant') ?? '';
   authorize(c, 'runtime', 'read', tenant);
   const { database } = c.get('deps');
-  if (!(await database.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst())) {
-    throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-  }
+  await requireTenantExists(database.db, tenant);
   await statusRecorderFor(database).flush();
   const latest = await bundleCacheFor(database).latest(tenant);
   const runtimes = await listRuntimes(database.db, tenant, latest?.version ?? null);

@@ -1,5 +1,6 @@
 import type { ConnectionGrant, Tenant, TenantPolicy } from '../../policy-schemas/types.gen.ts';
 import type { DbOrTx } from '../db/database.ts';
+import { ApiError } from '../errors.ts';
 import type { Stored } from './document-store.ts';
 
 export type TenantRecord = Stored<Pick<Tenant, 'id' | 'name'>>;
@@ -21,6 +22,16 @@ export async function listTenants(db: DbOrTx, only: string[] | null): Promise<Te
   let q = db.selectFrom('tenants').selectAll().orderBy('id');
   if (only) q = only.length ? q.where('id', 'in', only) : q.where('id', '=', '\u0000none');
   return (await q.execute()).map((r) => ({ id: r.id, name: r.name, version: r.version, createdAt: r.created_at, updatedAt: r.updated_at }));
+}
+
+/** Whether a tenant exists: the one place that asks (routes answer 404 through requireTenantExists). */
+export async function tenantExists(db: DbOrTx, id: string): Promise<boolean> {
+  return (await db.selectFrom('tenants').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+/** Throws the API's 404 for a tenant that does not exist. */
+export async function requireTenantExists(db: DbOrTx, id: string): Promise<void> {
+  if (!(await tenantExists(db, id))) throw new ApiError(404, 'not_found', `tenant ${id} does not exist`);
 }
 
 export async function getTenant(db: DbOrTx, id: string): Promise<TenantRecord | undefined> {
