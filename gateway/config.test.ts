@@ -76,6 +76,26 @@ describe('gateway configuration', () => {
     expect((await load(badJwks)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/control/jwksFile', message: 'cannot read the file (ENOENT)' }] });
   });
 
+  it('trusts the root keys of rootKeys files (a JWK or a JWKS) instead of a fixed JWKS, and names an unreadable one', async () => {
+    writeFileSync(join(dir, 'root.jwk'), JSON.stringify({ kty: 'OKP', crv: 'Ed25519', x: 'BBBB', kid: 'root-1' }));
+    const byRoot = valid() as any;
+    delete byRoot.control.jwksFile;
+    byRoot.control.rootKeys = ['root.jwk', 'jwks.json'];
+    const r = await load(byRoot);
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    expect(r.config.control.trust).toEqual({
+      trustedRoots: [
+        { kty: 'OKP', crv: 'Ed25519', x: 'BBBB', kid: 'root-1' },
+        { kty: 'OKP', crv: 'Ed25519', x: 'AAAA', kid: 'k1' },
+      ],
+    });
+    byRoot.control.rootKeys = ['root.jwk', 'no-such-root.jwk'];
+    expect((await load(byRoot)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/control/rootKeys/1', message: 'cannot read the file (ENOENT)' }] });
+    const both = valid() as any;
+    both.control.rootKeys = ['root.jwk'];
+    expect((await load(both)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/control' }] });
+  });
+
   it('accepts a stdio listener for a client without a key, and a keySha256', async () => {
     const c = valid() as any;
     c.listen = { stdio: { client: 'desk' } };

@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import type { EvaluationRequest, GatewayClient, GatewayConfig, GatewayUpstream } from '../policy-schemas/types.gen.ts';
 import { escapePointer, validate } from '../policy-schemas/index.ts';
 import type { TrustedKeys } from '../runtime/verify-bundle.ts';
+import type { RootKey } from '../runtime/verify-key-set.ts';
 
 /** One problem with a configuration, located by JSON pointer; never carries an environment value. */
 export type ConfigProblem = { pointer: string; message: string };
@@ -23,7 +24,7 @@ export type ResolvedClient = {
 };
 
 export type ResolvedConfig = {
-  control: { url: string; tenant: string; token: string; trustedKeys: TrustedKeys; mirrors: string[]; cacheDir: string; runtimeId: string };
+  control: { url: string; tenant: string; token: string; trust: { trustedKeys: TrustedKeys } | { trustedRoots: RootKey[] }; mirrors: string[]; cacheDir: string; runtimeId: string };
   listen: { kind: 'http'; host: string; port: number; path: string; allowedOrigins: string[] } | { kind: 'stdio'; client: ResolvedClient };
   clients: ResolvedClient[];
   upstreams: Map<string, GatewayUpstream>;
@@ -70,8 +71,11 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
   const control = c.control;
   if (control.rootKeys && control.jwksFile) problems.push({ pointer: '/control', message: 'give rootKeys or jwksFile, not both' });
   if (!control.rootKeys && !control.jwksFile) problems.push({ pointer: '/control/jwksFile', message: 'is required (or rootKeys)' });
-  if (control.rootKeys) {
-    problems.push({ pointer: '/control/rootKeys', message: 'root keys need a runtime with key-set support; configure jwksFile (the signing keys) instead' });
+  const trustedRoots: RootKey[] = [];
+  for (const [i, file] of (control.rootKeys ?? []).entries()) {
+    const read = await readJwks(resolve(baseDir, file));
+    if (typeof read === 'string') problems.push({ pointer: `/control/rootKeys/${i}`, message: read });
+    else trustedRoots.push(...(read.keys as RootKey[]));
   }
   if (control.mirrors && control.mirrors.length > 0) {
     problems.push({ pointer: '/control/mirrors', message: 'mirrors need a runtime with mirror support; remove them' });
@@ -142,7 +146,7 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
         url: control.url,
         tenant: control.tenant,
         token: control.token,
-        trustedKeys,
+        trust: control.rootKeys ? { trustedRoots } : { trustedKeys },
         mirrors: control.mirrors ?? [],
         cacheDir: resolve(baseDir, control.cacheDir),
         runtimeId: runtimeId.slice(0, 128),
@@ -180,8 +184,10 @@ async function readJwks(file: string): Promise<TrustedKeys | string> {
     return `cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
   }
   try {
-    const parsed = JSON.parse(text) as { keys?: unknown };
-    if (!parsed || !Array.isArray(parsed.keys) || parsed.keys.length === 0) return 'is not a JWKS with at least one key';
+    const parsed = JSON.parse(text) as { keys?: unknown; kty?: unknown };
+    // A root file may hold one JWK; a JWKS file holds several.
+    if (parsed && typeof parsed.kty === 'string') return { keys: [parsed] } as TrustedKeys;
+    if (!parsed || !Array.isArray(parsed.keys) || parsed.keys.length === 0) return 'is not a JWK or a JWKS with at least one key';
     return parsed as TrustedKeys;
   } catch {
     return 'is not valid JSON';

@@ -54,7 +54,7 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
     url: config.control.url,
     tenant: config.control.tenant,
     token: config.control.token,
-    trustedKeys: config.control.trustedKeys,
+    ...config.control.trust,
     cacheDir: config.control.cacheDir,
     runtimeId: config.control.runtimeId,
     ...(options.fetch ? { fetch: options.fetch } : {}),
