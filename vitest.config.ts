@@ -2,7 +2,15 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['policy-schemas/**/*.test.ts', 'migrations/**/*.test.ts', 'server/**/*.test.ts', 'runtime/**/*.test.ts', 'gateway/**/*.test.ts', 'test/**/*.test.ts', 'web/**/*.test.ts'],
+    include: [
+      'policy-schemas/**/*.test.ts',
+      'migrations/**/*.test.ts',
+      'server/**/*.test.ts',
+      'runtime/**/*.test.ts',
+      'gateway/**/*.test.ts',
+      'test/**/*.test.ts',
+      'web/**/*.test.ts',
+    ],
     exclude: ['node_modules/**', 'dist/**'],
     environment: 'node',
     pool: 'forks',

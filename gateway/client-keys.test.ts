@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ClientKeys, FailureLimiter } from './client-keys.ts';
 
-const client = (name: string, key: string) => ({ name, subject: `agent:${name}`, keyDigest: createHash('sha256').update(key).digest(), request: { subject: `agent:${name}` }, initialState: 'undefined' });
+const client = (name: string, key: string) => ({
+  name,
+  subject: `agent:${name}`,
+  keyDigest: createHash('sha256').update(key).digest(),
+  request: { subject: `agent:${name}` },
+  initialState: 'undefined',
+});
 
 describe('client keys', () => {
   it('finds the client of a bearer key and nobody for a wrong, missing or malformed one', () => {

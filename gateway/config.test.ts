@@ -73,7 +73,10 @@ describe('gateway configuration', () => {
     expect((await load(leak)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/upstreams/github/env/1' }] });
     const badJwks = valid();
     badJwks.control.jwksFile = 'missing.json';
-    expect((await load(badJwks)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/control/jwksFile', message: 'cannot read the file (ENOENT)' }] });
+    expect((await load(badJwks)) as unknown).toMatchObject({
+      ok: false,
+      problems: [{ pointer: '/control/jwksFile', message: 'cannot read the file (ENOENT)' }],
+    });
   });
 
   it('trusts the root keys of rootKeys files (a JWK or a JWKS) instead of a fixed JWKS, and names an unreadable one', async () => {
@@ -90,7 +93,10 @@ describe('gateway configuration', () => {
       ],
     });
     byRoot.control.rootKeys = ['root.jwk', 'no-such-root.jwk'];
-    expect((await load(byRoot)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/control/rootKeys/1', message: 'cannot read the file (ENOENT)' }] });
+    expect((await load(byRoot)) as unknown).toMatchObject({
+      ok: false,
+      problems: [{ pointer: '/control/rootKeys/1', message: 'cannot read the file (ENOENT)' }],
+    });
     const both = valid() as any;
     both.control.rootKeys = ['root.jwk'];
     expect((await load(both)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/control' }] });
@@ -99,7 +105,10 @@ describe('gateway configuration', () => {
   it('accepts a stdio listener for a client without a key, and a keySha256', async () => {
     const c = valid() as any;
     c.listen = { stdio: { client: 'desk' } };
-    c.clients = [{ name: 'desk', subject: 'agent:desk' }, { name: 'other', keySha256: 'a'.repeat(64), subject: 'agent:o' }];
+    c.clients = [
+      { name: 'desk', subject: 'agent:desk' },
+      { name: 'other', keySha256: 'a'.repeat(64), subject: 'agent:o' },
+    ];
     const r = await load(c);
     if (!r.ok) throw new Error(JSON.stringify(r.problems));
     expect(r.config.listen.kind === 'stdio' && r.config.listen.client.name).toBe('desk');

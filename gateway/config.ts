@@ -24,7 +24,15 @@ export type ResolvedClient = {
 };
 
 export type ResolvedConfig = {
-  control: { url: string; tenant: string; token: string; trust: { trustedKeys: TrustedKeys } | { trustedRoots: RootKey[] }; mirrors: string[]; cacheDir: string; runtimeId: string };
+  control: {
+    url: string;
+    tenant: string;
+    token: string;
+    trust: { trustedKeys: TrustedKeys } | { trustedRoots: RootKey[] };
+    mirrors: string[];
+    cacheDir: string;
+    runtimeId: string;
+  };
   listen: { kind: 'http'; host: string; port: number; path: string; allowedOrigins: string[] } | { kind: 'stdio'; client: ResolvedClient };
   clients: ResolvedClient[];
   upstreams: Map<string, GatewayUpstream>;
@@ -100,7 +108,8 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
     if (digest) {
       const hex = digest.toString('hex');
       const other = digests.get(hex);
-      if (other !== undefined) problems.push({ pointer: `${at}/${entry.key !== undefined ? 'key' : 'keySha256'}`, message: `is the same key as /clients/${other}` });
+      if (other !== undefined)
+        problems.push({ pointer: `${at}/${entry.key !== undefined ? 'key' : 'keySha256'}`, message: `is the same key as /clients/${other}` });
       else digests.set(hex, i);
     }
     clients.push(resolveClient(entry, digest));
@@ -110,7 +119,8 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
   if ('http' in c.listen) {
     const h = c.listen.http;
     c.clients.forEach((entry, i) => {
-      if (entry.key === undefined && entry.keySha256 === undefined) problems.push({ pointer: `/clients/${i}`, message: 'needs key or keySha256: HTTP clients are told apart by their key' });
+      if (entry.key === undefined && entry.keySha256 === undefined)
+        problems.push({ pointer: `/clients/${i}`, message: 'needs key or keySha256: HTTP clients are told apart by their key' });
     });
     listen = { kind: 'http', host: h.host ?? '127.0.0.1', port: h.port, path: h.path ?? '/mcp', allowedOrigins: h.allowedOrigins ?? [] };
   } else {
@@ -125,7 +135,8 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
     if (up.kind !== 'stdio') continue;
     // The gateway's own settings (its runtime token among them) never reach an upstream.
     (up.env ?? []).forEach((name, i) => {
-      if (/^TOOLGATE_/i.test(name)) problems.push({ pointer: `/upstreams/${escapePointer(id)}/env/${i}`, message: 'TOOLGATE_* variables are not passed to upstream servers' });
+      if (/^TOOLGATE_/i.test(name))
+        problems.push({ pointer: `/upstreams/${escapePointer(id)}/env/${i}`, message: 'TOOLGATE_* variables are not passed to upstream servers' });
     });
   }
   let metricsKeyDigest: Buffer | null = null;
@@ -216,7 +227,11 @@ function substitute(value: unknown, pointer: string, env: Record<string, string 
 }
 
 function safeHost(): string {
-  return hostname().replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || 'host';
+  return (
+    hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '') || 'host'
+  );
 }
 
 function fail(pointer: string, message: string): ConfigResult {

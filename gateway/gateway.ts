@@ -17,13 +17,7 @@ import { redactResult } from './redact-result.ts';
 import type { Upstream } from './upstream.ts';
 
 /** Every code a refused tools/call carries in its text and in `_meta.toolgate.errorCode`. */
-export type RefusalCode =
-  | DecideErrorCode
-  | 'approval_required'
-  | 'approval_declined'
-  | 'definition_changed'
-  | 'upstream_unavailable'
-  | 'budget_exceeded';
+export type RefusalCode = DecideErrorCode | 'approval_required' | 'approval_declined' | 'definition_changed' | 'upstream_unavailable' | 'budget_exceeded';
 
 /** Why a visible tool is not served right now. */
 type Withheld = 'unavailable' | 'upstream_unavailable' | 'definition_changed';
@@ -146,7 +140,7 @@ export class Gateway {
       const tool = loaded.byId.get(entry.id)!;
       if (this.withheld(tool) !== null) continue;
       tools.push(cache.tools.get(tool.id) ?? mcpTool(cache, tool));
-      signature += '\n' + tool.id;
+      signature += `\n${tool.id}`;
     }
     const answer = { tools, signature, epoch: this.upstreamEpoch };
     this.listed.set(view.result, answer);
@@ -171,7 +165,7 @@ export class Gateway {
 
   private withheld(tool: LoadedTool): Withheld | null {
     const source = tool.def?.source;
-    if (!source || source.kind !== 'mcp' || !source.server || !source.originalName) return 'unavailable';
+    if (source?.kind !== 'mcp' || !source.server || !source.originalName) return 'unavailable';
     if (!tool.id.startsWith(`mcp__${source.server}__`)) return 'unavailable';
     const upstream = this.deps.upstreams.get(source.server);
     if (!upstream) return 'unavailable';
@@ -182,7 +176,11 @@ export class Gateway {
   }
 
   /** tools/call: decide, then (only when allowed) approval, budgets, the upstream, redaction. */
-  async call(session: GatewaySession, params: CallToolRequest['params'], extra?: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> {
+  async call(
+    session: GatewaySession,
+    params: CallToolRequest['params'],
+    extra?: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ): Promise<CallToolResult> {
     const started = performance.now();
     const name = typeof params.name === 'string' ? params.name : '';
     const args = (params.arguments ?? {}) as Record<string, unknown>;
@@ -247,7 +245,12 @@ export class Gateway {
 
     if (d.decision === 'require_approval') {
       const answer = await this.askApproval(session, tool, args, extra);
-      if (answer !== 'approved') return finish('require_approval', answer, answer === 'approval_required' ? `${tool.id} needs a person's approval, and this client cannot ask for it` : `the person declined ${tool.id}`);
+      if (answer !== 'approved')
+        return finish(
+          'require_approval',
+          answer,
+          answer === 'approval_required' ? `${tool.id} needs a person's approval, and this client cannot ask for it` : `the person declined ${tool.id}`,
+        );
       if (session.closed) return finish('require_approval', 'approval_declined', 'the session ended before the call');
       record.reason = 'approved';
       // The person may take minutes: the call goes ahead only if the policy and the pin still let it.
@@ -304,7 +307,7 @@ export class Gateway {
     const caps = session.server.getClientCapabilities();
     if (!caps?.elicitation) return 'approval_required';
     let shown = JSON.stringify(args);
-    if (shown.length > 2000) shown = shown.slice(0, 2000) + '…';
+    if (shown.length > 2000) shown = `${shown.slice(0, 2000)}…`;
     try {
       const answer = await session.server.elicitInput(
         {

@@ -65,7 +65,10 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     const blocked = limiter.blockedFor(address);
     if (blocked > 0) {
       o.metrics.unauthorized.inc({ status: '429' });
-      return sendRpcError(res, 429, -32000, 'Too many failed authentications; try again later', { 'retry-after': String(Math.ceil(blocked / 1000)), connection: 'close' });
+      return sendRpcError(res, 429, -32000, 'Too many failed authentications; try again later', {
+        'retry-after': String(Math.ceil(blocked / 1000)),
+        connection: 'close',
+      });
     }
     const client = keys.authenticate(req.headers.authorization);
     if (!client) {
@@ -130,10 +133,13 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     res.end(text);
   }
 
-  const reaper = setInterval(() => {
-    const cutoff = Date.now() - idleMs;
-    for (const e of entries.values()) if (e.lastSeen < cutoff) void e.transport.close();
-  }, Math.min(60_000, idleMs));
+  const reaper = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const e of entries.values()) if (e.lastSeen < cutoff) void e.transport.close();
+    },
+    Math.min(60_000, idleMs),
+  );
   reaper.unref();
 
   await new Promise<void>((resolve, reject) => {

@@ -20,8 +20,18 @@ export function createGatewayMetrics() {
   });
   const lists = new Counter({ name: 'toolgate_gateway_tools_list_total', help: 'tools/list requests answered.', registers: [registry] });
   const sessions = new Gauge({ name: 'toolgate_gateway_sessions', help: 'Open client sessions.', registers: [registry] });
-  const upstreamUp = new Gauge({ name: 'toolgate_gateway_upstream_up', help: '1 when the upstream is connected and listed.', labelNames: ['upstream'] as const, registers: [registry] });
+  const upstreamUp = new Gauge({
+    name: 'toolgate_gateway_upstream_up',
+    help: '1 when the upstream is connected and listed.',
+    labelNames: ['upstream'] as const,
+    registers: [registry],
+  });
   const bundleVersion = new Gauge({ name: 'toolgate_gateway_bundle_version', help: 'Version of the bundle enforced (0 when none).', registers: [registry] });
-  const unauthorized = new Counter({ name: 'toolgate_gateway_unauthorized_total', help: 'Requests refused for a missing or unknown key, or rate limited.', labelNames: ['status'] as const, registers: [registry] });
+  const unauthorized = new Counter({
+    name: 'toolgate_gateway_unauthorized_total',
+    help: 'Requests refused for a missing or unknown key, or rate limited.',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
   return { registry, calls, callSeconds, lists, sessions, upstreamUp, bundleVersion, unauthorized };
 }

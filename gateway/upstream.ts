@@ -12,9 +12,7 @@ import { definitionHash } from '../runtime/definition-hash.ts';
 export type UpstreamState = 'connecting' | 'ready' | 'down';
 
 /** Why a call to an upstream failed: it is not up, broke, or took longer than allowed. */
-export type UpstreamCallResult =
-  | { ok: true; result: CallToolResult }
-  | { ok: false; code: 'upstream_unavailable' | 'timeout'; message: string };
+export type UpstreamCallResult = { ok: true; result: CallToolResult } | { ok: false; code: 'upstream_unavailable' | 'timeout'; message: string };
 
 export type UpstreamStatus = {
   state: UpstreamState;
@@ -91,7 +89,10 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     if (this.state !== 'ready' || !client) return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} is not connected` };
     const generation = this.generation;
     try {
-      const result = await client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, { timeout: timeoutMs, maxTotalTimeout: timeoutMs });
+      const result = await client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, {
+        timeout: timeoutMs,
+        maxTotalTimeout: timeoutMs,
+      });
       return { ok: true, result: result as CallToolResult };
     } catch (err) {
       const code = (err as { code?: unknown }).code;
@@ -256,7 +257,13 @@ export class Upstream extends EventEmitter<{ change: [] }> {
       if (value !== undefined) childEnv[name] = value;
     }
     if (env.PATH !== undefined) childEnv.PATH = env.PATH;
-    const transport = new StdioClientTransport({ command: c.command, args: c.args ?? [], env: childEnv, stderr: 'pipe', maxBufferSize: MAX_MESSAGE_BYTES } as ConstructorParameters<typeof StdioClientTransport>[0]);
+    const transport = new StdioClientTransport({
+      command: c.command,
+      args: c.args ?? [],
+      env: childEnv,
+      stderr: 'pipe',
+      maxBufferSize: MAX_MESSAGE_BYTES,
+    } as ConstructorParameters<typeof StdioClientTransport>[0]);
     // Upstream stderr is not ours to print (it may carry the values passed through): drain it.
     transport.stderr?.on('data', () => undefined);
     return transport;

@@ -13,7 +13,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull());
 
-  await entity('tools', 'id').addColumn('status', 'text', (c) => c.notNull()).execute();
+  await entity('tools', 'id')
+    .addColumn('status', 'text', (c) => c.notNull())
+    .execute();
   await db.schema.createIndex('tools_status').on('tools').column('status').execute();
   await entity('groups', 'name').execute();
   await entity('states', 'name').execute();
@@ -131,7 +133,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['runtimes', 'bundles', 'audit_events', 'sessions', 'tokens', 'grants', 'tenant_policies', 'tenants', 'mcp_servers', 'states', 'groups', 'tools']) {
+  for (const t of [
+    'runtimes',
+    'bundles',
+    'audit_events',
+    'sessions',
+    'tokens',
+    'grants',
+    'tenant_policies',
+    'tenants',
+    'mcp_servers',
+    'states',
+    'groups',
+    'tools',
+  ]) {
     await db.schema.dropTable(t).execute();
   }
   if (db.getExecutor().adapter instanceof PostgresAdapter) {

@@ -12,7 +12,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await sql`INSERT INTO tenant_tests (tenant, body, version, created_at, updated_at) SELECT id, ${'{"tests":[]}'}, 1, created_at, created_at FROM tenants`.execute(db);
+  await sql`INSERT INTO tenant_tests (tenant, body, version, created_at, updated_at) SELECT id, ${'{"tests":[]}'}, 1, created_at, created_at FROM tenants`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

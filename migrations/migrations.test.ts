@@ -4,14 +4,36 @@ import { ToolgateDatabase } from '../server/db/database.ts';
 import { migrations } from './index.ts';
 
 const tables = async (d: ToolgateDatabase) =>
-  (await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%' ORDER BY name`.execute(d.db)).rows.map((r) => r.name);
+  (
+    await sql<{
+      name: string;
+    }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%' ORDER BY name`.execute(d.db)
+  ).rows.map((r) => r.name);
 
 describe('migrations', () => {
   it('migrate an empty database all the way up and back down', async () => {
     const d = new ToolgateDatabase(':memory:');
     const up = await d.migrateToLatest();
     expect(up).toEqual(Object.keys(migrations));
-    expect(await tables(d)).toEqual(expect.arrayContaining(['audit_events', 'bundles', 'grants', 'groups', 'runtimes', 'sessions', 'sso_logins', 'sso_mappings', 'states', 'tenant_policies', 'tenant_tests', 'tenants', 'tokens', 'tools', 'mcp_servers']));
+    expect(await tables(d)).toEqual(
+      expect.arrayContaining([
+        'audit_events',
+        'bundles',
+        'grants',
+        'groups',
+        'runtimes',
+        'sessions',
+        'sso_logins',
+        'sso_mappings',
+        'states',
+        'tenant_policies',
+        'tenant_tests',
+        'tenants',
+        'tokens',
+        'tools',
+        'mcp_servers',
+      ]),
+    );
     const down = await d.migrateDown();
     expect(down).toEqual(Object.keys(migrations).reverse());
     expect(await tables(d)).toEqual([]);
@@ -24,7 +46,9 @@ describe('migrations', () => {
     const { Migrator } = await import('kysely');
     const migrator = new Migrator({ db: d.db, provider: { getMigrations: async () => migrations } });
     expect((await migrator.migrateTo('002-runtime-detail')).error).toBeUndefined();
-    await sql`INSERT INTO tenants (id, name, version, created_at, updated_at) VALUES ('old', 'Old', 3, '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z')`.execute(d.db);
+    await sql`INSERT INTO tenants (id, name, version, created_at, updated_at) VALUES ('old', 'Old', 3, '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z')`.execute(
+      d.db,
+    );
     expect((await migrator.migrateToLatest()).error).toBeUndefined();
     expect(await d.db.selectFrom('tenant_tests').selectAll().execute()).toEqual([
       { tenant: 'old', body: '{"tests":[]}', version: 1, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' },

@@ -25,14 +25,38 @@ afterAll(async () => {
 
 const migrator = () => new Migrator({ db, provider: { getMigrations: async () => migrations } });
 const tables = async () =>
-  (await sql<{ tablename: string }>`SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely_%' ORDER BY tablename`.execute(db)).rows.map((r) => r.tablename);
+  (
+    await sql<{ tablename: string }>`SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely_%' ORDER BY tablename`.execute(
+      db,
+    )
+  ).rows.map((r) => r.tablename);
 
 describe('migrations on PostgreSQL', () => {
   it('migrate an empty database all the way up', async () => {
     const { error, results } = await migrator().migrateToLatest();
     expect(error).toBeUndefined();
     expect(results?.map((r) => r.migrationName)).toEqual(Object.keys(migrations));
-    expect(await tables()).toEqual(['audit_checkpoints', 'audit_events', 'bundles', 'decision_sources', 'decision_stats', 'decisions', 'grants', 'groups', 'mcp_servers', 'runtimes', 'sessions', 'sso_logins', 'sso_mappings', 'states', 'tenant_policies', 'tenant_tests', 'tenants', 'tokens', 'tools']);
+    expect(await tables()).toEqual([
+      'audit_checkpoints',
+      'audit_events',
+      'bundles',
+      'decision_sources',
+      'decision_stats',
+      'decisions',
+      'grants',
+      'groups',
+      'mcp_servers',
+      'runtimes',
+      'sessions',
+      'sso_logins',
+      'sso_mappings',
+      'states',
+      'tenant_policies',
+      'tenant_tests',
+      'tenants',
+      'tokens',
+      'tools',
+    ]);
   });
 
   it('keep the audit log append-only there too', async () => {
@@ -68,7 +92,11 @@ describe('migrations on PostgreSQL', () => {
       bundleVersion: 1,
       ...over,
     });
-    const batch = { runtimeId: 'w', dropped: 4, records: [record(0), record(1, { tool: 'core__tool-0000', decision: 'deny', errorCode: 'policy_denied', reason: 'denied' }), record(2), record(3)] };
+    const batch = {
+      runtimeId: 'w',
+      dropped: 4,
+      records: [record(0), record(1, { tool: 'core__tool-0000', decision: 'deny', errorCode: 'policy_denied', reason: 'denied' }), record(2), record(3)],
+    };
     const r = await db.transaction().execute((tx) => storeBatch(tx as never, 'd', batch, at(0), 3));
     expect(r).toEqual({ stored: 4, evicted: 1 });
     const listed = await listDecisions(db, 'd', {}, null, 2);

@@ -21,17 +21,27 @@ export const schemas: Record<string, Record<string, unknown>> = Object.fromEntri
 );
 
 // ajv-formats ships CommonJS with a default export that tsx/ESM may wrap once more.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
-  addFormatsModule) as typeof addFormatsModule;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as typeof addFormatsModule;
 
 /** The one shared ajv instance: every schema is added once at load, compiled lazily once per kind. */
 // Patterns run on re2js (linear time), like the runtime's: no request body can stall the server.
-export const ajv = new Ajv2020({ allErrors: true, strict: true, useDefaults: true, allowUnionTypes: true, discriminator: true, code: { regExp: linearRegExp } });
+export const ajv = new Ajv2020({
+  allErrors: true,
+  strict: true,
+  useDefaults: true,
+  allowUnionTypes: true,
+  discriminator: true,
+  code: { regExp: linearRegExp },
+});
 addFormats(ajv);
 // RFC 3339 allows a leap second (23:59:60) that JavaScript dates cannot hold: every instant the
 // schemas accept must be one the server can turn into a Date and store, or it fails later (a 500).
 const rfc3339 = ajv.formats['date-time'] as { validate: (s: string) => boolean; compare?: (a: string, b: string) => number | undefined };
-ajv.addFormat('date-time', { type: 'string', validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)), ...(rfc3339.compare ? { compare: rfc3339.compare } : {}) });
+ajv.addFormat('date-time', {
+  type: 'string',
+  validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)),
+  ...(rfc3339.compare ? { compare: rfc3339.compare } : {}),
+});
 for (const schema of Object.values(schemas)) ajv.addSchema(schema);
 
 const compiled = new Map<string, ValidateFunction>();

@@ -7,10 +7,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 /** The source of types.gen.ts, generated from every schema in this folder. */
 export async function generateTypesSource(): Promise<string> {
-  const parts: string[] = [
-    '// Generated from policy-schemas/*.schema.json by `npm run gen:types`. Do not edit.',
-    '/* eslint-disable */',
-  ];
+  const parts: string[] = ['// Generated from policy-schemas/*.schema.json by `npm run gen:types`. Do not edit.', '/* eslint-disable */'];
   const emitted = new Set<string>();
   for (const [kind, schema] of Object.entries(schemas)) {
     if (kind === 'common') continue;
@@ -31,6 +28,5 @@ export async function generateTypesSource(): Promise<string> {
       parts.push(decl.trim());
     }
   }
-  return parts.join('\n\n') + '\n';
+  return `${parts.join('\n\n')}\n`;
 }
-

@@ -10,5 +10,5 @@ export function canonicalJson(value: unknown): string {
 
 /** `sha256:<hex>` of the canonical JSON of a value. */
 export function sha256Canonical(value: unknown): string {
-  return 'sha256:' + createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
 }

@@ -18,7 +18,13 @@ export function checkDefinition(loaded: LoadedBundle, toolId: string, live: Tool
   if (!tool) return { ok: false, code: 'unavailable', message: `${toolId} is not in the bundle` };
   const actual = definitionHash(live);
   if (actual !== tool.definitionHash) {
-    return { ok: false, code: 'definition_mismatch', message: `the definition of ${toolId} changed since it was approved`, expected: tool.definitionHash, actual };
+    return {
+      ok: false,
+      code: 'definition_mismatch',
+      message: `the definition of ${toolId} changed since it was approved`,
+      expected: tool.definitionHash,
+      actual,
+    };
   }
   return { ok: true, definitionHash: actual };
 }

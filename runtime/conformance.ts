@@ -37,11 +37,7 @@ export function runtimeSubject(loaded: LoadedBundle): ConformanceSubject {
  * @example
  *   const failures = conformanceFailures(bundle.conformance, runtimeSubject(loaded));
  */
-export function conformanceFailures(
-  vectors: readonly (EvaluateVector | DecideVector)[],
-  subject: ConformanceSubject,
-  limit = Infinity,
-): ConformanceFailure[] {
+export function conformanceFailures(vectors: readonly (EvaluateVector | DecideVector)[], subject: ConformanceSubject, limit = Infinity): ConformanceFailure[] {
   const out: ConformanceFailure[] = [];
   for (let i = 0; i < vectors.length && out.length < limit; i++) {
     const v = vectors[i];
@@ -68,7 +64,8 @@ export function evaluateMismatch(expect: EvaluateExpectation, got: EvaluationRes
   if (expect.rejected === true && (got.tools.length > 0 || got.filtered.length > 0 || got.rejected?.reason !== 'group_not_permitted')) {
     return 'the rejected answer lists tools or gives another reason than group_not_permitted';
   }
-  if (expect.visibleCount !== undefined && got.tools.length !== expect.visibleCount) return `${got.tools.length} tools are visible, expected ${expect.visibleCount}`;
+  if (expect.visibleCount !== undefined && got.tools.length !== expect.visibleCount)
+    return `${got.tools.length} tools are visible, expected ${expect.visibleCount}`;
   if (expect.rejectedGroups !== undefined && !sameList(expect.rejectedGroups, got.rejected?.groups ?? [])) {
     return `the rejection names ${show(got.rejected?.groups ?? [])}, expected ${show(expect.rejectedGroups)}`;
   }

@@ -73,7 +73,7 @@ export function decide(view: ToolView, call: ToolCall): CallDecision {
     args = {};
   }
   const validate = tool.validateInput;
-  if (!validate || !validate(args)) {
+  if (!validate?.(args)) {
     return {
       toolCallId,
       decision: 'deny',
@@ -97,19 +97,19 @@ function argumentProblems(errors: ErrorObject[]): { pointer: string; message: st
     let pointer = e.instancePath;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
-      pointer += '/' + escapePointer(String((e.params as { missingProperty: string }).missingProperty));
+      pointer += `/${escapePointer(String((e.params as { missingProperty: string }).missingProperty))}`;
       message = 'is required';
     } else if (e.keyword === 'additionalProperties') {
       // A field name comes from the arguments: name it only when it looks like a field name.
       const field = String((e.params as { additionalProperty: string }).additionalProperty);
       if (PLAIN_FIELD.test(field)) {
-        pointer += '/' + field;
+        pointer += `/${field}`;
         message = 'is not a known field';
       } else {
         message = 'has a field that is not allowed';
       }
     }
-    const key = pointer + '\u0000' + message;
+    const key = `${pointer}\u0000${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
     out.push({ pointer, message });

@@ -56,12 +56,7 @@ export function policyAllows(loaded: LoadedBundle, subject: string, toolId: stri
 }
 
 /** The connection ids a subject may use with a tool at an instant, within `allowed` when given. */
-export function grantedConnections(
-  subject: SubjectInfo,
-  tool: LoadedTool,
-  atMs: number,
-  allowed: ReadonlySet<string> | undefined,
-): string[] {
+export function grantedConnections(subject: SubjectInfo, tool: LoadedTool, atMs: number, allowed: ReadonlySet<string> | undefined): string[] {
   const out: string[] = [];
   for (const g of subject.grants) if (grantApplies(g, tool.pos, atMs, allowed)) out.push(g.connectionId);
   return out;
@@ -97,7 +92,11 @@ function begin(
     const refused: string[] = [];
     for (const g of requested) if (!subject.permittedGroups.has(g) && !refused.includes(g)) refused.push(g);
     if (refused.length > 0) {
-      return { envelope: { roles: [...roles], groups: groups.expanded, state, rejected: { reason: 'group_not_permitted', groups: refused } }, noRole: false, ctx: null };
+      return {
+        envelope: { roles: [...roles], groups: groups.expanded, state, rejected: { reason: 'group_not_permitted', groups: refused } },
+        noRole: false,
+        ctx: null,
+      };
     }
   }
   const ctx: Context = {
@@ -130,12 +129,7 @@ function reasonAt(c: Context, i: number): FilterReason | undefined {
   return undefined;
 }
 
-function compute(
-  loaded: LoadedBundle,
-  request: EvaluationRequest,
-  subject: SubjectInfo,
-  atMs: number,
-): { result: EvaluationResult; decisions: Uint8Array } {
+function compute(loaded: LoadedBundle, request: EvaluationRequest, subject: SubjectInfo, atMs: number): { result: EvaluationResult; decisions: Uint8Array } {
   const tools = loaded.tools;
   const decisions = new Uint8Array(tools.length);
   const { envelope, noRole, ctx } = begin(loaded, request, subject, atMs);

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { globMatches } from './glob.ts';
 
 // The reference: what a regular expression says, for inputs small enough to be safe.
-const byRegExp = (glob: string, id: string) => new RegExp('^' + glob.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$', 's').test(id);
+const byRegExp = (glob: string, id: string) =>
+  new RegExp(
+    `^${glob
+      .split('*')
+      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    's',
+  ).test(id);
 
 describe('glob matching', () => {
   it.each([
@@ -22,7 +29,7 @@ describe('glob matching', () => {
 
   it('agrees with a regular expression on random globs and ids', () => {
     let seed = 7;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
     const alphabet = 'ab_*';
     for (let i = 0; i < 20_000; i++) {
       const glob = Array.from({ length: rand(7) }, () => alphabet[rand(4)]).join('');
@@ -32,8 +39,8 @@ describe('glob matching', () => {
   });
 
   it('answers a glob full of stars against a long near-miss at once', () => {
-    const glob = 'c' + '*'.repeat(40) + 'Z';
-    const id = 'c' + 'x'.repeat(60);
+    const glob = `c${'*'.repeat(40)}Z`;
+    const id = `c${'x'.repeat(60)}`;
     expect(globMatches(glob, id)).toBe(false);
   });
 });

@@ -4,13 +4,7 @@ import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { linearRegExp } from './linear-regexp.ts';
-import type {
-  Bundle,
-  BundleTool,
-  EvaluationResult,
-  FilterReason,
-  RuntimeGate,
-} from '../policy-schemas/types.gen.ts';
+import type { Bundle, BundleTool, EvaluationResult, FilterReason, RuntimeGate } from '../policy-schemas/types.gen.ts';
 
 export type Effect = BundleTool['effect'];
 type Decision = 'allow' | 'require_approval';
@@ -107,8 +101,7 @@ export type EvaluationMemo = {
 };
 
 // ajv-formats ships CommonJS with a default export that tsx/ESM may wrap once more.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
-  addFormatsModule) as typeof addFormatsModule;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as typeof addFormatsModule;
 
 // The runtime's own ajv: input schemas come from bundles, never from the server's schema set.
 // Patterns run on re2js: a bundle's schemas must never be able to stall the runtime's event loop.
@@ -284,7 +277,9 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
 }
 
 const refuseAll = (() => {
-  refuseAll.errors = [{ instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: 'input schemas were not compiled (loaded for evaluation only)' }];
+  refuseAll.errors = [
+    { instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: 'input schemas were not compiled (loaded for evaluation only)' },
+  ];
   return false;
 }) as unknown as ValidateFunction;
 

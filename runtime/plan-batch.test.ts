@@ -6,16 +6,38 @@ import { planBatch } from './plan-batch.ts';
 
 // A hand-written bundle (no compiler): four visible tools with different parallel hints.
 function tool(id: string, parallel?: BundleTool['parallel']): BundleTool {
-  return { id, description: id, inputSchema: { type: 'object' }, effect: 'read_only', redaction: { allow: [] }, groups: ['default'], requiresConnection: false, definitionHash: 'sha256:' + '0'.repeat(64), ...(parallel ? { parallel } : {}) };
+  return {
+    id,
+    description: id,
+    inputSchema: { type: 'object' },
+    effect: 'read_only',
+    redaction: { allow: [] },
+    groups: ['default'],
+    requiresConnection: false,
+    definitionHash: `sha256:${'0'.repeat(64)}`,
+    ...(parallel ? { parallel } : {}),
+  };
 }
 const tools = [tool('t__a', { safe: true }), tool('t__b', { safe: true, resourceKey: 'k' }), tool('t__c', { safe: true, resourceKey: 'k' }), tool('t__d')];
 const ids = tools.map((t) => t.id);
 const bundle = {
-  format: 'toolgate.bundle/v1', tenant: 't', version: 1, revision: 'sha256:' + '1'.repeat(64), previousRevision: null,
-  issuedAt: '2026-01-01T00:00:00Z', expiresAt: '2027-01-01T00:00:00Z',
+  format: 'toolgate.bundle/v1',
+  tenant: 't',
+  version: 1,
+  revision: `sha256:${'1'.repeat(64)}`,
+  previousRevision: null,
+  issuedAt: '2026-01-01T00:00:00Z',
+  expiresAt: '2027-01-01T00:00:00Z',
   catalog: { tools, groups: [{ name: 'default', description: '', includes: [] }], states: [{ name: 'undefined', description: '' }] },
-  policy: { roles: { r: { groups: ['default'], allow: ['t__*'], deny: [], requireApproval: [] } }, bindings: { s: ['r'] }, profiles: {}, bundleTtlSeconds: 60, grants: [] },
-  casbin: { model: '', policy: [], request: [] }, conformance: [],
+  policy: {
+    roles: { r: { groups: ['default'], allow: ['t__*'], deny: [], requireApproval: [] } },
+    bindings: { s: ['r'] },
+    profiles: {},
+    bundleTtlSeconds: 60,
+    grants: [],
+  },
+  casbin: { model: '', policy: [], request: [] },
+  conformance: [],
   index: { tools: ids, groups: { default: ['default'] }, roles: { r: { groups: ['default'], allow: ids, deny: [] } }, grants: [], profileScoped: [] },
 } as Bundle;
 const view = createView(loadBundle(bundle), { subject: 's' });
@@ -35,8 +57,15 @@ describe('planBatch', () => {
   });
 
   it('R9.1 lists rejected calls first and keeps them out of the groups', () => {
-    const plan = planBatch(view, [{ toolCallId: 'x', name: 'nope' }, { toolCallId: 'y', name: 't__a', arguments: '{' }, { toolCallId: 'z', name: 't__a' }]);
-    expect(plan.rejected.map((r) => [r.toolCallId, r.errorCode])).toEqual([['x', 'unavailable'], ['y', 'invalid_json']]);
+    const plan = planBatch(view, [
+      { toolCallId: 'x', name: 'nope' },
+      { toolCallId: 'y', name: 't__a', arguments: '{' },
+      { toolCallId: 'z', name: 't__a' },
+    ]);
+    expect(plan.rejected.map((r) => [r.toolCallId, r.errorCode])).toEqual([
+      ['x', 'unavailable'],
+      ['y', 'invalid_json'],
+    ]);
     expect(ids2(plan)).toEqual(['P:z']);
   });
 
@@ -45,7 +74,10 @@ describe('planBatch', () => {
   });
 
   it('R9.3 derives the same ids for calls without one, every time', () => {
-    const calls = [{ name: 't__a', arguments: '{}' }, { name: 't__a', arguments: '{}' }];
+    const calls = [
+      { name: 't__a', arguments: '{}' },
+      { name: 't__a', arguments: '{}' },
+    ];
     const a = planBatch(view, calls);
     expect(a).toEqual(planBatch(view, calls));
     expect(a.groups[0].calls[0].toolCallId).not.toBe(a.groups[0].calls[1].toolCallId);

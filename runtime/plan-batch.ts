@@ -49,6 +49,8 @@ export function planBatch(view: ToolView, calls: readonly ToolCall[]): BatchPlan
 
 // A stable id from the call's position and content, shaped like a UUID.
 function derivedCallId(index: number, call: ToolCall): string {
-  const h = createHash('sha256').update(canonicalJson({ index, name: call.name, arguments: call.arguments ?? null })).digest('hex');
+  const h = createHash('sha256')
+    .update(canonicalJson({ index, name: call.name, arguments: call.arguments ?? null }))
+    .digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }

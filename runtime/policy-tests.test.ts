@@ -11,15 +11,26 @@ const policy: TenantPolicy = {
   profiles: {},
 };
 const loaded = build({
-  groups: [{ name: 'read', includes: [] }, { name: 'write', includes: [] }],
+  groups: [
+    { name: 'read', includes: [] },
+    { name: 'write', includes: [] },
+  ],
   policy,
-  tools: [tool('core__read', { groups: ['read'] }), tool('core__secret', { groups: ['read'] }), tool('core__change', { groups: ['read'], effect: 'state_change' })],
+  tools: [
+    tool('core__read', { groups: ['read'] }),
+    tool('core__secret', { groups: ['read'] }),
+    tool('core__change', { groups: ['read'], effect: 'state_change' }),
+  ],
 });
 
 describe('runPolicyTests', () => {
   it('passes a test whose every expectation holds', () => {
     const [o] = runPolicyTests(loaded, [
-      { name: 'reader', request: { subject: 'agent:r', groups: ['read'] }, expect: { visible: ['core__read'], hidden: { core__secret: 'denied' }, decisions: { core__change: 'require_approval' }, rejected: false } },
+      {
+        name: 'reader',
+        request: { subject: 'agent:r', groups: ['read'] },
+        expect: { visible: ['core__read'], hidden: { core__secret: 'denied' }, decisions: { core__change: 'require_approval' }, rejected: false },
+      },
     ]);
     expect(o).toEqual({ name: 'reader', passed: true, failures: [] });
   });
@@ -30,7 +41,12 @@ describe('runPolicyTests', () => {
       {
         name: 'wrong',
         request: { subject: 'agent:r', groups: ['read'] },
-        expect: { visible: ['core__read', 'core__secret', 'core__gone'], hidden: { core__read: 'denied' }, decisions: { core__change: 'allow' }, rejected: true },
+        expect: {
+          visible: ['core__read', 'core__secret', 'core__gone'],
+          hidden: { core__read: 'denied' },
+          decisions: { core__change: 'allow' },
+          rejected: true,
+        },
       },
     ]);
     expect(outcomes.map((o) => o.passed)).toEqual([true, false]);
@@ -50,6 +66,8 @@ describe('runPolicyTests', () => {
       { name: 'expects a tool anyway', request: { subject: 'agent:r', groups: ['write'] }, expect: { visible: ['core__read'] } },
     ]);
     expect(rejected.passed).toBe(true);
-    expect(accepted.failures).toEqual([expect.objectContaining({ pointer: '/tests/1/expect/visible/0', seen: 'the whole request rejected (group_not_permitted: write)' })]);
+    expect(accepted.failures).toEqual([
+      expect.objectContaining({ pointer: '/tests/1/expect/visible/0', seen: 'the whole request rejected (group_not_permitted: write)' }),
+    ]);
   });
 });

@@ -48,7 +48,11 @@ export function runPolicyTests(loaded: LoadedBundle, tests: readonly PolicyTest[
     const { visible, hidden, decisions, rejected } = test.expect;
 
     if (rejected !== undefined && rejected !== !!result.rejected) {
-      fail(`${base}/rejected`, rejected ? 'the request to be rejected' : 'the request not to be rejected', rejected ? `it accepted (${result.tools.length} tools visible)` : seenAs(a, ''));
+      fail(
+        `${base}/rejected`,
+        rejected ? 'the request to be rejected' : 'the request not to be rejected',
+        rejected ? `it accepted (${result.tools.length} tools visible)` : seenAs(a, ''),
+      );
     }
     (visible ?? []).forEach((id, j) => {
       if (result.rejected || !a.visible.has(id)) fail(`${base}/visible/${j}`, `${id} visible`, seenAs(a, id));

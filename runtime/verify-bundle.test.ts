@@ -58,7 +58,7 @@ describe('verifyBundle', () => {
     expect(await refusal(s.text, s.signature)).toBe('unknown_kid');
   });
 
-  it('refuses another tenant\'s bundle with tenant_mismatch', async () => {
+  it("refuses another tenant's bundle with tenant_mismatch", async () => {
     const s = await makeSignedBundle({ tenant: 'globex', version: 1 }, key);
     expect(await refusal(s.text, s.signature)).toBe('tenant_mismatch');
   });

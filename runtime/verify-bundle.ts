@@ -36,9 +36,7 @@ export type VerifyOptions = {
 /** The default allowance for a signer's clock running ahead of the runtime's. */
 export const CLOCK_SKEW_SECONDS = 300;
 
-export type VerifyResult =
-  | { ok: true; bundle: Bundle; loaded: LoadedBundle }
-  | { ok: false; code: VerifyCode; message: string };
+export type VerifyResult = { ok: true; bundle: Bundle; loaded: LoadedBundle } | { ok: false; code: VerifyCode; message: string };
 
 /** Fields outside the content hash: `revision` names the content, whatever version it ships as. */
 const ENVELOPE_FIELDS = ['version', 'revision', 'previousRevision', 'issuedAt', 'expiresAt'] as const;
@@ -54,11 +52,7 @@ const importedKeys = new WeakMap<JWK, Promise<CryptoKey | Uint8Array>>();
  *   const r = await verifyBundle(bytes, res.headers.get('toolgate-signature'), { trustedKeys, tenant: 'acme' });
  *   if (!r.ok) log.warn(r.code, r.message);
  */
-export async function verifyBundle(
-  bytes: Uint8Array | string,
-  signature: string | null | undefined,
-  options: VerifyOptions,
-): Promise<VerifyResult> {
+export async function verifyBundle(bytes: Uint8Array | string, signature: string | null | undefined, options: VerifyOptions): Promise<VerifyResult> {
   const body = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
   const header = parseDetachedJws(signature, BUNDLE_JWS_TYP);
@@ -75,11 +69,7 @@ export async function verifyBundle(
     return refuse('unknown_kid', `the trusted key ${JSON.stringify(kid)} is not a usable Ed25519 public key`);
   }
   try {
-    await flattenedVerify(
-      { protected: protectedB64, payload: body.toString('base64url'), signature: signatureB64 },
-      key,
-      { algorithms: ['EdDSA'] },
-    );
+    await flattenedVerify({ protected: protectedB64, payload: body.toString('base64url'), signature: signatureB64 }, key, { algorithms: ['EdDSA'] });
   } catch {
     return refuse('bad_signature', `the signature does not verify under key ${JSON.stringify(kid)}`);
   }
@@ -126,8 +116,11 @@ export async function verifyBundle(
     return refuse('issued_in_future', `the bundle was issued at ${bundle.issuedAt}, later than now (${now.toISOString()}) by more than the allowed clock skew`);
   }
   const envelope = new Set<string>(ENVELOPE_FIELDS);
-  const content = `{${members.filter((m) => !envelope.has(m.key)).map((m) => m.text).join(',')}}`;
-  const revision = 'sha256:' + createHash('sha256').update(content).digest('hex');
+  const content = `{${members
+    .filter((m) => !envelope.has(m.key))
+    .map((m) => m.text)
+    .join(',')}}`;
+  const revision = `sha256:${createHash('sha256').update(content).digest('hex')}`;
   if (revision !== bundle.revision) {
     return refuse('revision_mismatch', `the content hashes to ${revision}, not the stated revision ${bundle.revision}`);
   }

@@ -40,20 +40,42 @@ describe('verifyKeySet', () => {
     const other = await new KeyStore(join(dir, 'other')).keySet();
     const cases: [string, Promise<unknown>, string][] = [
       ['no signature', verifyKeySet(bytes, null, { trustedRoots: roots() }), 'keyset_malformed'],
-      ['a bundle typ', verifyKeySet(bytes, `${Buffer.from(JSON.stringify({ alg: 'EdDSA', kid: root.kid, typ: 'toolgate-bundle+jws' })).toString('base64url')}..${signature.split('..')[1]}`, { trustedRoots: roots() }), 'keyset_malformed'],
+      [
+        'a bundle typ',
+        verifyKeySet(
+          bytes,
+          `${Buffer.from(JSON.stringify({ alg: 'EdDSA', kid: root.kid, typ: 'toolgate-bundle+jws' })).toString('base64url')}..${signature.split('..')[1]}`,
+          { trustedRoots: roots() },
+        ),
+        'keyset_malformed',
+      ],
       ['another root', verifyKeySet(bytes, signature, { trustedRoots: other.keySet.roots }), 'keyset_untrusted_root'],
-      ['a flipped byte', verifyKeySet(Buffer.from(bytes.toString().replace('"active"', '"activf"')), signature, { trustedRoots: roots() }), 'keyset_bad_signature'],
+      [
+        'a flipped byte',
+        verifyKeySet(Buffer.from(bytes.toString().replace('"active"', '"activf"')), signature, { trustedRoots: roots() }),
+        'keyset_bad_signature',
+      ],
       ['an older version', verifyKeySet(bytes, signature, { trustedRoots: roots(), highestVersionSeen: keySet.version + 1 }), 'keyset_rollback'],
       ['past expiresAt', verifyKeySet(bytes, signature, { trustedRoots: roots(), now: new Date(Date.parse(keySet.expiresAt) + 1) }), 'keyset_expired'],
     ];
     for (const [what, p, code] of cases) expect(await p, what).toMatchObject({ ok: false, code });
 
     const pretty = await resign(keySet, JSON.stringify(keySet, null, 2));
-    expect(await verifyKeySet(pretty.bytes, pretty.signature, { trustedRoots: roots() })).toMatchObject({ ok: false, code: 'keyset_malformed', message: expect.stringMatching(/canonical/) });
+    expect(await verifyKeySet(pretty.bytes, pretty.signature, { trustedRoots: roots() })).toMatchObject({
+      ok: false,
+      code: 'keyset_malformed',
+      message: expect.stringMatching(/canonical/),
+    });
     const wrongFormat = await resign({ ...keySet, format: 'toolgate.keyset/v9' });
-    expect(await verifyKeySet(wrongFormat.bytes, wrongFormat.signature, { trustedRoots: roots() })).toMatchObject({ code: 'keyset_malformed', message: expect.stringMatching(/format/) });
+    expect(await verifyKeySet(wrongFormat.bytes, wrongFormat.signature, { trustedRoots: roots() })).toMatchObject({
+      code: 'keyset_malformed',
+      message: expect.stringMatching(/format/),
+    });
     const badStatus = await resign({ ...keySet, keys: [{ ...keySet.keys[0], status: 'sometimes' }] });
-    expect(await verifyKeySet(badStatus.bytes, badStatus.signature, { trustedRoots: roots() })).toMatchObject({ code: 'keyset_malformed', message: expect.stringMatching(/\/keys\/0\/status/) });
+    expect(await verifyKeySet(badStatus.bytes, badStatus.signature, { trustedRoots: roots() })).toMatchObject({
+      code: 'keyset_malformed',
+      message: expect.stringMatching(/\/keys\/0\/status/),
+    });
     const noRoots = await resign({ ...keySet, roots: [] });
     expect(await verifyKeySet(noRoots.bytes, noRoots.signature, { trustedRoots: roots() })).toMatchObject({ code: 'keyset_malformed' });
   });

@@ -21,9 +21,7 @@ export type KeySetVerifyOptions = {
   now?: Date;
 };
 
-export type KeySetVerifyResult =
-  | { ok: true; keySet: KeySet; trustedKeys: TrustedKeys }
-  | { ok: false; code: VerifyCode; message: string };
+export type KeySetVerifyResult = { ok: true; keySet: KeySet; trustedKeys: TrustedKeys } | { ok: false; code: VerifyCode; message: string };
 
 /**
  * Decides whether a key set may tell a runtime which signing keys to trust: signed (detached JWS,
@@ -35,7 +33,11 @@ export type KeySetVerifyResult =
  *   const r = await verifyKeySet(bytes, res.headers.get('toolgate-signature'), { trustedRoots: [rootJwk] });
  *   if (r.ok) await verifyBundle(bundleBytes, bundleSig, { trustedKeys: r.trustedKeys, tenant });
  */
-export async function verifyKeySet(bytes: Uint8Array | string, signature: string | null | undefined, options: KeySetVerifyOptions): Promise<KeySetVerifyResult> {
+export async function verifyKeySet(
+  bytes: Uint8Array | string,
+  signature: string | null | undefined,
+  options: KeySetVerifyOptions,
+): Promise<KeySetVerifyResult> {
   const body = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const header = parseDetachedJws(signature, KEYSET_JWS_TYP, 'keyset_malformed');
   if (!header.ok) return header;
@@ -44,7 +46,9 @@ export async function verifyKeySet(bytes: Uint8Array | string, signature: string
   if (!root) return refuse('keyset_untrusted_root', `the key set is signed by ${JSON.stringify(header.kid)}, which is not a trusted root key`);
   try {
     const key = await importJWK({ kty: 'OKP', crv: 'Ed25519', x: root.x }, 'EdDSA');
-    await flattenedVerify({ protected: header.protectedB64, payload: body.toString('base64url'), signature: header.signatureB64 }, key, { algorithms: ['EdDSA'] });
+    await flattenedVerify({ protected: header.protectedB64, payload: body.toString('base64url'), signature: header.signatureB64 }, key, {
+      algorithms: ['EdDSA'],
+    });
   } catch {
     return refuse('keyset_bad_signature', `the key-set signature does not verify under root ${JSON.stringify(header.kid)}`);
   }

@@ -158,7 +158,9 @@ async function buildServer() {
     metafile: true,
     logLevel: 'warning',
     // Bundled CommonJS packages call require(); ESM output has none unless given one.
-    banner: { js: "#!/usr/bin/env node\nimport { createRequire as __toolgateCreateRequire } from 'node:module';\nconst require = __toolgateCreateRequire(import.meta.url);" },
+    banner: {
+      js: "#!/usr/bin/env node\nimport { createRequire as __toolgateCreateRequire } from 'node:module';\nconst require = __toolgateCreateRequire(import.meta.url);",
+    },
     // Chunks sit beside main.js so every module's relocated import.meta.url resolves alike.
     chunkNames: '[name]-[hash]',
     // The schemas and demo data are read from the source tree, which ships with the server.
@@ -200,11 +202,7 @@ async function buildRuntime() {
   const browser = await build({ ...common, entryPoints: { browser: 'runtime/browser.ts' }, platform: 'browser' });
   const nodeImports = Object.values(browser.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.path.startsWith('node:')).map((i) => i.path));
   if (nodeImports.length) throw new Error(`runtime/browser.ts reaches ${[...new Set(nodeImports)].join(', ')}`);
-  checkDependencies(
-    { inputs: { ...node.metafile.inputs, ...browser.metafile.inputs } },
-    runtimePackage.dependencies ?? {},
-    '@toolgate/runtime',
-  );
+  checkDependencies({ inputs: { ...node.metafile.inputs, ...browser.metafile.inputs } }, runtimePackage.dependencies ?? {}, '@toolgate/runtime');
   // Type declarations: tsc writes them for runtime/ and the generated types it imports.
   const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(pkgDir, 'tsconfig.build.json')], {
     cwd: root,

@@ -165,7 +165,8 @@ function mountConsole(app: Hono<AppEnv>, webDir: string | null): void {
   app.use('/assets/*', async (c, next) => {
     await next();
     // File names carry a content hash: a changed file is a new URL.
-    if (c.res.status === 200 && !c.res.headers.get('Content-Type')?.startsWith('text/html')) c.res.headers.set('Cache-Control', 'public, max-age=31536000, immutable');
+    if (c.res.status === 200 && !c.res.headers.get('Content-Type')?.startsWith('text/html'))
+      c.res.headers.set('Cache-Control', 'public, max-age=31536000, immutable');
   });
   app.use('/assets/*', serveStatic({ root: webDir, precompressed: true }));
   app.use('*', async (c, next) => {

@@ -56,7 +56,6 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (message: string, errors?: ProblemDetail[], code: ErrorCode = 'validation') =>
-  new ApiError(400, code, message, { errors });
+export const badRequest = (message: string, errors?: ProblemDetail[], code: ErrorCode = 'validation') => new ApiError(400, code, message, { errors });
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} does not exist`);
 export const conflict = (message: string, errors?: ProblemDetail[]) => new ApiError(409, 'conflict', message, { errors });

@@ -101,7 +101,9 @@ export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 20;
 /** Throws the startup error for a bootstrap token too short to resist guessing. */
 export function checkAdminToken(token: string | undefined): void {
   if (token !== undefined && token.length < MIN_ADMIN_TOKEN_LENGTH) {
-    throw new Error(`TOOLGATE_ADMIN_TOKEN is ${token.length} characters long; it must have at least ${MIN_ADMIN_TOKEN_LENGTH} (for example: openssl rand -base64 32)`);
+    throw new Error(
+      `TOOLGATE_ADMIN_TOKEN is ${token.length} characters long; it must have at least ${MIN_ADMIN_TOKEN_LENGTH} (for example: openssl rand -base64 32)`,
+    );
   }
 }
 

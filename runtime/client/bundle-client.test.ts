@@ -338,7 +338,11 @@ describe('createBundleClient', () => {
   });
 
   it('maps 401/403 to unauthorized and 404 to not_found', async () => {
-    for (const [status, code] of [[401, 'unauthorized'], [403, 'unauthorized'], [404, 'not_found']] as const) {
+    for (const [status, code] of [
+      [401, 'unauthorized'],
+      [403, 'unauthorized'],
+      [404, 'not_found'],
+    ] as const) {
       const fetchFn = (async () => new Response('{}', { status })) as unknown as typeof fetch;
       const c = await start(fetchFn, await tempDir());
       await until(code, () => c.status().lastError === code);
@@ -354,4 +358,3 @@ describe('createBundleClient', () => {
     expect(c.current()).toBeUndefined();
   });
 });
-

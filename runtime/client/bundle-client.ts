@@ -1,6 +1,15 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import type { Bundle, DecisionRecord, EvaluationRequest, EvaluationResult, Health, LastError, RuntimeStatus, VerifyCode } from '../../policy-schemas/types.gen.ts';
+import type {
+  Bundle,
+  DecisionRecord,
+  EvaluationRequest,
+  EvaluationResult,
+  Health,
+  LastError,
+  RuntimeStatus,
+  VerifyCode,
+} from '../../policy-schemas/types.gen.ts';
 import { createView, decide } from '../decide.ts';
 import type { CallDecision, ToolCall, ToolView } from '../decide.ts';
 import { evaluate } from '../evaluate.ts';
@@ -132,16 +141,32 @@ export class BundleClient {
     this.runtimeId = options.runtimeId ?? defaultRuntimeId();
     this.waitSeconds = Math.max(0, Math.min(60, Math.floor(options.waitSeconds ?? 30)));
     this.now = options.now ?? (() => new Date());
-    if (!options.trustedRoots === !options.trustedKeys) throw new Error('createBundleClient: give trustedRoots (root keys; the key set is fetched) or trustedKeys (a fixed JWKS), not both');
+    if (!options.trustedRoots === !options.trustedKeys)
+      throw new Error('createBundleClient: give trustedRoots (root keys; the key set is fetched) or trustedKeys (a fixed JWKS), not both');
     this.graceMs = Math.max(0, options.expiryGraceSeconds ?? 0) * 1000;
     if (options.trustedRoots) {
-      this.keySource = new KeySetSource({ url: this.base, trustedRoots: options.trustedRoots, cacheDir: options.cacheDir, fetch: this.fetchFn, signal: this.abort.signal, now: this.now });
+      this.keySource = new KeySetSource({
+        url: this.base,
+        trustedRoots: options.trustedRoots,
+        cacheDir: options.cacheDir,
+        fetch: this.fetchFn,
+        signal: this.abort.signal,
+        now: this.now,
+      });
     }
     const logOptions = typeof options.decisionLog === 'object' ? options.decisionLog : {};
     this.decisionLog =
       options.decisionLog === false
         ? undefined
-        : createDecisionLog({ ...logOptions, url: this.base, tenant: options.tenant, token: options.token, runtimeId: this.runtimeId, logFacts: options.logFacts, fetch: this.fetchFn });
+        : createDecisionLog({
+            ...logOptions,
+            url: this.base,
+            tenant: options.tenant,
+            token: options.token,
+            runtimeId: this.runtimeId,
+            logFacts: options.logFacts,
+            fetch: this.fetchFn,
+          });
   }
 
   /** Loads and re-verifies the cache, then starts pulling in the background. */
@@ -170,7 +195,8 @@ export class BundleClient {
 
   status(): ClientStatus {
     // Expiry shows at once, even between the timer's ticks.
-    if (this.held && Date.parse(this.held.bundle.expiresAt) <= this.now().getTime() && this.state.lastError !== 'expired') this.setState(this.state.lastError, this.state.detail);
+    if (this.held && Date.parse(this.held.bundle.expiresAt) <= this.now().getTime() && this.state.lastError !== 'expired')
+      this.setState(this.state.lastError, this.state.detail);
     return { ...this.state };
   }
 
@@ -394,7 +420,10 @@ export class BundleClient {
     if (r.ok && this.held && (!listed || listed.status === 'retired')) {
       this.held = undefined;
       clearTimeout(this.expiryTimer);
-      this.refuse(listed ? 'retired_key' : 'unknown_kid', `the bundle in use was signed by ${kid}, which the key set v${r.keySet.version} ${listed ? 'lists as retired' : 'no longer lists'}`);
+      this.refuse(
+        listed ? 'retired_key' : 'unknown_kid',
+        `the bundle in use was signed by ${kid}, which the key set v${r.keySet.version} ${listed ? 'lists as retired' : 'no longer lists'}`,
+      );
       this.wake?.();
     }
   }
@@ -411,10 +440,13 @@ export class BundleClient {
     const left = Date.parse(current.bundle.expiresAt) - this.now().getTime();
     // At expiry the health turns stale/expired at once (expired() denies from then on, after any grace).
     const at = (ms: number, then?: () => void) => {
-      this.expiryTimer = setTimeout(() => {
-        this.setState(this.state.lastError, this.state.detail);
-        then?.();
-      }, Math.max(0, Math.min(ms, 2 ** 31 - 1)));
+      this.expiryTimer = setTimeout(
+        () => {
+          this.setState(this.state.lastError, this.state.detail);
+          then?.();
+        },
+        Math.max(0, Math.min(ms, 2 ** 31 - 1)),
+      );
       this.expiryTimer.unref();
     };
     // Once at expiry and, with a grace period, once more when the grace ends.
@@ -546,6 +578,9 @@ function errorText(err: unknown): string {
 }
 
 function defaultRuntimeId(): string {
-  const host = hostname().replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || 'runtime';
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '') || 'runtime';
   return `${host}-${process.pid}`.slice(0, 128);
 }

@@ -5,10 +5,7 @@ import { join } from 'node:path';
 /** What the cache holds: the exact signed bytes, their signature and the highest version accepted. */
 export type CachedBundle = { bytes: Buffer; signature: string; version: number; highestVersionSeen: number };
 
-export type CacheRead =
-  | { kind: 'empty' }
-  | { kind: 'found'; entry: CachedBundle }
-  | { kind: 'unreadable'; message: string; highestVersionSeen?: number };
+export type CacheRead = { kind: 'empty' } | { kind: 'found'; entry: CachedBundle } | { kind: 'unreadable'; message: string; highestVersionSeen?: number };
 
 const STATE_FORMAT = 'toolgate.bundle-cache/v1';
 
@@ -67,9 +64,9 @@ export class BundleCache {
   async write(entry: CachedBundle): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     await atomicWrite(this.bundleFile(entry.version), entry.bytes);
-    await atomicWrite(this.signatureFile(entry.version), entry.signature + '\n');
+    await atomicWrite(this.signatureFile(entry.version), `${entry.signature}\n`);
     const state = { format: STATE_FORMAT, tenant: this.tenant, version: entry.version, highestVersionSeen: entry.highestVersionSeen };
-    await atomicWrite(this.stateFile(), JSON.stringify(state, null, 2) + '\n');
+    await atomicWrite(this.stateFile(), `${JSON.stringify(state, null, 2)}\n`);
     await this.removeOthers(entry.version);
   }
 

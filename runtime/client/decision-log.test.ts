@@ -28,13 +28,30 @@ function fakeIngest() {
 }
 
 function makeLog(fetchFn: typeof fetch, extra: Partial<DecisionLogOptions> = {}): DecisionLog {
-  const log = createDecisionLog({ url: 'http://toolgate.test/', tenant: 'acme', token: 'tg_runtime', runtimeId: 'worker-1', flushIntervalMs: 60_000, fetch: fetchFn, ...extra });
+  const log = createDecisionLog({
+    url: 'http://toolgate.test/',
+    tenant: 'acme',
+    token: 'tg_runtime',
+    runtimeId: 'worker-1',
+    flushIntervalMs: 60_000,
+    fetch: fetchFn,
+    ...extra,
+  });
   open.push(log);
   return log;
 }
 
 function record(i: number): DecisionRecord {
-  return { at: new Date(1_700_000_000_000 + i).toISOString(), toolCallId: `call-${i}`, subject: 'agent:bot', groups: ['default'], state: 'undefined', tool: 'core__search', decision: 'allow', bundleVersion: 3 };
+  return {
+    at: new Date(1_700_000_000_000 + i).toISOString(),
+    toolCallId: `call-${i}`,
+    subject: 'agent:bot',
+    groups: ['default'],
+    state: 'undefined',
+    tool: 'core__search',
+    decision: 'allow',
+    bundleVersion: 3,
+  };
 }
 
 const shippedIds = (batches: DecisionBatch[]) => batches.flatMap((b) => b.records.map((r) => r.toolCallId));
@@ -170,7 +187,15 @@ describe('decision log', () => {
       ['d', 'deny', 'unavailable', null],
       ['e', 'deny', 'invalid_json', null],
     ]);
-    expect(records[0]).toMatchObject({ subject: 'agent:support-bot', groups: ['default'], state: 'undefined', profile: 'openai', facts: { hostSession: 'ready' }, bundleVersion: 7, revision: loaded.bundle.revision });
+    expect(records[0]).toMatchObject({
+      subject: 'agent:support-bot',
+      groups: ['default'],
+      state: 'undefined',
+      profile: 'openai',
+      facts: { hostSession: 'ready' },
+      bundleVersion: 7,
+      revision: loaded.bundle.revision,
+    });
     expect(validate('decision-batch', s.batches[0]).ok).toBe(true);
   });
 

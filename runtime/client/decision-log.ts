@@ -282,7 +282,7 @@ class RingDecisionLog implements DecisionLog {
     const pieces = records.map((r) => JSON.stringify(r));
     const prefix = `{"runtimeId":${JSON.stringify(this.options.runtimeId)},"dropped":${dropped},"records":[`;
     const encodeRange = async (from: number, to: number): Promise<void> => {
-      const json = prefix + pieces.slice(from, to).join(',') + ']}';
+      const json = `${prefix + pieces.slice(from, to).join(',')}]}`;
       const gz = await gzipAsync(Buffer.from(json));
       if ((gz.length > MAX_BATCH_GZIP_BYTES || Buffer.byteLength(json) > MAX_BATCH_JSON_BYTES) && to - from > 1) {
         const mid = from + Math.floor((to - from) / 2);

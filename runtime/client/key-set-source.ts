@@ -6,9 +6,7 @@ import { rootsOf, verifyKeySet } from '../verify-key-set.ts';
 import type { RootKey } from '../verify-key-set.ts';
 import { atomicWrite } from './cache.ts';
 
-export type KeySetRefresh =
-  | { ok: true; keySet: KeySet; changed: boolean }
-  | { ok: false; code: VerifyCode | 'unreachable' | 'server_error'; message: string };
+export type KeySetRefresh = { ok: true; keySet: KeySet; changed: boolean } | { ok: false; code: VerifyCode | 'unreachable' | 'server_error'; message: string };
 
 const STATE_FORMAT = 'toolgate.keyset-cache/v1';
 /** How many key-set versions a runtime walks to follow root rotations it missed. */
@@ -59,7 +57,8 @@ export class KeySetSource {
     } catch {
       return { ok: true };
     }
-    if (state.format !== STATE_FORMAT || !Number.isSafeInteger(state.highestVersionSeen)) return { ok: false, code: 'keyset_malformed', message: 'the cached key-set state is not readable' };
+    if (state.format !== STATE_FORMAT || !Number.isSafeInteger(state.highestVersionSeen))
+      return { ok: false, code: 'keyset_malformed', message: 'the cached key-set state is not readable' };
     this.highestVersionSeen = state.highestVersionSeen as number;
     if (Array.isArray(state.roots) && state.roots.length > 0) this.roots = state.roots as RootKey[];
     let bytes: Buffer;
@@ -121,19 +120,24 @@ export class KeySetSource {
       await mkdir(this.opts.cacheDir, { recursive: true });
       if (files) {
         await atomicWrite(this.file('keyset.json'), files.bytes);
-        await atomicWrite(this.file('keyset.jws'), files.signature + '\n');
+        await atomicWrite(this.file('keyset.jws'), `${files.signature}\n`);
       }
       const state = { format: STATE_FORMAT, highestVersionSeen: this.highestVersionSeen, roots: this.roots };
-      await atomicWrite(this.file('keyset.state.json'), JSON.stringify(state, null, 2) + '\n');
+      await atomicWrite(this.file('keyset.state.json'), `${JSON.stringify(state, null, 2)}\n`);
     } catch {
       // Verified and in use; persisting is retried with the next key set.
     }
   }
 
-  private async get(version?: number): Promise<{ ok: true; bytes: Buffer; signature: string | null; version: number } | { ok: false; code: 'unreachable' | 'server_error'; message: string }> {
+  private async get(
+    version?: number,
+  ): Promise<{ ok: true; bytes: Buffer; signature: string | null; version: number } | { ok: false; code: 'unreachable' | 'server_error'; message: string }> {
     const url = `${this.opts.url}/.well-known/toolgate-keyset.json${version === undefined ? '' : `?version=${version}`}`;
     try {
-      const res = await this.opts.fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([this.opts.signal, AbortSignal.timeout(10_000)]) });
+      const res = await this.opts.fetch(url, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.any([this.opts.signal, AbortSignal.timeout(10_000)]),
+      });
       const bytes = Buffer.from(await res.arrayBuffer());
       if (res.status !== 200) return { ok: false, code: 'server_error', message: `the key set answered ${res.status}` };
       return { ok: true, bytes, signature: res.headers.get('toolgate-signature'), version: Number(res.headers.get('toolgate-version')) || 0 };

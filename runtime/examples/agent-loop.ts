@@ -24,7 +24,7 @@
 import { readFile } from 'node:fs/promises';
 import { createBundleClient } from '../client/index.ts';
 import type { BundleClient, BundleClientOptions, TrustedKeys } from '../client/index.ts';
-import type { CallDecision, ToolCall, ToolView } from '../decide.ts';
+import type { CallDecision, ToolCall } from '../decide.ts';
 import { toOpenAITools } from '../encoders.ts';
 import type { OpenAITool } from '../encoders.ts';
 import { nextState } from '../next-state.ts';
@@ -36,7 +36,11 @@ const env = process.env;
 const url = env.TOOLGATE_URL ?? 'http://127.0.0.1:8787';
 const tenant = env.TOOLGATE_TENANT ?? 'acme-research';
 const subject = env.TOOLGATE_SUBJECT ?? 'agent:research-bot';
-const groups = env.TOOLGATE_GROUPS ? env.TOOLGATE_GROUPS.split(',').map((g) => g.trim()).filter(Boolean) : undefined;
+const groups = env.TOOLGATE_GROUPS
+  ? env.TOOLGATE_GROUPS.split(',')
+      .map((g) => g.trim())
+      .filter(Boolean)
+  : undefined;
 
 async function main(): Promise<number> {
   const token = env.TOOLGATE_TOKEN;
@@ -55,7 +59,9 @@ async function main(): Promise<number> {
   try {
     await firstBundle(client, Number(env.TOOLGATE_WAIT_MS ?? 10_000));
     const s = client.status();
-    console.log(`bundle: ${s.version === null ? 'none' : `v${s.version} ${s.revision}`} · health ${s.health}${s.lastError ? ` · last error ${s.lastError}` : ''}`);
+    console.log(
+      `bundle: ${s.version === null ? 'none' : `v${s.version} ${s.revision}`} · health ${s.health}${s.lastError ? ` · last error ${s.lastError}` : ''}`,
+    );
     await conversation(client);
   } finally {
     await client.close();
@@ -69,7 +75,9 @@ async function conversation(client: BundleClient): Promise<void> {
   for (let turn = 0; ; turn++) {
     const view = client.view({ subject, ...(groups ? { groups } : {}), ...(state ? { state } : {}) });
     const tools = view ? toOpenAITools(view) : [];
-    console.log(`\nturn ${turn + 1} · state ${state ?? 'undefined'} · the model sees ${tools.length} tool(s): ${tools.map((t) => t.function.name).join(', ') || '(none)'}`);
+    console.log(
+      `\nturn ${turn + 1} · state ${state ?? 'undefined'} · the model sees ${tools.length} tool(s): ${tools.map((t) => t.function.name).join(', ') || '(none)'}`,
+    );
     if (view?.result.rejected) console.log(`  request rejected: ${view.result.rejected.reason} ${view.result.rejected.groups.join(', ')}`);
     const reply = scriptedModel(turn, tools);
     console.log(`  model: ${reply.say}`);
@@ -96,7 +104,10 @@ function scriptedModel(turn: number, tools: OpenAITool[]): ModelTurn {
   const first = tools[0];
   if (turn === 0) {
     if (!first) return { say: 'I have no tools, so I will answer from what I know.', calls: [] };
-    return { say: `Let me use ${first.function.name}.`, calls: [{ toolCallId: 'call_1', name: first.function.name, arguments: JSON.stringify(sampleArguments(first.function.parameters)) }] };
+    return {
+      say: `Let me use ${first.function.name}.`,
+      calls: [{ toolCallId: 'call_1', name: first.function.name, arguments: JSON.stringify(sampleArguments(first.function.parameters)) }],
+    };
   }
   if (turn === 1) {
     const calls: ToolCall[] = [{ toolCallId: 'call_2', name: 'core__reset-workflow', arguments: '{}' }];
@@ -159,7 +170,8 @@ function sampleArguments(schema: Record<string, unknown>): unknown {
 }
 
 async function trust(): Promise<Pick<BundleClientOptions, 'trustedRoots' | 'trustedKeys'>> {
-  if (env.TOOLGATE_ROOT_FILE) return { trustedRoots: (JSON.parse(await readFile(env.TOOLGATE_ROOT_FILE, 'utf8')) as { keys: NonNullable<BundleClientOptions['trustedRoots']> }).keys };
+  if (env.TOOLGATE_ROOT_FILE)
+    return { trustedRoots: (JSON.parse(await readFile(env.TOOLGATE_ROOT_FILE, 'utf8')) as { keys: NonNullable<BundleClientOptions['trustedRoots']> }).keys };
   if (env.TOOLGATE_JWKS_FILE) return { trustedKeys: JSON.parse(await readFile(env.TOOLGATE_JWKS_FILE, 'utf8')) as TrustedKeys };
   console.warn(`No TOOLGATE_ROOT_FILE: trusting the root that ${url}/.well-known/toolgate-keyset.json names now (demo only).`);
   const res = await fetch(`${url}/.well-known/toolgate-keyset.json`);

@@ -63,7 +63,8 @@ auditRoutes.get('/checkpoints', async (c) => {
 auditRoutes.get('/checkpoints/latest', async (c) => {
   authorize(c, 'audit', 'read');
   const [latest] = await listCheckpoints(c.get('deps').database.db, 0, 1);
-  if (!latest) throw new ApiError(404, 'not_found', 'no audit checkpoint yet: one is signed on the next export, after 1,000 events or within 10 minutes of a change');
+  if (!latest)
+    throw new ApiError(404, 'not_found', 'no audit checkpoint yet: one is signed on the next export, after 1,000 events or within 10 minutes of a change');
   c.header('Content-Disposition', `attachment; filename="toolgate-audit-checkpoint-${latest.seq}.json"`);
   return c.json(latest);
 });

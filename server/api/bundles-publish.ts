@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { Bundle, BundlePublish } from '../../policy-schemas/types.gen.ts';
 import { authorize } from '../auth/guard.ts';
-import { type AppEnv } from '../context.ts';
+import type { AppEnv } from '../context.ts';
 import { changeMetaOf } from '../audit/change.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { compileDraft } from '../compiler/draft.ts';
@@ -39,13 +39,7 @@ bundlePublishRoutes.post('/', async (c) => {
   const deps = c.get('deps');
   if (!(await getTenant(deps.database.db, tenant))) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
   const gate = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: !!force, allowed: c.get('actor')?.role === 'admin' });
-  const outcome = await publishBundle(
-    deps,
-    changeMetaOf(c, reason),
-    tenant,
-    { rollbackTo, refresh, ...gate },
-    sharedKeyStore(deps.config.keysDir),
-  );
+  const outcome = await publishBundle(deps, changeMetaOf(c, reason), tenant, { rollbackTo, refresh, ...gate }, sharedKeyStore(deps.config.keysDir));
   return c.json({ version: outcome.version, revision: outcome.revision }, outcome.created ? 201 : 200);
 });
 
@@ -73,7 +67,9 @@ async function side(c: Context<AppEnv>, db: DbOrTx, tenant: string, ref: string,
     return { version: 'draft', bundle: (await compileDraft(db, tenant)).bundle };
   }
   if (ref !== 'latest' && !/^[1-9][0-9]{0,9}$/.test(ref)) {
-    throw new ApiError(400, 'validation', `${ref} is not a version, "latest" or "draft"`, { errors: [{ pointer: `/path/${which}`, message: 'must be a version number, "latest" or "draft"' }] });
+    throw new ApiError(400, 'validation', `${ref} is not a version, "latest" or "draft"`, {
+      errors: [{ pointer: `/path/${which}`, message: 'must be a version number, "latest" or "draft"' }],
+    });
   }
   const row = ref === 'latest' ? await latestBundleRow(db, tenant) : await bundleRow(db, tenant, Number(ref));
   if (!row) throw new ApiError(404, 'not_found', `bundle version ${ref} of tenant ${tenant} does not exist`);

@@ -54,7 +54,7 @@ bundleServeRoutes.get('/:version{[0-9]+}', async (c) => {
 bundleServeRoutes.get('/:version{[0-9]+}/signature', async (c) => {
   const b = await pinned(c);
   const h = bundleHeaders(b, 'pinned', false).notModified;
-  return c.body(b.signature + '\n', 200, { ...h, vary: 'Authorization', 'content-type': 'text/plain; charset=utf-8' });
+  return c.body(`${b.signature}\n`, 200, { ...h, vary: 'Authorization', 'content-type': 'text/plain; charset=utf-8' });
 });
 
 async function pinned(c: Context<AppEnv>): Promise<ServedBundle> {
@@ -65,7 +65,6 @@ async function pinned(c: Context<AppEnv>): Promise<ServedBundle> {
   if (!b) throw new ApiError(404, 'not_found', `bundle version ${c.req.param('version')} of tenant ${tenant} does not exist`);
   return b;
 }
-
 
 function tenantOf(c: Context<AppEnv>): string {
   const tenant = c.req.param('tenant');

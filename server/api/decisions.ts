@@ -9,7 +9,16 @@ import { csvCell } from '../audit/export.ts';
 import { authorize } from '../auth/guard.ts';
 import { compileDraft } from '../compiler/draft.ts';
 import type { AppEnv } from '../context.ts';
-import { cursorOf, DEFAULT_MAX_PER_TENANT, type DecisionFilter, decisionPages, listDecisions, parseCursor, storeBatch, summarizeDecisions } from '../decisions/decision-store.ts';
+import {
+  cursorOf,
+  DEFAULT_MAX_PER_TENANT,
+  type DecisionFilter,
+  decisionPages,
+  listDecisions,
+  parseCursor,
+  storeBatch,
+  summarizeDecisions,
+} from '../decisions/decision-store.ts';
 import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
 import { ApiError } from '../errors.ts';
 import { requireTenantExists } from '../store/tenants.ts';
@@ -82,7 +91,8 @@ decisionRoutes.get('/export', async (c) => {
   const filter = filterOf(q);
   return stream(c, async (out) => {
     if (format === 'csv') await out.write(CSV_HEADER);
-    for await (const page of decisionPages(db, tenant, filter)) await out.write(page.map(format === 'csv' ? toCsvRow : (d) => canonicalJson(d) + '\n').join(''));
+    for await (const page of decisionPages(db, tenant, filter))
+      await out.write(page.map(format === 'csv' ? toCsvRow : (d) => `${canonicalJson(d)}\n`).join(''));
   });
 });
 
@@ -157,17 +167,31 @@ function filterOf(q: DecisionQuery): DecisionFilter {
   return filter;
 }
 
-
-const CSV_COLUMNS = ['id', 'at', 'receivedAt', 'runtimeId', 'toolCallId', 'subject', 'groups', 'state', 'profile', 'facts', 'tool', 'decision', 'errorCode', 'reason', 'bundleVersion', 'revision'] as const;
-const CSV_HEADER = CSV_COLUMNS.join(',') + '\r\n';
+const CSV_COLUMNS = [
+  'id',
+  'at',
+  'receivedAt',
+  'runtimeId',
+  'toolCallId',
+  'subject',
+  'groups',
+  'state',
+  'profile',
+  'facts',
+  'tool',
+  'decision',
+  'errorCode',
+  'reason',
+  'bundleVersion',
+  'revision',
+] as const;
+const CSV_HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
 
 /** One RFC 4180 row; `groups` and `facts` hold canonical JSON, an absent field is an empty cell. */
 function toCsvRow(d: StoredDecision): string {
-  return (
-    CSV_COLUMNS.map((k) => {
-      const v = d[k];
-      if (v === undefined || v === null) return '';
-      return csvCell(typeof v === 'object' ? canonicalJson(v) : String(v));
-    }).join(',') + '\r\n'
-  );
+  return `${CSV_COLUMNS.map((k) => {
+    const v = d[k];
+    if (v === undefined || v === null) return '';
+    return csvCell(typeof v === 'object' ? canonicalJson(v) : String(v));
+  }).join(',')}\r\n`;
 }

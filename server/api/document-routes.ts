@@ -34,15 +34,16 @@ export type DocumentRoutesOptions<T extends object> = {
 export function throwProblems(problems: ProblemDetail[], status = 400): void {
   if (problems.length === 0) return;
   const codes = new Set(problems.map((p) => p.code));
-  const code: ErrorCode = status === 409
-    ? 'conflict'
-    : codes.has('secret_field')
-    ? 'secret_field'
-    : codes.size === 1 && codes.has('cycle')
-      ? 'cycle'
-      : [...codes].every((c) => c === 'unknown_reference')
-        ? 'unknown_reference'
-        : 'validation';
+  const code: ErrorCode =
+    status === 409
+      ? 'conflict'
+      : codes.has('secret_field')
+        ? 'secret_field'
+        : codes.size === 1 && codes.has('cycle')
+          ? 'cycle'
+          : [...codes].every((c) => c === 'unknown_reference')
+            ? 'unknown_reference'
+            : 'validation';
   const first = problems[0];
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
   throw new ApiError(status, code, `${first.pointer || 'the body'}: ${first.message}${more}`, { errors: problems });
@@ -91,7 +92,8 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
     const created = await withChange(c, reason, async (ch) => {
       let doc = parse(body);
       const key = keyOf(doc);
-      if (await o.store.get(ch.tx, key)) throw new ApiError(409, 'conflict', `${o.entityType} ${key} already exists`, { errors: [{ pointer: `/${keyField}`, message: 'already exists' }] });
+      if (await o.store.get(ch.tx, key))
+        throw new ApiError(409, 'conflict', `${o.entityType} ${key} already exists`, { errors: [{ pointer: `/${keyField}`, message: 'already exists' }] });
       if (o.normalize) doc = await o.normalize(doc, undefined, ch.tx);
       throwProblems(await o.check(ch.tx, doc, undefined, c));
       const stored = await o.store.insert(ch.tx, key, doc, new Date().toISOString());

@@ -24,7 +24,9 @@ jwksRoutes.get('/toolgate-keyset.json', async (c) => {
   if (asked !== undefined) {
     const version = Number(asked);
     if (!/^[1-9][0-9]{0,8}$/.test(asked)) {
-      throw new ApiError(400, 'validation', 'version must be a key-set version (a whole number from 1)', { errors: [{ pointer: '/version', message: 'must be a whole number from 1' }] });
+      throw new ApiError(400, 'validation', 'version must be a key-set version (a whole number from 1)', {
+        errors: [{ pointer: '/version', message: 'must be a whole number from 1' }],
+      });
     }
     const old = await store.keySetVersion(version);
     if (!old) throw new ApiError(404, 'not_found', `no key-set version ${version}; the latest is ${signed.keySet.version}`);

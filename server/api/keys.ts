@@ -58,7 +58,9 @@ async function action(c: Context<AppEnv>): Promise<{ meta: ChangeMeta; body: Key
   const reason = takeReason(c, object);
   const body = validOrThrow<KeyAction>('key-action', raw ?? {});
   if (reason === null) {
-    throw new ApiError(400, 'validation', 'A key change needs a reason (body "reason" or the Toolgate-Reason header)', { errors: [{ pointer: '/reason', message: 'is required' }] });
+    throw new ApiError(400, 'validation', 'A key change needs a reason (body "reason" or the Toolgate-Reason header)', {
+      errors: [{ pointer: '/reason', message: 'is required' }],
+    });
   }
   return { meta: { actor: actorName(c.get('actor')), requestId: c.get('requestId'), reason }, body };
 }

@@ -84,7 +84,8 @@ mcpServerRoutes.delete('/:id', async (c) => {
       if (tool.source?.kind !== 'mcp' || tool.source.server !== id || tool.status === 'removed') continue;
       const before = stripStored(tool);
       const after: Tool = { ...before, status: 'removed' };
-      if (!(await toolStore.update(ch.tx, tool.id, after, tool.version, tool.createdAt, now))) throw changedMeanwhile(`tool ${tool.id}`, await toolStore.get(ch.tx, tool.id));
+      if (!(await toolStore.update(ch.tx, tool.id, after, tool.version, tool.createdAt, now)))
+        throw changedMeanwhile(`tool ${tool.id}`, await toolStore.get(ch.tx, tool.id));
       await ch.record({ action: 'update', entityType: 'tool', entityId: tool.id, before, after, reason: reason ?? `MCP server ${id} deleted` });
     }
     if (!(await mcpServerStore.remove(ch.tx, id, existing.version))) throw changedMeanwhile(`mcp-server ${id}`, await mcpServerStore.get(ch.tx, id));

@@ -2,7 +2,16 @@ import { Hono } from 'hono';
 import { SCHEMA_BASE, schemas } from '../../policy-schemas/index.ts';
 import type { AppEnv } from '../context.ts';
 
-type Op = { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; path: string; summary: string; body?: string; response?: string; list?: string; tag: string; status?: string };
+type Op = {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  summary: string;
+  body?: string;
+  response?: string;
+  list?: string;
+  tag: string;
+  status?: string;
+};
 
 const crud = (base: string, key: string, kind: string, tag: string, patch = true): Op[] => [
   { method: 'get', path: base, summary: `List ${tag.toLowerCase()}`, list: kind, tag },
@@ -15,58 +24,222 @@ const crud = (base: string, key: string, kind: string, tag: string, patch = true
 
 /** Every route of the API; the OpenAPI document is built from this list and the schemas. */
 const operations: Op[] = [
-  { method: 'get', path: '/v1/tools', summary: 'List tools: search, filters, sort; paged with limit and cursor (query: tool-query)', response: 'tool-list', tag: 'Tools' },
+  {
+    method: 'get',
+    path: '/v1/tools',
+    summary: 'List tools: search, filters, sort; paged with limit and cursor (query: tool-query)',
+    response: 'tool-list',
+    tag: 'Tools',
+  },
   ...crud('/v1/tools', 'id', 'tool', 'Tools').filter((op) => !(op.method === 'get' && op.path === '/v1/tools')),
-  { method: 'post', path: '/v1/tools/{id}/approve', summary: 'Approve a quarantined imported tool (If-Match), with the effect, redaction and groups the admin decides', body: 'tool-approve', response: 'tool', tag: 'Tools', status: '200' },
-  { method: 'get', path: '/v1/overview', summary: 'Tenants with their published version, draft changes and fleet; what needs attention', response: 'overview', tag: 'Tenants' },
+  {
+    method: 'post',
+    path: '/v1/tools/{id}/approve',
+    summary: 'Approve a quarantined imported tool (If-Match), with the effect, redaction and groups the admin decides',
+    body: 'tool-approve',
+    response: 'tool',
+    tag: 'Tools',
+    status: '200',
+  },
+  {
+    method: 'get',
+    path: '/v1/overview',
+    summary: 'Tenants with their published version, draft changes and fleet; what needs attention',
+    response: 'overview',
+    tag: 'Tenants',
+  },
   ...crud('/v1/groups', 'name', 'group', 'Groups'),
   ...crud('/v1/states', 'name', 'state', 'States'),
   ...crud('/v1/tenants', 'tenant', 'tenant', 'Tenants'),
   { method: 'get', path: '/v1/tenants/{tenant}/policy', summary: 'Read the tenant policy', response: 'tenant-policy', tag: 'Tenants' },
-  { method: 'put', path: '/v1/tenants/{tenant}/policy', summary: 'Replace the tenant policy (If-Match)', body: 'tenant-policy', response: 'tenant-policy', tag: 'Tenants' },
-  { method: 'post', path: '/v1/tenants/{tenant}/policy/reset', summary: "Reset the draft policy and grants to a published version's content (If-Match: the policy's version)", body: 'policy-reset', response: 'tenant-policy', tag: 'Tenants', status: '200' },
+  {
+    method: 'put',
+    path: '/v1/tenants/{tenant}/policy',
+    summary: 'Replace the tenant policy (If-Match)',
+    body: 'tenant-policy',
+    response: 'tenant-policy',
+    tag: 'Tenants',
+  },
+  {
+    method: 'post',
+    path: '/v1/tenants/{tenant}/policy/reset',
+    summary: "Reset the draft policy and grants to a published version's content (If-Match: the policy's version)",
+    body: 'policy-reset',
+    response: 'tenant-policy',
+    tag: 'Tenants',
+    status: '200',
+  },
   ...crud('/v1/tenants/{tenant}/grants', 'connectionId', 'connection-grant', 'Grants', false),
   ...crud('/v1/mcp-servers', 'id', 'mcp-server', 'MCP servers'),
   { method: 'post', path: '/v1/mcp-servers/{id}/sync', summary: 'Import tools from an MCP server (tools/list)', response: 'mcp-server', tag: 'MCP servers' },
-  { method: 'post', path: '/v1/tenants/{tenant}/simulate', summary: 'Evaluate a request on the current draft (or on an unsaved policy sent with it)', body: 'simulate-request', response: 'simulate-result', tag: 'Bundles', status: '200' },
-  { method: 'get', path: '/v1/tenants/{tenant}/tests', summary: 'Read the tenant\'s policy tests', response: 'policy-tests', tag: 'Tenants' },
-  { method: 'put', path: '/v1/tenants/{tenant}/tests', summary: 'Replace the tenant\'s policy tests (If-Match)', body: 'policy-tests', response: 'policy-tests', tag: 'Tenants' },
+  {
+    method: 'post',
+    path: '/v1/tenants/{tenant}/simulate',
+    summary: 'Evaluate a request on the current draft (or on an unsaved policy sent with it)',
+    body: 'simulate-request',
+    response: 'simulate-result',
+    tag: 'Bundles',
+    status: '200',
+  },
+  { method: 'get', path: '/v1/tenants/{tenant}/tests', summary: "Read the tenant's policy tests", response: 'policy-tests', tag: 'Tenants' },
+  {
+    method: 'put',
+    path: '/v1/tenants/{tenant}/tests',
+    summary: "Replace the tenant's policy tests (If-Match)",
+    body: 'policy-tests',
+    response: 'policy-tests',
+    tag: 'Tenants',
+  },
   { method: 'post', path: '/v1/tenants/{tenant}/bundles', summary: 'Compile, sign and publish (or roll back)', body: 'bundle-publish', tag: 'Bundles' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles', summary: 'Published versions with who/when/why', list: 'bundle-version', tag: 'Bundles' },
-  { method: 'get', path: '/v1/tenants/{tenant}/bundles/latest', summary: 'The latest bundle.json (ETag, If-None-Match, ?wait=N long-poll)', tag: 'Distribution' },
+  {
+    method: 'get',
+    path: '/v1/tenants/{tenant}/bundles/latest',
+    summary: 'The latest bundle.json (ETag, If-None-Match, ?wait=N long-poll)',
+    tag: 'Distribution',
+  },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}', summary: 'One bundle.json, exact signed bytes', tag: 'Distribution' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}/signature', summary: 'The detached JWS of a version', tag: 'Distribution' },
-  { method: 'get', path: '/v1/tenants/{tenant}/bundles/{a}/diff/{b}', summary: 'What changed between two versions (b may be draft)', response: 'bundle-diff', tag: 'Bundles' },
-  { method: 'post', path: '/v1/tenants/{tenant}/runtimes/status', summary: 'A runtime reports its version and health', body: 'runtime-status', tag: 'Distribution', status: '204' },
+  {
+    method: 'get',
+    path: '/v1/tenants/{tenant}/bundles/{a}/diff/{b}',
+    summary: 'What changed between two versions (b may be draft)',
+    response: 'bundle-diff',
+    tag: 'Bundles',
+  },
+  {
+    method: 'post',
+    path: '/v1/tenants/{tenant}/runtimes/status',
+    summary: 'A runtime reports its version and health',
+    body: 'runtime-status',
+    tag: 'Distribution',
+    status: '204',
+  },
   { method: 'get', path: '/v1/tenants/{tenant}/runtimes', summary: 'Which version each runtime runs', tag: 'Distribution' },
-  { method: 'post', path: '/v1/tenants/{tenant}/decisions', summary: 'A runtime reports what it decided (JSON or gzip; one bad record refuses the batch)', body: 'decision-batch', tag: 'Decisions', status: '202' },
-  { method: 'get', path: '/v1/tenants/{tenant}/decisions', summary: 'Decision records newest first (filters, cursor pagination)', list: 'decision', tag: 'Decisions' },
-  { method: 'get', path: '/v1/tenants/{tenant}/decisions/summary', summary: 'Histogram by decision and the most denied tools and subjects', response: 'decision-summary', tag: 'Decisions' },
+  {
+    method: 'post',
+    path: '/v1/tenants/{tenant}/decisions',
+    summary: 'A runtime reports what it decided (JSON or gzip; one bad record refuses the batch)',
+    body: 'decision-batch',
+    tag: 'Decisions',
+    status: '202',
+  },
+  {
+    method: 'get',
+    path: '/v1/tenants/{tenant}/decisions',
+    summary: 'Decision records newest first (filters, cursor pagination)',
+    list: 'decision',
+    tag: 'Decisions',
+  },
+  {
+    method: 'get',
+    path: '/v1/tenants/{tenant}/decisions/summary',
+    summary: 'Histogram by decision and the most denied tools and subjects',
+    response: 'decision-summary',
+    tag: 'Decisions',
+  },
   { method: 'get', path: '/v1/tenants/{tenant}/decisions/export', summary: 'Streamed export of decision records, jsonl or csv', tag: 'Decisions' },
-  { method: 'post', path: '/v1/tenants/{tenant}/impact', summary: 'Replay logged requests against the draft (or an unsaved policy): which decisions would change', body: 'impact-request', response: 'impact-report', tag: 'Decisions', status: '200' },
+  {
+    method: 'post',
+    path: '/v1/tenants/{tenant}/impact',
+    summary: 'Replay logged requests against the draft (or an unsaved policy): which decisions would change',
+    body: 'impact-request',
+    response: 'impact-report',
+    tag: 'Decisions',
+    status: '200',
+  },
   { method: 'get', path: '/v1/audit', summary: 'Audit history (filters, cursor pagination)', tag: 'Audit' },
   { method: 'get', path: '/v1/audit/export', summary: 'Streamed export, jsonl or csv', tag: 'Audit' },
   { method: 'get', path: '/v1/audit/verify', summary: 'Check the hash chain; names the first broken link', tag: 'Audit' },
-  { method: 'get', path: '/v1/audit/checkpoints', summary: 'Signed audit chain heads, newest first (cursor pagination)', list: 'audit-checkpoint', tag: 'Audit' },
-  { method: 'get', path: '/v1/audit/checkpoints/latest', summary: 'The latest signed audit chain head, as a file to keep', response: 'audit-checkpoint', tag: 'Audit' },
+  {
+    method: 'get',
+    path: '/v1/audit/checkpoints',
+    summary: 'Signed audit chain heads, newest first (cursor pagination)',
+    list: 'audit-checkpoint',
+    tag: 'Audit',
+  },
+  {
+    method: 'get',
+    path: '/v1/audit/checkpoints/latest',
+    summary: 'The latest signed audit chain head, as a file to keep',
+    response: 'audit-checkpoint',
+    tag: 'Audit',
+  },
   { method: 'get', path: '/v1/keys', summary: 'Signing keys with their status, the key set and its roots', response: 'key-overview', tag: 'Keys' },
-  { method: 'post', path: '/v1/keys/rotate', summary: 'Add a next signing key (published in the key set before it signs); optional scheduled promotion', body: 'key-action', tag: 'Keys' },
-  { method: 'post', path: '/v1/keys/{kid}/promote', summary: 'Make a next key the signer; the previous one stays active', body: 'key-action', tag: 'Keys', status: '200' },
-  { method: 'post', path: '/v1/keys/{kid}/retire', summary: 'Retire a key no tenant\'s latest bundle uses (reissue: re-sign those first)', body: 'key-action', tag: 'Keys', status: '200' },
+  {
+    method: 'post',
+    path: '/v1/keys/rotate',
+    summary: 'Add a next signing key (published in the key set before it signs); optional scheduled promotion',
+    body: 'key-action',
+    tag: 'Keys',
+  },
+  {
+    method: 'post',
+    path: '/v1/keys/{kid}/promote',
+    summary: 'Make a next key the signer; the previous one stays active',
+    body: 'key-action',
+    tag: 'Keys',
+    status: '200',
+  },
+  {
+    method: 'post',
+    path: '/v1/keys/{kid}/retire',
+    summary: "Retire a key no tenant's latest bundle uses (reissue: re-sign those first)",
+    body: 'key-action',
+    tag: 'Keys',
+    status: '200',
+  },
   { method: 'get', path: '/v1/tokens', summary: 'List API tokens', list: 'token', tag: 'Auth' },
   { method: 'post', path: '/v1/tokens', summary: 'Create an API token (shown once)', body: 'token-create', response: 'token', tag: 'Auth' },
   { method: 'get', path: '/v1/tokens/{id}', summary: 'Read an API token (never its secret)', response: 'token', tag: 'Auth' },
   { method: 'delete', path: '/v1/tokens/{id}', summary: 'Revoke an API token (If-Match)', tag: 'Auth' },
-  { method: 'post', path: '/v1/session', summary: 'Console login: token → HttpOnly session cookie + CSRF token', body: 'session-create', tag: 'Auth', status: '200' },
+  {
+    method: 'post',
+    path: '/v1/session',
+    summary: 'Console login: token → HttpOnly session cookie + CSRF token',
+    body: 'session-create',
+    tag: 'Auth',
+    status: '200',
+  },
   { method: 'get', path: '/v1/session', summary: 'The current console session', tag: 'Auth' },
-  { method: 'delete', path: '/v1/session', summary: 'Log out (a person signed in through single sign-on gets `{ endSessionUrl }` to sign out at the provider too)', tag: 'Auth' },
+  {
+    method: 'delete',
+    path: '/v1/session',
+    summary: 'Log out (a person signed in through single sign-on gets `{ endSessionUrl }` to sign out at the provider too)',
+    tag: 'Auth',
+  },
   { method: 'get', path: '/v1/session/sso', summary: 'Whether single sign-on is offered (`{ enabled }`)', tag: 'Auth' },
-  { method: 'get', path: '/v1/session/sso/start', summary: 'Browser: redirect to the identity provider (code flow, PKCE, state, nonce)', tag: 'Auth', status: '302' },
-  { method: 'get', path: '/v1/session/sso/callback', summary: 'Browser: back from the identity provider; opens a console session or shows why not (HTML)', tag: 'Auth' },
+  {
+    method: 'get',
+    path: '/v1/session/sso/start',
+    summary: 'Browser: redirect to the identity provider (code flow, PKCE, state, nonce)',
+    tag: 'Auth',
+    status: '302',
+  },
+  {
+    method: 'get',
+    path: '/v1/session/sso/callback',
+    summary: 'Browser: back from the identity provider; opens a console session or shows why not (HTML)',
+    tag: 'Auth',
+  },
   ...crud('/v1/sso/mappings', 'id', 'sso-mapping', 'Auth'),
-  { method: 'post', path: '/v1/sso/mappings/preview', summary: 'What a set of ID-token claims would get under the current mappings', body: 'sso-preview', response: 'sso-access', tag: 'Auth', status: '200' },
+  {
+    method: 'post',
+    path: '/v1/sso/mappings/preview',
+    summary: 'What a set of ID-token claims would get under the current mappings',
+    body: 'sso-preview',
+    response: 'sso-access',
+    tag: 'Auth',
+    status: '200',
+  },
   { method: 'get', path: '/.well-known/jwks.json', summary: 'Bundle signing public keys (status next or active)', tag: 'Distribution' },
-  { method: 'get', path: '/.well-known/toolgate-keyset.json', summary: 'The root-signed key set (RFC 8785 bytes; Toolgate-Signature; ?version=N for an earlier one)', response: 'key-set', tag: 'Distribution' },
+  {
+    method: 'get',
+    path: '/.well-known/toolgate-keyset.json',
+    summary: 'The root-signed key set (RFC 8785 bytes; Toolgate-Signature; ?version=N for an earlier one)',
+    response: 'key-set',
+    tag: 'Distribution',
+  },
   { method: 'get', path: '/healthz', summary: 'Liveness', tag: 'Operations' },
 ];
 
@@ -78,13 +251,20 @@ export function buildOpenApi(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
     const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
-    const ok = op.response ? { content: { 'application/json': { schema: ref(op.response) } } } : op.list ? { content: { 'application/json': { schema: { type: 'object', properties: { items: { type: 'array', items: ref(op.list) } } } } } } : {};
+    const ok = op.response
+      ? { content: { 'application/json': { schema: ref(op.response) } } }
+      : op.list
+        ? { content: { 'application/json': { schema: { type: 'object', properties: { items: { type: 'array', items: ref(op.list) } } } } } }
+        : {};
     (paths[op.path] ??= {})[op.method] = {
       summary: op.summary,
       tags: [op.tag],
       ...(params.length ? { parameters: params } : {}),
       ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.body) } } } } : {}),
-      responses: { [op.status ?? (op.method === 'post' && op.body ? '201' : op.method === 'delete' ? '204' : '200')]: { description: 'OK', ...ok }, default: problem },
+      responses: {
+        [op.status ?? (op.method === 'post' && op.body ? '201' : op.method === 'delete' ? '204' : '200')]: { description: 'OK', ...ok },
+        default: problem,
+      },
     };
   }
   return {

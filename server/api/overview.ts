@@ -40,7 +40,15 @@ overviewRoutes.get('/', async (c) => {
     const unhealthy = runtimes.filter((r) => r.health !== 'fresh').length;
     for (const r of runtimes) {
       if ((r.behind ?? 0) > 0 || r.health !== 'fresh') {
-        staleRuntimes.push({ tenant: t.id, runtimeId: r.runtimeId, version: r.version ?? null, behind: r.behind ?? null, health: r.health, lastError: r.lastError, reportedAt: r.reportedAt });
+        staleRuntimes.push({
+          tenant: t.id,
+          runtimeId: r.runtimeId,
+          version: r.version ?? null,
+          behind: r.behind ?? null,
+          health: r.health,
+          lastError: r.lastError,
+          reportedAt: r.reportedAt,
+        });
       }
     }
     tenants.push({

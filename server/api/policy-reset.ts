@@ -29,19 +29,29 @@ policyResetRoutes.post('/:tenant/policy/reset', async (c) => {
   const updated = await withChange(c, reason, async (ch) => {
     if (!(await store.getTenant(ch.tx, id))) throw new ApiError(404, 'not_found', `tenant ${id} does not exist`);
     const row = await bundleRow(ch.tx, id, version);
-    if (!row) throw new ApiError(404, 'not_found', `bundle version ${version} of tenant ${id} does not exist`, { errors: [{ pointer: '/version', message: 'no such version' }] });
+    if (!row)
+      throw new ApiError(404, 'not_found', `bundle version ${version} of tenant ${id} does not exist`, {
+        errors: [{ pointer: '/version', message: 'no such version' }],
+      });
     const existing = (await store.getPolicy(ch.tx, id))!;
     checkVersion(expected, existing);
     const { grants, ...published } = (JSON.parse(row.content) as Bundle).policy;
     const policy = validOrThrow<TenantPolicy>('tenant-policy', structuredClone(published));
-    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now))) throw new ApiError(412, 'precondition_failed', `the policy of ${id} changed meanwhile`);
+    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now)))
+      throw new ApiError(412, 'precondition_failed', `the policy of ${id} changed meanwhile`);
     await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: store.tenantDocument<TenantPolicy>(existing), after: policy });
 
     const current = new Map((await store.listGrants(ch.tx, id)).map((g) => [g.connectionId, g]));
     for (const g of grants) {
       const old = current.get(g.connectionId);
       current.delete(g.connectionId);
-      const grant: ConnectionGrant = { connectionId: g.connectionId, label: old?.label ?? '', subjects: g.subjects as ConnectionGrant['subjects'], tools: g.tools as ConnectionGrant['tools'], ...(g.expiresAt ? { expiresAt: g.expiresAt } : {}) };
+      const grant: ConnectionGrant = {
+        connectionId: g.connectionId,
+        label: old?.label ?? '',
+        subjects: g.subjects as ConnectionGrant['subjects'],
+        tools: g.tools as ConnectionGrant['tools'],
+        ...(g.expiresAt ? { expiresAt: g.expiresAt } : {}),
+      };
       const before = old ? store.tenantDocument<ConnectionGrant>(old) : null;
       if (before && JSON.stringify({ ...before, label: grant.label }) === JSON.stringify(grant)) continue;
       if (old) await store.updateGrant(ch.tx, id, grant, old.version, now);
@@ -50,12 +60,20 @@ policyResetRoutes.post('/:tenant/policy/reset', async (c) => {
     }
     for (const old of current.values()) {
       await store.deleteGrant(ch.tx, id, old.connectionId, old.version);
-      await ch.record({ action: 'delete', entityType: 'grant', entityId: old.connectionId, tenant: id, before: store.tenantDocument<ConnectionGrant>(old), after: null });
+      await ch.record({
+        action: 'delete',
+        entityType: 'grant',
+        entityId: old.connectionId,
+        tenant: id,
+        before: store.tenantDocument<ConnectionGrant>(old),
+        after: null,
+      });
     }
     // Judged as it now stands, policy and grants together: tools or groups deleted since that version
     // make it unsaveable, and then the whole reset is refused (the transaction writes nothing).
     const problems = [...(await judgeTenantChange(ch.tx, id, { policy })).own];
-    for (const g of await store.listGrants(ch.tx, id)) problems.push(...(await judgeTenantChange(ch.tx, id, { grant: store.tenantDocument<ConnectionGrant>(g) })).own);
+    for (const g of await store.listGrants(ch.tx, id))
+      problems.push(...(await judgeTenantChange(ch.tx, id, { grant: store.tenantDocument<ConnectionGrant>(g) })).own);
     throwProblems(problems.map((p) => ({ ...p, message: `${p.message} (as v${version} had it)` })));
     return (await store.getPolicy(ch.tx, id))!;
   });

@@ -36,7 +36,10 @@ ssoSessionRoutes.get('/start', async (c) => {
   const now = new Date();
   await database.db.deleteFrom('sso_logins').where('expires_at', '<=', now.toISOString()).execute();
   // Anyone may start a sign-in: a flood of them must not grow the table without bound.
-  const underWay = await database.db.selectFrom('sso_logins').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const underWay = await database.db
+    .selectFrom('sso_logins')
+    .select((e) => e.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   if (Number(underWay.n) >= MAX_PENDING_SIGN_INS) {
     c.header('Retry-After', '60');
     return c.html(signInPage('Too many sign-ins under way', 'Too many sign-ins were started in the last minutes. Try again in a minute.'), 503);
@@ -70,14 +73,21 @@ ssoSessionRoutes.get('/callback', async (c) => {
   const state = query.get('state');
   const started = getCookie(c, LOGIN_COOKIE);
   deleteCookie(c, LOGIN_COOKIE, { path: CALLBACK_PATH });
-  if (!state) return refused(c, signInPage('Sign-in failed', 'The identity provider sent this browser back without the sign-in\'s state, so it cannot be checked.'));
+  if (!state)
+    return refused(c, signInPage('Sign-in failed', "The identity provider sent this browser back without the sign-in's state, so it cannot be checked."));
   // Taken once: a second use of the same callback (replay, or a reload) finds nothing.
   const pending = await c.get('deps').database.db.deleteFrom('sso_logins').where('state_hash', '=', sha256(state)).returningAll().executeTakeFirst();
   if (!pending || pending.expires_at <= new Date().toISOString()) {
     return refused(c, signInPage('Sign-in link used or expired', 'This sign-in was already completed, has expired, or was never started here. Start again.'));
   }
   if (!started || !sameText(started, state)) {
-    return refused(c, signInPage('Sign-in failed', 'This sign-in was started in another browser (or its cookie was lost), so it cannot finish here. Start again from this browser.'));
+    return refused(
+      c,
+      signInPage(
+        'Sign-in failed',
+        'This sign-in was started in another browser (or its cookie was lost), so it cannot finish here. Start again from this browser.',
+      ),
+    );
   }
   const providerError = query.get('error');
   if (providerError) {
@@ -90,14 +100,21 @@ ssoSessionRoutes.get('/callback', async (c) => {
   const access = await currentAccess(c.get('deps'), claims);
   if (!access.access) {
     const person = personOf(claims);
-    await runChange(c.get('deps'), { actor: `user:${person.sub}`, person, requestId: c.get('requestId'), reason: 'no single sign-on mapping matches this account' }, (ch) =>
-      ch.record({ action: 'refuse', entityType: 'session', entityId: `user:${person.sub}`, before: null, after: null }),
+    await runChange(
+      c.get('deps'),
+      { actor: `user:${person.sub}`, person, requestId: c.get('requestId'), reason: 'no single sign-on mapping matches this account' },
+      (ch) => ch.record({ action: 'refuse', entityType: 'session', entityId: `user:${person.sub}`, before: null, after: null }),
     );
     return c.html(
-      signInPage('Your account has no access', `You signed in as ${person.name ?? person.email ?? person.sub}, but no single sign-on mapping of this Toolgate gives your account a role.`, {
-        retry: false,
-        detail: 'Ask a Toolgate admin to add a mapping for one of your groups (or another claim of your account). This refusal was recorded in the audit trail.',
-      }),
+      signInPage(
+        'Your account has no access',
+        `You signed in as ${person.name ?? person.email ?? person.sub}, but no single sign-on mapping of this Toolgate gives your account a role.`,
+        {
+          retry: false,
+          detail:
+            'Ask a Toolgate admin to add a mapping for one of your groups (or another claim of your account). This refusal was recorded in the audit trail.',
+        },
+      ),
       403,
     );
   }
@@ -111,16 +128,31 @@ function refused(c: Context<AppEnv>, page: ReturnType<typeof signInPage>) {
 }
 
 function notConfigured(c: Context<AppEnv>) {
-  return c.html(signInPage('Single sign-on is not set up', 'This Toolgate has no identity provider configured. Sign in with a token instead.', { retry: false }), 404);
+  return c.html(
+    signInPage('Single sign-on is not set up', 'This Toolgate has no identity provider configured. Sign in with a token instead.', { retry: false }),
+    404,
+  );
 }
 
 function failurePage(c: Context<AppEnv>, err: SsoFailure) {
   c.get('deps').logger.warn({ requestId: c.get('requestId'), kind: err.kind, message: err.message }, 'single sign-on failed');
   if (err.kind === 'unreachable') {
-    return c.html(signInPage('Identity provider unreachable', 'Toolgate could not reach your identity provider. Try again in a moment; if it keeps failing, tell your Toolgate operator.', { detail: err.message }), 502);
+    return c.html(
+      signInPage(
+        'Identity provider unreachable',
+        'Toolgate could not reach your identity provider. Try again in a moment; if it keeps failing, tell your Toolgate operator.',
+        { detail: err.message },
+      ),
+      502,
+    );
   }
   recordFailure(c);
-  return c.html(signInPage('Sign-in could not be verified', 'The answer from your identity provider did not pass Toolgate\'s checks, so you were not signed in.', { detail: err.message }), 400);
+  return c.html(
+    signInPage('Sign-in could not be verified', "The answer from your identity provider did not pass Toolgate's checks, so you were not signed in.", {
+      detail: err.message,
+    }),
+    400,
+  );
 }
 
 function sameText(a: string, b: string): boolean {

@@ -54,8 +54,17 @@ sessionRoutes.get('/', authenticate, async (c) => {
   const session = cookie
     ? await c.get('deps').database.db.selectFrom('sessions').select('csrf_token').where('id_hash', '=', hashSecret(cookie)).executeTakeFirst()
     : undefined;
-  const person = actor.person ? { user: { id: `user:${actor.person.sub}`, email: actor.person.email, name: actor.person.name }, tenantRoles: actor.tenantRoles ?? {} } : {};
-  return c.json({ tokenId: actor.tokenId, label: actor.label, role: actor.role, tenants: actor.tenants ?? [], csrfToken: session?.csrf_token ?? null, ...person });
+  const person = actor.person
+    ? { user: { id: `user:${actor.person.sub}`, email: actor.person.email, name: actor.person.name }, tenantRoles: actor.tenantRoles ?? {} }
+    : {};
+  return c.json({
+    tokenId: actor.tokenId,
+    label: actor.label,
+    role: actor.role,
+    tenants: actor.tenants ?? [],
+    csrfToken: session?.csrf_token ?? null,
+    ...person,
+  });
 });
 
 sessionRoutes.delete('/', authenticate, async (c) => {

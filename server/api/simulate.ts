@@ -21,7 +21,11 @@ simulateRoutes.post('/', async (c) => {
   const tenant = c.req.param('tenant') as string;
   authorize(c, 'simulate', 'run', tenant);
   // `policy` (optional) is an unsaved edit to try out: it replaces the saved policy for this answer only.
-  const { policy, tests: unsavedTests, ...request } = await readValid<SimulateRequest>(c, 'simulate-request', (body) => {
+  const {
+    policy,
+    tests: unsavedTests,
+    ...request
+  } = await readValid<SimulateRequest>(c, 'simulate-request', (body) => {
     if (body.policy && typeof body.policy === 'object' && !Array.isArray(body.policy)) dropReadOnly(body.policy as Record<string, unknown>, ['tenant']);
   });
   const db = c.get('deps').database.db;

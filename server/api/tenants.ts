@@ -43,8 +43,9 @@ tenantRoutes.post('/', async (c) => {
   const t = validOrThrow<Tenant>('tenant', body);
   const policy = t.policy ?? validOrThrow<TenantPolicy>('tenant-policy', store.emptyPolicy());
   const created = await withChange(c, reason, async (ch) => {
-    if (await store.getTenant(ch.tx, t.id)) throw new ApiError(409, 'conflict', `tenant ${t.id} already exists`, { errors: [{ pointer: '/id', message: 'already exists' }] });
-    throwProblems((await judgeTenantChange(ch.tx, t.id, { policy })).own.map((p) => ({ ...p, pointer: '/policy' + p.pointer })));
+    if (await store.getTenant(ch.tx, t.id))
+      throw new ApiError(409, 'conflict', `tenant ${t.id} already exists`, { errors: [{ pointer: '/id', message: 'already exists' }] });
+    throwProblems((await judgeTenantChange(ch.tx, t.id, { policy })).own.map((p) => ({ ...p, pointer: `/policy${p.pointer}` })));
     const rec = await store.insertTenant(ch.tx, t, policy, now());
     await ch.record({ action: 'create', entityType: 'tenant', entityId: t.id, tenant: t.id, before: null, after: { id: t.id, name: t.name, policy } });
     return rec;
@@ -74,8 +75,14 @@ const replaceTenant = async (c: Context<AppEnv>, mode: 'put' | 'patch') => {
     const merged = mode === 'patch' && asObject(body) ? { id, name: existing.name, ...asObject(body) } : body;
     if (asObject(merged)) dropReadOnly(asObject(merged)!);
     const t = validOrThrow<Tenant>('tenant', merged);
-    if (t.id !== id) throw new ApiError(400, 'validation', `The body names tenant ${t.id} but the URL names ${id}`, { errors: [{ pointer: '/id', message: `must be ${id}` }] });
-    if (t.policy) throw new ApiError(400, 'validation', `Edit the policy at /v1/tenants/${id}/policy`, { errors: [{ pointer: '/policy', message: 'is edited at /v1/tenants/:tenant/policy' }] });
+    if (t.id !== id)
+      throw new ApiError(400, 'validation', `The body names tenant ${t.id} but the URL names ${id}`, {
+        errors: [{ pointer: '/id', message: `must be ${id}` }],
+      });
+    if (t.policy)
+      throw new ApiError(400, 'validation', `Edit the policy at /v1/tenants/${id}/policy`, {
+        errors: [{ pointer: '/policy', message: 'is edited at /v1/tenants/:tenant/policy' }],
+      });
     if (!(await store.updateTenant(ch.tx, id, t.name, existing.version, now()))) throw changedMeanwhile(`tenant ${id}`, await store.getTenant(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name }, after: { id, name: t.name } });
     return (await store.getTenant(ch.tx, id))!;
@@ -97,7 +104,14 @@ tenantRoutes.delete('/:tenant', async (c) => {
     const policy = await store.getPolicy(ch.tx, id);
     const tests = await getPolicyTests(ch.tx, id);
     if (!(await store.deleteTenant(ch.tx, id, existing.version))) throw changedMeanwhile(`tenant ${id}`, await store.getTenant(ch.tx, id));
-    await ch.record({ action: 'delete', entityType: 'tenant', entityId: id, tenant: id, before: { id, name: existing.name, policy: policy && policyDoc(policy), tests: tests?.tests ?? [] }, after: null });
+    await ch.record({
+      action: 'delete',
+      entityType: 'tenant',
+      entityId: id,
+      tenant: id,
+      before: { id, name: existing.name, policy: policy && policyDoc(policy), tests: tests?.tests ?? [] },
+      after: null,
+    });
     await unscopeTokens(ch, id);
   });
   // After the commit: nothing cached for the old tenant may be served to a new one of the same id.
@@ -119,8 +133,19 @@ async function unscopeTokens(ch: Change, tenant: string): Promise<void> {
       await ch.tx.deleteFrom('tokens').where('id', '=', row.id).execute();
       await ch.record({ action: 'delete', entityType: 'token', entityId: row.id, before: toToken(row), after: null, reason: `tenant ${tenant} was deleted` });
     } else {
-      await ch.tx.updateTable('tokens').set({ tenants: JSON.stringify(rest), version: row.version + 1 }).where('id', '=', row.id).execute();
-      await ch.record({ action: 'update', entityType: 'token', entityId: row.id, before: toToken(row), after: { ...toToken(row), tenants: rest, version: row.version + 1 }, reason: `tenant ${tenant} was deleted` });
+      await ch.tx
+        .updateTable('tokens')
+        .set({ tenants: JSON.stringify(rest), version: row.version + 1 })
+        .where('id', '=', row.id)
+        .execute();
+      await ch.record({
+        action: 'update',
+        entityType: 'token',
+        entityId: row.id,
+        before: toToken(row),
+        after: { ...toToken(row), tenants: rest, version: row.version + 1 },
+        reason: `tenant ${tenant} was deleted`,
+      });
     }
   }
 }
@@ -153,7 +178,8 @@ tenantRoutes.put('/:tenant/policy', async (c) => {
     throwProblems(judged.own);
     // A policy that drops a role or subject a grant still names would stop the tenant compiling.
     throwProblems(judged.others, 409);
-    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now()))) throw changedMeanwhile(`the policy of ${id}`, await store.getPolicy(ch.tx, id));
+    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now())))
+      throw changedMeanwhile(`the policy of ${id}`, await store.getPolicy(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: policyDoc(existing), after: policy });
     return (await store.getPolicy(ch.tx, id))!;
   });
@@ -170,7 +196,9 @@ function parseGrant(body: unknown, tenant: string): ConnectionGrant {
   if (obj) {
     dropReadOnly(obj);
     if (obj.tenant !== undefined && obj.tenant !== tenant) {
-      throw new ApiError(400, 'validation', `The body names tenant ${String(obj.tenant)} but the URL names ${tenant}`, { errors: [{ pointer: '/tenant', message: `must be ${tenant}` }] });
+      throw new ApiError(400, 'validation', `The body names tenant ${String(obj.tenant)} but the URL names ${tenant}`, {
+        errors: [{ pointer: '/tenant', message: `must be ${tenant}` }],
+      });
     }
     delete obj.tenant;
   }
@@ -202,7 +230,9 @@ tenantRoutes.post('/:tenant/grants', async (c) => {
   const created = await withChange(c, reason, async (ch) => {
     await requireTenant(ch.tx, id);
     if (await store.getGrant(ch.tx, id, grant.connectionId)) {
-      throw new ApiError(409, 'conflict', `grant ${grant.connectionId} already exists in tenant ${id}`, { errors: [{ pointer: '/connectionId', message: 'already exists' }] });
+      throw new ApiError(409, 'conflict', `grant ${grant.connectionId} already exists in tenant ${id}`, {
+        errors: [{ pointer: '/connectionId', message: 'already exists' }],
+      });
     }
     throwProblems((await judgeTenantChange(ch.tx, id, { grant })).own);
     const rec = await store.insertGrant(ch.tx, id, grant, now());
@@ -233,14 +263,17 @@ tenantRoutes.put('/:tenant/grants/:connectionId', async (c) => {
   const reason = takeReason(c, asObject(body));
   const grant = parseGrant(body, id);
   if (grant.connectionId !== connectionId) {
-    throw new ApiError(400, 'validation', `The body names ${grant.connectionId} but the URL names ${connectionId}`, { errors: [{ pointer: '/connectionId', message: `must be ${connectionId}` }] });
+    throw new ApiError(400, 'validation', `The body names ${grant.connectionId} but the URL names ${connectionId}`, {
+      errors: [{ pointer: '/connectionId', message: `must be ${connectionId}` }],
+    });
   }
   const updated = await withChange(c, reason, async (ch) => {
     await requireTenant(ch.tx, id);
     const existing = await requireGrant(ch.tx, id, connectionId);
     checkVersion(expected, existing);
     throwProblems((await judgeTenantChange(ch.tx, id, { grant })).own);
-    if (!(await store.updateGrant(ch.tx, id, grant, existing.version, now()))) throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
+    if (!(await store.updateGrant(ch.tx, id, grant, existing.version, now())))
+      throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
     await ch.record({ action: 'update', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: grant });
     return (await store.getGrant(ch.tx, id, connectionId))!;
   });
@@ -258,7 +291,8 @@ tenantRoutes.delete('/:tenant/grants/:connectionId', async (c) => {
     await requireTenant(ch.tx, id);
     const existing = await requireGrant(ch.tx, id, connectionId);
     checkVersion(expected, existing);
-    if (!(await store.deleteGrant(ch.tx, id, connectionId, existing.version))) throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
+    if (!(await store.deleteGrant(ch.tx, id, connectionId, existing.version)))
+      throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
     await ch.record({ action: 'delete', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: null });
   });
   return c.body(null, 204);

@@ -26,25 +26,35 @@ tokenRoutes.post('/', async (c) => {
   const req = validOrThrow<TokenCreate>('token-create', body);
   const tenants = req.tenants ?? [];
   if ((req.role === 'admin' || req.role === 'auditor') && tenants.length) {
-    throw new ApiError(400, 'validation', `${req.role} tokens reach every tenant; omit tenants`, { errors: [{ pointer: '/tenants', message: `must be absent for role ${req.role}` }] });
+    throw new ApiError(400, 'validation', `${req.role} tokens reach every tenant; omit tenants`, {
+      errors: [{ pointer: '/tenants', message: `must be absent for role ${req.role}` }],
+    });
   }
   if ((req.role === 'editor' || req.role === 'viewer') && tenants.length === 0) {
-    throw new ApiError(400, 'validation', `${req.role} tokens are scoped to tenants; name at least one`, { errors: [{ pointer: '/tenants', message: `is required for role ${req.role}` }] });
+    throw new ApiError(400, 'validation', `${req.role} tokens are scoped to tenants; name at least one`, {
+      errors: [{ pointer: '/tenants', message: `is required for role ${req.role}` }],
+    });
   }
   if (req.role === 'runtime' && tenants.length !== 1) {
-    throw new ApiError(400, 'validation', 'a runtime token belongs to exactly one tenant', { errors: [{ pointer: '/tenants', message: 'must name exactly one tenant' }] });
+    throw new ApiError(400, 'validation', 'a runtime token belongs to exactly one tenant', {
+      errors: [{ pointer: '/tenants', message: 'must name exactly one tenant' }],
+    });
   }
   if (req.expiresAt !== undefined && Date.parse(req.expiresAt) <= Date.now()) {
-    throw new ApiError(400, 'validation', 'expiresAt is in the past; a token must expire in the future', { errors: [{ pointer: '/expiresAt', message: 'must be in the future' }] });
+    throw new ApiError(400, 'validation', 'expiresAt is in the past; a token must expire in the future', {
+      errors: [{ pointer: '/expiresAt', message: 'must be in the future' }],
+    });
   }
   const expiresAt = req.expiresAt === undefined ? null : new Date(req.expiresAt).toISOString();
   const secret = newTokenSecret();
-  const id = 'tok_' + randomBytes(8).toString('hex');
+  const id = `tok_${randomBytes(8).toString('hex')}`;
   const row = await withChange(c, reason, async (ch) => {
     const known = new Set((await ch.tx.selectFrom('tenants').select('id').execute()).map((t) => t.id));
     const unknown = tenants.map((t, i) => ({ t, i })).filter(({ t }) => !known.has(t));
     if (unknown.length) {
-      throw new ApiError(400, 'unknown_reference', `unknown tenant ${unknown[0].t}`, { errors: unknown.map(({ t, i }) => ({ pointer: `/tenants/${i}`, message: `unknown tenant "${t}"` })) });
+      throw new ApiError(400, 'unknown_reference', `unknown tenant ${unknown[0].t}`, {
+        errors: unknown.map(({ t, i }) => ({ pointer: `/tenants/${i}`, message: `unknown tenant "${t}"` })),
+      });
     }
     const r = await insertToken(ch.tx, { id, label: req.label, role: req.role, tenants, secret, now: new Date().toISOString(), expiresAt });
     // The audit log records who may do what, never the secret.

@@ -45,17 +45,27 @@ toolApprovalRoutes.post('/:id/approve', async (c) => {
       });
     }
     if (definitionHash !== tool.definitionHash) {
-      throw new ApiError(409, 'definition_mismatch', `tool ${id} now has definition ${tool.definitionHash}, not the reviewed ${definitionHash}; review it again`, {
-        errors: [{ pointer: '/definitionHash', message: `must be the tool's current definition hash ${tool.definitionHash}` }],
-        extra: { expected: tool.definitionHash, got: definitionHash },
-      });
+      throw new ApiError(
+        409,
+        'definition_mismatch',
+        `tool ${id} now has definition ${tool.definitionHash}, not the reviewed ${definitionHash}; review it again`,
+        {
+          errors: [{ pointer: '/definitionHash', message: `must be the tool's current definition hash ${tool.definitionHash}` }],
+          extra: { expected: tool.definitionHash, got: definitionHash },
+        },
+      );
     }
     const stored = definitionHashOf(tool);
     if (stored !== tool.definitionHash) {
       const why = tool.review?.problems?.map((p) => ({ pointer: p.pointer, message: p.message })) ?? [];
-      throw new ApiError(400, 'validation', `tool ${id} cannot be approved: the definition its server offers cannot be stored in the inventory${why[0] ? ` (${why[0].pointer} ${why[0].message})` : ''}`, {
-        errors: why.length ? why : [{ pointer: '/definitionHash', message: 'does not match the stored definition' }],
-      });
+      throw new ApiError(
+        400,
+        'validation',
+        `tool ${id} cannot be approved: the definition its server offers cannot be stored in the inventory${why[0] ? ` (${why[0].pointer} ${why[0].message})` : ''}`,
+        {
+          errors: why.length ? why : [{ pointer: '/definitionHash', message: 'does not match the stored definition' }],
+        },
+      );
     }
     const before = stripStored(tool);
     const { review: _review, ...rest } = before;

@@ -47,7 +47,10 @@ export function listTools(all: Stored<Tool>[], q: ToolQuery): ToolList {
   const needle = q.q?.toLowerCase();
   const matches = all.filter(
     (t) =>
-      (!needle || t.id.toLowerCase().includes(needle) || t.description.toLowerCase().includes(needle) || (t.source?.originalName?.toLowerCase().includes(needle) ?? false)) &&
+      (!needle ||
+        t.id.toLowerCase().includes(needle) ||
+        t.description.toLowerCase().includes(needle) ||
+        (t.source?.originalName?.toLowerCase().includes(needle) ?? false)) &&
       (!q.group || (t.groups ?? ['default']).includes(q.group)) &&
       (!q.effect || t.effect === q.effect) &&
       (!q.status || (t.status ?? 'active') === q.status) &&

@@ -25,7 +25,8 @@ export const toolRoutes = documentRoutes<Tool>({
   },
   check: async (tx, tool, existing) => {
     const problems: ProblemDetail[] = [];
-    if (tool.status === 'removed') problems.push({ pointer: '/status', message: 'a tool is removed by deleting it (or by an MCP sync), not by setting its status' });
+    if (tool.status === 'removed')
+      problems.push({ pointer: '/status', message: 'a tool is removed by deleting it (or by an MCP sync), not by setting its status' });
     problems.push(...(await checkToolReferences(tx, tool)));
     void existing;
     return problems;
@@ -41,14 +42,24 @@ export const toolRoutes = documentRoutes<Tool>({
 function guardQuarantine(tool: Tool, existing: Stored<Tool> | undefined): void {
   const status = tool.status ?? 'active';
   if (existing?.status === 'quarantined' && status !== 'quarantined') {
-    throw new ApiError(409, 'conflict', `tool ${tool.id} is quarantined; only POST /v1/tools/${tool.id}/approve takes it out of quarantine, after review of its definition`, {
-      errors: [{ pointer: '/status', message: `must stay "quarantined" (was asked to be "${status}"); approve the tool instead` }],
-    });
+    throw new ApiError(
+      409,
+      'conflict',
+      `tool ${tool.id} is quarantined; only POST /v1/tools/${tool.id}/approve takes it out of quarantine, after review of its definition`,
+      {
+        errors: [{ pointer: '/status', message: `must stay "quarantined" (was asked to be "${status}"); approve the tool instead` }],
+      },
+    );
   }
   if (status === 'quarantined' && existing?.status !== 'quarantined' && existing?.source?.kind !== 'mcp') {
-    throw new ApiError(400, 'validation', `tool ${tool.id} is not imported from an MCP server, so it could never be approved out of quarantine; disable it instead`, {
-      errors: [{ pointer: '/status', message: 'only imported tools can be quarantined; use "disabled"' }],
-    });
+    throw new ApiError(
+      400,
+      'validation',
+      `tool ${tool.id} is not imported from an MCP server, so it could never be approved out of quarantine; disable it instead`,
+      {
+        errors: [{ pointer: '/status', message: 'only imported tools can be quarantined; use "disabled"' }],
+      },
+    );
   }
 }
 

@@ -8,7 +8,9 @@ export const GENESIS_HASH = '0'.repeat(64);
 /** hash = sha256(prevHash ‖ canonical event without `hash`), lowercase hex. */
 export function eventHash(event: Omit<AuditEvent, 'hash'> & { hash?: string }): string {
   const { hash: _ignored, ...rest } = event;
-  return createHash('sha256').update(event.prevHash + canonicalJson(rest), 'utf8').digest('hex');
+  return createHash('sha256')
+    .update(event.prevHash + canonicalJson(rest), 'utf8')
+    .digest('hex');
 }
 
 export type ChainBreak = { seq: number; reason: 'hash_mismatch' | 'prev_hash_mismatch' | 'seq_gap' | 'malformed'; message: string };

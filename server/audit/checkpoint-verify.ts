@@ -14,7 +14,11 @@ export function readCheckpoints(text: string, name: string): AuditCheckpoint[] {
   } catch {
     throw new Error(`${name} is not JSON`);
   }
-  const list = Array.isArray(doc) ? doc : doc && typeof doc === 'object' && Array.isArray((doc as { items?: unknown }).items) ? (doc as { items: unknown[] }).items : [doc];
+  const list = Array.isArray(doc)
+    ? doc
+    : doc && typeof doc === 'object' && Array.isArray((doc as { items?: unknown }).items)
+      ? (doc as { items: unknown[] }).items
+      : [doc];
   if (list.length === 0) throw new Error(`${name} holds no checkpoint`);
   return list.map((c, i) => {
     const v = validate<AuditCheckpoint>('audit-checkpoint', c);
@@ -33,7 +37,9 @@ export async function verifyCheckpointSignature(cp: AuditCheckpoint, trusted: Tr
   if (!jwk) return `signed by ${jws.kid}, which is not a signing key of the key set`;
   try {
     const key = await importJWK({ kty: 'OKP', crv: 'Ed25519', x: jwk.x }, 'EdDSA');
-    await flattenedVerify({ protected: jws.protectedB64, payload: checkpointBytes(cp).toString('base64url'), signature: jws.signatureB64 }, key, { algorithms: ['EdDSA'] });
+    await flattenedVerify({ protected: jws.protectedB64, payload: checkpointBytes(cp).toString('base64url'), signature: jws.signatureB64 }, key, {
+      algorithms: ['EdDSA'],
+    });
     return null;
   } catch {
     return `the signature does not verify under ${jws.kid}`;
@@ -80,9 +86,15 @@ export class CheckpointMatcher {
     }
     const beyond = seqs.filter((s) => s > this.lastSeq);
     if (beyond.length) {
-      return { ok: false, message: `TRUNCATED: the export ends at seq ${this.lastSeq}, before the checkpoint at seq ${beyond[0]}: events it covers are missing.` };
+      return {
+        ok: false,
+        message: `TRUNCATED: the export ends at seq ${this.lastSeq}, before the checkpoint at seq ${beyond[0]}: events it covers are missing.`,
+      };
     }
     const last = this.bySeq.get(seqs[seqs.length - 1])!;
-    return { ok: true, message: `${seqs.length === 1 ? 'the checkpoint' : `${seqs.length} checkpoints, the latest`} at seq ${last.seq} (${last.at}) unchanged` };
+    return {
+      ok: true,
+      message: `${seqs.length === 1 ? 'the checkpoint' : `${seqs.length} checkpoints, the latest`} at seq ${last.seq} (${last.at}) unchanged`,
+    };
   }
 }

@@ -23,7 +23,9 @@ async function setup() {
   const keys = new KeyStore(join(dir, 'keys'));
   const deps = { database, metrics: createMetrics(), logger: pino({ level: 'silent' }) };
   const change = (n: number) =>
-    runChange(deps, { actor: 'system', requestId: null, reason: null }, (ch) => ch.record({ action: 'create', entityType: 'group', entityId: `g${n}`, tenant: null, after: { n } }));
+    runChange(deps, { actor: 'system', requestId: null, reason: null }, (ch) =>
+      ch.record({ action: 'create', entityType: 'group', entityId: `g${n}`, tenant: null, after: { n } }),
+    );
   return { database, keys, deps, change };
 }
 

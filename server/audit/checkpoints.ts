@@ -35,7 +35,13 @@ export async function takeCheckpoint(database: ToolgateDatabase, keys: KeyStore,
   const at = now.toISOString();
   const signature = await signCheckpoint(checkpointBytes({ seq: head.seq, hash: head.hash, at }), key);
   // Another process may checkpoint the same head at the same moment: the first one stays.
-  await database.change((tx) => tx.insertInto('audit_checkpoints').values({ seq: head.seq, hash: head.hash, at, kid: key.kid, signature }).onConflict((oc) => oc.column('seq').doNothing()).execute());
+  await database.change((tx) =>
+    tx
+      .insertInto('audit_checkpoints')
+      .values({ seq: head.seq, hash: head.hash, at, kid: key.kid, signature })
+      .onConflict((oc) => oc.column('seq').doNothing())
+      .execute(),
+  );
   const row = await database.db.selectFrom('audit_checkpoints').selectAll().where('seq', '=', head.seq).executeTakeFirstOrThrow();
   return fromRow(row);
 }
@@ -79,7 +85,8 @@ export function startCheckpointScheduler(
       .catch((err: unknown) => deps.logger.error({ err: { message: (err as Error).message } }, 'could not take an audit checkpoint'));
   };
   const known = async () => {
-    if (lastSeq === undefined) lastSeq = (await deps.database.db.selectFrom('audit_checkpoints').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirst())?.seq ?? 0;
+    if (lastSeq === undefined)
+      lastSeq = (await deps.database.db.selectFrom('audit_checkpoints').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirst())?.seq ?? 0;
     return lastSeq;
   };
   appendListeners.set(deps.database, (seq) => {

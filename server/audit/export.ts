@@ -2,11 +2,27 @@ import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { isPerson } from './events.ts';
 
-export const CSV_COLUMNS = ['seq', 'at', 'actor', 'action', 'entityType', 'entityId', 'tenant', 'before', 'after', 'reason', 'requestId', 'prevHash', 'hash', 'actorEmail', 'actorName'] as const;
+export const CSV_COLUMNS = [
+  'seq',
+  'at',
+  'actor',
+  'action',
+  'entityType',
+  'entityId',
+  'tenant',
+  'before',
+  'after',
+  'reason',
+  'requestId',
+  'prevHash',
+  'hash',
+  'actorEmail',
+  'actorName',
+] as const;
 
 /** One JSONL line: the event as canonical JSON, so re-hashing it needs no reformatting. */
 export function toJsonl(e: AuditEvent): string {
-  return canonicalJson(e) + '\n';
+  return `${canonicalJson(e)}\n`;
 }
 
 /**
@@ -14,16 +30,16 @@ export function toJsonl(e: AuditEvent): string {
  * empty cell, and an empty string is written as `""` so the two stay distinguishable.
  */
 export function toCsvRow(e: AuditEvent): string {
-  return CSV_COLUMNS.map((k) => {
+  return `${CSV_COLUMNS.map((k) => {
     const v = e[k];
     if (v === null || v === undefined) return '';
     return csvCell(k === 'before' || k === 'after' ? canonicalJson(v) : String(v));
-  }).join(',') + '\r\n';
+  }).join(',')}\r\n`;
 }
 
 /** One quoted RFC 4180 cell, made safe to open in a spreadsheet. */
 export function csvCell(text: string): string {
-  return '"' + spreadsheetSafe(text).replace(/"/g, '""') + '"';
+  return `"${spreadsheetSafe(text).replace(/"/g, '""')}"`;
 }
 
 // A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR) gets a leading apostrophe, and
@@ -37,7 +53,7 @@ function fromSpreadsheetSafe(text: string): string {
   return text.startsWith("'") ? text.slice(1) : text;
 }
 
-export const CSV_HEADER = CSV_COLUMNS.join(',') + '\r\n';
+export const CSV_HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
 
 /** Parses one export line (JSONL) or CSV record back into an event. */
 export function fromCsvRecord(cells: (string | null)[]): AuditEvent {

@@ -44,11 +44,17 @@ describe('people in the audit chain', () => {
     d = new ToolgateDatabase(':memory:');
     await d.migrateToLatest();
     await d.change(async (tx) => {
-      await appendAuditEvent(tx, { actor: 'user:ada-1815', person: { email: 'ada@example.com', name: 'Ada' }, action: 'update', entityType: 'group', entityId: 'g' });
+      await appendAuditEvent(tx, {
+        actor: 'user:ada-1815',
+        person: { email: 'ada@example.com', name: 'Ada' },
+        action: 'update',
+        entityType: 'group',
+        entityId: 'g',
+      });
       await appendAuditEvent(tx, { actor: 'token:abc', action: 'update', entityType: 'group', entityId: 'g' });
     });
     expect((await listAuditEvents(d.db, { actor: 'user:ada-1815' }, 0, 10)).map((e) => e.seq)).toEqual([1]);
     expect((await listAuditEvents(d.db, { actor: 'ada@example.com' }, 0, 10)).map((e) => e.seq)).toEqual([1]);
-    expect((await listAuditEvents(d.db, { actor: 'bob@example.com' }, 0, 10))).toEqual([]);
+    expect(await listAuditEvents(d.db, { actor: 'bob@example.com' }, 0, 10)).toEqual([]);
   });
 });

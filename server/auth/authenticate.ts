@@ -43,15 +43,41 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       const session = await database.db
         .selectFrom('sessions')
         .leftJoin('tokens', 'tokens.id', 'sessions.token_id')
-        .select(['tokens.id', 'tokens.label', 'tokens.role', 'tokens.tenants', 'sessions.id_hash', 'sessions.csrf_token', 'sessions.created_at', 'sessions.expires_at', 'tokens.expires_at as token_expires_at'])
-        .select(['sessions.user_sub', 'sessions.user_email', 'sessions.user_name', 'sessions.user_claims', 'sessions.user_access', 'sessions.access_checked_at'])
+        .select([
+          'tokens.id',
+          'tokens.label',
+          'tokens.role',
+          'tokens.tenants',
+          'sessions.id_hash',
+          'sessions.csrf_token',
+          'sessions.created_at',
+          'sessions.expires_at',
+          'tokens.expires_at as token_expires_at',
+        ])
+        .select([
+          'sessions.user_sub',
+          'sessions.user_email',
+          'sessions.user_name',
+          'sessions.user_claims',
+          'sessions.user_access',
+          'sessions.access_checked_at',
+        ])
         .where('sessions.id_hash', '=', hashSecret(cookie))
         .executeTakeFirst();
       const now = Date.now();
       // A session ends with its token's expiry too; a person's session has no token but a user.
-      if (!session || !sessionLive(session, config, now) || (session.id === null && session.user_sub === null) || tokenExpired({ expires_at: session.token_expires_at }, now)) {
+      if (
+        !session ||
+        !sessionLive(session, config, now) ||
+        (session.id === null && session.user_sub === null) ||
+        tokenExpired({ expires_at: session.token_expires_at }, now)
+      ) {
         if (session) await database.db.deleteFrom('sessions').where('id_hash', '=', session.id_hash).execute();
-        throw new ApiError(401, 'unauthorized', 'The session has ended (signed out, idle too long, too old, its token was changed, revoked or expired, or its access was removed); log in again');
+        throw new ApiError(
+          401,
+          'unauthorized',
+          'The session has ended (signed out, idle too long, too old, its token was changed, revoked or expired, or its access was removed); log in again',
+        );
       }
       await touchSession(c, session, now);
       if (!SAFE_METHODS.has(c.req.method)) {
@@ -60,9 +86,10 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
           throw new ApiError(403, 'csrf', `Changes made with a session cookie need the ${CSRF_HEADER} header`);
         }
       }
-      actor = session.id !== null && session.label !== null && session.role !== null && session.tenants !== null
-        ? toActor({ id: session.id, label: session.label, role: session.role, tenants: session.tenants }, 'session')
-        : await personActor({ database, config }, session);
+      actor =
+        session.id !== null && session.label !== null && session.role !== null && session.tenants !== null
+          ? toActor({ id: session.id, label: session.label, role: session.role, tenants: session.tenants }, 'session')
+          : await personActor({ database, config }, session);
     }
   }
   if (!actor) throw new ApiError(401, 'unauthorized', 'Send "Authorization: Bearer <token>" or log in to the console');
@@ -88,7 +115,11 @@ async function touchSession(c: Context<AppEnv>, s: { id_hash: string; created_at
   const { database, config } = c.get('deps');
   const next = sessionDeadline(config, Date.parse(s.created_at), now);
   if (Math.abs(next - Date.parse(s.expires_at)) < TOUCH_EVERY_MS) return;
-  await database.db.updateTable('sessions').set({ expires_at: new Date(next).toISOString() }).where('id_hash', '=', s.id_hash).execute();
+  await database.db
+    .updateTable('sessions')
+    .set({ expires_at: new Date(next).toISOString() })
+    .where('id_hash', '=', s.id_hash)
+    .execute();
 }
 
 /** When a session used at `now` ends if not used again: the idle time on, capped by the absolute lifetime. */

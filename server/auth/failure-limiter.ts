@@ -82,7 +82,10 @@ export function clientAddress(c: Context<AppEnv>): string {
 export function refuseWhenLimited(c: Context<AppEnv>): void {
   const wait = failureLimiterFor(c).retryAfter(clientAddress(c));
   if (wait > 0) {
-    throw new ApiError(429, 'rate_limited', `Too many failed sign-ins or unknown tokens from this address; try again in ${wait} s`, { extra: { retryAfter: wait }, headers: { 'Retry-After': String(wait) } });
+    throw new ApiError(429, 'rate_limited', `Too many failed sign-ins or unknown tokens from this address; try again in ${wait} s`, {
+      extra: { retryAfter: wait },
+      headers: { 'Retry-After': String(wait) },
+    });
   }
 }
 

@@ -27,7 +27,9 @@ export function authorize(c: Context<AppEnv>, resource: Resource, action: Action
   const role = roleFor(actor, resource, tenant);
   const { authorizer } = c.get('deps');
   // An auditor with an editor tenant keeps reading everything there too.
-  const allowed = authorizer.can(role, resource, action) || (role !== actor.role && authorizer.can(actor.role, resource, action) && (actor.role === 'auditor' || actor.role === 'admin'));
+  const allowed =
+    authorizer.can(role, resource, action) ||
+    (role !== actor.role && authorizer.can(actor.role, resource, action) && (actor.role === 'auditor' || actor.role === 'admin'));
   if (!allowed) {
     throw new ApiError(403, 'forbidden', `role ${role} may not ${action} ${resource}${role !== actor.role && tenant ? ` in tenant ${tenant}` : ''}`);
   }

@@ -2,7 +2,21 @@ import { newEnforcer, newModelFromString } from 'casbin';
 import type { Role } from '../context.ts';
 
 /** What a request wants to do: a resource kind and an action on it. */
-export type Resource = 'inventory' | 'tenant' | 'policy' | 'grant' | 'bundle' | 'runtime' | 'audit' | 'token' | 'simulate' | 'mcp' | 'metrics' | 'decision' | 'sso' | 'key';
+export type Resource =
+  | 'inventory'
+  | 'tenant'
+  | 'policy'
+  | 'grant'
+  | 'bundle'
+  | 'runtime'
+  | 'audit'
+  | 'token'
+  | 'simulate'
+  | 'mcp'
+  | 'metrics'
+  | 'decision'
+  | 'sso'
+  | 'key';
 export type Action = 'read' | 'write' | 'publish' | 'pull' | 'report' | 'export' | 'run';
 
 // Role × resource × action, decided by Casbin. Tenant scoping is separate (an editor of `acme`

@@ -27,7 +27,12 @@ export class TokenCache {
     if (row && (!row.last_used_at || Date.parse(row.last_used_at) < now - LAST_USED_EVERY_MS)) {
       const at = new Date(now).toISOString();
       row.last_used_at = at;
-      void this.database.db.updateTable('tokens').set({ last_used_at: at }).where('id', '=', row.id).execute().catch(() => undefined);
+      void this.database.db
+        .updateTable('tokens')
+        .set({ last_used_at: at })
+        .where('id', '=', row.id)
+        .execute()
+        .catch(() => undefined);
     }
     return row;
   }

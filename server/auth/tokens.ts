@@ -12,7 +12,7 @@ export function hashSecret(secret: string): string {
 
 /** A new random token: `tg_` + 256 bits, base64url. */
 export function newTokenSecret(): string {
-  return 'tg_' + randomBytes(32).toString('base64url');
+  return `tg_${randomBytes(32).toString('base64url')}`;
 }
 
 export function toToken(row: TokensRow): Token {
@@ -73,7 +73,14 @@ export async function ensureBootstrapAdmin(deps: Pick<AppDeps, 'database' | 'met
       const hash = hashSecret(configured);
       if (!existing) {
         const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret: configured, now });
-        await ch.record({ action: 'create', entityType: 'token', entityId: BOOTSTRAP_TOKEN_ID, before: null, after: toToken(row), reason: 'bootstrap admin token from TOOLGATE_ADMIN_TOKEN' });
+        await ch.record({
+          action: 'create',
+          entityType: 'token',
+          entityId: BOOTSTRAP_TOKEN_ID,
+          before: null,
+          after: toToken(row),
+          reason: 'bootstrap admin token from TOOLGATE_ADMIN_TOKEN',
+        });
       } else if (existing.token_hash !== hash) {
         await db.updateTable('tokens').set({ token_hash: hash }).where('id', '=', BOOTSTRAP_TOKEN_ID).execute();
         // Sessions signed in with the old secret must not outlive it.
@@ -93,7 +100,14 @@ export async function ensureBootstrapAdmin(deps: Pick<AppDeps, 'database' | 'met
     if (anyAdmin) return null;
     const secret = newTokenSecret();
     const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret, now });
-    await ch.record({ action: 'create', entityType: 'token', entityId: BOOTSTRAP_TOKEN_ID, before: null, after: toToken(row), reason: 'bootstrap admin token generated at first start' });
+    await ch.record({
+      action: 'create',
+      entityType: 'token',
+      entityId: BOOTSTRAP_TOKEN_ID,
+      before: null,
+      after: toToken(row),
+      reason: 'bootstrap admin token generated at first start',
+    });
     return secret;
   });
 }

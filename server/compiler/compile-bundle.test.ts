@@ -6,7 +6,14 @@ import { compileBundle } from './compile-bundle.ts';
 import type { Snapshot } from './compile-bundle.ts';
 
 const opts = { version: 2, previousRevision: null, issuedAt: '2026-01-01T00:00:00Z' };
-const tool = (id: string, extra: Partial<Tool> = {}): Tool => ({ id, description: id, inputSchema: { type: 'object' }, effect: 'read_only', redaction: { allow: [] }, ...extra });
+const tool = (id: string, extra: Partial<Tool> = {}): Tool => ({
+  id,
+  description: id,
+  inputSchema: { type: 'object' },
+  effect: 'read_only',
+  redaction: { allow: [] },
+  ...extra,
+});
 const snap = (parts: Partial<Snapshot>): Snapshot => ({ tenant: { id: 't', name: 'T' }, policy: {}, tools: [], groups: [], states: [], grants: [], ...parts });
 
 describe('compileBundle', () => {
@@ -21,7 +28,12 @@ describe('compileBundle', () => {
   it('leaves removed tools out and keeps only id, pin and reason for tools that can never be visible', () => {
     const r = compileBundle(
       snap({
-        tools: [tool('core__gone', { status: 'removed' }), tool('core__q', { status: 'quarantined' }), tool('core__raw', { redaction: undefined }), tool('core__ok')],
+        tools: [
+          tool('core__gone', { status: 'removed' }),
+          tool('core__q', { status: 'quarantined' }),
+          tool('core__raw', { redaction: undefined }),
+          tool('core__ok'),
+        ],
         policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { s: ['r'] } },
       }),
       opts,
@@ -40,7 +52,13 @@ describe('compileBundle', () => {
 
   it('keeps a tool without redaction out of reach (no_redaction) even when a role names it exactly', () => {
     const tools = [tool('core__raw', { redaction: undefined })];
-    const r = compileBundle(snap({ tools, policy: { roles: { r: { groups: ['*'], allow: ['core__raw'] } }, bindings: { 'agent:a': ['r'] }, profiles: { p: { enable: ['core__raw'] } } } }), opts);
+    const r = compileBundle(
+      snap({
+        tools,
+        policy: { roles: { r: { groups: ['*'], allow: ['core__raw'] } }, bindings: { 'agent:a': ['r'] }, profiles: { p: { enable: ['core__raw'] } } },
+      }),
+      opts,
+    );
     expect(r.ok).toBe(true);
     if (r.ok) {
       const result = evaluate(loadBundle(JSON.parse(r.text)), { subject: 'agent:a' });
@@ -62,7 +80,9 @@ describe('compileBundle', () => {
     expect(r.ok).toBe(false);
     if (!r.ok) {
       const pointers = r.errors.map((e) => e.pointer);
-      expect(pointers).toEqual(expect.arrayContaining(['/tools/core__x/effect', '/groups/0/name', '/grants/c/subjects', '/policy/roles/r/groups', '/version', '/issuedAt']));
+      expect(pointers).toEqual(
+        expect.arrayContaining(['/tools/core__x/effect', '/groups/0/name', '/grants/c/subjects', '/policy/roles/r/groups', '/version', '/issuedAt']),
+      );
     }
   });
 
@@ -70,7 +90,15 @@ describe('compileBundle', () => {
     const ok = compileBundle(snap({ groups: [{ name: 'a', includes: ['b'] }, { name: 'b', includes: ['c'] }, { name: 'c' }] }), opts);
     if (!ok.ok) throw new Error(JSON.stringify(ok.errors));
     expect(ok.bundle.index.groups.a).toEqual(['a', 'b', 'c']);
-    const cyc = compileBundle(snap({ groups: [{ name: 'a', includes: ['b'] }, { name: 'b', includes: ['a'] }] }), opts);
+    const cyc = compileBundle(
+      snap({
+        groups: [
+          { name: 'a', includes: ['b'] },
+          { name: 'b', includes: ['a'] },
+        ],
+      }),
+      opts,
+    );
     expect(cyc.ok).toBe(false);
     if (!cyc.ok) expect(cyc.errors.every((e) => e.code === 'cycle')).toBe(true);
   });

@@ -35,9 +35,7 @@ export type CompileOptions = { version: number; previousRevision: string | null;
 
 export type CompileError = { pointer: string; message: string; code: string };
 
-export type CompileResult =
-  | { ok: true; bundle: Bundle; bytes: Buffer; text: string; revision: string }
-  | { ok: false; errors: CompileError[] };
+export type CompileResult = { ok: true; bundle: Bundle; bytes: Buffer; text: string; revision: string } | { ok: false; errors: CompileError[] };
 
 /**
  * Compiles a tenant snapshot into a bundle: validates and normalises every entity, collects
@@ -62,7 +60,12 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   if (Number.isNaN(Date.parse(options.issuedAt))) err('/issuedAt', 'must be a timestamp', 'validation');
 
   // 2. Names: duplicates, and the group and state that always exist.
-  const live = dedupe(tools.filter((t) => t.status !== 'removed'), (t) => t.id, '/tools', errors).sort(byKey((t) => t.id));
+  const live = dedupe(
+    tools.filter((t) => t.status !== 'removed'),
+    (t) => t.id,
+    '/tools',
+    errors,
+  ).sort(byKey((t) => t.id));
   const groupList = dedupe(groups, (g) => g.name, '/groups', errors);
   if (!groupList.some((g) => g.name === 'default')) groupList.push({ name: 'default', description: '', includes: [] });
   groupList.sort(byKey((g) => g.name));
@@ -75,7 +78,11 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   // Removed tools may still be named by a policy written before they vanished; they match nothing.
   // Ids as given, so a tool that fails its schema is reported once, not again where it is named.
   const inventoryIds = (snapshot.tools ?? []).flatMap((t) => (typeof t?.id === 'string' ? [t.id] : []));
-  const names = draftNames(groupList.map((g) => g.name), stateList.map((s) => s.name), inventoryIds);
+  const names = draftNames(
+    groupList.map((g) => g.name),
+    stateList.map((s) => s.name),
+    inventoryIds,
+  );
   for (const t of live) {
     for (const p of judgeTool(t, names)) err(`/tools/${escapePointer(t.id)}${p.pointer}`, p.message, p.code);
   }
@@ -115,7 +122,11 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
     };
   }
   // fromEntries defines own properties, so even a subject called "__proto__" stays a binding.
-  const bundleBindings: Record<string, string[]> = Object.fromEntries(Object.keys(bindings).sort().map((subject) => [subject, sortedUnique(bindings[subject])]));
+  const bundleBindings: Record<string, string[]> = Object.fromEntries(
+    Object.keys(bindings)
+      .sort()
+      .map((subject) => [subject, sortedUnique(bindings[subject])]),
+  );
   const bundleProfiles: BundlePolicy['profiles'] = {};
   for (const name of Object.keys(profiles).sort()) {
     bundleProfiles[name] = { enable: sortedUnique(profiles[name].enable ?? []), disable: sortedUnique(profiles[name].disable ?? []) };
@@ -170,11 +181,17 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   // once and the content (for the revision) and the whole bundle are assembled from the same parts.
   const parts = new Map<string, string>();
   for (const k of Object.keys(bundle).sort()) if (k !== 'revision') parts.set(k, `${canonicalJson(k)}:${canonicalJson(bundle[k as keyof Bundle])}`);
-  const contentText = '{' + [...parts].filter(([k]) => !ENVELOPE.has(k)).map(([, v]) => v).join(',') + '}';
-  const revision = 'sha256:' + createHash('sha256').update(contentText).digest('hex');
+  const contentText = `{${[...parts]
+    .filter(([k]) => !ENVELOPE.has(k))
+    .map(([, v]) => v)
+    .join(',')}}`;
+  const revision = `sha256:${createHash('sha256').update(contentText).digest('hex')}`;
   bundle.revision = revision;
   parts.set('revision', `${canonicalJson('revision')}:${canonicalJson(revision)}`);
-  const text = '{' + [...parts.keys()].sort().map((k) => parts.get(k)).join(',') + '}';
+  const text = `{${[...parts.keys()]
+    .sort()
+    .map((k) => parts.get(k))
+    .join(',')}}`;
   return { ok: true, bundle, bytes: Buffer.from(text, 'utf8'), text, revision };
 }
 
@@ -190,7 +207,12 @@ function bundleTool(t: Tool): BundleTool | ExcludedTool {
   // The server sets definitionHash whenever a definition changes; compute it only when absent.
   const hash =
     t.definitionHash ??
-    definitionHash({ name: t.source?.kind === 'mcp' ? (t.source.originalName ?? t.id) : t.id, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema });
+    definitionHash({
+      name: t.source?.kind === 'mcp' ? (t.source.originalName ?? t.id) : t.id,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      outputSchema: t.outputSchema,
+    });
   if (t.status === 'quarantined' || t.status === 'disabled') return { id: t.id, excluded: t.status, definitionHash: hash };
   if (!t.redaction) return { id: t.id, excluded: 'no_redaction', definitionHash: hash };
   const out: BundleTool = {

@@ -149,7 +149,12 @@ class VectorChooser {
   // ---- recording ----
 
   /** Adds an evaluate vector pinning the outcome of `ids` (and the envelope when asked). */
-  private pin(rules: string[], request: EvaluationRequest, ids: readonly string[], extra: { envelope?: boolean; rejection?: boolean; count?: boolean } = {}): void {
+  private pin(
+    rules: string[],
+    request: EvaluationRequest,
+    ids: readonly string[],
+    extra: { envelope?: boolean; rejection?: boolean; count?: boolean } = {},
+  ): void {
     const req = { ...request, at: request.at ?? CONFORMANCE_AT };
     const { envelope, outcomes } = evaluateTools(this.loaded, req, ids);
     const expect: EvaluateExpectation = { rejected: envelope.rejected !== undefined };
@@ -300,9 +305,14 @@ class VectorChooser {
     // Groups are still expanded and named in the answer: ask for the widest one and one no role could permit.
     const outside = fresh('conformance-unknown-group', (g) => this.groupNames.includes(g));
     const widest = [...this.groupNames].sort((a, b) => this.closure(b).length - this.closure(a).length)[0];
-    this.pin(['R6.2', 'R6.3'], { subject: this.nobody, groups: widest === undefined ? [outside] : [widest, outside] }, [...new Set(ids)], { envelope: true, count: true });
+    this.pin(['R6.2', 'R6.3'], { subject: this.nobody, groups: widest === undefined ? [outside] : [widest, outside] }, [...new Set(ids)], {
+      envelope: true,
+      count: true,
+    });
     // Bound to no role at all is the same as unbound.
-    const empty = Object.keys(this.bundle.policy.bindings).sort().find((s) => this.bundle.policy.bindings[s].length === 0);
+    const empty = Object.keys(this.bundle.policy.bindings)
+      .sort()
+      .find((s) => this.bundle.policy.bindings[s].length === 0);
     if (empty !== undefined && firstLive) this.pin(['R6.2'], { subject: empty }, [firstLive.id], { envelope: true });
   }
 
@@ -367,7 +377,7 @@ class VectorChooser {
       // Refused: named in request order, once each, and nothing else is answered.
       const outside = this.groupNames.filter((g) => !w.permitted.has(g));
       const made = fresh('conformance-unpermitted', (g) => this.groupNames.includes(g));
-      const refused = [outside[0] ?? made, outside[1] ?? fresh(made + '-2', (g) => this.groupNames.includes(g))];
+      const refused = [outside[0] ?? made, outside[1] ?? fresh(`${made}-2`, (g) => this.groupNames.includes(g))];
       const ok = [...w.permitted].sort()[0];
       const groups = ok === undefined ? [refused[1], refused[0], refused[1]] : [refused[1], ok, refused[0]];
       this.pin(['R6.4'], { subject: w.subject, groups: [...new Set(groups)] }, [], { envelope: true, rejection: true });
@@ -451,7 +461,7 @@ class VectorChooser {
       // Denied by a role that does not allow it, allowed by another that does not deny it.
       const t = this.live.find((x) => {
         const roles = w.roles.map(roleOf);
-        return roles.some((r) => r && r.deny[x.pos] && !r.allow[x.pos]) && roles.some((r) => r && r.allow[x.pos] && !r.deny[x.pos]);
+        return roles.some((r) => r?.deny[x.pos] && !r.allow[x.pos]) && roles.some((r) => r?.allow[x.pos] && !r.deny[x.pos]);
       });
       const req = t ? this.requestFor(w, t, reach) : null;
       if (t && req) this.pin(['R6.9'], req, [t.id]);
@@ -536,7 +546,10 @@ class VectorChooser {
         const base = this.requestFor(w, t, reach);
         if (!base) continue;
         const grants = this.grantsFor(w, t, -Infinity);
-        const kind = grants.length === 0 ? 'none' : `${grants.some((g) => g.viaRole && !g.viaSubject)}:${grants.some((g) => g.viaSubject)}:${grants.some((g) => Number.isFinite(g.expiresMs))}`;
+        const kind =
+          grants.length === 0
+            ? 'none'
+            : `${grants.some((g) => g.viaRole && !g.viaSubject)}:${grants.some((g) => g.viaSubject)}:${grants.some((g) => Number.isFinite(g.expiresMs))}`;
         if (kinds.has(kind)) continue;
         kinds.add(kind);
         this.pin(['R6.13'], base, [t.id]);
@@ -564,7 +577,8 @@ class VectorChooser {
         if (w.allowed[t.pos] === 0 || w.denied[t.pos] === 1) continue;
         const effect = t.def!.effect;
         const asking = roles.filter((r) => r.requireApproval.has(effect));
-        const kind = asking.length === 0 ? `allow:${effect}` : `${asking.some((r) => !r.allow[t.pos])}:${asking[0] !== roles[0]}:${asking.length < roles.length}`;
+        const kind =
+          asking.length === 0 ? `allow:${effect}` : `${asking.some((r) => !r.allow[t.pos])}:${asking[0] !== roles[0]}:${asking.length < roles.length}`;
         if (seen.has(kind)) continue;
         const req = this.requestFor(w, t, this.allPass());
         if (!req) continue;
@@ -594,15 +608,25 @@ class VectorChooser {
       for (const req of candidates) {
         const got = evaluate(this.loaded, req);
         if (got.rejected) continue;
-        const score = new Set(got.filtered.map((f) => f.reason)).size + new Set(got.tools.map((t) => t.decision)).size + (inverted(got.filtered.map((f) => f.reason)) ? 10 : 0) + (localeInverted(got.tools.slice(0, 200).map((t) => t.id)) ? 10 : 0);
+        const score =
+          new Set(got.filtered.map((f) => f.reason)).size +
+          new Set(got.tools.map((t) => t.decision)).size +
+          (inverted(got.filtered.map((f) => f.reason)) ? 10 : 0) +
+          (localeInverted(got.tools.slice(0, 200).map((t) => t.id)) ? 10 : 0);
         if (!best || score > best.score) best = { req, got, score };
       }
       if (!best || best.got.tools.length + best.got.filtered.length < 2) continue;
       const { req, got } = best;
       if (Object.keys(facts).length === 0) delete req.facts;
       const expect: EvaluateExpectation = { rejected: false, visibleCount: got.tools.length };
-      const visible = orderWitness(got.tools.map((t) => t.id), got.tools.map((t) => t.decision));
-      const filtered = orderWitness(got.filtered.map((t) => t.id), got.filtered.map((t) => t.reason));
+      const visible = orderWitness(
+        got.tools.map((t) => t.id),
+        got.tools.map((t) => t.decision),
+      );
+      const filtered = orderWitness(
+        got.filtered.map((t) => t.id),
+        got.filtered.map((t) => t.reason),
+      );
       if (visible.length > 1) expect.visible = visible;
       if (filtered.length > 1) expect.filteredOrder = filtered;
       const decisions = new Map(got.tools.map((t) => [t.id, t.decision]));
@@ -752,7 +776,7 @@ function reachAt(bundle: Bundle, group: string, depth: number): Set<string> {
   const seen = new Set([group]);
   for (let d = 0; d < depth; d++) {
     const next = new Set<string>();
-    for (const g of frontier) for (const x of includes.get(g) ?? []) if (!seen.has(x)) (seen.add(x), next.add(x));
+    for (const g of frontier) for (const x of includes.get(g) ?? []) if (!seen.has(x)) seen.add(x), next.add(x);
     frontier = next;
   }
   return frontier;

@@ -65,11 +65,20 @@ export async function publishBundle(
     publishEvents.published(tenant, outcome.version);
     return outcome;
   }
-  throw new ApiError(409, 'conflict', `The draft of ${tenant} changed during each of ${PUBLISH_ATTEMPTS} attempts to publish it; publish again once the edits settle`);
+  throw new ApiError(
+    409,
+    'conflict',
+    `The draft of ${tenant} changed during each of ${PUBLISH_ATTEMPTS} attempts to publish it; publish again once the edits settle`,
+  );
 }
 
 /** Reads what to publish and compiles and signs it; runs outside any transaction. */
-async function preparePublish(db: DbOrTx, tenant: string, opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date } & GateOutcome, keys: KeyStore): Promise<Prepared> {
+async function preparePublish(
+  db: DbOrTx,
+  tenant: string,
+  opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date } & GateOutcome,
+  keys: KeyStore,
+): Promise<Prepared> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
   const auditSeq = await lastAuditSeq(db);
   const latest = await latestBundleRow(db, tenant);
@@ -82,11 +91,17 @@ async function preparePublish(db: DbOrTx, tenant: string, opts: { rollbackTo?: n
     // A re-issue re-signs the latest content with a later expiry; a rollback takes an earlier one's.
     const row = opts.reissue ? latest : await bundleRow(db, tenant, opts.rollbackTo!);
     if (!row) {
-      throw new ApiError(404, 'not_found', opts.reissue ? `tenant ${tenant} has no published bundle to re-issue` : `bundle version ${opts.rollbackTo} of tenant ${tenant} does not exist`, {
-        errors: [{ pointer: opts.reissue ? '' : '/rollbackTo', message: 'no such version' }],
-      });
+      throw new ApiError(
+        404,
+        'not_found',
+        opts.reissue ? `tenant ${tenant} has no published bundle to re-issue` : `bundle version ${opts.rollbackTo} of tenant ${tenant} does not exist`,
+        {
+          errors: [{ pointer: opts.reissue ? '' : '/rollbackTo', message: 'no such version' }],
+        },
+      );
     }
-    if (!opts.refresh && !opts.reissue && latest && latest.revision === row.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
+    if (!opts.refresh && !opts.reissue && latest && latest.revision === row.revision)
+      return { kind: 'unchanged', version: latest.version, revision: latest.revision };
     const old = JSON.parse(row.content) as Bundle;
     const expiresAt = new Date(Date.parse(issuedAt) + old.policy.bundleTtlSeconds * 1000).toISOString();
     bundle = { ...old, version, previousRevision, issuedAt, expiresAt };
@@ -98,7 +113,8 @@ async function preparePublish(db: DbOrTx, tenant: string, opts: { rollbackTo?: n
     snapshotHash = sha256Canonical(snapshot);
     const r = compileBundle(snapshot, { version, previousRevision, issuedAt });
     if (!r.ok) throw compileError(tenant, r.errors);
-    if (opts.testedRevision !== undefined && r.revision !== opts.testedRevision) throw new ApiError(409, 'conflict', `The draft of ${tenant} changed while its policy tests ran; publish again`);
+    if (opts.testedRevision !== undefined && r.revision !== opts.testedRevision)
+      throw new ApiError(409, 'conflict', `The draft of ${tenant} changed while its policy tests ran; publish again`);
     if (!opts.refresh && latest && latest.revision === r.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
     bundle = r.bundle;
     text = r.text;
@@ -117,7 +133,13 @@ async function commitPublish(
   meta: ChangeMeta,
   opts: { rollbackTo?: number } & GateOutcome,
 ): Promise<PublishOutcome | 'stale'> {
-  const latest = await ch.tx.selectFrom('bundles').select(['version', 'revision']).where('tenant', '=', tenant).orderBy('version', 'desc').limit(1).executeTakeFirst();
+  const latest = await ch.tx
+    .selectFrom('bundles')
+    .select(['version', 'revision'])
+    .where('tenant', '=', tenant)
+    .orderBy('version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   if ((latest?.version ?? 0) !== p.basedOn) return 'stale';
   // Every change writes an audit event in its own transaction: with none since the snapshot was
   // read, the draft is the one compiled. Otherwise the snapshot itself is compared.
@@ -151,13 +173,23 @@ async function commitPublish(
     entityId: String(bundle.version),
     tenant,
     before: latest ? { version: latest.version, revision: latest.revision } : null,
-    after: { version: bundle.version, revision: bundle.revision, kid: p.kid, ...(rollbackOf === null ? {} : { rollbackOf }), ...(opts.forced ? { forced: opts.forced } : {}), summary },
+    after: {
+      version: bundle.version,
+      revision: bundle.revision,
+      kid: p.kid,
+      ...(rollbackOf === null ? {} : { rollbackOf }),
+      ...(opts.forced ? { forced: opts.forced } : {}),
+      summary,
+    },
   });
   return { created: true, version: bundle.version, revision: bundle.revision };
 }
 
 async function lastAuditSeq(db: DbOrTx): Promise<number> {
-  const row = await db.selectFrom('audit_events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+  const row = await db
+    .selectFrom('audit_events')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .executeTakeFirst();
   return Number(row?.seq ?? 0);
 }
 

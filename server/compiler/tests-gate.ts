@@ -24,7 +24,9 @@ export async function checkPublishTests(
   force: { requested: boolean; allowed: boolean },
 ): Promise<GateOutcome> {
   if (force.requested && !force.allowed) {
-    throw new ApiError(403, 'forbidden', 'Only an admin may publish past failing policy tests', { errors: [{ pointer: '/force', message: 'needs the admin role' }] });
+    throw new ApiError(403, 'forbidden', 'Only an admin may publish past failing policy tests', {
+      errors: [{ pointer: '/force', message: 'needs the admin role' }],
+    });
   }
   const tests = (await getPolicyTests(db, tenant))?.tests ?? [];
   if (tests.length === 0) return {};
@@ -50,7 +52,12 @@ export async function checkPublishTests(
   if (force.requested) return { testedRevision: revision, forced: { failures } };
   const failed = outcomes.filter((o) => !o.passed).length;
   const more = failures.length > 1 ? ` (and ${failures.length - 1} more)` : '';
-  throw new ApiError(422, 'tests_failed', `${failed} of ${tests.length} policy tests fail on ${what} of ${tenant}: ${failures[0].message}${more}. An admin may publish anyway with "force": true and a reason.`, {
-    errors: failures.map((f) => ({ pointer: f.pointer, message: f.message, code: 'test_failed' })),
-  });
+  throw new ApiError(
+    422,
+    'tests_failed',
+    `${failed} of ${tests.length} policy tests fail on ${what} of ${tenant}: ${failures[0].message}${more}. An admin may publish anyway with "force": true and a reason.`,
+    {
+      errors: failures.map((f) => ({ pointer: f.pointer, message: f.message, code: 'test_failed' })),
+    },
+  );
 }

@@ -52,7 +52,11 @@ export function createApiClient(o: ClientOptions) {
     } catch {
       json = undefined;
     }
-    if (!res.ok) throw new ServerRefusal(res.status, (json && typeof json === 'object' ? json : { detail: text.slice(0, 300) || res.statusText }) as ServerRefusal['problem']);
+    if (!res.ok)
+      throw new ServerRefusal(
+        res.status,
+        (json && typeof json === 'object' ? json : { detail: text.slice(0, 300) || res.statusText }) as ServerRefusal['problem'],
+      );
     return { json, etag: res.headers.get('etag') };
   };
   const path = (...parts: string[]) => parts.map(encodeURIComponent).join('/');
@@ -71,7 +75,8 @@ export function createApiClient(o: ClientOptions) {
         items.push(...page.items);
         if (typeof page.total === 'number') total = page.total;
         if (typeof page.next === 'string' && page.next.startsWith('/')) next = page.next;
-        else if (typeof page.nextCursor === 'string' && page.nextCursor) next = `${p}${p.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(page.nextCursor)}`;
+        else if (typeof page.nextCursor === 'string' && page.nextCursor)
+          next = `${p}${p.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(page.nextCursor)}`;
         else next = undefined;
       }
       // A partial read would export too little and plan creates of what exists: refuse instead.

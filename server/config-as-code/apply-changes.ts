@@ -27,7 +27,11 @@ function routeOf(api: ApiClient, c: Exclude<Change, { op: 'note' }>, collection:
  * the first refusal; `done` lists what was applied before it (those changes stay applied: each is
  * its own audited change on the server).
  */
-export async function applyChanges(api: ApiClient, changes: Change[], onApplied: (c: Change) => void): Promise<{ done: Change[]; failed?: { change: Change; error: Error } }> {
+export async function applyChanges(
+  api: ApiClient,
+  changes: Change[],
+  onApplied: (c: Change) => void,
+): Promise<{ done: Change[]; failed?: { change: Change; error: Error } }> {
   const done: Change[] = [];
   const policyOf = new Map(changes.filter((c) => c.op === 'create' && c.kind === 'policy' && c.withTenant).map((c) => [c.path, c]));
   for (const c of changes) {

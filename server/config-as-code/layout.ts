@@ -109,7 +109,7 @@ export const isImported = (doc: Record<string, unknown>) => (doc as { source?: T
 
 /** Deterministic file bytes: keys sorted at every depth, two-space indent, trailing newline. */
 export function fileBytes(doc: unknown): string {
-  return JSON.stringify(sortKeys(doc), null, 2) + '\n';
+  return `${JSON.stringify(sortKeys(doc), null, 2)}\n`;
 }
 
 function sortKeys(v: unknown): unknown {

@@ -3,7 +3,13 @@ import { type Entity, type Kind, pathOf } from './layout.ts';
 import { describePlan, planChanges } from './plan.ts';
 import type { ServerEntity } from './read-server.ts';
 
-const entity = (kind: Kind, key: string, doc: Record<string, unknown>, tenant?: string): Entity => ({ kind, key, path: pathOf(kind, key, tenant), doc, ...(tenant ? { tenant } : {}) });
+const entity = (kind: Kind, key: string, doc: Record<string, unknown>, tenant?: string): Entity => ({
+  kind,
+  key,
+  path: pathOf(kind, key, tenant),
+  doc,
+  ...(tenant ? { tenant } : {}),
+});
 const onServer = (e: Entity, version = 3): ServerEntity => ({ ...e, version });
 const byPath = <T extends Entity>(list: T[]) => new Map(list.map((e) => [e.path, e]));
 
@@ -57,6 +63,15 @@ describe('planChanges', () => {
     expect(planChanges(byPath([entity('state', 's', { description: 'old', name: 's' })]), current, { prune: true })).toEqual([]);
     const plan = planChanges(byPath([entity('state', 's', { name: 's', description: 'new' })]), current, { prune: true });
     expect(plan).toEqual([expect.objectContaining({ op: 'update', path: 'states/s.json', version: 3 })]);
-    expect(describePlan(plan)).toEqual(['update  states/s.json', '    @@ -1,4 +1,4 @@', '     {', '    -  "description": "old",', '    +  "description": "new",', '       "name": "s"', '     }', 'Plan: 0 to create, 1 to update, 0 to delete.']);
+    expect(describePlan(plan)).toEqual([
+      'update  states/s.json',
+      '    @@ -1,4 +1,4 @@',
+      '     {',
+      '    -  "description": "old",',
+      '    +  "description": "new",',
+      '       "name": "s"',
+      '     }',
+      'Plan: 0 to create, 1 to update, 0 to delete.',
+    ]);
   });
 });

@@ -29,11 +29,13 @@ function importedToolBody(file: Record<string, unknown>, server: Record<string, 
   const held = asTool(server).status === 'quarantined' || asTool(server).status === 'removed';
   let note: string | undefined;
   if (held) {
-    if (asTool(file).status !== asTool(server).status) note = `status stays ${asTool(server).status}: an imported tool leaves quarantine only through approval (console or POST /v1/tools/${server.id}/approve)`;
+    if (asTool(file).status !== asTool(server).status)
+      note = `status stays ${asTool(server).status}: an imported tool leaves quarantine only through approval (console or POST /v1/tools/${server.id}/approve)`;
     doc.status = server.status;
   }
   for (const k of IMPORTED_DEFINITION) {
-    if (!same(file[k] ?? null, server[k] ?? null) && k !== 'source') note ??= `its definition (${k}) differs from what MCP server ${asTool(server).source?.server} offers; apply leaves the definition to the server`;
+    if (!same(file[k] ?? null, server[k] ?? null) && k !== 'source')
+      note ??= `its definition (${k}) differs from what MCP server ${asTool(server).source?.server} offers; apply leaves the definition to the server`;
   }
   return { doc, note };
 }
@@ -72,7 +74,12 @@ export function planChanges(desired: Map<string, Entity>, current: Map<string, S
     const base = { kind: want.kind, path: want.path, key: want.key, ...(want.tenant ? { tenant: want.tenant } : {}) };
     if (want.kind === 'tool' && (have ? isImported(have.doc) : isImported(want.doc))) {
       if (!have) {
-        forward.push({ op: 'note', kind: 'tool', path: want.path, message: `not on the server: imported tools arrive by syncing MCP server ${asTool(want.doc).source?.server} (POST /v1/mcp-servers/${asTool(want.doc).source?.server}/sync); apply never creates one` });
+        forward.push({
+          op: 'note',
+          kind: 'tool',
+          path: want.path,
+          message: `not on the server: imported tools arrive by syncing MCP server ${asTool(want.doc).source?.server} (POST /v1/mcp-servers/${asTool(want.doc).source?.server}/sync); apply never creates one`,
+        });
         continue;
       }
       const { doc, note } = importedToolBody(want.doc, have.doc);
@@ -100,10 +107,23 @@ export function planChanges(desired: Map<string, Entity>, current: Map<string, S
       if (have.kind === 'grant' && goneTenants.has(have.tenant!)) continue;
       if (BUILT_IN[have.kind]?.has(have.key)) continue;
       if (have.kind === 'tool' && isImported(have.doc)) {
-        backward.push({ op: 'note', kind: 'tool', path: have.path, message: `kept: an imported tool leaves with its MCP server (or is disabled), never by --prune` });
+        backward.push({
+          op: 'note',
+          kind: 'tool',
+          path: have.path,
+          message: `kept: an imported tool leaves with its MCP server (or is disabled), never by --prune`,
+        });
         continue;
       }
-      backward.push({ op: 'delete', kind: have.kind, path: have.path, key: have.key, ...(have.tenant ? { tenant: have.tenant } : {}), before: have.doc, version: have.version });
+      backward.push({
+        op: 'delete',
+        kind: have.kind,
+        path: have.path,
+        key: have.key,
+        ...(have.tenant ? { tenant: have.tenant } : {}),
+        before: have.doc,
+        version: have.version,
+      });
     }
   }
 
@@ -112,12 +132,15 @@ export function planChanges(desired: Map<string, Entity>, current: Map<string, S
     const out: Change[] = [];
     for (const kind of APPLY_ORDER) {
       const ofKind = list.filter((c) => c.kind === kind).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-      out.push(...(kind === 'group' ? includeOrder(ofKind, (c) => ((c as { doc?: Group }).doc?.includes ?? [])) : ofKind));
+      out.push(...(kind === 'group' ? includeOrder(ofKind, (c) => (c as { doc?: Group }).doc?.includes ?? []) : ofKind));
     }
     return out;
   };
   const deletions = sortForward(backward.filter((c) => c.op === 'delete'));
-  const groupDeletes = includeOrder(deletions.filter((c) => c.kind === 'group'), (c) => ((c as unknown as { before: Group }).before.includes ?? [])).reverse();
+  const groupDeletes = includeOrder(
+    deletions.filter((c) => c.kind === 'group'),
+    (c) => (c as unknown as { before: Group }).before.includes ?? [],
+  ).reverse();
   const orderedDeletes = [...deletions.filter((c) => c.kind !== 'group'), ...groupDeletes].sort((a, b) => rank(b) - rank(a));
   return [...sortForward(forward), ...orderedDeletes, ...backward.filter((c) => c.op === 'note')];
 }
@@ -144,6 +167,10 @@ export function describePlan(changes: Change[]): string[] {
     }
   }
   const count = (op: Change['op']) => changes.filter((c) => c.op === op).length;
-  lines.push(changes.some((c) => c.op !== 'note') ? `Plan: ${count('create')} to create, ${count('update')} to update, ${count('delete')} to delete.` : 'No changes: the server matches the directory.');
+  lines.push(
+    changes.some((c) => c.op !== 'note')
+      ? `Plan: ${count('create')} to create, ${count('update')} to update, ${count('delete')} to delete.`
+      : 'No changes: the server matches the directory.',
+  );
   return lines;
 }

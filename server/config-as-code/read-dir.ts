@@ -56,7 +56,11 @@ export function readDir(dir: string): { ok: true; entities: Map<string, Entity> 
     }
     const field = KEY_FIELD[where.kind];
     if (field && check.value[field] !== where.key) {
-      problems.push({ path, pointer: `/${field}`, message: `must be ${JSON.stringify(where.key)}, the name of the file${where.kind === 'tenant' ? "'s folder" : ''}` });
+      problems.push({
+        path,
+        pointer: `/${field}`,
+        message: `must be ${JSON.stringify(where.key)}, the name of the file${where.kind === 'tenant' ? "'s folder" : ''}`,
+      });
       continue;
     }
     if (where.kind === 'tenant' && check.value.policy !== undefined) {
@@ -66,7 +70,13 @@ export function readDir(dir: string): { ok: true; entities: Map<string, Entity> 
     for (const k of ['version', 'createdAt', 'updatedAt', 'tenant']) {
       if (check.value[k] !== undefined) problems.push({ path, pointer: `/${k}`, message: 'is set by the server; remove it from the file' });
     }
-    entities.set(path, { kind: where.kind, path, key: where.key, ...(where.tenant ? { tenant: where.tenant } : {}), doc: fileDocument(where.kind, check.value) });
+    entities.set(path, {
+      kind: where.kind,
+      path,
+      key: where.key,
+      ...(where.tenant ? { tenant: where.tenant } : {}),
+      doc: fileDocument(where.kind, check.value),
+    });
   }
   for (const e of entities.values()) {
     const tenant = e.kind === 'grant' ? e.tenant : e.kind === 'policy' || e.kind === 'tests' ? e.key : undefined;

@@ -12,7 +12,10 @@ export function snapshotFromDir(entities: Map<string, Entity>, tenant: string): 
   const t = entities.get(`tenants/${tenant}/tenant.json`);
   if (!t) return undefined;
   const of = <T>(kind: Entity['kind'], filter: (e: Entity) => boolean = () => true) =>
-    [...entities.values()].filter((e) => e.kind === kind && filter(e)).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((e) => e.doc as unknown as T);
+    [...entities.values()]
+      .filter((e) => e.kind === kind && filter(e))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map((e) => e.doc as unknown as T);
   const snapshot: DraftSnapshot = {
     tenant: { id: tenant, name: String(t.doc.name) },
     policy: (entities.get(`tenants/${tenant}/policy.json`)?.doc as unknown as TenantPolicy | undefined) ?? emptyPolicy(),

@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import type SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
-import type { DecisionBatch, DecisionQuery, DecisionRecord, DecisionSummary, DenialReason, DeniedKey, EvaluationRequest, StoredDecision } from '../../policy-schemas/types.gen.ts';
+import type {
+  DecisionBatch,
+  DecisionQuery,
+  DecisionRecord,
+  DecisionSummary,
+  DenialReason,
+  DeniedKey,
+  EvaluationRequest,
+  StoredDecision,
+} from '../../policy-schemas/types.gen.ts';
 import type { DbOrTx, Tx } from '../db/database.ts';
 import type { DecisionsRow, NewDecisionsRow } from '../db/tables/decisions.ts';
 
@@ -31,11 +40,11 @@ export function requestJson(r: DecisionRecord): string {
   let out = '{';
   if (r.facts !== undefined) {
     const keys = Object.keys(r.facts).sort();
-    if (keys.length > 0) out += '"facts":{' + keys.map((k) => JSON.stringify(k) + ':' + JSON.stringify(r.facts![k])).join(',') + '},';
+    if (keys.length > 0) out += `"facts":{${keys.map((k) => `${JSON.stringify(k)}:${JSON.stringify(r.facts![k])}`).join(',')}},`;
   }
-  out += '"groups":' + JSON.stringify(r.groups) + ',';
-  if (r.profile !== undefined) out += '"profile":' + JSON.stringify(r.profile) + ',';
-  return out + '"state":' + JSON.stringify(r.state) + ',"subject":' + JSON.stringify(r.subject) + '}';
+  out += `"groups":${JSON.stringify(r.groups)},`;
+  if (r.profile !== undefined) out += `"profile":${JSON.stringify(r.profile)},`;
+  return `${out}"state":${JSON.stringify(r.state)},"subject":${JSON.stringify(r.subject)}}`;
 }
 
 /**
@@ -81,7 +90,11 @@ export async function storeBatch(
     const insert = preparedInsert(sqlite);
     for (const r of rows) insert.run(INSERT_COLUMNS.map((c) => r[c] ?? null));
   } else {
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) await tx.insertInto('decisions').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK)
+      await tx
+        .insertInto('decisions')
+        .values(rows.slice(i, i + INSERT_CHUNK))
+        .execute();
   }
 
   const source = { received: rows.length, dropped: batch.dropped ?? 0, last_batch_at: receivedAt };
@@ -107,7 +120,22 @@ export async function storeBatch(
   return { stored: rows.length, evicted };
 }
 
-const INSERT_COLUMNS = ['tenant', 'runtime_id', 'at', 'received_at', 'tool_call_id', 'subject', 'tool', 'decision', 'error_code', 'reason', 'bundle_version', 'revision', 'request', 'request_hash'] as const;
+const INSERT_COLUMNS = [
+  'tenant',
+  'runtime_id',
+  'at',
+  'received_at',
+  'tool_call_id',
+  'subject',
+  'tool',
+  'decision',
+  'error_code',
+  'reason',
+  'bundle_version',
+  'revision',
+  'request',
+  'request_hash',
+] as const;
 const insertStatements = new WeakMap<SqliteDatabase.Database, SqliteDatabase.Statement>();
 
 function preparedInsert(sqlite: SqliteDatabase.Database): SqliteDatabase.Statement {
@@ -125,7 +153,15 @@ async function evictBeyondCap(tx: Tx, tenant: string, cap: number): Promise<numb
   const over = (stats?.stored ?? 0) - cap;
   if (over <= 0) return 0;
   // Oldest by decision time (then arrival), as the list orders them.
-  const boundary = await tx.selectFrom('decisions').select(['at', 'id']).where('tenant', '=', tenant).orderBy('at').orderBy('id').offset(over - 1).limit(1).executeTakeFirst();
+  const boundary = await tx
+    .selectFrom('decisions')
+    .select(['at', 'id'])
+    .where('tenant', '=', tenant)
+    .orderBy('at')
+    .orderBy('id')
+    .offset(over - 1)
+    .limit(1)
+    .executeTakeFirst();
   if (!boundary) return 0;
   const res = await tx
     .deleteFrom('decisions')

@@ -56,7 +56,12 @@ export async function analyzeImpact(db: DbOrTx, tenant: string, loaded: LoadedBu
   let kept: Set<string> | undefined;
   const truncated = lastByRequest.size > maxRequests;
   if (truncated) {
-    kept = new Set([...lastByRequest.entries()].sort((a, b) => b[1] - a[1]).slice(0, maxRequests).map(([h]) => h));
+    kept = new Set(
+      [...lastByRequest.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, maxRequests)
+        .map(([h]) => h),
+    );
   }
 
   const views = new Map<string, { request: EvaluationRequest; view: ToolView; reasons?: Map<string, string> }>();

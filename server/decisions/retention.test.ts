@@ -24,14 +24,19 @@ beforeAll(async () => {
   d = new ToolgateDatabase(':memory:');
   await d.migrateToLatest();
   await d.db.insertInto('tenants').values({ id: 'acme', name: 'Acme', version: 1, created_at: 'x', updated_at: 'x' }).execute();
-  await d.transaction((tx) => storeBatch(tx, 'acme', { runtimeId: 'w', records: [record(40), record(11), record(9), record(1)] }, new Date(now).toISOString(), 1_000_000));
+  await d.transaction((tx) =>
+    storeBatch(tx, 'acme', { runtimeId: 'w', records: [record(40), record(11), record(9), record(1)] }, new Date(now).toISOString(), 1_000_000),
+  );
 });
 afterAll(async () => d.close());
 
 describe('decision retention job', () => {
   it('deletes, in the background, the records older than the configured number of days', async () => {
     const config = { decisions: { retentionDays: 10, maxPerTenant: 1_000_000 } } as AppConfig;
-    const stop = startDecisionRetention({ database: d, logger: pino({ level: 'silent' }), config }, { firstMs: 0, everyMs: 3_600_000, now: () => new Date(now) });
+    const stop = startDecisionRetention(
+      { database: d, logger: pino({ level: 'silent' }), config },
+      { firstMs: 0, everyMs: 3_600_000, now: () => new Date(now) },
+    );
     await expect.poll(async () => (await listDecisions(d.db, 'acme', {}, null, 10)).map((r) => r.toolCallId), { timeout: 5_000 }).toEqual(['1d', '9d']);
     await stop();
     const stats = await d.db.selectFrom('decision_stats').selectAll().executeTakeFirstOrThrow();

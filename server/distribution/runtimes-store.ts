@@ -34,7 +34,9 @@ export async function pruneRuntimes(db: DbOrTx, tenant: string, keep: number): P
   await db
     .deleteFrom('runtimes')
     .where('tenant', '=', tenant)
-    .where((eb) => eb.or([eb('reported_at', '<', cutoff.reported_at), eb.and([eb('reported_at', '=', cutoff.reported_at), eb('runtime_id', '>=', cutoff.runtime_id)])]))
+    .where((eb) =>
+      eb.or([eb('reported_at', '<', cutoff.reported_at), eb.and([eb('reported_at', '=', cutoff.reported_at), eb('runtime_id', '>=', cutoff.runtime_id)])]),
+    )
     .execute();
 }
 

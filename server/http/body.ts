@@ -41,7 +41,9 @@ export function parseJsonBody(text: string): unknown {
     throw new ApiError(400, 'invalid_json', `The body is not valid JSON: ${parsed.message}`, { errors: [{ pointer: '', message: 'is not valid JSON' }] });
   }
   if (parsed.problems.some((p) => p.code === 'too_deep')) {
-    throw new ApiError(400, 'validation', `The body is nested deeper than ${MAX_DEPTH} levels`, { errors: [{ pointer: '', message: `nests deeper than ${MAX_DEPTH} levels` }] });
+    throw new ApiError(400, 'validation', `The body is nested deeper than ${MAX_DEPTH} levels`, {
+      errors: [{ pointer: '', message: `nests deeper than ${MAX_DEPTH} levels` }],
+    });
   }
   const first = parsed.problems[0];
   const more = parsed.problems.length > 1 ? ` (and ${parsed.problems.length - 1} more)` : '';
@@ -88,9 +90,11 @@ export function takeReason(c: Context<AppEnv>, body?: Record<string, unknown>): 
     checkReasonText(reason, `/headers/${REASON_HEADER}`);
   }
   if (reason !== null && reason.length > 2000) {
-    throw new ApiError(400, 'validation', 'The reason is longer than 2000 characters', { errors: [{ pointer: '/reason', message: 'must have at most 2000 characters' }] });
+    throw new ApiError(400, 'validation', 'The reason is longer than 2000 characters', {
+      errors: [{ pointer: '/reason', message: 'must have at most 2000 characters' }],
+    });
   }
-  return reason && reason.trim() ? reason.trim() : null;
+  return reason?.trim() ? reason.trim() : null;
 }
 
 // Header values are Latin-1 on the wire; clients may percent-encode other text.

@@ -35,14 +35,18 @@ export function jsonShapeProblems(root: unknown, maxDepth = MAX_DEPTH): JsonShap
     // JSON.parse defines `__proto__` as an own key, so Object.keys sees every key the text had.
     for (const key of Object.keys(v).reverse()) {
       const here = `${pointer}/${escapePointer(key)}`;
-      if (FORBIDDEN_KEYS.has(key)) problems.push({ pointer: here, message: `"${key}" is not allowed as a key (it can reshape objects)`, code: 'forbidden_key' });
+      if (FORBIDDEN_KEYS.has(key))
+        problems.push({ pointer: here, message: `"${key}" is not allowed as a key (it can reshape objects)`, code: 'forbidden_key' });
       stack.push([(v as Record<string, unknown>)[key], here, depth + 1]);
     }
   }
   return problems.sort((a, b) => (a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0));
 }
 
-export type SafeParse = { ok: true; value: unknown } | { ok: false; kind: 'syntax'; message: string } | { ok: false; kind: 'shape'; problems: JsonShapeProblem[] };
+export type SafeParse =
+  | { ok: true; value: unknown }
+  | { ok: false; kind: 'syntax'; message: string }
+  | { ok: false; kind: 'shape'; problems: JsonShapeProblem[] };
 
 /** JSON.parse, then refusal of forbidden keys and of excessive depth: the one way outside JSON text is read. */
 export function parseSafeJson(text: string, maxDepth = MAX_DEPTH): SafeParse {

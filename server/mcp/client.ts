@@ -69,21 +69,33 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
   const env = options.env ?? process.env;
   const refused = transportProblems(server.transport, options.policy);
   if (refused.length > 0) {
-    return { ok: false, code: 'mcp_error', message: `MCP server "${server.id}" is not allowed to connect: ${refused.map((p) => `${p.pointer} ${p.message}`).join('; ')}` };
+    return {
+      ok: false,
+      code: 'mcp_error',
+      message: `MCP server "${server.id}" is not allowed to connect: ${refused.map((p) => `${p.pointer} ${p.message}`).join('; ')}`,
+    };
   }
   const secrets = secretValues(server.transport, env);
   const http = server.transport.kind === 'http';
   // Over http nothing the remote says is kept in an error (its body could be any internal page).
   const failure = (phase: Phase, err: unknown, tail: string) =>
-    http ? fixedFailure(server.id, phase, err, timeout) : fail(server.id, `${phase === 'tools/list' ? 'tools/list failed' : 'failed to start or initialize'}: ${explain(err, timeout)}`, tail, secrets);
+    http
+      ? fixedFailure(server.id, phase, err, timeout)
+      : fail(server.id, `${phase === 'tools/list' ? 'tools/list failed' : 'failed to start or initialize'}: ${explain(err, timeout)}`, tail, secrets);
   let stderrTail = '';
   let transport: Transport;
   let closeFetch: () => Promise<void> = async () => undefined;
   try {
-    transport = makeTransport(server.transport, env, options.policy, (chunk) => {
-      // Mask before cutting: a cut could otherwise split a secret so that exact matching misses it.
-      stderrTail = clipEnd(maskSecrets(stderrTail + chunk, secrets), STDERR_TAIL, secrets);
-    }, (close) => (closeFetch = close));
+    transport = makeTransport(
+      server.transport,
+      env,
+      options.policy,
+      (chunk) => {
+        // Mask before cutting: a cut could otherwise split a secret so that exact matching misses it.
+        stderrTail = clipEnd(maskSecrets(stderrTail + chunk, secrets), STDERR_TAIL, secrets);
+      },
+      (close) => (closeFetch = close),
+    );
   } catch (err) {
     return http ? fixedFailure(server.id, 'configure', err, timeout) : fail(server.id, `cannot be configured: ${describe(err)}`, '', secrets);
   }
@@ -237,7 +249,13 @@ function secretValues(t: TransportConfig, env: Record<string, string | undefined
   return (t.env ?? []).map((n) => env[n]).filter((v): v is string => v !== undefined && v.length >= 3);
 }
 
-function toOffered(t: { name: string; description?: string; inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; annotations?: Record<string, unknown> }): OfferedTool {
+function toOffered(t: {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}): OfferedTool {
   // The SDK's zod parse may have assigned keys such as __proto__: keep only what JSON text holds.
   const out: OfferedTool = { name: t.name, inputSchema: plainJson(t.inputSchema) };
   if (t.description !== undefined) out.description = t.description;
@@ -257,7 +275,8 @@ export function maskDeep<T>(value: T, secrets: string[]): T {
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
       // defineProperty: a key named `__proto__` stays a key, as it was in the server's JSON.
-      for (const [k, child] of Object.entries(v)) Object.defineProperty(out, maskSecrets(k, secrets), { value: walk(child), enumerable: true, writable: true, configurable: true });
+      for (const [k, child] of Object.entries(v))
+        Object.defineProperty(out, maskSecrets(k, secrets), { value: walk(child), enumerable: true, writable: true, configurable: true });
       return out;
     }
     return v;
@@ -273,12 +292,17 @@ type Phase = 'configure' | 'initialize' | 'tools/list';
  */
 function fixedFailure(serverId: string, phase: Phase, err: unknown, timeout: number): { ok: false; code: 'mcp_error'; message: string } {
   const { code, status } = classify(err, timeout);
-  return { ok: false, code: 'mcp_error', message: `MCP server "${serverId}" failed (phase: ${phase}, code: ${code}${status === undefined ? '' : `, status: ${status}`})` };
+  return {
+    ok: false,
+    code: 'mcp_error',
+    message: `MCP server "${serverId}" failed (phase: ${phase}, code: ${code}${status === undefined ? '' : `, status: ${status}`})`,
+  };
 }
 
 function classify(err: unknown, timeout: number): { code: string; status?: number } {
   const chain: unknown[] = [];
-  for (let e: unknown = err, i = 0; e && i < 6; e = (e as { cause?: unknown; original?: unknown }).original ?? (e as { cause?: unknown }).cause, i++) chain.push(e);
+  for (let e: unknown = err, i = 0; e && i < 6; e = (e as { cause?: unknown; original?: unknown }).original ?? (e as { cause?: unknown }).cause, i++)
+    chain.push(e);
   if (chain.some((e) => e instanceof DestinationRefused || (e as { code?: unknown }).code === 'EDESTINATION')) return { code: 'destination_not_allowed' };
   for (const e of chain) {
     if (e instanceof ClosedError) return { code: 'connection_closed' };
@@ -298,7 +322,8 @@ function explain(err: unknown, timeout: number): string {
   if (err instanceof ClosedError) return 'the connection closed (the process exited or the server hung up)';
   if (err instanceof TransportError) {
     const original = err.original as { code?: unknown; name?: unknown; cause?: { code?: unknown; message?: unknown } };
-    if (original instanceof SyntaxError || Array.isArray((original as { issues?: unknown }).issues)) return `it answered something that is not MCP (${err.message})`;
+    if (original instanceof SyntaxError || Array.isArray((original as { issues?: unknown }).issues))
+      return `it answered something that is not MCP (${err.message})`;
     if (original.code === 'ENOENT') return 'the command was not found';
     if (original.code === 'EACCES') return 'the command is not executable';
     if (original.cause) return `cannot connect (${String(original.cause.code ?? original.cause.message)})`;
@@ -351,7 +376,7 @@ function clipEnd(text: string, n: number, secrets: string[]): string {
   for (const s of secrets) {
     for (let k = Math.min(s.length - 1, out.length); k >= EDGE; k--) {
       if (out.startsWith(s.slice(-k))) {
-        out = '***' + out.slice(k);
+        out = `***${out.slice(k)}`;
         break;
       }
     }
@@ -366,10 +391,10 @@ function clipStart(text: string, n: number, secrets: string[]): string {
   for (const s of secrets) {
     for (let k = Math.min(s.length - 1, out.length); k >= EDGE; k--) {
       if (out.endsWith(s.slice(0, k))) {
-        out = out.slice(0, -k) + '***';
+        out = `${out.slice(0, -k)}***`;
         break;
       }
     }
   }
-  return out + '…';
+  return `${out}…`;
 }

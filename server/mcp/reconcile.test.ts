@@ -43,12 +43,19 @@ describe('reconcileTools', () => {
     expect(tool.redaction).toBeUndefined();
     const hash = definitionHash({ name: 'search', description: 'search does things', inputSchema: obj({ q: { type: 'string' } }) });
     expect(tool.definitionHash).toBe(hash);
-    expect(tool.review).toEqual({ current: { name: 'search', description: 'search does things', inputSchema: obj({ q: { type: 'string' } }), definitionHash: hash }, detectedAt: NOW });
+    expect(tool.review).toEqual({
+      current: { name: 'search', description: 'search does things', inputSchema: obj({ q: { type: 'string' } }), definitionHash: hash },
+      detectedAt: NOW,
+    });
     expect(tool.source?.approvedDefinitionHash).toBeUndefined();
   });
 
   it('imports every tool as external_side_effect whatever its annotations claim, keeping them as hints', () => {
-    const r = run([offer('a', { annotations: { readOnlyHint: true } }), offer('b', { annotations: { readOnlyHint: false, destructiveHint: true } }), offer('c')]);
+    const r = run([
+      offer('a', { annotations: { readOnlyHint: true } }),
+      offer('b', { annotations: { readOnlyHint: false, destructiveHint: true } }),
+      offer('c'),
+    ]);
     expect(r.changes.map((c) => c.after.effect)).toEqual(['external_side_effect', 'external_side_effect', 'external_side_effect']);
     expect(r.changes.map((c) => c.after.source?.hints)).toEqual([{ readOnlyHint: true }, { readOnlyHint: false, destructiveHint: true }, undefined]);
   });
@@ -57,7 +64,9 @@ describe('reconcileTools', () => {
     const out = obj({ n: { type: 'number' } });
     const tool = run([offer('sum', { outputSchema: out })]).changes[0].after;
     expect(tool.outputSchema).toEqual(out);
-    expect(tool.definitionHash).toBe(definitionHash({ name: 'sum', description: 'sum does things', inputSchema: obj({ q: { type: 'string' } }), outputSchema: out }));
+    expect(tool.definitionHash).toBe(
+      definitionHash({ name: 'sum', description: 'sum does things', inputSchema: obj({ q: { type: 'string' } }), outputSchema: out }),
+    );
   });
 
   it('leaves an approved, unchanged tool untouched, admin edits included', () => {
@@ -152,7 +161,14 @@ describe('reconcileTools', () => {
   });
 
   it('never overwrites a tool of the same id that was not imported from this server', () => {
-    const core: Tool = { id: 'mcp__srv__taken', description: 'made by hand', inputSchema: obj(), effect: 'read_only', status: 'active', source: { kind: 'core' } };
+    const core: Tool = {
+      id: 'mcp__srv__taken',
+      description: 'made by hand',
+      inputSchema: obj(),
+      effect: 'read_only',
+      status: 'active',
+      source: { kind: 'core' },
+    };
     const r = run([offer('taken')], [core]);
     expect(r.changes).toEqual([]);
     expect(r.rejected[0]).toMatchObject({ name: 'taken', message: expect.stringContaining('already used') });

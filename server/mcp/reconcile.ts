@@ -71,7 +71,10 @@ export function reconcileTools(input: ReconcileInput): ReconcileResult {
     }
     const invalid = validate<Tool>('tool', structuredClone(candidate));
     if (!invalid.ok) {
-      result.rejected.push({ name: offer.name, message: `the definition cannot be stored: ${invalid.errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}` });
+      result.rejected.push({
+        name: offer.name,
+        message: `the definition cannot be stored: ${invalid.errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}`,
+      });
       if (existing) {
         offeredIds.add(id);
         // The server changed what an admin approved: quarantined, the old definition kept.

@@ -172,7 +172,10 @@ class Watcher {
       );
       if (outcome.ok) {
         const s = outcome.server.lastSync;
-        this.deps.logger.info({ server: id, reason, added: s?.added?.length ?? 0, changed: s?.changed?.length ?? 0, removed: s?.removed?.length ?? 0 }, 'mcp sync');
+        this.deps.logger.info(
+          { server: id, reason, added: s?.added?.length ?? 0, changed: s?.changed?.length ?? 0, removed: s?.removed?.length ?? 0 },
+          'mcp sync',
+        );
       } else {
         this.deps.logger.warn({ server: id, reason, error: outcome.message }, 'mcp sync failed');
       }

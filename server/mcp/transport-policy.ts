@@ -18,7 +18,10 @@ export const CLOSED_MCP_POLICY: McpTransportPolicy = { commands: [], allowHosts:
 
 /** `TOOLGATE_MCP_COMMANDS`: absolute paths separated by `:`; throws naming a relative entry. */
 export function parseMcpCommands(value: string | undefined): string[] {
-  const commands = (value ?? '').split(':').map((s) => s.trim()).filter(Boolean);
+  const commands = (value ?? '')
+    .split(':')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const relative = commands.find((c) => !isAbsolute(c));
   if (relative !== undefined) throw new Error(`TOOLGATE_MCP_COMMANDS lists "${relative}"; every entry must be an absolute path (entries are separated by ":")`);
   return commands;
@@ -34,7 +37,11 @@ export function parseMcpAllowHosts(value: string | undefined): string[] {
 
 /** Host names compare case-insensitively, without a trailing dot or IPv6 brackets. */
 function normalizeHost(host: string): string {
-  return host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }
 
 export function hostAllowed(policy: McpTransportPolicy, host: string): boolean {
@@ -62,7 +69,11 @@ export function transportProblems(transport: McpServer['transport'], policy: Mcp
     }
     (transport.env ?? []).forEach((name, i) => {
       if (RESERVED_ENV.test(name)) {
-        problems.push({ pointer: `/transport/env/${i}`, message: `${name} is Toolgate's own configuration and is never passed to an MCP server`, code: 'transport_not_allowed' });
+        problems.push({
+          pointer: `/transport/env/${i}`,
+          message: `${name} is Toolgate's own configuration and is never passed to an MCP server`,
+          code: 'transport_not_allowed',
+        });
       }
     });
     return problems;

@@ -45,7 +45,10 @@ export function casbinPolicy(input: CasbinInput): BundleCasbin {
   const rows = new Map<string, string[]>();
   const add = (row: string[]) => rows.set(JSON.stringify(row), row);
   for (const [name, role] of Object.entries(input.roles)) {
-    for (const [effect, globs] of [['allow', role.allow], ['deny', role.deny]] as const) {
+    for (const [effect, globs] of [
+      ['allow', role.allow],
+      ['deny', role.deny],
+    ] as const) {
       for (const glob of globs) {
         for (const obj of keyMatchPatterns(glob, input.toolIds)) add(['p', ROLE_PREFIX + name, input.tenant, obj, CALL_ACTION, effect]);
       }
@@ -65,7 +68,7 @@ export function casbinPolicy(input: CasbinInput): BundleCasbin {
 export function keyMatchPatterns(glob: string, toolIds: readonly string[]): string[] {
   const firstStar = glob.indexOf('*');
   if (firstStar === -1) return [glob];
-  if (/^\**$/.test(glob.slice(firstStar))) return [glob.slice(0, firstStar) + '*'];
+  if (/^\**$/.test(glob.slice(firstStar))) return [`${glob.slice(0, firstStar)}*`];
   const match = globMatcher(glob);
   return toolIds.filter(match);
 }

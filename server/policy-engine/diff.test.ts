@@ -3,11 +3,21 @@ import type { TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { compileBundle } from '../compiler/compile-bundle.ts';
 import { diffBundles } from './diff.ts';
 
-const tool = (id: string, extra: Partial<Tool> = {}): Tool => ({ id, description: id, inputSchema: { type: 'object' }, effect: 'read_only', redaction: { allow: [] }, ...extra });
+const tool = (id: string, extra: Partial<Tool> = {}): Tool => ({
+  id,
+  description: id,
+  inputSchema: { type: 'object' },
+  effect: 'read_only',
+  redaction: { allow: [] },
+  ...extra,
+});
 const tools = [tool('core__a'), tool('core__b', { effect: 'state_change' }), tool('core__c', { groups: ['other'] })];
 const groups = [{ name: 'other' }];
 function bundle(policy: TenantPolicy, list = tools) {
-  const r = compileBundle({ tenant: { id: 't', name: 'T' }, policy, tools: list, groups, states: [], grants: [] }, { version: 1, previousRevision: null, issuedAt: '2026-01-01T00:00:00Z' });
+  const r = compileBundle(
+    { tenant: { id: 't', name: 'T' }, policy, tools: list, groups, states: [], grants: [] },
+    { version: 1, previousRevision: null, issuedAt: '2026-01-01T00:00:00Z' },
+  );
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.bundle;
 }

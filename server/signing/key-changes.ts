@@ -30,13 +30,13 @@ export async function rotateSigningKey(deps: Deps, meta: ChangeMeta, store: KeyS
   const key = await guard(() => store.rotate({ promoteAt }));
   const keySetVersion = (await store.keySet()).keySet.version;
   await audit(deps, meta, {
-      action: 'rotate',
-      entityType: 'key',
-      entityId: key.kid,
-      tenant: null,
-      before: null,
-      after: { kid: key.kid, status: 'next', keySetVersion, ...(promoteAt ? { promoteAt: promoteAt.toISOString() } : {}) },
-    });
+    action: 'rotate',
+    entityType: 'key',
+    entityId: key.kid,
+    tenant: null,
+    before: null,
+    after: { kid: key.kid, status: 'next', keySetVersion, ...(promoteAt ? { promoteAt: promoteAt.toISOString() } : {}) },
+  });
   return { kid: key.kid, keySetVersion, promoteAt: promoteAt?.toISOString() ?? null };
 }
 
@@ -45,13 +45,13 @@ export async function promoteSigningKey(deps: Deps, meta: ChangeMeta, store: Key
   const { key, previous } = await guard(() => store.promote(kid));
   const keySetVersion = (await store.keySet()).keySet.version;
   await audit(deps, meta, {
-      action: 'promote',
-      entityType: 'key',
-      entityId: key.kid,
-      tenant: null,
-      before: { kid: key.kid, status: 'next', signing: previous },
-      after: { kid: key.kid, status: 'active', signing: key.kid, keySetVersion },
-    });
+    action: 'promote',
+    entityType: 'key',
+    entityId: key.kid,
+    tenant: null,
+    before: { kid: key.kid, status: 'next', signing: previous },
+    after: { kid: key.kid, status: 'active', signing: key.kid, keySetVersion },
+  });
   return { kid: key.kid, previous, keySetVersion };
 }
 
@@ -87,19 +87,39 @@ export async function retireSigningKey(deps: Deps, meta: ChangeMeta, store: KeyS
   }
   const reissued: { tenant: string; version: number }[] = [];
   for (const t of affected) {
-    const r = await publishBundle(db, { actor: meta.actor, requestId: meta.requestId, reason: `re-signed before retiring key ${kid}` }, t, { reissue: true }, store);
+    const r = await publishBundle(
+      db,
+      { actor: meta.actor, requestId: meta.requestId, reason: `re-signed before retiring key ${kid}` },
+      t,
+      { reissue: true },
+      store,
+    );
     reissued.push({ tenant: t, version: r.version });
   }
   await guard(() => store.retire(kid));
   const keySetVersion = (await store.keySet()).keySet.version;
-  await audit(deps, meta, { action: 'retire', entityType: 'key', entityId: kid, tenant: null, before: { kid, status: key.status, createdAt: key.createdAt }, after: { kid, status: 'retired', keySetVersion } });
+  await audit(deps, meta, {
+    action: 'retire',
+    entityType: 'key',
+    entityId: kid,
+    tenant: null,
+    before: { kid, status: key.status, createdAt: key.createdAt },
+    after: { kid, status: 'retired', keySetVersion },
+  });
   return { kid, reissued, keySetVersion };
 }
 
 /** Replaces the root key: the current root signs a key set naming only the new one. */
 export async function rotateRootKey(deps: Deps, meta: ChangeMeta, store: KeyStore, opts: { newRootFile?: string } = {}) {
   const r = await guard(() => store.rotateRoot(opts));
-  await audit(deps, meta, { action: 'rotate', entityType: 'keyset', entityId: String(r.keySetVersion), tenant: null, before: { root: r.previous }, after: { root: r.root, keySetVersion: r.keySetVersion } });
+  await audit(deps, meta, {
+    action: 'rotate',
+    entityType: 'keyset',
+    entityId: String(r.keySetVersion),
+    tenant: null,
+    before: { root: r.previous },
+    after: { root: r.root, keySetVersion: r.keySetVersion },
+  });
   return r;
 }
 
@@ -108,13 +128,13 @@ export async function reissueKeySet(deps: Deps, meta: ChangeMeta, store: KeyStor
   const before = (await store.keySet()).keySet;
   const signed = await guard(() => store.reissueKeySet());
   await audit(deps, meta, {
-      action: 'publish',
-      entityType: 'keyset',
-      entityId: String(signed.keySet.version),
-      tenant: null,
-      before: { version: before.version, expiresAt: before.expiresAt },
-      after: { version: signed.keySet.version, expiresAt: signed.keySet.expiresAt },
-    });
+    action: 'publish',
+    entityType: 'keyset',
+    entityId: String(signed.keySet.version),
+    tenant: null,
+    before: { version: before.version, expiresAt: before.expiresAt },
+    after: { version: signed.keySet.version, expiresAt: signed.keySet.expiresAt },
+  });
   return signed.keySet;
 }
 
@@ -132,7 +152,10 @@ export async function maintainKeys(deps: Pick<AppDeps, 'database' | 'metrics' | 
     const issued = Date.parse(ks.issuedAt);
     const expires = Date.parse(ks.expiresAt);
     if (due.length || Date.now() >= issued + (expires - issued) / 2) {
-      deps.logger.warn({ keySetVersion: ks.version, expiresAt: ks.expiresAt, due: due.map((k) => k.kid) }, 'the key set needs the root key, which is not on this server: run toolgate keys reissue/promote --root-key FILE');
+      deps.logger.warn(
+        { keySetVersion: ks.version, expiresAt: ks.expiresAt, due: due.map((k) => k.kid) },
+        'the key set needs the root key, which is not on this server: run toolgate keys reissue/promote --root-key FILE',
+      );
     }
     return;
   }

@@ -148,7 +148,13 @@ export class KeyStore {
     else await this.ready();
     const active = this.keys.filter((k) => k.status === 'active');
     const current = active.length ? active.reduce((a, b) => (b.activatedSeq > a.activatedSeq ? b : a)).kid : undefined;
-    return this.keys.map((k) => ({ kid: k.kid, createdAt: k.createdAt, status: k.status, signing: k.kid === current, ...(k.promoteAt ? { promoteAt: k.promoteAt } : {}) }));
+    return this.keys.map((k) => ({
+      kid: k.kid,
+      createdAt: k.createdAt,
+      status: k.status,
+      signing: k.kid === current,
+      ...(k.promoteAt ? { promoteAt: k.promoteAt } : {}),
+    }));
   }
 
   /** The root public keys the latest key set names, and which of them this store can sign with. */
@@ -230,7 +236,7 @@ export class KeyStore {
       if (file && existsSync(file)) throw new Error(`${file} exists; the new root key is written to a new file`);
       const created = await this.createRoot(file);
       const signed = await this.publishKeySet({ roots: [created.publicJwk], signer: current });
-      if (current.file.startsWith(this.dir + '/') && current.file.endsWith('.root.json')) renameSync(current.file, `${current.file}.retired`);
+      if (current.file.startsWith(`${this.dir}/`) && current.file.endsWith('.root.json')) renameSync(current.file, `${current.file}.retired`);
       await this.refresh(true);
       return { previous: current.kid, root: created.kid, keySetVersion: signed.keySet.version };
     });
@@ -292,7 +298,7 @@ export class KeyStore {
     const signature = await signKeySet(bytes, signer);
     mkdirSync(this.keySetDir, { recursive: true, mode: 0o700 });
     // The signature first: a reader that sees v<N>.json finds its .jws beside it.
-    writeAtomic(join(this.keySetDir, `v${keySet.version}.jws`), signature + '\n', 0o644);
+    writeAtomic(join(this.keySetDir, `v${keySet.version}.jws`), `${signature}\n`, 0o644);
     writeAtomic(join(this.keySetDir, `v${keySet.version}.json`), bytes, 0o644);
     await this.refresh(true);
     return { bytes, signature, keySet };
@@ -307,7 +313,7 @@ export class KeyStore {
   private rewriteKeyFile(kid: string, change: (f: KeyFile) => KeyFile): void {
     const path = join(this.dir, `${kid}.json`);
     const file = JSON.parse(readFileSync(path, 'utf8')) as KeyFile;
-    writeAtomic(path, JSON.stringify(change(file), null, 2) + '\n', 0o600);
+    writeAtomic(path, `${JSON.stringify(change(file), null, 2)}\n`, 0o600);
   }
 
   private async createKey(status: 'next' | 'active', promoteAt?: string): Promise<string> {
@@ -324,7 +330,7 @@ export class KeyStore {
       ...(status === 'active' ? { activatedSeq } : {}),
       ...(promoteAt ? { promoteAt } : {}),
     };
-    writeAtomic(join(this.dir, `${kid}.json`), JSON.stringify(file, null, 2) + '\n', 0o600, true);
+    writeAtomic(join(this.dir, `${kid}.json`), `${JSON.stringify(file, null, 2)}\n`, 0o600, true);
     return kid;
   }
 
@@ -333,7 +339,7 @@ export class KeyStore {
     const { privateJwk, kid } = await newEd25519();
     const file: RootFile = { kid, createdAt: this.now().toISOString(), privateJwk: { ...privateJwk, kid, alg: 'EdDSA' } };
     const target = path ?? join(this.dir, `${kid}.root.json`);
-    writeAtomic(target, JSON.stringify(file, null, 2) + '\n', 0o600, true);
+    writeAtomic(target, `${JSON.stringify(file, null, 2)}\n`, 0o600, true);
     return loadRoot(target);
   }
 

@@ -10,11 +10,7 @@ type Row = { body: string; version: number; created_at: string; updated_at: stri
  * Repository for the entities kept as one JSON document per row (tools, groups, states, MCP
  * servers). Writes check the version in the WHERE clause too, so a lost race can never overwrite.
  */
-export function documentStore<T extends object>(
-  table: DocTable,
-  key: 'id' | 'name',
-  columns: (doc: T) => Record<string, string> = () => ({}),
-) {
+export function documentStore<T extends object>(table: DocTable, key: 'id' | 'name', columns: (doc: T) => Record<string, string> = () => ({})) {
   // Kysely cannot type a table chosen at run time; the casts stay inside this function.
   const from = (db: DbOrTx) => db.selectFrom(table as 'tools');
   const toStored = (r: Row): Stored<T> => ({ ...(JSON.parse(r.body) as T), version: r.version, createdAt: r.created_at, updatedAt: r.updated_at });
@@ -23,16 +19,25 @@ export function documentStore<T extends object>(
     /** The field that names a document (`id` or `name`), also its key column. */
     key,
     async list(db: DbOrTx): Promise<Stored<T>[]> {
-      const rows = (await from(db).selectAll().orderBy(key as 'id').execute()) as unknown as Row[];
+      const rows = (await from(db)
+        .selectAll()
+        .orderBy(key as 'id')
+        .execute()) as unknown as Row[];
       return rows.map(toStored);
     },
     async get(db: DbOrTx, k: string): Promise<Stored<T> | undefined> {
-      const row = (await from(db).selectAll().where(key as 'id', '=', k).executeTakeFirst()) as unknown as Row | undefined;
+      const row = (await from(db)
+        .selectAll()
+        .where(key as 'id', '=', k)
+        .executeTakeFirst()) as unknown as Row | undefined;
       return row ? toStored(row) : undefined;
     },
     async insert(db: DbOrTx, k: string, doc: T, now: string): Promise<Stored<T>> {
       const values = { [key]: k, body: JSON.stringify(doc), version: 1, created_at: now, updated_at: now, ...columns(doc) };
-      await db.insertInto(table as 'tools').values(values as never).execute();
+      await db
+        .insertInto(table as 'tools')
+        .values(values as never)
+        .execute();
       return { ...doc, version: 1, createdAt: now, updatedAt: now };
     },
     /** Replaces the document if it is still at `version`; returns undefined when it is not. */
@@ -47,7 +52,11 @@ export function documentStore<T extends object>(
       return { ...doc, version: version + 1, createdAt, updatedAt: now };
     },
     async remove(db: DbOrTx, k: string, version: number): Promise<boolean> {
-      const res = await db.deleteFrom(table as 'tools').where(key as 'id', '=', k).where('version', '=', version).executeTakeFirst();
+      const res = await db
+        .deleteFrom(table as 'tools')
+        .where(key as 'id', '=', k)
+        .where('version', '=', version)
+        .executeTakeFirst();
       return Number(res.numDeletedRows) === 1;
     },
   };

@@ -41,13 +41,24 @@ export async function getTenant(db: DbOrTx, id: string): Promise<TenantRecord | 
 
 export async function insertTenant(db: DbOrTx, t: { id: string; name: string }, policy: TenantPolicy, now: string): Promise<TenantRecord> {
   await db.insertInto('tenants').values({ id: t.id, name: t.name, version: 1, created_at: now, updated_at: now }).execute();
-  await db.insertInto('tenant_policies').values({ tenant: t.id, body: JSON.stringify(policy), version: 1, updated_at: now }).execute();
-  await db.insertInto('tenant_tests').values({ tenant: t.id, body: JSON.stringify({ tests: [] }), version: 1, created_at: now, updated_at: now }).execute();
+  await db
+    .insertInto('tenant_policies')
+    .values({ tenant: t.id, body: JSON.stringify(policy), version: 1, updated_at: now })
+    .execute();
+  await db
+    .insertInto('tenant_tests')
+    .values({ tenant: t.id, body: JSON.stringify({ tests: [] }), version: 1, created_at: now, updated_at: now })
+    .execute();
   return { id: t.id, name: t.name, version: 1, createdAt: now, updatedAt: now };
 }
 
 export async function updateTenant(db: DbOrTx, id: string, name: string, version: number, now: string): Promise<boolean> {
-  const r = await db.updateTable('tenants').set({ name, version: version + 1, updated_at: now }).where('id', '=', id).where('version', '=', version).executeTakeFirst();
+  const r = await db
+    .updateTable('tenants')
+    .set({ name, version: version + 1, updated_at: now })
+    .where('id', '=', id)
+    .where('version', '=', version)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 
@@ -89,7 +100,10 @@ export async function getGrant(db: DbOrTx, tenant: string, connectionId: string)
 }
 
 export async function insertGrant(db: DbOrTx, tenant: string, g: ConnectionGrant, now: string): Promise<GrantRecord> {
-  await db.insertInto('grants').values({ tenant, connection_id: g.connectionId, body: JSON.stringify(g), version: 1, created_at: now, updated_at: now }).execute();
+  await db
+    .insertInto('grants')
+    .values({ tenant, connection_id: g.connectionId, body: JSON.stringify(g), version: 1, created_at: now, updated_at: now })
+    .execute();
   return { ...g, tenant, version: 1, createdAt: now, updatedAt: now };
 }
 
@@ -105,6 +119,11 @@ export async function updateGrant(db: DbOrTx, tenant: string, g: ConnectionGrant
 }
 
 export async function deleteGrant(db: DbOrTx, tenant: string, connectionId: string, version: number): Promise<boolean> {
-  const r = await db.deleteFrom('grants').where('tenant', '=', tenant).where('connection_id', '=', connectionId).where('version', '=', version).executeTakeFirst();
+  const r = await db
+    .deleteFrom('grants')
+    .where('tenant', '=', tenant)
+    .where('connection_id', '=', connectionId)
+    .where('version', '=', version)
+    .executeTakeFirst();
   return Number(r.numDeletedRows) === 1;
 }

@@ -42,7 +42,8 @@ export function judgeTool(tool: Tool, names: DraftNames): RuleProblem[] {
   (tool.groups ?? []).forEach((g, i) => {
     if (!names.groups.has(g)) problems.push({ pointer: `/groups/${i}`, message: `unknown group "${g}"`, code: 'unknown_reference' });
   });
-  if (tool.state !== undefined && !names.states.has(tool.state)) problems.push({ pointer: '/state', message: `unknown state "${tool.state}"`, code: 'unknown_reference' });
+  if (tool.state !== undefined && !names.states.has(tool.state))
+    problems.push({ pointer: '/state', message: `unknown state "${tool.state}"`, code: 'unknown_reference' });
   (tool.availableInStates ?? []).forEach((s, i) => {
     if (s !== '*' && !names.states.has(s)) problems.push({ pointer: `/availableInStates/${i}`, message: `unknown state "${s}"`, code: 'unknown_reference' });
   });
@@ -75,7 +76,8 @@ export function judgeGroups(includes: ReadonlyMap<string, readonly string[]>): {
   const problems: RuleProblem[] = [];
   for (const [name, incs] of includes) {
     incs.forEach((inc, i) => {
-      if (!includes.has(inc)) problems.push({ pointer: `/groups/${escapePointer(name)}/includes/${i}`, message: `unknown group "${inc}"`, code: 'unknown_reference' });
+      if (!includes.has(inc))
+        problems.push({ pointer: `/groups/${escapePointer(name)}/includes/${i}`, message: `unknown group "${inc}"`, code: 'unknown_reference' });
     });
   }
   const closure = groupClosures(includes, problems);

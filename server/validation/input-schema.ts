@@ -64,7 +64,10 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
   try {
     valid = metaAjv().validateSchema(schema) as boolean;
   } catch (e) {
-    return [...problems, { pointer: `${pointer}/$schema`, message: `names a meta-schema that is not supported: ${(e as Error).message}`, code: 'input_schema' }];
+    return [
+      ...problems,
+      { pointer: `${pointer}/$schema`, message: `names a meta-schema that is not supported: ${(e as Error).message}`, code: 'input_schema' },
+    ];
   }
   if (!valid) {
     for (const e of metaAjv().errors ?? []) {

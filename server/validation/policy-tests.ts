@@ -33,7 +33,12 @@ export async function testReferrersOf(db: DbOrTx, toolId: string): Promise<Probl
     const { tests } = JSON.parse(row.body) as { tests: PolicyTest[] };
     tests.forEach((t, i) => {
       for (const ref of toolReferences(t, i)) {
-        if (ref.id === toolId) problems.push({ pointer: `/tenants/${escapePointer(row.tenant)}${ref.pointer}`, message: `test "${t.name}" of tenant ${row.tenant} names ${toolId}`, code: 'in_use' });
+        if (ref.id === toolId)
+          problems.push({
+            pointer: `/tenants/${escapePointer(row.tenant)}${ref.pointer}`,
+            message: `test "${t.name}" of tenant ${row.tenant} names ${toolId}`,
+            code: 'in_use',
+          });
       }
     });
   }

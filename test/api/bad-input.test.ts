@@ -30,13 +30,16 @@ const routes: [string, string][] = [
   ['POST', '/v1/session'],
 ];
 
-const deep = (n: number): string => '{"a":'.repeat(n) + '{}' + '}'.repeat(n);
+const deep = (n: number): string => `${'{"a":'.repeat(n)}{}${'}'.repeat(n)}`;
 const bodies: [string, string][] = [
   ['null', 'null'],
   ['an array', '[]'],
   ['a string', '"tool"'],
   ['a number', '42'],
-  ['wrong types everywhere', JSON.stringify({ id: 1, name: [], description: {}, inputSchema: 'x', effect: null, roles: 'all', connectionId: {}, label: 5, role: true })],
+  [
+    'wrong types everywhere',
+    JSON.stringify({ id: 1, name: [], description: {}, inputSchema: 'x', effect: null, roles: 'all', connectionId: {}, label: 5, role: true }),
+  ],
   ['nesting 10,000 levels deep', `{"id":"core__deep","description":"d","effect":"read_only","inputSchema":{"type":"object","properties":${deep(10_000)}}}`],
   ['unicode and control characters', JSON.stringify({ id: 'core__\u0000\u202e', name: '\ud83d\ude00', description: '\u0007' })],
   ['a prototype-polluting key', '{"__proto__": {"admin": true}, "constructor": {"prototype": {"x": 1}}}'],
@@ -70,10 +73,12 @@ describe('inputs built to make the server work hard', () => {
 
   it('refuses globs with more than three stars, and matches long three-star globs linearly', async () => {
     const policy = (allow: string[]) => ({ roles: { evil: { groups: ['*'], allow } }, bindings: { 'agent:x': ['evil'] } });
-    const tooMany = await t.request('POST', '/v1/tenants/globex-eng/simulate', { body: { subject: 'agent:x', policy: policy(['c' + '*'.repeat(12) + 'Z']) } });
+    const tooMany = await t.request('POST', '/v1/tenants/globex-eng/simulate', { body: { subject: 'agent:x', policy: policy([`c${'*'.repeat(12)}Z`]) } });
     expect(tooMany.status).toBe(400);
     expect(tooMany.json.errors[0].pointer).toBe('/policy/roles/evil/allow/0');
-    const ok = await t.request('POST', '/v1/tenants/globex-eng/simulate', { body: { subject: 'agent:x', groups: ['*'], policy: policy(['c*o*r*e', '*__host_*']) } });
+    const ok = await t.request('POST', '/v1/tenants/globex-eng/simulate', {
+      body: { subject: 'agent:x', groups: ['*'], policy: policy(['c*o*r*e', '*__host_*']) },
+    });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.json.tools.map((x: { id: string }) => x.id)).toContain('core__host_session_open');
   });

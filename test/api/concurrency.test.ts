@@ -12,7 +12,8 @@ describe('optimistic concurrency', () => {
     const current = await t.request('GET', '/v1/tenants/acme-research/policy');
     const etag = current.headers.get('etag')!;
     const { version: _v, tenant: _t, createdAt: _c, updatedAt: _u, ...policy } = current.json;
-    const edit = (ttl: number) => t.request('PUT', '/v1/tenants/acme-research/policy', { body: { ...policy, bundleTtlSeconds: ttl }, headers: { 'if-match': etag } });
+    const edit = (ttl: number) =>
+      t.request('PUT', '/v1/tenants/acme-research/policy', { body: { ...policy, bundleTtlSeconds: ttl }, headers: { 'if-match': etag } });
     const results = await Promise.all([edit(600), edit(1200)]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 412]);
     const loser = results.find((r) => r.status === 412)!;
@@ -23,9 +24,7 @@ describe('optimistic concurrency', () => {
   });
 
   it('keeps the chain intact under many concurrent writers', async () => {
-    await Promise.all(
-      Array.from({ length: 40 }, (_, i) => t.request('POST', '/v1/states', { body: { name: `s${i}` } })),
-    );
+    await Promise.all(Array.from({ length: 40 }, (_, i) => t.request('POST', '/v1/states', { body: { name: `s${i}` } })));
     const v = await t.request('GET', '/v1/audit/verify');
     expect(v.json.ok).toBe(true);
     expect((await t.request('GET', '/v1/states')).json.items.length).toBeGreaterThanOrEqual(41);

@@ -49,7 +49,13 @@ describe('approving an imported tool with the admin decisions', () => {
   it('sets effect, redaction and groups with the approval, in one audited change', async () => {
     const tool = await importTool('lookup');
     const res = await h.request('POST', `/v1/tools/${tool.id}/approve`, {
-      body: { definitionHash: tool.definitionHash, effect: 'read_only', redaction: { allow: ['title', 'items[].id'] }, groups: ['knowledge', 'default'], reason: 'reviewed the lookup tool' },
+      body: {
+        definitionHash: tool.definitionHash,
+        effect: 'read_only',
+        redaction: { allow: ['title', 'items[].id'] },
+        groups: ['knowledge', 'default'],
+        reason: 'reviewed the lookup tool',
+      },
       headers: { 'if-match': `"${tool.version}"` },
     });
     expect(res.status).toBe(200);
@@ -62,7 +68,10 @@ describe('approving an imported tool with the admin decisions', () => {
 
   it('keeps what the admin did not send', async () => {
     const tool = await importTool('keep');
-    const res = await h.request('POST', `/v1/tools/${tool.id}/approve`, { body: { definitionHash: tool.definitionHash }, headers: { 'if-match': `"${tool.version}"` } });
+    const res = await h.request('POST', `/v1/tools/${tool.id}/approve`, {
+      body: { definitionHash: tool.definitionHash },
+      headers: { 'if-match': `"${tool.version}"` },
+    });
     expect(res.status).toBe(200);
     expect(res.json.effect).toBe('external_side_effect');
     expect(res.json.groups).toEqual(['default']);
@@ -72,10 +81,16 @@ describe('approving an imported tool with the admin decisions', () => {
   it('refuses an unknown group or a bad redaction path and changes nothing', async () => {
     const tool = await importTool('refused');
     const ifMatch = { 'if-match': `"${tool.version}"` };
-    const unknown = await h.request('POST', `/v1/tools/${tool.id}/approve`, { body: { definitionHash: tool.definitionHash, groups: ['no-such-group'] }, headers: ifMatch });
+    const unknown = await h.request('POST', `/v1/tools/${tool.id}/approve`, {
+      body: { definitionHash: tool.definitionHash, groups: ['no-such-group'] },
+      headers: ifMatch,
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.json.errors).toEqual([expect.objectContaining({ pointer: '/groups/0' })]);
-    const badPath = await h.request('POST', `/v1/tools/${tool.id}/approve`, { body: { definitionHash: tool.definitionHash, redaction: { allow: ['a b'] }, effect: 'sometimes' }, headers: ifMatch });
+    const badPath = await h.request('POST', `/v1/tools/${tool.id}/approve`, {
+      body: { definitionHash: tool.definitionHash, redaction: { allow: ['a b'] }, effect: 'sometimes' },
+      headers: ifMatch,
+    });
     expect(badPath.status).toBe(400);
     expect(badPath.json.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/effect', '/redaction/allow/0']);
     const after = await h.request('GET', `/v1/tools/${tool.id}`);
@@ -148,7 +163,9 @@ describe('served like a product', () => {
 
   it('leaves bundle bytes to the distribution code', async () => {
     expect((await h.request('POST', '/v1/tenants/acme-research/bundles', { body: { reason: 'first' } })).status).toBe(201);
-    const res = await h.app.request('/v1/tenants/acme-research/bundles/latest', { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'accept-encoding': 'br' } });
+    const res = await h.app.request('/v1/tenants/acme-research/bundles/latest', {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'accept-encoding': 'br' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-encoding')).toBeNull();
     expect(res.headers.get('etag')).toMatch(/^"sha256:/);
@@ -183,7 +200,11 @@ describe('token expiry', () => {
     expect(created.json.expiresAt).toBe(at);
     expect((await h.request('GET', '/v1/tokens')).json.items.find((t: { id: string }) => t.id === created.json.id).expiresAt).toBe(at);
     // Move the expiry into the past before the token is first used (nothing cached yet).
-    await h.deps.database.db.updateTable('tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', created.json.id).execute();
+    await h.deps.database.db
+      .updateTable('tokens')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', created.json.id)
+      .execute();
     const res = await h.request('GET', '/v1/audit', { token: created.json.token });
     expect(res.status).toBe(401);
     expect(res.json.detail).toMatch(/expired/);
@@ -209,7 +230,9 @@ describe('GET /v1/overview', () => {
 
     const policy = (await h.request('GET', '/v1/tenants/globex-eng/policy')).json;
     const { version, tenant: _t, createdAt: _c, updatedAt: _u, ...body } = policy;
-    expect((await h.request('PUT', '/v1/tenants/globex-eng/policy', { body: { ...body, bundleTtlSeconds: 7200 }, headers: { 'if-match': `"${version}"` } })).status).toBe(200);
+    expect(
+      (await h.request('PUT', '/v1/tenants/globex-eng/policy', { body: { ...body, bundleTtlSeconds: 7200 }, headers: { 'if-match': `"${version}"` } })).status,
+    ).toBe(200);
     const edited = ((await h.request('GET', '/v1/overview')).json as Overview).tenants.find((t) => t.id === 'globex-eng')!;
     expect(edited.draft).toEqual({ differs: true, changes: ['policy'] });
   });
@@ -234,15 +257,26 @@ describe('resetting the draft to a published version', () => {
     const v1 = (await h.request('POST', `/v1/tenants/${t}/bundles`, { body: { reason: 'v1' } })).json.version as number;
     const policy = (await h.request('GET', `/v1/tenants/${t}/policy`)).json;
     const { version, tenant: _t, createdAt: _c, updatedAt: _u, ...body } = policy;
-    expect((await h.request('PUT', `/v1/tenants/${t}/policy`, { body: { ...body, bundleTtlSeconds: 4000 }, headers: { 'if-match': `"${version}"` } })).status).toBe(200);
-    expect((await h.request('POST', `/v1/tenants/${t}/grants`, { body: { connectionId: 'conn-later', subjects: [Object.keys(policy.roles)[0]], tools: ['core__*'] } })).status).toBe(201);
+    expect(
+      (await h.request('PUT', `/v1/tenants/${t}/policy`, { body: { ...body, bundleTtlSeconds: 4000 }, headers: { 'if-match': `"${version}"` } })).status,
+    ).toBe(200);
+    expect(
+      (
+        await h.request('POST', `/v1/tenants/${t}/grants`, {
+          body: { connectionId: 'conn-later', subjects: [Object.keys(policy.roles)[0]], tools: ['core__*'] },
+        })
+      ).status,
+    ).toBe(201);
     const v2 = await h.request('POST', `/v1/tenants/${t}/bundles`, { body: { reason: 'v2' } });
     expect(v2.status, v2.text).toBe(201);
     expect((await h.request('POST', `/v1/tenants/${t}/bundles`, { body: { reason: 'undo', rollbackTo: v1 } })).status).toBe(201);
 
     const current = (await h.request('GET', `/v1/tenants/${t}/policy`)).json;
     expect((await h.request('POST', `/v1/tenants/${t}/policy/reset`, { body: { version: v1 } })).status).toBe(428);
-    const reset = await h.request('POST', `/v1/tenants/${t}/policy/reset`, { body: { version: v1, reason: 'keep the rollback' }, headers: { 'if-match': `"${current.version}"` } });
+    const reset = await h.request('POST', `/v1/tenants/${t}/policy/reset`, {
+      body: { version: v1, reason: 'keep the rollback' },
+      headers: { 'if-match': `"${current.version}"` },
+    });
     expect(reset.status).toBe(200);
     expect(reset.json.bundleTtlSeconds).not.toBe(4000);
     expect((await h.request('GET', `/v1/tenants/${t}/grants/conn-later`)).status).toBe(404);

@@ -53,7 +53,14 @@ describe('POST /v1/tenants/:tenant/decisions', () => {
     expect(r.json).toMatchObject({ accepted: 2 });
     const items = await stored('&runtimeId=worker-a');
     expect(items.map((i) => i.toolCallId)).toEqual([records[1].toolCallId, records[0].toolCallId]);
-    expect(items[0]).toMatchObject({ runtimeId: 'worker-a', subject: 'agent:research-bot', decision: 'deny', errorCode: 'policy_denied', reason: 'not_allowed', groups: ['knowledge'] });
+    expect(items[0]).toMatchObject({
+      runtimeId: 'worker-a',
+      subject: 'agent:research-bot',
+      decision: 'deny',
+      errorCode: 'policy_denied',
+      reason: 'not_allowed',
+      groups: ['knowledge'],
+    });
   });
 
   it('lists by decision time: a batch that arrives late (after an outage) pages in behind newer decisions', async () => {
@@ -76,7 +83,10 @@ describe('POST /v1/tenants/:tenant/decisions', () => {
   it('refuses the whole batch when one record is bad, naming it by pointer, and stores none of it', async () => {
     const before = (await stored()).length;
     const good = rec();
-    const r = await postGzip(`${base}/decisions`, { runtimeId: 'worker-a', records: [good, { ...rec(), decision: 'maybe' }, { ...rec(), arguments: '{"q":"secret"}' }] });
+    const r = await postGzip(`${base}/decisions`, {
+      runtimeId: 'worker-a',
+      records: [good, { ...rec(), decision: 'maybe' }, { ...rec(), arguments: '{"q":"secret"}' }],
+    });
     expect(r.status).toBe(400);
     const pointers = r.json.errors.map((e: { pointer: string }) => e.pointer);
     expect(pointers).toContain('/records/1/decision');
@@ -100,9 +110,17 @@ describe('POST /v1/tenants/:tenant/decisions', () => {
     const garbage = await postGzip(`${base}/decisions`, '{"runtimeId":');
     expect(garbage.status).toBe(400);
     expect(garbage.json.code).toBe('invalid_json');
-    const notGzip = await t.app.request(`${base}/decisions`, { method: 'POST', headers: { authorization: `Bearer ${runtime}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: 'plain' });
+    const notGzip = await t.app.request(`${base}/decisions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${runtime}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: 'plain',
+    });
     expect(notGzip.status).toBe(400);
-    const brotli = await t.app.request(`${base}/decisions`, { method: 'POST', headers: { authorization: `Bearer ${runtime}`, 'content-type': 'application/json', 'content-encoding': 'br' }, body: 'x' });
+    const brotli = await t.app.request(`${base}/decisions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${runtime}`, 'content-type': 'application/json', 'content-encoding': 'br' },
+      body: 'x',
+    });
     expect(brotli.status).toBe(415);
   });
 
@@ -165,7 +183,10 @@ describe('reading and exporting decisions', () => {
     const all = await stored('&subject=agent:analysis-bot');
     const jsonl = await t.request('GET', `${base}/decisions/export?format=jsonl&subject=agent:analysis-bot`, { token: auditor });
     expect(jsonl.headers.get('content-type')).toMatch(/ndjson/);
-    const lines = jsonl.text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = jsonl.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.toolCallId)).toEqual(all.map((a) => a.toolCallId));
     const csv = await t.request('GET', `${base}/decisions/export?format=csv&subject=agent:analysis-bot`, { token: auditor });
     const rows = csv.text.trim().split('\r\n');
@@ -190,7 +211,12 @@ describe('the cap per tenant and retention', () => {
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ accepted: 8, evicted: 3 });
       const items = (await t2.request('GET', '/v1/tenants/globex-eng/decisions')).json.items;
-      expect(items.map((i: { toolCallId: string }) => i.toolCallId)).toEqual(records.slice(3).map((r) => r.toolCallId).reverse());
+      expect(items.map((i: { toolCallId: string }) => i.toolCallId)).toEqual(
+        records
+          .slice(3)
+          .map((r) => r.toolCallId)
+          .reverse(),
+      );
       const summary = (await t2.request('GET', '/v1/tenants/globex-eng/decisions/summary')).json;
       expect(summary.counters).toEqual({ stored: 5, evicted: 3, expired: 0 });
     } finally {
@@ -238,10 +264,18 @@ describe('summary and the runtime list', () => {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ runtimeId: 'w-1', dropped: 17, records }),
       });
-      const s = (await t2.request('GET', '/v1/tenants/globex-eng/decisions/summary?from=' + encodeURIComponent(new Date(Date.now() - 3600_000).toISOString()))).json;
+      const s = (await t2.request('GET', `/v1/tenants/globex-eng/decisions/summary?from=${encodeURIComponent(new Date(Date.now() - 3600_000).toISOString())}`))
+        .json;
       const sum = (k: 'allow' | 'deny' | 'require_approval') => s.buckets.reduce((n: number, b: Record<string, number>) => n + b[k], 0);
       expect([sum('allow'), sum('deny'), sum('require_approval')]).toEqual([1, 3, 1]);
-      expect(s.topDeniedTools[0]).toEqual({ key: 'core__host_exec', calls: 3, reasons: [{ reason: 'denied', calls: 2 }, { reason: 'validation', calls: 1 }] });
+      expect(s.topDeniedTools[0]).toEqual({
+        key: 'core__host_exec',
+        calls: 3,
+        reasons: [
+          { reason: 'denied', calls: 2 },
+          { reason: 'validation', calls: 1 },
+        ],
+      });
       expect(s.topDeniedSubjects.map((x: { key: string }) => x.key)).toEqual(['agent:review-bot', 'agent:coding-bot']);
       expect(s.runtimes).toEqual([expect.objectContaining({ runtimeId: 'w-1', received: 5, dropped: 17 })]);
 

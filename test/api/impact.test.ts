@@ -23,17 +23,21 @@ async function logCalls(request: EvaluationRequest, tool: string, n: number, ove
   const visible = sim.tools.find((x: { id: string }) => x.id === tool);
   const hidden = sim.filtered.find((x: { id: string }) => x.id === tool);
   const decided: Partial<DecisionRecord> = visible ? { decision: visible.decision } : { decision: 'deny', errorCode: 'policy_denied', reason: hidden?.reason };
-  const records: DecisionRecord[] = Array.from({ length: n }, () => ({
-    at: new Date(Date.now() - ageMs + seq).toISOString(),
-    toolCallId: `c-${++seq}`,
-    subject: request.subject,
-    groups: request.groups!,
-    state: request.state!,
-    tool,
-    bundleVersion: 1,
-    ...decided,
-    ...over,
-  }) as DecisionRecord);
+  const records: DecisionRecord[] = Array.from(
+    { length: n },
+    () =>
+      ({
+        at: new Date(Date.now() - ageMs + seq).toISOString(),
+        toolCallId: `c-${++seq}`,
+        subject: request.subject,
+        groups: request.groups!,
+        state: request.state!,
+        tool,
+        bundleVersion: 1,
+        ...decided,
+        ...over,
+      }) as DecisionRecord,
+  );
   const r = await t.request('POST', `${base}/decisions`, { token: runtime, body: { runtimeId: 'impact-test', records } });
   expect(r.status).toBe(202);
 }

@@ -95,7 +95,7 @@ describe('/v1/keys', () => {
     ]);
   });
 
-  it('refuses to retire a key that signed a tenant\'s latest bundle unless asked to re-issue', async () => {
+  it("refuses to retire a key that signed a tenant's latest bundle unless asked to re-issue", async () => {
     const signer = (await t.request('GET', '/v1/keys')).json.keys.find((k: { signing: boolean }) => k.signing).kid;
     expect((await t.request('POST', '/v1/tenants/globex-eng/bundles', { body: { reason: 'signed by the current key' } })).status).toBe(201);
     const next = (await t.request('POST', '/v1/keys/rotate', { body: { reason: 'r' } })).json.kid;

@@ -24,7 +24,11 @@ const researchBotCannotReset = {
 
 async function putTests(tenant: string, tests: unknown[], token?: string) {
   const cur = await t.request('GET', `/v1/tenants/${tenant}/tests`);
-  return t.request('PUT', `/v1/tenants/${tenant}/tests`, { body: { tests }, headers: { 'if-match': cur.headers.get('etag')!, 'toolgate-reason': 'tests for the test' }, token });
+  return t.request('PUT', `/v1/tenants/${tenant}/tests`, {
+    body: { tests },
+    headers: { 'if-match': cur.headers.get('etag')!, 'toolgate-reason': 'tests for the test' },
+    token,
+  });
 }
 
 async function hideKnowledgeQuery() {
@@ -55,21 +59,37 @@ describe('policy tests', () => {
     expect(stale.status).toBe(412);
     expect((await t.request('GET', '/v1/tenants/acme-research/tests')).json.tests).toEqual([researchBotSeesKnowledge]);
     const audit = await t.request('GET', '/v1/audit?entityType=tests&order=desc');
-    expect(audit.json.items[0]).toMatchObject({ action: 'update', entityType: 'tests', entityId: 'acme-research', reason: 'tests for the test', before: { tests: [] }, after: { tests: [researchBotSeesKnowledge] } });
+    expect(audit.json.items[0]).toMatchObject({
+      action: 'update',
+      entityType: 'tests',
+      entityId: 'acme-research',
+      reason: 'tests for the test',
+      before: { tests: [] },
+      after: { tests: [researchBotSeesKnowledge] },
+    });
   });
 
   it('refuses bad tests with a pointer to each problem and changes nothing', async () => {
     const before = await t.request('GET', '/v1/tenants/acme-research/tests');
-    const shape = await putTests('acme-research', [{ name: 'x', request: { subject: 'a' }, expect: {} }, { name: 'y', request: {}, expect: { hidden: { core__x: 'nope' } } }]);
+    const shape = await putTests('acme-research', [
+      { name: 'x', request: { subject: 'a' }, expect: {} },
+      { name: 'y', request: {}, expect: { hidden: { core__x: 'nope' } } },
+    ]);
     expect(shape.status).toBe(400);
     const pointers = shape.json.errors.map((e: { pointer: string }) => e.pointer);
     expect(pointers).toEqual(expect.arrayContaining(['/tests/0/expect', '/tests/1/request/subject', '/tests/1/expect/hidden/core__x']));
-    const refs = await putTests('acme-research', [researchBotSeesKnowledge, { ...researchBotCannotReset, name: researchBotSeesKnowledge.name }, { name: 'typo', request: { subject: 'a' }, expect: { visible: ['core__knowledge-qurey'] } }]);
+    const refs = await putTests('acme-research', [
+      researchBotSeesKnowledge,
+      { ...researchBotCannotReset, name: researchBotSeesKnowledge.name },
+      { name: 'typo', request: { subject: 'a' }, expect: { visible: ['core__knowledge-qurey'] } },
+    ]);
     expect(refs.status).toBe(400);
-    expect(refs.json.errors).toEqual(expect.arrayContaining([
-      expect.objectContaining({ pointer: '/tests/1/name' }),
-      expect.objectContaining({ pointer: '/tests/2/expect/visible/0', message: 'unknown tool "core__knowledge-qurey"' }),
-    ]));
+    expect(refs.json.errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ pointer: '/tests/1/name' }),
+        expect.objectContaining({ pointer: '/tests/2/expect/visible/0', message: 'unknown tool "core__knowledge-qurey"' }),
+      ]),
+    );
     const unknownTenant = await t.request('PUT', '/v1/tenants/nope/tests', { body: { tests: [] }, headers: { 'if-match': '"1"' } });
     expect(unknownTenant.status).toBe(404);
     const after = await t.request('GET', '/v1/tenants/acme-research/tests');
@@ -82,7 +102,9 @@ describe('policy tests', () => {
     expect((await t.request('GET', '/v1/tenants/globex-eng/tests', { token: viewer })).status).toBe(404);
     expect((await putTests('acme-research', [], viewer)).status).toBe(403);
     const otherEditor = await t.tokenFor('editor', ['globex-eng']);
-    expect((await t.request('PUT', '/v1/tenants/acme-research/tests', { token: otherEditor, body: { tests: [] }, headers: { 'if-match': '"2"' } })).status).toBe(404);
+    expect(
+      (await t.request('PUT', '/v1/tenants/acme-research/tests', { token: otherEditor, body: { tests: [] }, headers: { 'if-match': '"2"' } })).status,
+    ).toBe(404);
   });
 
   it('simulate reports every test on the draft, on an unsaved policy, and runs unsaved tests', async () => {
@@ -95,14 +117,25 @@ describe('policy tests', () => {
     const edited = await t.request('POST', '/v1/tenants/acme-research/simulate', { body: { subject: 'agent:research-bot', policy: unsaved } });
     expect(edited.json.tests[0].passed).toBe(false);
     expect(edited.json.tests[0].failures).toEqual([
-      { pointer: '/tests/0/expect/visible/0', expected: 'core__knowledge-query visible', seen: 'core__knowledge-query hidden (not_allowed)', message: 'test "research bot can query knowledge": expected core__knowledge-query visible, saw core__knowledge-query hidden (not_allowed)' },
+      {
+        pointer: '/tests/0/expect/visible/0',
+        expected: 'core__knowledge-query visible',
+        seen: 'core__knowledge-query hidden (not_allowed)',
+        message: 'test "research bot can query knowledge": expected core__knowledge-query visible, saw core__knowledge-query hidden (not_allowed)',
+      },
       expect.objectContaining({ pointer: '/tests/0/expect/decisions/core__knowledge-query', seen: 'core__knowledge-query hidden (not_allowed)' }),
     ]);
     const rejected = await t.request('POST', '/v1/tenants/acme-research/simulate', {
-      body: { subject: 'agent:research-bot', tests: [{ name: 'no admin group', request: { subject: 'agent:research-bot', groups: ['admin'] }, expect: { rejected: false } }, researchBotCannotReset] },
+      body: {
+        subject: 'agent:research-bot',
+        tests: [{ name: 'no admin group', request: { subject: 'agent:research-bot', groups: ['admin'] }, expect: { rejected: false } }, researchBotCannotReset],
+      },
     });
     expect(rejected.json.tests.map((o: { passed: boolean }) => o.passed)).toEqual([false, true]);
-    expect(rejected.json.tests[0].failures[0]).toMatchObject({ pointer: '/tests/0/expect/rejected', seen: 'the whole request rejected (group_not_permitted: admin)' });
+    expect(rejected.json.tests[0].failures[0]).toMatchObject({
+      pointer: '/tests/0/expect/rejected',
+      seen: 'the whole request rejected (group_not_permitted: admin)',
+    });
     // Without tests the answer is exactly evaluate()'s.
     const none = await t.request('POST', '/v1/tenants/globex-eng/simulate', { body: { subject: 'agent:coding-bot' } });
     expect(none.json).not.toHaveProperty('tests');
@@ -128,7 +161,19 @@ describe('policy tests', () => {
     const forced = await t.request('POST', '/v1/tenants/acme-research/bundles', { body: { reason: 'knowledge query is being retired', force: true } });
     expect(forced.status).toBe(201);
     const audit = await t.request('GET', '/v1/audit?entityType=bundle&tenant=acme-research&order=desc');
-    expect(audit.json.items[0]).toMatchObject({ action: 'publish', reason: 'knowledge query is being retired', after: { version: 2, forced: { failures: [expect.objectContaining({ pointer: '/tests/0/expect/visible/0' }), expect.objectContaining({ pointer: '/tests/0/expect/decisions/core__knowledge-query' })] } } });
+    expect(audit.json.items[0]).toMatchObject({
+      action: 'publish',
+      reason: 'knowledge query is being retired',
+      after: {
+        version: 2,
+        forced: {
+          failures: [
+            expect.objectContaining({ pointer: '/tests/0/expect/visible/0' }),
+            expect.objectContaining({ pointer: '/tests/0/expect/decisions/core__knowledge-query' }),
+          ],
+        },
+      },
+    });
     expect(audit.json.items[1].after).not.toHaveProperty('forced');
     await restore();
   });
@@ -151,12 +196,18 @@ describe('policy tests', () => {
   it('publishes only the draft its tests ran on: a draft changed meanwhile is a 409, nothing published', async () => {
     const versions = (await t.request('GET', '/v1/tenants/acme-research/bundles')).json.items.length;
     const meta = { actor: 'system', requestId: null, reason: 'raced' };
-    const publish = publishBundle(t.deps, meta, 'acme-research', { refresh: true, testedRevision: `sha256:${'0'.repeat(64)}` }, sharedKeyStore(t.deps.config.keysDir));
+    const publish = publishBundle(
+      t.deps,
+      meta,
+      'acme-research',
+      { refresh: true, testedRevision: `sha256:${'0'.repeat(64)}` },
+      sharedKeyStore(t.deps.config.keysDir),
+    );
     await expect(publish).rejects.toMatchObject({ status: 409, code: 'conflict' });
     expect((await t.request('GET', '/v1/tenants/acme-research/bundles')).json.items).toHaveLength(versions);
   });
 
-  it('new tenants start with no tests, and their tests go when they go (kept in the deletion\'s audit event)', async () => {
+  it("new tenants start with no tests, and their tests go when they go (kept in the deletion's audit event)", async () => {
     const created = await t.request('POST', '/v1/tenants', { body: { id: 'fresh', name: 'Fresh' } });
     expect(created.status).toBe(201);
     expect((await t.request('GET', '/v1/tenants/fresh/tests')).json).toMatchObject({ tests: [], version: 1 });

@@ -17,9 +17,18 @@ let sso: SsoSettings;
 
 beforeAll(async () => {
   op = await startOidcProvider({ users: [alice, mallory], redirectUris: [CALLBACK] });
-  sso = { issuer: op.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, publicUrl: PUBLIC_URL, scopes: 'openid email profile groups', recheckSeconds: 0 };
+  sso = {
+    issuer: op.issuer,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    publicUrl: PUBLIC_URL,
+    scopes: 'openid email profile groups',
+    recheckSeconds: 0,
+  };
   t = await startTestApp({ settings: { sso } });
-  const r = await t.request('POST', '/v1/sso/mappings', { body: { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] } });
+  const r = await t.request('POST', '/v1/sso/mappings', {
+    body: { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] },
+  });
   expect(r.status).toBe(201);
 });
 
@@ -55,8 +64,25 @@ async function throughProvider(b: Browser, login: string): Promise<string> {
   return signInAtProvider(await startSignIn(b), login, CALLBACK);
 }
 const pathOf = (url: string) => url.slice(PUBLIC_URL.length);
-const sessionCount = async () => Number((await t.deps.database.db.selectFrom('sessions').select((e) => e.fn.countAll().as('n')).where('user_sub', 'is not', null).executeTakeFirstOrThrow()).n);
-const auditCount = async () => Number((await t.deps.database.db.selectFrom('audit_events').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const sessionCount = async () =>
+  Number(
+    (
+      await t.deps.database.db
+        .selectFrom('sessions')
+        .select((e) => e.fn.countAll().as('n'))
+        .where('user_sub', 'is not', null)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+const auditCount = async () =>
+  Number(
+    (
+      await t.deps.database.db
+        .selectFrom('audit_events')
+        .select((e) => e.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('single sign-on', () => {
   let sessionsBefore = 0;
@@ -83,7 +109,13 @@ describe('single sign-on', () => {
     expect(cb.headers.get('set-cookie')).toMatch(/toolgate_session=[^;]+;.*HttpOnly.*SameSite=Strict/i);
 
     const me = JSON.parse((await get(b, '/v1/session')).text);
-    expect(me).toMatchObject({ tokenId: null, role: 'editor', tenants: ['acme-research'], tenantRoles: { 'acme-research': 'editor' }, user: { id: `user:${alice.sub}`, email: alice.email, name: alice.name } });
+    expect(me).toMatchObject({
+      tokenId: null,
+      role: 'editor',
+      tenants: ['acme-research'],
+      tenantRoles: { 'acme-research': 'editor' },
+      user: { id: `user:${alice.sub}`, email: alice.email, name: alice.name },
+    });
 
     // Changes need the CSRF token, as with token sign-in.
     const policy = await t.app.request('/v1/tenants/acme-research/policy', { headers: { cookie: cookieHeader(b) } });
@@ -122,7 +154,14 @@ describe('single sign-on', () => {
     expect(cb.headers.get('set-cookie') ?? '').not.toMatch(/toolgate_session=[^;]/);
     expect(await sessionCount()).toBe(sessionsBefore);
     const r = await t.request('GET', `/v1/audit?action=refuse&actor=${encodeURIComponent(mallory.email)}`);
-    expect(r.json.items).toEqual([expect.objectContaining({ actor: `user:${mallory.sub}`, actorName: mallory.name, entityType: 'session', reason: 'no single sign-on mapping matches this account' })]);
+    expect(r.json.items).toEqual([
+      expect.objectContaining({
+        actor: `user:${mallory.sub}`,
+        actorName: mallory.name,
+        entityType: 'session',
+        reason: 'no single sign-on mapping matches this account',
+      }),
+    ]);
   });
 
   it('refuses a wrong state, a replayed callback and one from another browser: a page, no session, nothing changed', async () => {
@@ -228,7 +267,9 @@ describe('single sign-on', () => {
   });
 
   it('ends a session within the recheck when the mapping that gave access is removed, and on sign-out', async () => {
-    const m = await t.request('POST', '/v1/sso/mappings', { body: { id: 'staff-viewers', claim: 'groups', value: 'staff', role: 'viewer', tenants: ['globex-eng'] } });
+    const m = await t.request('POST', '/v1/sso/mappings', {
+      body: { id: 'staff-viewers', claim: 'groups', value: 'staff', role: 'viewer', tenants: ['globex-eng'] },
+    });
     expect(m.status).toBe(201);
     const b = newBrowser();
     expect((await get(b, pathOf(await throughProvider(b, alice.sub)))).status).toBe(200);
@@ -270,7 +311,12 @@ describe('single sign-on', () => {
         expect(current.status).toBe(200);
         return t.app.request(`/v1/tenants/${tenant}/policy`, {
           method: 'PUT',
-          headers: { cookie: cookieHeader(b), 'content-type': 'application/json', 'if-match': current.headers.get('etag') as string, 'x-csrf-token': me.csrfToken },
+          headers: {
+            cookie: cookieHeader(b),
+            'content-type': 'application/json',
+            'if-match': current.headers.get('etag') as string,
+            'x-csrf-token': me.csrfToken,
+          },
           body: JSON.stringify({ ...((await current.json()) as object), bundleTtlSeconds: 4321 }),
         });
       };
@@ -278,7 +324,11 @@ describe('single sign-on', () => {
       expect((await put('globex-eng')).status).toBe(403);
       expect((await get(b, '/v1/audit/verify')).status).toBe(200);
       expect((await get(b, '/v1/tokens')).status).toBe(200);
-      const create = await t.app.request('/v1/tokens', { method: 'POST', headers: { cookie: cookieHeader(b), 'content-type': 'application/json', 'x-csrf-token': me.csrfToken }, body: JSON.stringify({ label: 'x', role: 'admin' }) });
+      const create = await t.app.request('/v1/tokens', {
+        method: 'POST',
+        headers: { cookie: cookieHeader(b), 'content-type': 'application/json', 'x-csrf-token': me.csrfToken },
+        body: JSON.stringify({ label: 'x', role: 'admin' }),
+      });
       expect(create.status).toBe(403);
     } finally {
       const current = await t.request('GET', '/v1/sso/mappings/staff-auditors');
@@ -286,13 +336,17 @@ describe('single sign-on', () => {
     }
   });
 
-  it('ends a person\'s session at the idle and the absolute limit, like a token session', async () => {
+  it("ends a person's session at the idle and the absolute limit, like a token session", async () => {
     for (const column of ['expires_at', 'created_at'] as const) {
       const b = newBrowser();
       expect((await get(b, pathOf(await throughProvider(b, alice.sub)))).status).toBe(200);
       expect((await get(b, '/v1/session')).status).toBe(200);
       const longAgo = new Date(Date.now() - 24 * 3600 * 1000).toISOString();
-      await t.deps.database.db.updateTable('sessions').set({ [column]: longAgo }).where('user_sub', '=', alice.sub).execute();
+      await t.deps.database.db
+        .updateTable('sessions')
+        .set({ [column]: longAgo })
+        .where('user_sub', '=', alice.sub)
+        .execute();
       expect((await get(b, '/v1/session')).status).toBe(401);
       expect(await sessionCount()).toBe(sessionsBefore);
     }
@@ -308,7 +362,9 @@ describe('single sign-on', () => {
     expect(after.status).toBe(401);
     expect(after.text).toContain('no longer has access');
     expect(await sessionCount()).toBe(sessionsBefore);
-    const again = await t.request('POST', '/v1/sso/mappings', { body: { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] } });
+    const again = await t.request('POST', '/v1/sso/mappings', {
+      body: { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] },
+    });
     expect(again.status).toBe(201);
   });
 });
@@ -331,7 +387,9 @@ describe('/v1/sso/mappings', () => {
     const events = await t.request('GET', '/v1/audit?entityType=sso-mapping&entityId=platform-admins');
     expect(events.json.items.map((e: { action: string }) => e.action)).toEqual(['create', 'update']);
     expect(events.json.items[1]).toMatchObject({ before: { value: 'platform-admins' }, after: { value: 'root' } });
-    expect((await t.request('DELETE', '/v1/sso/mappings/platform-admins', { headers: { 'if-match': patched.headers.get('etag') as string } })).status).toBe(204);
+    expect((await t.request('DELETE', '/v1/sso/mappings/platform-admins', { headers: { 'if-match': patched.headers.get('etag') as string } })).status).toBe(
+      204,
+    );
   });
 
   it('refuses bad mappings with pointers and stores nothing', async () => {

@@ -16,7 +16,16 @@ describe('starting on an existing database', () => {
     }
     await t.deps.database.close();
 
-    const settings = { host: '127.0.0.1', port: 0, dbFile: join(t.dir, 'toolgate.db'), keysDir: join(t.dir, 'keys'), webDir: join(t.dir, 'web'), seed: 'demo' as const, adminToken: ADMIN_TOKEN, logLevel: 'silent' };
+    const settings = {
+      host: '127.0.0.1',
+      port: 0,
+      dbFile: join(t.dir, 'toolgate.db'),
+      keysDir: join(t.dir, 'keys'),
+      webDir: join(t.dir, 'web'),
+      seed: 'demo' as const,
+      adminToken: ADMIN_TOKEN,
+      logLevel: 'silent',
+    };
     const again = await openToolgate(settings, pino({ level: 'silent' }));
     expect(await again.deps.database.db.selectFrom('tools').select('id').execute()).toEqual([]);
     expect(await again.deps.database.db.selectFrom('tenants').select('id').execute()).toEqual([]);

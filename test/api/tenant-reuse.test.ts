@@ -43,7 +43,9 @@ describe('deleting a tenant and creating one of the same id', () => {
     const editor = await t.tokenFor('editor', ['a', 'b']);
     await t.request('DELETE', '/v1/tenants/a', { headers: { 'if-match': '"1"' } });
     expect((await t.request('GET', '/v1/tenants', { token: editor })).json.items.map((x: { id: string }) => x.id)).toEqual(['b']);
-    const listed = (await t.request('GET', '/v1/tokens')).json.items.find((x: { role: string; tenants: string[] }) => x.tenants.includes('b') && x.role === 'editor');
+    const listed = (await t.request('GET', '/v1/tokens')).json.items.find(
+      (x: { role: string; tenants: string[] }) => x.tenants.includes('b') && x.role === 'editor',
+    );
     expect(listed.tenants).toEqual(['b']);
   });
 });

@@ -37,7 +37,9 @@ describe('tenants', () => {
 
   it('saves a valid policy and bumps its version', async () => {
     const policy = {
-      roles: { reader: { groups: ['read-only'], allow: ['core__knowledge-query', 'core__host_*'], deny: ['core__host_exec'], requireApproval: ['state_change'] } },
+      roles: {
+        reader: { groups: ['read-only'], allow: ['core__knowledge-query', 'core__host_*'], deny: ['core__host_exec'], requireApproval: ['state_change'] },
+      },
       bindings: { 'agent:reader': ['reader'] },
       profiles: { openai: { disable: ['core__host_exec'] } },
       budgets: { maxRuntimeMs: 1000 },
@@ -71,7 +73,10 @@ describe('tenants', () => {
   });
 
   it('rejects a schema-invalid policy with pointers', async () => {
-    const r = await t.request('PUT', '/v1/tenants/initech/policy', { body: { roles: { r: { requireApproval: ['sometimes'] } }, bundleTtlSeconds: 1 }, headers: ifMatch(2) });
+    const r = await t.request('PUT', '/v1/tenants/initech/policy', {
+      body: { roles: { r: { requireApproval: ['sometimes'] } }, bundleTtlSeconds: 1 },
+      headers: ifMatch(2),
+    });
     expect(r.status).toBe(400);
     expect(r.json.errors.map((e: { pointer: string }) => e.pointer)).toEqual(expect.arrayContaining(['/roles/r/requireApproval/0', '/bundleTtlSeconds']));
   });

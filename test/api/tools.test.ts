@@ -16,7 +16,13 @@ const tool = (id: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-const auditCount = async () => (await t.deps.database.db.selectFrom('audit_events').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+const auditCount = async () =>
+  (
+    await t.deps.database.db
+      .selectFrom('audit_events')
+      .select((e) => e.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+  ).n;
 
 describe('tools API', () => {
   it('creates a tool with defaults, an ETag, a definition hash and source core', async () => {
@@ -49,7 +55,7 @@ describe('tools API', () => {
     ['no namespace separator', 'coresearch'],
     ['a bad character', 'core__sea rch'],
     ['a dot', 'core__a.b'],
-    ['65 characters', 'core__' + 'x'.repeat(59)],
+    ['65 characters', `core__${'x'.repeat(59)}`],
   ])('rejects an id with %s', async (_label, id) => {
     const r = await t.request('POST', '/v1/tools', { body: tool(id) });
     expect(r.status).toBe(400);
@@ -57,20 +63,25 @@ describe('tools API', () => {
   });
 
   it('accepts an id of exactly 64 characters', async () => {
-    const id = 'core__' + 'y'.repeat(58);
+    const id = `core__${'y'.repeat(58)}`;
     expect(id.length).toBe(64);
     expect((await t.request('POST', '/v1/tools', { body: tool(id) })).status).toBe(201);
   });
 
   it.each(['oneOf', 'anyOf', 'allOf', 'not', 'if', 'patternProperties'])('rejects %s in an input schema with its pointer', async (kw) => {
-    const schema = { type: 'object', properties: { a: { type: 'object', [kw]: kw === 'patternProperties' ? { x: {} } : kw === 'not' || kw === 'if' ? {} : [{}] } } };
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'object', [kw]: kw === 'patternProperties' ? { x: {} } : kw === 'not' || kw === 'if' ? {} : [{}] } },
+    };
     const r = await t.request('POST', '/v1/tools', { body: tool(`core__kw-${kw.toLowerCase()}`, { inputSchema: schema }) });
     expect(r.status).toBe(400);
     expect(r.json.errors).toContainEqual(expect.objectContaining({ pointer: `/inputSchema/properties/a/${kw}` }));
   });
 
   it('rejects a non-local $ref but accepts a local one', async () => {
-    const bad = await t.request('POST', '/v1/tools', { body: tool('core__ref-remote', { inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } } }) });
+    const bad = await t.request('POST', '/v1/tools', {
+      body: tool('core__ref-remote', { inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } } }),
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.errors[0].pointer).toBe('/inputSchema/properties/a/$ref');
     const good = await t.request('POST', '/v1/tools', {
@@ -81,20 +92,26 @@ describe('tools API', () => {
 
   it('rejects a connectionId property at any depth', async () => {
     const r = await t.request('POST', '/v1/tools', {
-      body: tool('core__deep', { inputSchema: { type: 'object', properties: { opts: { type: 'array', items: { type: 'object', properties: { connectionId: { type: 'string' } } } } } } }),
+      body: tool('core__deep', {
+        inputSchema: { type: 'object', properties: { opts: { type: 'array', items: { type: 'object', properties: { connectionId: { type: 'string' } } } } } },
+      }),
     });
     expect(r.status).toBe(400);
     expect(r.json.errors[0].pointer).toBe('/inputSchema/properties/opts/items/properties/connectionId');
   });
 
   it('rejects a schema that is not valid JSON Schema', async () => {
-    const r = await t.request('POST', '/v1/tools', { body: tool('core__invalid-schema', { inputSchema: { type: 'object', properties: { a: { type: 'strin' } } } }) });
+    const r = await t.request('POST', '/v1/tools', {
+      body: tool('core__invalid-schema', { inputSchema: { type: 'object', properties: { a: { type: 'strin' } } } }),
+    });
     expect(r.status).toBe(400);
     expect(r.json.errors.some((e: { message: string }) => e.message.includes('not valid JSON Schema'))).toBe(true);
   });
 
   it('names unknown groups and states', async () => {
-    const r = await t.request('POST', '/v1/tools', { body: tool('core__refs', { groups: ['default', 'ghosts'], state: 'nowhere', availableInStates: ['*', 'limbo'] }) });
+    const r = await t.request('POST', '/v1/tools', {
+      body: tool('core__refs', { groups: ['default', 'ghosts'], state: 'nowhere', availableInStates: ['*', 'limbo'] }),
+    });
     expect(r.status).toBe(400);
     expect(r.json.code).toBe('unknown_reference');
     expect(r.json.errors).toEqual([
@@ -134,7 +151,10 @@ describe('tools API', () => {
 
   it('merge-patches a tool and keeps what the patch does not name', async () => {
     await t.request('POST', '/v1/tools', { body: tool('core__patchme', { budgets: { maxRuntimeMs: 100 } }) });
-    const r = await t.request('PATCH', '/v1/tools/core__patchme', { body: { effect: 'state_change', budgets: { maxResultBytes: 10 } }, headers: { 'if-match': '"1"' } });
+    const r = await t.request('PATCH', '/v1/tools/core__patchme', {
+      body: { effect: 'state_change', budgets: { maxResultBytes: 10 } },
+      headers: { 'if-match': '"1"' },
+    });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ effect: 'state_change', budgets: { maxRuntimeMs: 100, maxResultBytes: 10 }, description: 'The core__patchme tool' });
     const bad = await t.request('PATCH', '/v1/tools/core__patchme', { body: { effect: 'nope' }, headers: { 'if-match': '"2"' } });

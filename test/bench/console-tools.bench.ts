@@ -118,11 +118,15 @@ try {
   const height = await page.evaluate(() => document.documentElement.scrollHeight);
 
   console.log(`tools in the inventory: ${TOOLS}`);
-  console.log(`GET /v1/tools?limit=50 (filtered, sorted): median ${ms(median(apiTimes))}; ${pagePlain.bytes} bytes, ${pageGzip.bytes} bytes ${pageGzip.encoding}`);
+  console.log(
+    `GET /v1/tools?limit=50 (filtered, sorted): median ${ms(median(apiTimes))}; ${pagePlain.bytes} bytes, ${pageGzip.bytes} bytes ${pageGzip.encoding}`,
+  );
   console.log(`GET /v1/tools (every tool, as old callers ask): ${wholePlain.bytes} bytes, ${wholeGzip.bytes} bytes ${wholeGzip.encoding}`);
   console.log(`console JavaScript: ${asset.plain} bytes, ${asset.br} bytes br`);
   console.log(`filter change → table updated: median ${ms(median(filterTimes))}, max ${ms(Math.max(...filterTimes))} (${filterTimes.length} changes)`);
-  console.log(`typing a 9-character search (30 ms/key) → one result shown: median ${ms(median(searchTimes))} from the first key (includes typing and the 250 ms pause)`);
+  console.log(
+    `typing a 9-character search (30 ms/key) → one result shown: median ${ms(median(searchTimes))} from the first key (includes typing and the 250 ms pause)`,
+  );
   console.log(`page turn → next 50 shown: median ${ms(median(pageTimes))}`);
   console.log(`sort by effect → table updated: median ${ms(median(sortTimes))}`);
   console.log(`tools page: ${nodes} DOM elements, ${height} px tall`);

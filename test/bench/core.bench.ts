@@ -20,7 +20,16 @@ const TOKEN = 'tg_bench_admin_0123456789abcdef0123456';
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
 const { deps } = await openToolgate(
-  { host: '127.0.0.1', port: 0, dbFile: join(dir, 'db.sqlite'), keysDir: join(dir, 'keys'), webDir: join(dir, 'web'), seed: 'demo', adminToken: TOKEN, logLevel: 'silent' },
+  {
+    host: '127.0.0.1',
+    port: 0,
+    dbFile: join(dir, 'db.sqlite'),
+    keysDir: join(dir, 'keys'),
+    webDir: join(dir, 'web'),
+    seed: 'demo',
+    adminToken: TOKEN,
+    logLevel: 'silent',
+  },
   pino({ level: 'silent' }),
 );
 const app = createApp(deps);
@@ -36,13 +45,22 @@ for (let i = 0; i < CLIENTS; i++) {
   await fetch(`${base}/v1/tools`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ id: `core__bench-${i}`, description: 'bench', inputSchema: { type: 'object', properties: { q: { type: 'string' } } }, effect: 'read_only', redaction: { allow: [] } }),
+    body: JSON.stringify({
+      id: `core__bench-${i}`,
+      description: 'bench',
+      inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+      effect: 'read_only',
+      redaction: { allow: [] },
+    }),
   });
 }
 
 // The clients run in a worker thread: on their own event loop (and core), so the figure is the
 // server's, not the load generator's.
-async function run(kind: 'groups' | 'tools' | 'contended', seconds = SECONDS): Promise<{ edits: number; conflicts: number; seconds: number; latencies: number[] }> {
+async function run(
+  kind: 'groups' | 'tools' | 'contended',
+  seconds = SECONDS,
+): Promise<{ edits: number; conflicts: number; seconds: number; latencies: number[] }> {
   const worker = new Worker(CLIENT_SOURCE, { eval: true, workerData: { base, headers, kind, clients: CLIENTS, seconds } });
   const [result] = (await once(worker, 'message')) as [{ edits: number; conflicts: number; seconds: number; latencies: number[]; error?: string }];
   await worker.terminate();
@@ -94,7 +112,9 @@ for (const kind of ['groups', 'tools', 'contended'] as const) {
   const rate = r.edits / r.seconds;
   const label = kind === 'contended' ? `PATCH one group, ${CLIENTS} clients` : `PATCH /v1/${kind}/:id, own entity`;
   const lost = kind === 'contended' ? `   ${r.conflicts} lost races (412, re-read, retry)` : `   (target ≥ 1000/s: ${(rate / 1000).toFixed(2)}×)`;
-  console.log(`  ${label.padEnd(34)} ${rate.toFixed(0).padStart(6)} edits/s   p50 ${pct(r.latencies, 50).toFixed(2)} ms   p99 ${pct(r.latencies, 99).toFixed(2)} ms   ${perCommit.toFixed(1)} edits per commit (group commit)${lost}`);
+  console.log(
+    `  ${label.padEnd(34)} ${rate.toFixed(0).padStart(6)} edits/s   p50 ${pct(r.latencies, 50).toFixed(2)} ms   p99 ${pct(r.latencies, 99).toFixed(2)} ms   ${perCommit.toFixed(1)} edits per commit (group commit)${lost}`,
+  );
 }
 
 // Reads while publishes stream: compiling and signing happen outside the write transaction, so a
@@ -126,15 +146,25 @@ await deps.database.transaction(async (tx) => {
   const now = new Date().toISOString();
   for (let i = 0; i < EXTRA_TOOLS; i++) {
     const id = `core__pub-${String(i).padStart(4, '0')}`;
-    const inputSchema = { type: 'object', additionalProperties: false, properties: { q: { type: 'string', maxLength: 200 }, n: { type: 'integer', minimum: 1 } }, required: ['q'] };
-    await toolStore.insert(tx, id, { id, description: `publish bench tool ${i}`, inputSchema, effect: 'read_only', redaction: { allow: ['result'] }, groups: ['default'] }, now);
+    const inputSchema = {
+      type: 'object',
+      additionalProperties: false,
+      properties: { q: { type: 'string', maxLength: 200 }, n: { type: 'integer', minimum: 1 } },
+      required: ['q'],
+    };
+    await toolStore.insert(
+      tx,
+      id,
+      { id, description: `publish bench tool ${i}`, inputSchema, effect: 'read_only', redaction: { allow: ['result'] }, groups: ['default'] },
+      now,
+    );
   }
 });
 const publishOnce = async () => {
   const t0 = performance.now();
   const res = await fetch(`${base}/v1/tenants/acme-research/bundles`, { method: 'POST', headers, body: JSON.stringify({ reason: 'bench', refresh: true }) });
   await res.arrayBuffer();
-  if (res.status !== 201) throw new Error('publish failed: ' + res.status);
+  if (res.status !== 201) throw new Error(`publish failed: ${res.status}`);
   return performance.now() - t0;
 };
 await publishOnce(); // warm-up
@@ -147,11 +177,16 @@ const stream = (async () => {
 const busy = await readToolsFor(SECONDS);
 streaming = false;
 await stream;
-const line = (label: string, xs: number[]) => `  ${label.padEnd(34)} p50 ${pct(xs, 50).toFixed(1).padStart(6)} ms   p99 ${pct(xs, 99).toFixed(1).padStart(6)} ms   max ${Math.max(...xs).toFixed(1).padStart(6)} ms   (${xs.length} reads)`;
+const line = (label: string, xs: number[]) =>
+  `  ${label.padEnd(34)} p50 ${pct(xs, 50).toFixed(1).padStart(6)} ms   p99 ${pct(xs, 99).toFixed(1).padStart(6)} ms   max ${Math.max(...xs)
+    .toFixed(1)
+    .padStart(6)} ms   (${xs.length} reads)`;
 console.log(`\nGET /v1/tools (${EXTRA_TOOLS + 40}-odd tools), one reader, ${SECONDS}s each`);
 console.log(line('without publishes', quiet));
 console.log(line('during a stream of publishes', busy));
-console.log(`  publishes meanwhile: ${publishTimes.length}, each p50 ${pct(publishTimes, 50).toFixed(0)} ms, p99 ${pct(publishTimes, 99).toFixed(0)} ms (compile + sign + commit)`);
+console.log(
+  `  publishes meanwhile: ${publishTimes.length}, each p50 ${pct(publishTimes, 50).toFixed(0)} ms, p99 ${pct(publishTimes, 99).toFixed(0)} ms (compile + sign + commit)`,
+);
 
 const verify = await (await fetch(`${base}/v1/audit/verify`, { headers })).json();
 console.log(`  audit chain after the run: ${verify.ok ? 'intact' : 'BROKEN'}, ${verify.count} events`);

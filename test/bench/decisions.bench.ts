@@ -129,7 +129,9 @@ async function ingestion(): Promise<void> {
         `ingest, ${clients} runtime(s) posting gzip batches of ${PER_BATCH} (${(body.length / 1024).toFixed(1)} KiB): ${Math.round((batches * PER_BATCH) / seconds).toLocaleString('en-US')} records/s (${batches} batches in ${seconds.toFixed(1)} s)`,
       );
       const sorted = [...latencies].sort((a, b) => a - b);
-      console.log(`  batch latency: best ${sorted[0].toFixed(1)} ms, median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms (the best is what a quiet machine approaches)`);
+      console.log(
+        `  batch latency: best ${sorted[0].toFixed(1)} ms, median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms (the best is what a quiet machine approaches)`,
+      );
     }
   } finally {
     await srv.dispose();

@@ -51,13 +51,23 @@ async function serveRole(): Promise<void> {
 
   const tools = Number(process.env.BENCH_TOOLS ?? 100);
   for (let i = 0; i < tools; i++) {
-    await must('POST', '/v1/tools', {
-      id: `core__bench-tool-${String(i).padStart(3, '0')}`,
-      description: `Benchmark tool ${i}: looks records up by query and returns the matching ones.`,
-      inputSchema: { type: 'object', additionalProperties: false, required: ['query'], properties: { query: { type: 'string', maxLength: 200 }, limit: { type: 'integer', minimum: 1, maximum: 100 } } },
-      effect: i % 4 === 3 ? 'state_change' : 'read_only',
-      redaction: { allow: ['result', 'items[].id'] },
-    }, 201);
+    await must(
+      'POST',
+      '/v1/tools',
+      {
+        id: `core__bench-tool-${String(i).padStart(3, '0')}`,
+        description: `Benchmark tool ${i}: looks records up by query and returns the matching ones.`,
+        inputSchema: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['query'],
+          properties: { query: { type: 'string', maxLength: 200 }, limit: { type: 'integer', minimum: 1, maximum: 100 } },
+        },
+        effect: i % 4 === 3 ? 'state_change' : 'read_only',
+        redaction: { allow: ['result', 'items[].id'] },
+      },
+      201,
+    );
   }
   const policy = {
     roles: { agent: { groups: ['default'], allow: ['core__bench-*'], deny: ['core__bench-tool-000'], requireApproval: ['state_change'] } },
@@ -73,7 +83,7 @@ async function serveRole(): Promise<void> {
     big: { token: await srv.tokenFor('runtime', ['big']), etag: `"${big.bundle.revision}"`, bytes: Buffer.byteLength(big.text) },
     acme: { token: await srv.tokenFor('runtime', ['acme']), etag: `"${first.revision}"` },
   };
-  process.stdout.write(JSON.stringify(hello) + '\n');
+  process.stdout.write(`${JSON.stringify(hello)}\n`);
   const cache = bundleCacheFor(srv.deps.database);
   const { publishEvents } = await import('../../server/distribution/publish-events.ts');
   let committedAt = 0;
@@ -82,11 +92,11 @@ async function serveRole(): Promise<void> {
   let round = 0;
   for await (const line of createInterface({ input: process.stdin })) {
     const [cmd] = line.trim().split(' ');
-    if (cmd === 'waiting') process.stdout.write(JSON.stringify({ waiting: cache.waiting('acme') }) + '\n');
+    if (cmd === 'waiting') process.stdout.write(`${JSON.stringify({ waiting: cache.waiting('acme') })}\n`);
     else if (cmd === 'cpu') {
       // CPU the server spent since the publish began: a figure the machine's other load does not inflate.
       const used = process.cpuUsage(cpuAtPublish);
-      process.stdout.write(JSON.stringify({ cpuMs: (used.user + used.system) / 1000 }) + '\n');
+      process.stdout.write(`${JSON.stringify({ cpuMs: (used.user + used.system) / 1000 })}\n`);
     } else if (cmd === 'publish') {
       // A draft change (a new state), then the timed part: compile, sign, commit, wake the pulls.
       await must('POST', '/v1/states', { name: `bench-${++round}`, description: 'changes the catalog' }, 201);
@@ -94,7 +104,7 @@ async function serveRole(): Promise<void> {
       const t0 = performance.timeOrigin + performance.now();
       const out = await must('POST', '/v1/tenants/acme/bundles', { reason: 'benchmark' }, 201);
       const publishMs = performance.timeOrigin + performance.now() - t0;
-      process.stdout.write(JSON.stringify({ published: out.version, t0, committed: committedAt, publishMs, etag: `"${out.revision}"` }) + '\n');
+      process.stdout.write(`${JSON.stringify({ published: out.version, t0, committed: committedAt, publishMs, etag: `"${out.revision}"` })}\n`);
     } else if (cmd === 'quit') break;
   }
   await srv.dispose();
@@ -102,10 +112,14 @@ async function serveRole(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'],
+    { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async <T>(): Promise<T> => JSON.parse(String((await lines.next()).value)) as T;
-  const send = (cmd: string) => child.stdin.write(cmd + '\n');
+  const send = (cmd: string) => child.stdin.write(`${cmd}\n`);
   const hello = await next<Hello>();
   let nginx: { url: string; stop: () => Promise<void> } | undefined;
   try {
@@ -164,13 +178,17 @@ async function throughput(hello: Hello, nginxUrl: string | undefined): Promise<v
       const r = cannon(url, headers, SECONDS);
       const best = results.get(name);
       if (!best || r.rps > best.rps) results.set(name, r);
-      const wrong = expect === 200 ? r.statuses['2xx'] === 0 || r.statuses['3xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0 : r.statuses['3xx'] === 0 || r.statuses['2xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0;
+      const wrong =
+        expect === 200
+          ? r.statuses['2xx'] === 0 || r.statuses['3xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0
+          : r.statuses['3xx'] === 0 || r.statuses['2xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0;
       console.log(
         `  round ${round} ${name}: ${r.rps.toFixed(0).padStart(7)} req/s · p50 ${r.p50} ms · p99 ${r.p99} ms${r.errors ? ` · ${r.errors} errors` : ''}${wrong ? ` · UNEXPECTED STATUSES ${JSON.stringify(r.statuses)}` : ''}`,
       );
     }
   }
-  for (const [name, r] of results) console.log(`${name} (best of ${ROUNDS_THROUGHPUT}): ${r.rps.toFixed(0).padStart(7)} req/s · p50 ${r.p50} ms · p99 ${r.p99} ms`);
+  for (const [name, r] of results)
+    console.log(`${name} (best of ${ROUNDS_THROUGHPUT}): ${r.rps.toFixed(0).padStart(7)} req/s · p50 ${r.p50} ms · p99 ${r.p99} ms`);
   if (!nginxUrl) {
     console.log('nginx not found (Debian package nginx): no static-server comparison');
     return;
@@ -197,11 +215,24 @@ async function publishToPollers(hello: Hello, next: <T>() => Promise<T>, send: (
       done.push(
         new Promise((resolve, reject) => {
           const req = http.get(
-            { host: url.hostname, port: url.port, path: '/v1/tenants/acme/bundles/latest?wait=60', agent, headers: { authorization: `Bearer ${hello.acme.token}`, 'if-none-match': etag, 'accept-encoding': 'gzip' } },
+            {
+              host: url.hostname,
+              port: url.port,
+              path: '/v1/tenants/acme/bundles/latest?wait=60',
+              agent,
+              headers: { authorization: `Bearer ${hello.acme.token}`, 'if-none-match': etag, 'accept-encoding': 'gzip' },
+            },
             (res) => {
               const chunks: Buffer[] = [];
               res.on('data', (c: Buffer) => chunks.push(c));
-              res.on('end', () => resolve({ at: performance.timeOrigin + performance.now(), status: res.statusCode ?? 0, body: Buffer.concat(chunks), signature: String(res.headers['toolgate-signature'] ?? '') }));
+              res.on('end', () =>
+                resolve({
+                  at: performance.timeOrigin + performance.now(),
+                  status: res.statusCode ?? 0,
+                  body: Buffer.concat(chunks),
+                  signature: String(res.headers['toolgate-signature'] ?? ''),
+                }),
+              );
               res.on('error', reject);
             },
           );
@@ -255,8 +286,12 @@ async function publishToPollers(hello: Hello, next: <T>() => Promise<T>, send: (
     if (i >= 10) times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  console.log(`gunzip + verifyBundle + load, 100-tool bundle (${(bytes / 1024).toFixed(0)} KiB, ${(lastWire!.length / 1024).toFixed(0)} KiB gzip on the wire): p50 ${pct(times, 50).toFixed(2)} ms · p99 ${pct(times, 99).toFixed(2)} ms per runtime`);
-  console.log(`publish → runtime holding it (pull p50/p99 + verify p50/p99): ~${(pct(all, 50) + pct(times, 50)).toFixed(1)} ms / ~${(pct(all, 99) + pct(times, 99)).toFixed(1)} ms`);
+  console.log(
+    `gunzip + verifyBundle + load, 100-tool bundle (${(bytes / 1024).toFixed(0)} KiB, ${(lastWire!.length / 1024).toFixed(0)} KiB gzip on the wire): p50 ${pct(times, 50).toFixed(2)} ms · p99 ${pct(times, 99).toFixed(2)} ms per runtime`,
+  );
+  console.log(
+    `publish → runtime holding it (pull p50/p99 + verify p50/p99): ~${(pct(all, 50) + pct(times, 50)).toFixed(1)} ms / ~${(pct(all, 99) + pct(times, 99)).toFixed(1)} ms`,
+  );
 }
 
 async function publishToSdkClients(hello: Hello, next: <T>() => Promise<T>, send: (c: string) => void): Promise<void> {
@@ -265,7 +300,16 @@ async function publishToSdkClients(hello: Hello, next: <T>() => Promise<T>, send
   const trustedKeys = hello.jwks;
   const clients = await Promise.all(
     Array.from({ length: SDK_CLIENTS }, (_, i) =>
-      createBundleClient({ url: hello.url, tenant: 'acme', token: hello.acme.token, trustedKeys, cacheDir: join(dir, String(i)), runtimeId: `bench-${i}`, waitSeconds: 60, statusIntervalMs: 0 }),
+      createBundleClient({
+        url: hello.url,
+        tenant: 'acme',
+        token: hello.acme.token,
+        trustedKeys,
+        cacheDir: join(dir, String(i)),
+        runtimeId: `bench-${i}`,
+        waitSeconds: 60,
+        statusIntervalMs: 0,
+      }),
     ),
   );
   try {
@@ -337,7 +381,8 @@ http {
 `,
   );
   // Workers may run as an unprivileged user: let them read the files.
-  for (const p of [dir, join(dir, 'www'), join(dir, 'www', 'v1'), join(dir, 'www', 'v1', 'tenants'), join(dir, 'www', 'v1', 'tenants', 'big'), www]) await chmod(p, 0o755);
+  for (const p of [dir, join(dir, 'www'), join(dir, 'www', 'v1'), join(dir, 'www', 'v1', 'tenants'), join(dir, 'www', 'v1', 'tenants', 'big'), www])
+    await chmod(p, 0o755);
   await chmod(join(www, 'latest'), 0o644);
   const proc: ChildProcessWithoutNullStreams = spawn(bin, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: 'pipe' });
   let failed = '';
@@ -368,7 +413,6 @@ http {
   await rm(dir, { recursive: true, force: true });
   return undefined;
 }
-
 
 function pct(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;

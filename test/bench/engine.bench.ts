@@ -30,8 +30,8 @@ const GROUPS = Array.from({ length: 20 }, (_, i) => `g${i}`);
 const STATES = ['research', 'analysis', 'modification', 'results'];
 
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
+const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
 
 const tools: Tool[] = Array.from({ length: TOOLS }, (_, i) => {
   const ns = NAMESPACES[i % NAMESPACES.length];
@@ -70,8 +70,19 @@ function tenantSnapshot(t: number): Snapshot {
   }
   const bindings: Record<string, string[]> = {};
   for (let s = 0; s < 20; s++) bindings[`agent:a${s}`] = [`role${s % 5}`, ...(s % 3 === 0 ? [`role${(s + 1) % 5}`] : [])];
-  const grants: ConnectionGrant[] = Array.from({ length: 5 }, (_, g) => ({ connectionId: `conn-${t}-${g}`, subjects: [`role${g}`], tools: [`${pick(NAMESPACES)}__*`] }));
-  return { tenant: { id: `tenant-${t}`, name: `Tenant ${t}` }, policy: { roles, bindings, profiles: { openai: { enable: [], disable: [tools[1].id] } } }, tools, groups, states, grants };
+  const grants: ConnectionGrant[] = Array.from({ length: 5 }, (_, g) => ({
+    connectionId: `conn-${t}-${g}`,
+    subjects: [`role${g}`],
+    tools: [`${pick(NAMESPACES)}__*`],
+  }));
+  return {
+    tenant: { id: `tenant-${t}`, name: `Tenant ${t}` },
+    policy: { roles, bindings, profiles: { openai: { enable: [], disable: [tools[1].id] } } },
+    tools,
+    groups,
+    states,
+    grants,
+  };
 }
 
 function time<T>(fn: () => T): { ms: number; value: T } {
@@ -149,7 +160,11 @@ try {
   const vectorBytes = Buffer.byteLength(canonicalJson(vectors));
   const decideVectors = vectors.filter((v) => 'call' in v).length;
   row('conformance vectors, one tenant', `${vectors.length}`, `${vectors.length - decideVectors} evaluate, ${decideVectors} decide`);
-  row('conformance vector bytes, one tenant', `${(vectorBytes / 1024).toFixed(1)} KiB`, `${vectorBytes} bytes = ${((100 * vectorBytes) / bytes).toFixed(1)}% of the bundle; target <= 10%`);
+  row(
+    'conformance vector bytes, one tenant',
+    `${(vectorBytes / 1024).toFixed(1)} KiB`,
+    `${vectorBytes} bytes = ${((100 * vectorBytes) / bytes).toFixed(1)}% of the bundle; target <= 10%`,
+  );
   const checkLoaded = loadBundle(JSON.parse(first.value.r.ok ? first.value.r.text : '{}'));
   const check = time(() => conformanceFailures(vectors, runtimeSubject(checkLoaded)));
   row('checking the vectors at load (runtime)', `${check.ms.toFixed(1)} ms`, `${check.value.length} failures`);
@@ -202,11 +217,21 @@ try {
     }
     return found;
   };
-  const allowed = poolOf((q) => outcome(q) === 'allow', (_s, t, i) => ({ toolCallId: `ok-${i}`, name: t, arguments: argsFor(t) }));
+  const allowed = poolOf(
+    (q) => outcome(q) === 'allow',
+    (_s, t, i) => ({ toolCallId: `ok-${i}`, name: t, arguments: argsFor(t) }),
+  );
   const allowedParsed = allowed.map((q) => ({ ...q, call: { ...q.call, arguments: JSON.parse(q.call.arguments as string) } }));
-  const notVisible = poolOf((q) => ['unavailable', 'policy_denied'].includes(outcome(q)), (_s, t, i) => ({ toolCallId: `nv-${i}`, name: t, arguments: argsFor(t) }));
-  const badArgs = poolOf((q) => outcome(q) === 'validation', (_s, t, i) => ({ toolCallId: `bad-${i}`, name: t, arguments: '{"arg0":{"nested":[1,2,3]},"zzz":true}' }));
-  const timeDecide = (pool: Query[], n: number) => (pool.length ? nsPerOp(n, (i) => decide(views.get(pool[i % pool.length].subject)!, pool[i % pool.length].call).decision) : Number.NaN);
+  const notVisible = poolOf(
+    (q) => ['unavailable', 'policy_denied'].includes(outcome(q)),
+    (_s, t, i) => ({ toolCallId: `nv-${i}`, name: t, arguments: argsFor(t) }),
+  );
+  const badArgs = poolOf(
+    (q) => outcome(q) === 'validation',
+    (_s, t, i) => ({ toolCallId: `bad-${i}`, name: t, arguments: '{"arg0":{"nested":[1,2,3]},"zzz":true}' }),
+  );
+  const timeDecide = (pool: Query[], n: number) =>
+    pool.length ? nsPerOp(n, (i) => decide(views.get(pool[i % pool.length].subject)!, pool[i % pool.length].call).decision) : Number.NaN;
   const allowNs = timeDecide(allowed, 50_000);
   const allowParsedNs = timeDecide(allowedParsed, 50_000);
   const allowViewInsideNs = allowed.length
@@ -237,7 +262,9 @@ try {
     const q = crossQueries[i % crossQueries.length];
     return sharedEnforcer.enforceSync(q.subject, q.tenant, q.tool, CALL_ACTION);
   });
-  const sharedAgree = crossQueries.filter((q) => sharedEnforcer.enforceSync(q.subject, q.tenant, q.tool, CALL_ACTION) === perTenant[q.k].allows(q.subject, q.tool)).length;
+  const sharedAgree = crossQueries.filter(
+    (q) => sharedEnforcer.enforceSync(q.subject, q.tenant, q.tool, CALL_ACTION) === perTenant[q.k].allows(q.subject, q.tool),
+  ).length;
   let agree = 0;
   for (const q of mix) {
     const v = views.get(q.subject)!;
@@ -246,7 +273,9 @@ try {
   }
   const pctOf = (k: string) => `${(((share.get(k) ?? 0) / Q) * 100).toFixed(1)}%`;
   console.log('');
-  console.log(`a random (subject, tool) mix of ${Q}: allow ${pctOf('allow')}, require_approval ${pctOf('require_approval')}, not visible ${(((share.get('unavailable') ?? 0) + (share.get('policy_denied') ?? 0)) / Q * 100).toFixed(1)}%, bad arguments ${pctOf('validation')}`);
+  console.log(
+    `a random (subject, tool) mix of ${Q}: allow ${pctOf('allow')}, require_approval ${pctOf('require_approval')}, not visible ${((((share.get('unavailable') ?? 0) + (share.get('policy_denied') ?? 0)) / Q) * 100).toFixed(1)}%, bad arguments ${pctOf('validation')}`,
+  );
   row('decide() allowed, JSON text args, view outside', fmt(allowNs), `per call; parse + schema check (${allowed.length} distinct calls)`);
   row('decide() allowed, parsed args, view outside', fmt(allowParsedNs), 'per call; schema check; target ≤ 1 µs');
   row('decide() allowed, view built inside the loop', fmt(allowViewInsideNs), 'createView (evaluate cached) + decide per call');
@@ -254,14 +283,24 @@ try {
   row('decide() denied: arguments fail the schema', fmt(badArgsNs), `${badArgs.length} calls; errors with JSON pointers`);
   row('decide() on the random mix', fmt(mixNs), 'what the old headline measured');
   row('node-casbin enforceSync, per-tenant enforcer', fmt(casbinNs), `${loaded.bundle.casbin.policy.length} policy rows`);
-  row(`node-casbin, one enforcer for all ${TENANTS} tenants`, fmt(sharedNs), `${allRows.length} rows, queries across ${sampleTenants.length} tenants; agrees ${sharedAgree}/${crossQueries.length} (not used by the server)`);
+  row(
+    `node-casbin, one enforcer for all ${TENANTS} tenants`,
+    fmt(sharedNs),
+    `${allRows.length} rows, queries across ${sampleTenants.length} tenants; agrees ${sharedAgree}/${crossQueries.length} (not used by the server)`,
+  );
   row('bare Set lookup', fmt(setNs));
   row('casbin / decide() allowed (text args)', `${(casbinNs / allowNs).toFixed(0)}×`, `casbin / decide() on the mix: ${(casbinNs / mixNs).toFixed(0)}×`);
   row('SDK policy verdict = Casbin on the mix', `${agree}/${Q}`);
 
   // evaluate(): cold (fresh memo: subject, groups, state and result caches empty), a new request on
   // warm memos, and a cached repeat.
-  const requests = subjects.map((s, i) => ({ subject: s, groups: [GROUPS[i % GROUPS.length], GROUPS[(i + 3) % GROUPS.length]], state: i % 2 ? 'analysis' : 'undefined', facts: { hostSession: 'ready' }, at: '2026-01-01T00:00:00Z' }));
+  const requests = subjects.map((s, i) => ({
+    subject: s,
+    groups: [GROUPS[i % GROUPS.length], GROUPS[(i + 3) % GROUPS.length]],
+    state: i % 2 ? 'analysis' : 'undefined',
+    facts: { hostSession: 'ready' },
+    at: '2026-01-01T00:00:00Z',
+  }));
   const clearMemo = () => {
     loaded.memo.subjects.clear();
     loaded.memo.groupMasks.clear();

@@ -50,7 +50,8 @@ async function run(): Promise<void> {
   // 2,000 upstream tools and a bundle pinning each of them, all visible to the subject.
   const inputSchema = { type: 'object', properties: { text: { type: 'string', maxLength: 100 } }, required: ['text'], additionalProperties: false };
   const state: UpstreamFixtureState = { tools: [] };
-  for (let i = 0; i < TOOLS; i++) state.tools.push({ name: `tool-${String(i).padStart(4, '0')}`, description: `Benchmark tool ${i}: echoes the text back.`, inputSchema });
+  for (let i = 0; i < TOOLS; i++)
+    state.tools.push({ name: `tool-${String(i).padStart(4, '0')}`, description: `Benchmark tool ${i}: echoes the text back.`, inputSchema });
   const stateFile = join(dir, 'state.json');
   writeFileSync(stateFile, JSON.stringify(state));
   const upstream = { kind: 'stdio' as const, command: process.execPath, args: ['--import', 'tsx', FIXTURE, stateFile, '-'] };
@@ -72,7 +73,12 @@ async function run(): Promise<void> {
       upstreams: { bench: upstream },
     }),
   );
-  const gw = await startGatewayProcess(join(dir, 'gateway.json'), port, { TOOLGATE_LOG_LEVEL: 'warn' }, process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean));
+  const gw = await startGatewayProcess(
+    join(dir, 'gateway.json'),
+    port,
+    { TOOLGATE_LOG_LEVEL: 'warn' },
+    process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean),
+  );
   gatewayStop = () => gw.stop();
   for (let i = 0; i < 600; i++) {
     const h = await gw.health();
@@ -127,7 +133,9 @@ async function run(): Promise<void> {
     }),
   );
   const wall = performance.now() - t0;
-  console.log(`\n${SESSIONS} concurrent sessions × ${CALLS_PER_SESSION} calls: ${errors} errors, ${Math.round((SESSIONS * CALLS_PER_SESSION) / (wall / 1000))} calls/s, p50 ${f(pct(lat, 50))} ms, p99 ${f(pct(lat, 99))} ms`);
+  console.log(
+    `\n${SESSIONS} concurrent sessions × ${CALLS_PER_SESSION} calls: ${errors} errors, ${Math.round((SESSIONS * CALLS_PER_SESSION) / (wall / 1000))} calls/s, p50 ${f(pct(lat, 50))} ms, p99 ${f(pct(lat, 99))} ms`,
+  );
 
   // A publish reaching the same 200 connected sessions as tools/list_changed.
   const arrivals: number[] = [];
@@ -137,12 +145,16 @@ async function run(): Promise<void> {
     next.revision = revisionOf(next);
     const nextText = canonicalJson(next);
     const signature = await signBytes(nextText, key);
-    const waits = sessions.map((c) => new Promise<number>((resolve) => c.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve(performance.now()))));
+    const waits = sessions.map(
+      (c) => new Promise<number>((resolve) => c.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve(performance.now()))),
+    );
     const t = performance.now();
     await srv.place('bench', 2 + round, { text: nextText, signature, revision: next.revision });
     for (const at of await Promise.all(waits)) arrivals.push(at - t);
   }
-  console.log(`publish → tools/list_changed at ${SESSIONS} connected sessions (${PUBLISH_ROUNDS} rounds): p50 ${f(pct(arrivals, 50))} ms, p99 ${f(pct(arrivals, 99))} ms (target p99 < 1 s)`);
+  console.log(
+    `publish → tools/list_changed at ${SESSIONS} connected sessions (${PUBLISH_ROUNDS} rounds): p50 ${f(pct(arrivals, 50))} ms, p99 ${f(pct(arrivals, 99))} ms (target p99 < 1 s)`,
+  );
   await Promise.all(sessions.map((c) => c.close()));
 
   // 3. tools/list with 2,000 visible tools: the SDK client (which validates every tool with zod)
@@ -153,7 +165,13 @@ async function run(): Promise<void> {
     const t = performance.now();
     const res = await fetch(gw.url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sid,
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }),
     });
     const body = (await res.json()) as { result: { tools: unknown[] } };
@@ -202,7 +220,9 @@ async function listInProcess(bundle: Bundle, state: UpstreamFixtureState): Promi
     n = gateway.list(session).tools.length;
     times.push(performance.now() - t);
   }
-  console.log(`tools/list with ${n} visible tools, the gateway's own work in process: first (opening a session computes it) ${f(first)} ms, then (answer cached until the bundle, the session's request or an upstream changes) p50 ${f(pct(times, 50))} ms, p99 ${f(pct(times, 99))} ms`);
+  console.log(
+    `tools/list with ${n} visible tools, the gateway's own work in process: first (opening a session computes it) ${f(first)} ms, then (answer cached until the bundle, the session's request or an upstream changes) p50 ${f(pct(times, 50))} ms, p99 ${f(pct(times, 99))} ms`,
+  );
   const calls: number[] = [];
   for (let i = 0; i < 5000; i++) {
     const t = performance.now();
@@ -210,7 +230,9 @@ async function listInProcess(bundle: Bundle, state: UpstreamFixtureState): Promi
     if (i >= 500) calls.push(performance.now() - t);
     if (r.isError) throw new Error(JSON.stringify(r));
   }
-  console.log(`tools/call, the gateway's own work in process (decide, pin check, budgets, redaction, record, metrics): p50 ${f(pct(calls, 50))} ms, p99 ${f(pct(calls, 99))} ms`);
+  console.log(
+    `tools/call, the gateway's own work in process (decide, pin check, budgets, redaction, record, metrics): p50 ${f(pct(calls, 50))} ms, p99 ${f(pct(calls, 99))} ms`,
+  );
   gateway.close();
 }
 

@@ -51,7 +51,9 @@ async function main(): Promise<void> {
     const viaJwks = await time(ROUNDS / 4, () => verifyBundle(signed.text, signed.signature, { trustedKeys: jwks, tenant: 'acme' }));
     console.log(`key set: ${keySet.keys.length} keys, ${bytes.length} bytes`);
     console.log(`verifyKeySet (signature under the root, canonical form, schema, version, expiry): p50 ${us(pct(ks, 50))} · p99 ${us(pct(ks, 99))}`);
-    console.log(`verifyBundle, 100-tool bundle, keys from a verified key set: p50 ${us(pct(viaKeySet, 50))} · p99 ${us(pct(viaKeySet, 99))}; with a fixed JWKS: p50 ${us(pct(viaJwks, 50))} · p99 ${us(pct(viaJwks, 99))}`);
+    console.log(
+      `verifyBundle, 100-tool bundle, keys from a verified key set: p50 ${us(pct(viaKeySet, 50))} · p99 ${us(pct(viaKeySet, 99))}; with a fixed JWKS: p50 ${us(pct(viaJwks, 50))} · p99 ${us(pct(viaJwks, 99))}`,
+    );
 
     const srv = await startLiveServer();
     try {

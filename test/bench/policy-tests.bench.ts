@@ -20,11 +20,19 @@ const tools: Tool[] = Array.from({ length: TOOLS }, (_, i) => ({
 const roles: TenantPolicy['roles'] = {};
 const bindings: Record<string, string[]> = {};
 for (let r = 0; r < 50; r++) {
-  roles[`role${r}`] = { groups: Array.from({ length: 5 }, (_, k) => `g${(r + k) % 20}`), allow: r === 1 ? ['core__tool_1*'] : [`core__tool_${r}*`, 'core__tool_1*'], deny: [`core__tool_${r}9*`], requireApproval: ['state_change'] };
+  roles[`role${r}`] = {
+    groups: Array.from({ length: 5 }, (_, k) => `g${(r + k) % 20}`),
+    allow: r === 1 ? ['core__tool_1*'] : [`core__tool_${r}*`, 'core__tool_1*'],
+    deny: [`core__tool_${r}9*`],
+    requireApproval: ['state_change'],
+  };
   bindings[`agent:${r}`] = [`role${r}`];
 }
 const policy: TenantPolicy = { roles, bindings, profiles: {} };
-const compiled = compileBundle({ tenant: { id: 'bench', name: 'Bench' }, policy, tools, groups, states: [{ name: 'undefined' }], grants: [] }, { version: 1, previousRevision: null, issuedAt: new Date().toISOString() });
+const compiled = compileBundle(
+  { tenant: { id: 'bench', name: 'Bench' }, policy, tools, groups, states: [{ name: 'undefined' }], grants: [] },
+  { version: 1, previousRevision: null, issuedAt: new Date().toISOString() },
+);
 if (!compiled.ok) throw new Error(JSON.stringify(compiled.errors.slice(0, 3)));
 const loaded = loadBundle(JSON.parse(compiled.text));
 

@@ -28,7 +28,7 @@ const ms = (fn: () => unknown, n: number) => {
 console.log('regex benchmark: input-schema patterns run on re2js (linear time)\n');
 for (const [label, value] of [
   ['10,000 × "a" (matches)', 'a'.repeat(10_000)],
-  ['9,999 × "a" + "!" (worst case)', 'a'.repeat(9_999) + '!'],
+  ['9,999 × "a" + "!" (worst case)', `${'a'.repeat(9_999)}!`],
 ] as const) {
   const args = JSON.stringify({ q: value });
   const d = decide(view, { name: 'core__evil', arguments: args });
@@ -38,6 +38,6 @@ for (const [label, value] of [
 }
 // The same pattern on V8's backtracking engine: doubling with every character, so only a short input.
 for (const n of [18, 20, 22]) {
-  const s = 'a'.repeat(n) + '!';
+  const s = `${'a'.repeat(n)}!`;
   row(`backtracking RegExp ^(a+)+$ on ${n} × "a" + "!" (for contrast)`, `${ms(() => /^(a+)+$/.test(s), 1).toFixed(1)} ms`);
 }

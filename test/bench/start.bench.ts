@@ -45,7 +45,10 @@ async function timeToHealthz(command: string, args: string[]): Promise<Start> {
   });
   try {
     for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return { wallMs: performance.now() - started, cpuMs: cpuMs(child.pid!) };
       if (child.exitCode !== null) throw new Error(`${command} ${args.join(' ')} exited with ${child.exitCode}`);
       if (performance.now() - started > 60_000) throw new Error(`${command} ${args.join(' ')} did not answer /healthz in 60 s`);
@@ -64,10 +67,15 @@ const rows: [string, Start][] = [];
 rows.push(['first start, new database (node dist)', await timeToHealthz(process.execPath, ['dist/server/main.js', 'serve'])]);
 for (let i = 1; i <= 3; i++) rows.push([`npm start, built tree (#${i})`, await timeToHealthz('npm', ['start', '--silent'])]);
 for (let i = 1; i <= 3; i++) rows.push([`node dist/server/main.js serve (#${i})`, await timeToHealthz(process.execPath, ['dist/server/main.js', 'serve'])]);
-for (let i = 1; i <= 2; i++) rows.push([`before: tsx server/cli/main.ts serve (#${i})`, await timeToHealthz(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'serve'])]);
+for (let i = 1; i <= 2; i++)
+  rows.push([`before: tsx server/cli/main.ts serve (#${i})`, await timeToHealthz(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'serve'])]);
 rmSync(dir, { recursive: true, force: true });
 
-console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on this machine (figures scale with it)`);
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} on this machine (figures scale with it)`,
+);
 for (const [what, r] of rows) {
   // npm's own process is mostly waiting for its children: its CPU time says nothing of the server's.
   const cpu = what.startsWith('npm') ? '' : `, ${r.cpuMs.toFixed(0)} ms CPU in that process`;

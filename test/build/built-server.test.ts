@@ -54,7 +54,10 @@ describe('the built server', () => {
     const url = `http://127.0.0.1:${port}`;
     const end = Date.now() + 60_000;
     for (;;) {
-      const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (child.exitCode !== null || Date.now() > end) throw new Error('the built server did not start');
       await new Promise((r) => setTimeout(r, 100));

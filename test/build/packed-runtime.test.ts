@@ -19,7 +19,12 @@ let srv: LiveServer;
 let project = '';
 let published: { version: number; revision: string };
 
-const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } });
+const npm = (args: string[], cwd: string) =>
+  execFileSync('npm', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
+  });
 
 beforeAll(async () => {
   await ensureRuntimeBuilt();
@@ -104,7 +109,11 @@ describe('@toolgate/runtime installed from its packed tarball', () => {
     const loaded = loadBundle(JSON.parse(readFileSync(join(project, 'bundle.json'), 'utf8')) as Bundle);
     const view = createView(loaded, request);
     const calls = out.evaluated.tools.map((t: { id: string }) => ({ toolCallId: t.id, name: t.id, arguments: '{}' }));
-    calls.push({ toolCallId: 'valid', name: 'core__knowledge-query', arguments: '{"query":"x"}' }, { toolCallId: 'broken', name: calls[0].name, arguments: '{' }, { toolCallId: 'unknown', name: 'no__such-tool', arguments: '{}' });
+    calls.push(
+      { toolCallId: 'valid', name: 'core__knowledge-query', arguments: '{"query":"x"}' },
+      { toolCallId: 'broken', name: calls[0].name, arguments: '{' },
+      { toolCallId: 'unknown', name: 'no__such-tool', arguments: '{}' },
+    );
     expect(out.decisions).toEqual(calls.map((c: { name: string }) => decide(view, c)));
     expect(out.decisions.at(-2)).toMatchObject({ decision: 'deny', errorCode: 'invalid_json' });
     expect(out.decisions.at(-1)).toMatchObject({ decision: 'deny', errorCode: 'unavailable' });
@@ -119,11 +128,26 @@ describe('@toolgate/runtime installed from its packed tarball', () => {
       join(project, 'consumer.ts'),
       "import { createView, decide, loadBundle } from '@toolgate/runtime';\n" +
         "import type { CallDecision } from '@toolgate/runtime';\n" +
-        "declare const raw: Parameters<typeof loadBundle>[0];\n" +
+        'declare const raw: Parameters<typeof loadBundle>[0];\n' +
         "const d: CallDecision = decide(createView(loadBundle(raw), { subject: 'a' }), { name: 'x' });\n" +
         "export const denied: boolean = d.decision === 'deny';\n",
     );
-    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')] }, files: ['consumer.ts'] }));
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+        },
+        files: ['consumer.ts'],
+      }),
+    );
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     expect(() => execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8' })).not.toThrow();
   });

@@ -14,13 +14,21 @@ let work: string;
 
 const capture = () => {
   const lines = { out: [] as string[], err: [] as string[] };
-  return { lines, out: { log: (l: string) => lines.out.push(l), error: (l: string) => lines.err.push(l) }, text: () => [...lines.out, ...lines.err].join('\n') };
+  return {
+    lines,
+    out: { log: (l: string) => lines.out.push(l), error: (l: string) => lines.err.push(l) },
+    text: () => [...lines.out, ...lines.err].join('\n'),
+  };
 };
 const read = (dir: string) => Object.fromEntries(layoutFiles(dir).map((p) => [p, readFileSync(join(dir, p), 'utf8')]));
 const auditCount = async (s: ServedApp) => (await s.request('GET', '/v1/audit?order=desc&limit=1')).json.items[0]?.seq ?? 0;
 const dir = (name: string) => join(work, name);
 const keysSorted = (v: unknown): boolean =>
-  Array.isArray(v) ? v.every(keysSorted) : v === null || typeof v !== 'object' ? true : Object.keys(v).join('\u0000') === Object.keys(v).sort().join('\u0000') && Object.values(v).every(keysSorted);
+  Array.isArray(v)
+    ? v.every(keysSorted)
+    : v === null || typeof v !== 'object'
+      ? true
+      : Object.keys(v).join('\u0000') === Object.keys(v).sort().join('\u0000') && Object.values(v).every(keysSorted);
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'toolgate-config-'));
@@ -30,12 +38,24 @@ beforeAll(async () => {
   const tests = await populated.request('GET', '/v1/tenants/acme-research/tests');
   const put = await populated.request('PUT', '/v1/tenants/acme-research/tests', {
     headers: { 'if-match': tests.headers.get('etag')! },
-    body: { tests: [{ name: 'research bot queries knowledge', request: { subject: 'agent:research-bot', groups: ['knowledge'] }, expect: { visible: ['core__knowledge-query'] } }] },
+    body: {
+      tests: [
+        {
+          name: 'research bot queries knowledge',
+          request: { subject: 'agent:research-bot', groups: ['knowledge'] },
+          expect: { visible: ['core__knowledge-query'] },
+        },
+      ],
+    },
   });
   expect(put.status).toBe(200);
-  const grant = await populated.request('POST', '/v1/tenants/acme-research/grants', { body: { connectionId: 'conn-archive', label: 'Archive', subjects: ['analyst'], tools: ['core__knowledge-*'], expiresAt: '2030-01-01T00:00:00.000Z' } });
+  const grant = await populated.request('POST', '/v1/tenants/acme-research/grants', {
+    body: { connectionId: 'conn-archive', label: 'Archive', subjects: ['analyst'], tools: ['core__knowledge-*'], expiresAt: '2030-01-01T00:00:00.000Z' },
+  });
   expect(grant.status).toBe(201);
-  const mcp = await populated.request('POST', '/v1/mcp-servers', { body: { id: 'docs', label: 'Docs', transport: { kind: 'http', url: 'https://mcp.example.com/mcp' } } });
+  const mcp = await populated.request('POST', '/v1/mcp-servers', {
+    body: { id: 'docs', label: 'Docs', transport: { kind: 'http', url: 'https://mcp.example.com/mcp' } },
+  });
   expect(mcp.status).toBe(201);
 });
 
@@ -50,14 +70,23 @@ describe('toolgate export and apply', () => {
     const first = capture();
     expect(await exportCmd(['--dir', dir('a')], first.out, { env: populated.env })).toBe(0);
     const a = read(dir('a'));
-    expect(Object.keys(a)).toEqual(expect.arrayContaining([
-      'groups/default.json', 'groups/knowledge.json', 'states/undefined.json', 'tools/core__knowledge-query.json', 'mcp-servers/docs.json',
-      'tenants/acme-research/tenant.json', 'tenants/acme-research/policy.json', 'tenants/acme-research/tests.json', 'tenants/acme-research/grants/conn-archive.json',
-      'tenants/globex-eng/tenant.json',
-    ]));
+    expect(Object.keys(a)).toEqual(
+      expect.arrayContaining([
+        'groups/default.json',
+        'groups/knowledge.json',
+        'states/undefined.json',
+        'tools/core__knowledge-query.json',
+        'mcp-servers/docs.json',
+        'tenants/acme-research/tenant.json',
+        'tenants/acme-research/policy.json',
+        'tenants/acme-research/tests.json',
+        'tenants/acme-research/grants/conn-archive.json',
+        'tenants/globex-eng/tenant.json',
+      ]),
+    );
     // Deterministic bytes, nothing the server made, no secret.
     for (const text of Object.values(a)) {
-      expect(text).toBe(JSON.stringify(JSON.parse(text), null, 2) + '\n');
+      expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
       expect(keysSorted(JSON.parse(text))).toBe(true);
       expect(text).not.toMatch(/"(version|createdAt|updatedAt|definitionHash|lastSync|tenant)"/);
       expect(text).not.toContain('tg_test_admin_token');
@@ -137,7 +166,7 @@ describe('toolgate export and apply', () => {
     expect(await auditCount(empty)).toBe(before);
   });
 
-  it('stops at the first refusal, naming the file and the server\'s problem, and reports what it applied', async () => {
+  it("stops at the first refusal, naming the file and the server's problem, and reports what it applied", async () => {
     cpSync(dir('a'), dir('refused'), { recursive: true });
     writeFileSync(join(dir('refused'), 'groups/knowledge.json'), JSON.stringify({ name: 'knowledge', description: 'before the refusal', includes: [] }));
     const policy = JSON.parse(readFileSync(join(dir('refused'), 'tenants/acme-research/policy.json'), 'utf8'));
@@ -162,7 +191,10 @@ describe('toolgate export and apply', () => {
       if (!raced && init?.method === 'PUT') {
         raced = true;
         const cur = await empty.request('GET', '/v1/states/research');
-        await empty.request('PUT', '/v1/states/research', { headers: { 'if-match': cur.headers.get('etag')! }, body: { name: 'research', description: 'edited in the console meanwhile' } });
+        await empty.request('PUT', '/v1/states/research', {
+          headers: { 'if-match': cur.headers.get('etag')! },
+          body: { name: 'research', description: 'edited in the console meanwhile' },
+        });
       }
       return fetch(input, init);
     };
@@ -175,8 +207,13 @@ describe('toolgate export and apply', () => {
   it('exports imported tools with their source; apply updates only what an admin owns and never creates or approves one', async () => {
     const now = new Date().toISOString();
     const imported = {
-      id: 'mcp__docs__search', description: 'Search the docs', inputSchema: { type: 'object', properties: { q: { type: 'string' } } }, effect: 'external_side_effect' as const,
-      groups: ['default'], status: 'quarantined' as const, requiresConnection: false,
+      id: 'mcp__docs__search',
+      description: 'Search the docs',
+      inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+      effect: 'external_side_effect' as const,
+      groups: ['default'],
+      status: 'quarantined' as const,
+      requiresConnection: false,
       source: { kind: 'mcp' as const, server: 'docs', originalName: 'search' },
     };
     await populated.deps.database.change((tx) => toolStore.insert(tx, imported.id, imported, now));
@@ -191,13 +228,22 @@ describe('toolgate export and apply', () => {
     expect(elsewhere.text()).toContain('note    tools/mcp__docs__search.json: not on the server: imported tools arrive by syncing MCP server docs');
 
     // Here: admin fields change, the definition and the quarantine stay.
-    writeFileSync(path, JSON.stringify({ ...file, groups: ['knowledge'], status: 'active', description: 'Rewritten by hand', redaction: { allow: ['title'] } }));
+    writeFileSync(
+      path,
+      JSON.stringify({ ...file, groups: ['knowledge'], status: 'active', description: 'Rewritten by hand', redaction: { allow: ['title'] } }),
+    );
     const r = capture();
     expect(await apply(['--dir', dir('mcp'), '--reason', 'sort the docs tool'], r.out, { env: populated.env })).toBe(0);
     expect(r.text()).toContain('status stays quarantined');
     expect(r.text()).toContain('updated tools/mcp__docs__search.json');
     const now2 = (await populated.request('GET', '/v1/tools/mcp__docs__search')).json;
-    expect(now2).toMatchObject({ groups: ['knowledge'], status: 'quarantined', description: 'Search the docs', redaction: { allow: ['title'] }, source: { kind: 'mcp', server: 'docs' } });
+    expect(now2).toMatchObject({
+      groups: ['knowledge'],
+      status: 'quarantined',
+      description: 'Search the docs',
+      redaction: { allow: ['title'] },
+      source: { kind: 'mcp', server: 'docs' },
+    });
     const twice = capture();
     expect(await apply(['--dir', dir('mcp'), '--plan', '--prune'], twice.out, { env: populated.env })).toBe(0);
     expect(twice.lines.out.at(-1)).toBe('No changes: the server matches the directory.');

@@ -11,7 +11,11 @@ let work: string;
 
 const capture = () => {
   const lines = { out: [] as string[], err: [] as string[] };
-  return { lines, out: { log: (l: string) => lines.out.push(l), error: (l: string) => lines.err.push(l) }, text: () => [...lines.out, ...lines.err].join('\n') };
+  return {
+    lines,
+    out: { log: (l: string) => lines.out.push(l), error: (l: string) => lines.err.push(l) },
+    text: () => [...lines.out, ...lines.err].join('\n'),
+  };
 };
 const file = (name: string, content: unknown) => {
   const p = join(work, name);
@@ -21,8 +25,16 @@ const file = (name: string, content: unknown) => {
 
 const tests = {
   tests: [
-    { name: 'research bot queries knowledge', request: { subject: 'agent:research-bot', groups: ['knowledge'] }, expect: { visible: ['core__knowledge-query'] } },
-    { name: 'analysts need approval to update the graph', request: { subject: 'agent:analysis-bot', groups: ['write'], state: 'analysis' }, expect: { decisions: { 'core__graph-update': 'require_approval' } } },
+    {
+      name: 'research bot queries knowledge',
+      request: { subject: 'agent:research-bot', groups: ['knowledge'] },
+      expect: { visible: ['core__knowledge-query'] },
+    },
+    {
+      name: 'analysts need approval to update the graph',
+      request: { subject: 'agent:analysis-bot', groups: ['write'], state: 'analysis' },
+      expect: { decisions: { 'core__graph-update': 'require_approval' } },
+    },
   ],
 };
 
@@ -48,7 +60,11 @@ describe('toolgate test', () => {
   it('passes a published bundle against its tests (exit 0)', async () => {
     const c = capture();
     expect(await testCmd(['--bundle', await latestBundleFile('v1.json'), '--tests', file('tests.json', tests)], c.out)).toBe(0);
-    expect(c.lines.out).toEqual(['ok    research bot queries knowledge', 'ok    analysts need approval to update the graph', expect.stringMatching(/^2 passed, 0 failed \(tenant acme-research/)]);
+    expect(c.lines.out).toEqual([
+      'ok    research bot queries knowledge',
+      'ok    analysts need approval to update the graph',
+      expect.stringMatching(/^2 passed, 0 failed \(tenant acme-research/),
+    ]);
   });
 
   it('blocks a change that hides a tested tool: each failure printed, exit 1, from a bundle or from an exported directory', async () => {
@@ -63,7 +79,9 @@ describe('toolgate test', () => {
     writeFileSync(policyPath, JSON.stringify(policy, null, 2));
     const edited = capture();
     expect(await testCmd(['--dir', join(work, 'config'), '--tenant', 'acme-research'], edited.out)).toBe(1);
-    expect(edited.lines.out[0]).toBe('FAIL  research bot queries knowledge  /tests/0/expect/visible/0: expected core__knowledge-query visible, saw core__knowledge-query hidden (not_allowed)');
+    expect(edited.lines.out[0]).toBe(
+      'FAIL  research bot queries knowledge  /tests/0/expect/visible/0: expected core__knowledge-query visible, saw core__knowledge-query hidden (not_allowed)',
+    );
     expect(edited.lines.err.at(-1)).toMatch(/^1 passed, 1 failed/);
 
     // The same edit published by force: the bundle fails the same test.
@@ -72,7 +90,9 @@ describe('toolgate test', () => {
     expect((await s.request('POST', '/v1/tenants/acme-research/bundles', { body: { reason: 'narrow' } })).status).toBe(422);
     expect((await s.request('POST', '/v1/tenants/acme-research/bundles', { body: { reason: 'narrow anyway', force: true } })).status).toBe(201);
     const fromBundle = capture();
-    expect(await testCmd(['--bundle', await latestBundleFile('v2.json'), '--tests', join(work, 'config/tenants/acme-research/tests.json')], fromBundle.out)).toBe(1);
+    expect(
+      await testCmd(['--bundle', await latestBundleFile('v2.json'), '--tests', join(work, 'config/tenants/acme-research/tests.json')], fromBundle.out),
+    ).toBe(1);
     expect(fromBundle.lines.out[0]).toContain('/tests/0/expect/visible/0');
   });
 
@@ -82,7 +102,10 @@ describe('toolgate test', () => {
       [['--bundle', bundle], /usage: toolgate test/],
       [['--bundle', join(work, 'missing.json'), '--tests', file('t.json', tests)], /cannot read .*missing\.json: no such file/],
       [['--bundle', bundle, '--tests', file('broken.json', '{"tests": [')], /broken\.json is not JSON/],
-      [['--bundle', bundle, '--tests', file('invalid.json', { tests: [{ name: 'x', request: { subject: 'a' }, expect: { visible: 'core__x' } }] })], /invalid\.json is not a valid tests file:\n {2}\/tests\/0\/expect\/visible: must be array/],
+      [
+        ['--bundle', bundle, '--tests', file('invalid.json', { tests: [{ name: 'x', request: { subject: 'a' }, expect: { visible: 'core__x' } }] })],
+        /invalid\.json is not a valid tests file:\n {2}\/tests\/0\/expect\/visible: must be array/,
+      ],
       [['--bundle', file('not-a-bundle.json', tests), '--tests', file('t2.json', tests)], /not-a-bundle\.json is not a usable bundle/],
       [['--dir', join(work, 'nowhere'), '--tenant', 'acme-research'], /nowhere: is not a directory/],
       [['--dir', join(work, 'config'), '--tenant', 'nope'], /has no tenants\/nope\/tenant\.json/],

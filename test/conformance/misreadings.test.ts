@@ -27,7 +27,14 @@ type Probe = { request: EvaluationRequest; call?: VectorCall; answer: string };
 
 // A key of an evaluate answer, quicker than canonical JSON over thousands of comparisons.
 const answer = (r: EvaluationResult) =>
-  [r.roles.join(','), r.groups.join(','), r.state, r.tools.map((t) => `${t.id}:${t.decision}`).join(','), r.filtered.map((t) => `${t.id}:${t.reason}`).join(','), r.rejected ? r.rejected.groups.join(',') : '-'].join('|');
+  [
+    r.roles.join(','),
+    r.groups.join(','),
+    r.state,
+    r.tools.map((t) => `${t.id}:${t.decision}`).join(','),
+    r.filtered.map((t) => `${t.id}:${t.reason}`).join(','),
+    r.rejected ? r.rejected.groups.join(',') : '-',
+  ].join('|');
 const decision = (d: ReturnType<ConformanceSubject['decide']>) =>
   canonicalJson({ id: d.toolCallId, d: d.decision, c: d.errorCode ?? null, p: (d.errors ?? []).map((e) => e.pointer).sort() });
 
@@ -48,7 +55,9 @@ function probes(bundle: Bundle, seed: number): Probe[] {
 /** A probe on which the subject answers otherwise than the runtime; `calls` picks decide or evaluate probes. */
 function tellsApart(subject: ConformanceSubject, space: Probe[], calls?: boolean): Probe | undefined {
   return space.find(
-    (p) => (calls === undefined || (p.call !== undefined) === calls) && (p.call ? decision(subject.decide(p.request, p.call)) : answer(subject.evaluate(p.request))) !== p.answer,
+    (p) =>
+      (calls === undefined || (p.call !== undefined) === calls) &&
+      (p.call ? decision(subject.decide(p.request, p.call)) : answer(subject.evaluate(p.request))) !== p.answer,
   );
 }
 
@@ -67,7 +76,10 @@ function audit(bundle: Bundle, seed: number, tally: Map<Misreading, Tally>, esca
     const t = tally.get(id)!;
     t.distinguishable++;
     if (conformanceFailures(bundle.conformance, subject, 1).length > 0) t.caught++;
-    else escaped.push(`${bundle.tenant}: ${id} passes every vector, yet ${JSON.stringify(witness.call ?? witness.request)} tells it apart (request ${JSON.stringify(witness.request)})`);
+    else
+      escaped.push(
+        `${bundle.tenant}: ${id} passes every vector, yet ${JSON.stringify(witness.call ?? witness.request)} tells it apart (request ${JSON.stringify(witness.request)})`,
+      );
   }
 }
 

@@ -52,7 +52,7 @@ export const MISREADINGS = [
   { id: 'allowed-ignored', rule: 'R6.13', what: 'allowedConnectionIds ignored' },
   { id: 'grant-covers-all-tools', rule: 'R6.13', what: "a grant's tool globs ignored" },
   { id: 'approval-allowing-roles-only', rule: 'R6.14', what: 'approval taken only from the roles that allow the tool' },
-  { id: 'approval-first-role', rule: 'R6.14', what: "approval taken from the first role only" },
+  { id: 'approval-first-role', rule: 'R6.14', what: 'approval taken from the first role only' },
   { id: 'approval-all-roles', rule: 'R6.14', what: 'approval only when every role asks for it' },
   { id: 'order-locale', rule: 'R6.15', what: 'tools ordered by locale collation' },
   { id: 'filtered-by-reason', rule: 'R6.15', what: 'filtered ordered by reason, then id' },
@@ -149,7 +149,8 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
   const sets = (m === 'permission-first-role' ? roles.slice(0, 1) : roles).map(permittedBy);
   const ok = (g: string) => (m === 'star-request-permitted' && g === '*') || sets.some((s) => s === '*' || s.has(g));
   let refused = [...new Set(requested.filter((g) => !ok(g)))];
-  if (m === 'permission-single-role' && refused.length === 0 && !sets.some((s) => s === '*' || requested.every((g) => s.has(g)))) refused = [...new Set(requested)];
+  if (m === 'permission-single-role' && refused.length === 0 && !sets.some((s) => s === '*' || requested.every((g) => s.has(g))))
+    refused = [...new Set(requested)];
   if (refused.length > 0 && m === 'permission-narrows') {
     requested = requested.filter((g) => ok(g));
     refused = [];
@@ -174,8 +175,8 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
   const { scopedSet, grantIx } = prepared(bundle);
   const principals = new Set(m === 'grants-subject-only' ? [r.subject] : m === 'grants-role-only' ? roles : [r.subject, ...roles]);
   const allowedIds = m === 'allowed-ignored' || (m === 'allowed-empty-as-absent' && r.allowedConnectionIds?.length === 0) ? undefined : r.allowedConnectionIds;
-  const equal = (a: unknown, b: unknown) =>
-    m === 'facts-loose' ? a == b : m === 'facts-as-strings' ? String(a) === String(b) : a === b;
+  // biome-ignore lint/suspicious/noDoubleEquals: the facts-loose misreading is loose equality on purpose
+  const equal = (a: unknown, b: unknown) => (m === 'facts-loose' ? a == b : m === 'facts-as-strings' ? String(a) === String(b) : a === b);
 
   const fails = (t: Bundle['catalog']['tools'][number], check: Check): FilterReason | null => {
     const def = 'excluded' in t ? null : (t as BundleTool);
@@ -224,7 +225,8 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
         const scoped = m !== 'profile-enable-ignored' && scopedSet.has(t.id);
         if (profile === undefined) {
           if (profileName !== undefined && m === 'unknown-profile-shows-scoped') return null;
-          if (m === 'disable-any-profile' && profileName !== undefined && Object.values(policy.profiles).some((p) => p.disable.includes(t.id))) return 'profile';
+          if (m === 'disable-any-profile' && profileName !== undefined && Object.values(policy.profiles).some((p) => p.disable.includes(t.id)))
+            return 'profile';
           return scoped && m !== 'scoped-visible-without-profile' ? 'profile' : null;
         }
         if (m === 'disable-any-profile' && Object.values(policy.profiles).some((p) => p.disable.includes(t.id))) return 'profile';
@@ -262,7 +264,9 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
       continue;
     }
     const effect = (t as BundleTool).effect;
-    const asking = approvalRoles.filter(({ role, ix }) => role.requireApproval.includes(effect) && (m !== 'approval-allowing-roles-only' || ix.allow.has(t.id)));
+    const asking = approvalRoles.filter(
+      ({ role, ix }) => role.requireApproval.includes(effect) && (m !== 'approval-allowing-roles-only' || ix.allow.has(t.id)),
+    );
     const approval = m === 'approval-all-roles' ? asking.length === roleIx.length : asking.length > 0;
     tools.push({ id: t.id, decision: approval ? 'require_approval' : 'allow' });
   }
@@ -315,8 +319,10 @@ function specDecide(bundle: Bundle, r: EvaluationRequest, call: VectorCall, m: M
     const validate = compileInputSchema(tool.inputSchema);
     if (validate(args)) return null;
     const errors = (validate.errors ?? []).map((e) => {
-      if (e.keyword === 'required' && m !== 'required-pointer-parent') return { pointer: `${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`, message: 'is required' };
-      if (e.keyword === 'additionalProperties') return { pointer: `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}`, message: 'is not a known field' };
+      if (e.keyword === 'required' && m !== 'required-pointer-parent')
+        return { pointer: `${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`, message: 'is required' };
+      if (e.keyword === 'additionalProperties')
+        return { pointer: `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}`, message: 'is not a known field' };
       return { pointer: e.instancePath, message: e.message ?? 'is invalid' };
     });
     return { toolCallId, decision: 'deny', errorCode: 'validation', errors };

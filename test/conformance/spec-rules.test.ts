@@ -11,7 +11,13 @@ import { MISREADINGS } from './misreadings.ts';
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const spec = readFileSync(join(root, 'docs/spec.md'), 'utf8');
 const defined = new Set([...spec.matchAll(/\*\*(R\d+\.\d+)\b/g), ...spec.matchAll(/^\| (R\d+\.\d+) \|/gm)].map((m) => m[1]));
-const EVALUATOR_TESTS = ['test/engine/semantics.test.ts', 'test/engine/seed-tool-runner.test.ts', 'test/engine/seed-host-session.test.ts', 'runtime/plan-batch.test.ts', 'test/api/profiles.test.ts'];
+const EVALUATOR_TESTS = [
+  'test/engine/semantics.test.ts',
+  'test/engine/seed-tool-runner.test.ts',
+  'test/engine/seed-host-session.test.ts',
+  'runtime/plan-batch.test.ts',
+  'test/api/profiles.test.ts',
+];
 
 describe('docs/spec.md rules', () => {
   it('numbers every rule of evaluate (R6.1–R6.15) and decide (R7.1–R7.9)', () => {
@@ -25,7 +31,11 @@ describe('docs/spec.md rules', () => {
       const names = [...text.matchAll(/\bit\((['`])(.*?)\1/g)].map((m) => m[2]);
       expect(names.length, file).toBeGreaterThan(0);
       for (const name of names) {
-        const cited = name.match(/^(R\d+\.\d+ )+/)?.[0].trim().split(' ') ?? [];
+        const cited =
+          name
+            .match(/^(R\d+\.\d+ )+/)?.[0]
+            .trim()
+            .split(' ') ?? [];
         expect(cited.length, `${file}: "${name}" names no rule`).toBeGreaterThan(0);
         for (const rule of cited) expect(defined, `${file}: "${name}"`).toContain(rule);
       }

@@ -14,8 +14,8 @@ export function rng(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const int = (n: number) => Math.floor(next() * n);
-  const pick = <T,>(xs: readonly T[]): T => xs[int(xs.length)];
-  const some = <T,>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
+  const some = <T>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
   const chance = (p: number) => next() < p;
   return { next, int, pick, some, chance };
 }
@@ -37,7 +37,13 @@ export function randomTenant(seed: number): Snapshot {
   const ids = [...new Set(Array.from({ length: 5 + r.int(12) }, () => `${r.pick(['core', 'mcp__a', 'host'])}__${r.pick(NAMES)}`))];
   const tools: Tool[] = ids.map((id) => {
     const gates = r.chance(0.35)
-      ? r.some(Object.keys(GATE_VALUES), 2).map((fact) => ({ fact, in: r.some(GATE_VALUES[fact], 2).concat(GATE_VALUES[fact][0]).filter((v, i, a) => a.indexOf(v) === i) as [string | number | boolean] }))
+      ? r.some(Object.keys(GATE_VALUES), 2).map((fact) => ({
+          fact,
+          in: r
+            .some(GATE_VALUES[fact], 2)
+            .concat(GATE_VALUES[fact][0])
+            .filter((v, i, a) => a.indexOf(v) === i) as [string | number | boolean],
+        }))
       : [];
     return {
       id,
@@ -45,8 +51,24 @@ export function randomTenant(seed: number): Snapshot {
       inputSchema: r.pick(SCHEMAS),
       effect: r.pick(['read_only', 'state_change', 'external_side_effect'] as const),
       ...(r.chance(0.9) ? { redaction: { allow: ['ok'] } } : {}),
-      ...(r.chance(0.85) ? { groups: r.some(GROUPS, 2).concat(r.chance(0.5) ? ['default'] : []).filter((g, i, a) => a.indexOf(g) === i) } : {}),
-      ...(r.chance(0.4) ? { availableInStates: r.chance(0.25) ? ['*'] : r.some(STATES, 2).concat(['s1']).filter((s, i, a) => a.indexOf(s) === i) } : {}),
+      ...(r.chance(0.85)
+        ? {
+            groups: r
+              .some(GROUPS, 2)
+              .concat(r.chance(0.5) ? ['default'] : [])
+              .filter((g, i, a) => a.indexOf(g) === i),
+          }
+        : {}),
+      ...(r.chance(0.4)
+        ? {
+            availableInStates: r.chance(0.25)
+              ? ['*']
+              : r
+                  .some(STATES, 2)
+                  .concat(['s1'])
+                  .filter((s, i, a) => a.indexOf(s) === i),
+          }
+        : {}),
       ...(gates.length > 0 ? { requires: gates } : {}),
       ...(r.chance(0.3) ? { requiresConnection: true } : {}),
       status: r.pick(['active', 'active', 'active', 'active', 'active', 'quarantined', 'disabled', 'removed'] as const),
@@ -61,7 +83,7 @@ export function randomTenant(seed: number): Snapshot {
   ];
   const glob = () => {
     const id = r.pick(ids);
-    return r.pick([id, id, id.slice(0, 1 + r.int(id.length)) + '*', `*${r.pick(NAMES)}`, '*', `${r.pick(['core', 'host', 'mcp__a'])}__*`]);
+    return r.pick([id, id, `${id.slice(0, 1 + r.int(id.length))}*`, `*${r.pick(NAMES)}`, '*', `${r.pick(['core', 'host', 'mcp__a'])}__*`]);
   };
   const roleNames = ['r1', 'r2', 'r3'].slice(0, 1 + r.int(3));
   const roles: NonNullable<TenantPolicy['roles']> = Object.fromEntries(
@@ -87,7 +109,10 @@ export function randomTenant(seed: number): Snapshot {
   const grants: ConnectionGrant[] = principals.length
     ? ['c1', 'c2', 'c3'].slice(0, r.int(4)).map((connectionId) => ({
         connectionId,
-        subjects: r.some(principals, 2).concat(r.pick(principals)).filter((s, i, a) => a.indexOf(s) === i) as [string],
+        subjects: r
+          .some(principals, 2)
+          .concat(r.pick(principals))
+          .filter((s, i, a) => a.indexOf(s) === i) as [string],
         tools: [glob()] as [string],
         ...(r.chance(0.4) ? { expiresAt: r.pick(['2026-01-01T00:00:00.000Z', '2026-06-01T00:00:00.000Z']) } : {}),
       }))
@@ -111,7 +136,11 @@ export function randomRequest(r: Rng, bundle: Bundle): EvaluationRequest {
   const g = r.int(6);
   if (g === 1) req.groups = [];
   else if (g === 2) req.groups = ['*'];
-  else if (g >= 3) req.groups = r.some(groups, 3).concat(r.pick(groups)).filter((x, i, a) => a.indexOf(x) === i);
+  else if (g >= 3)
+    req.groups = r
+      .some(groups, 3)
+      .concat(r.pick(groups))
+      .filter((x, i, a) => a.indexOf(x) === i);
   if (r.chance(0.6)) req.state = r.pick(states);
   const gates = bundle.catalog.tools.flatMap((t) => ('requires' in t ? (t.requires ?? []) : []));
   if (gates.length > 0 && r.chance(0.7)) {

@@ -89,10 +89,19 @@ describe('bundle client against a live server', () => {
       [5, 'unknown_kid', withRevision(await makeSignedBundle({ tenant: 'acme', version: 5, flavor: 'stranger' }, stranger))],
       [6, 'tenant_mismatch', withRevision(await makeSignedBundle({ tenant: 'globex', version: 6, flavor: 'globex' }, key))],
       [7, 'rollback', withRevision(await good(2, 'older'))],
-      [8, 'expired', withRevision(await makeSignedBundle({ tenant: 'acme', version: 8, flavor: 'old', issuedAt: '2021-01-01T00:00:00.000Z', expiresAt: '2021-01-02T00:00:00.000Z' }, key))],
+      [
+        8,
+        'expired',
+        withRevision(
+          await makeSignedBundle(
+            { tenant: 'acme', version: 8, flavor: 'old', issuedAt: '2021-01-01T00:00:00.000Z', expiresAt: '2021-01-02T00:00:00.000Z' },
+            key,
+          ),
+        ),
+      ],
       [9, 'revision_mismatch', withRevision(await signDocument(revisionEdited, key))],
       [10, 'conformance_failed', withRevision(await signDocument(conformanceEdited, key))],
-      [11, 'malformed', { text: notABundle, signature: await signBytes(notABundle, key), revision: 'sha256:' + 'b'.repeat(64) }],
+      [11, 'malformed', { text: notABundle, signature: await signBytes(notABundle, key), revision: `sha256:${'b'.repeat(64)}` }],
     ];
     for (const [version, code, bundle] of cases) {
       await srv.place('acme', version, bundle);

@@ -37,7 +37,17 @@ async function liveTenant(): Promise<{ srv: LiveServer; token: string }> {
 async function client(url: string, token: string, extra: Partial<BundleClientOptions>): Promise<BundleClient> {
   const cacheDir = await mkdtemp(join(tmpdir(), 'toolgate-decision-client-'));
   dirs.push(cacheDir);
-  const c = await createBundleClient({ url, tenant: 'acme', token, trustedKeys: jwksOf(key), cacheDir, waitSeconds: 1, backoff: { initialMs: 20, maxMs: 200 }, statusIntervalMs: 0, ...extra });
+  const c = await createBundleClient({
+    url,
+    tenant: 'acme',
+    token,
+    trustedKeys: jwksOf(key),
+    cacheDir,
+    waitSeconds: 1,
+    backoff: { initialMs: 20, maxMs: 200 },
+    statusIntervalMs: 0,
+    ...extra,
+  });
   clients.push(c);
   await expect.poll(() => c.status().version, { timeout: 10_000 }).toBe(1);
   return c;
@@ -63,7 +73,14 @@ describe('decision logs from SDK clients to a live server', () => {
     const listed = await srv.api('GET', '/v1/tenants/acme/decisions');
     expect(listed.text).not.toContain('private question');
     const byCall = Object.fromEntries(listed.json.items.map((d: { toolCallId: string }) => [d.toolCallId, d]));
-    expect(byCall['a-1']).toMatchObject({ runtimeId: 'runtime-a', subject: 'agent:support-bot', tool: 'core__tool-0001', decision: 'allow', bundleVersion: 1, facts: { hostSession: 'ready' } });
+    expect(byCall['a-1']).toMatchObject({
+      runtimeId: 'runtime-a',
+      subject: 'agent:support-bot',
+      tool: 'core__tool-0001',
+      decision: 'allow',
+      bundleVersion: 1,
+      facts: { hostSession: 'ready' },
+    });
     expect(byCall['a-2']).toMatchObject({ decision: 'deny', errorCode: 'policy_denied', reason: 'denied' });
     expect(byCall['b-1']).toMatchObject({ runtimeId: 'runtime-b', decision: 'require_approval' });
     expect(byCall['b-1'].facts).toBeUndefined();
@@ -75,7 +92,10 @@ describe('decision logs from SDK clients to a live server', () => {
 
   it('keeps deciding while the server is down, drops the oldest records once the ring is full, and reports the count when it is back', async () => {
     const { srv, token } = await liveTenant();
-    const c = await client(srv.url, token, { runtimeId: 'runtime-offline', decisionLog: { capacity: 50, flushIntervalMs: 50, backoff: { initialMs: 20, maxMs: 100 } } });
+    const c = await client(srv.url, token, {
+      runtimeId: 'runtime-offline',
+      decisionLog: { capacity: 50, flushIntervalMs: 50, backoff: { initialMs: 20, maxMs: 100 } },
+    });
     await srv.stop();
 
     const decisions = Array.from({ length: 120 }, (_, i) => c.decide(request, { toolCallId: `off-${i}`, name: 'core__tool-0001', arguments: '{"query":"q"}' }));
@@ -94,7 +114,12 @@ describe('decision logs from SDK clients to a live server', () => {
     expect(summary.json.runtimes).toEqual([expect.objectContaining({ runtimeId: 'runtime-offline', received: 50, dropped: 70 })]);
     await back.api('POST', '/v1/tenants/acme/runtimes/status', { token, body: { runtimeId: 'runtime-offline', version: 1, health: 'fresh' } });
     await expect
-      .poll(async () => (await back.api('GET', '/v1/tenants/acme/runtimes')).json.runtimes.find((r: { runtimeId: string }) => r.runtimeId === 'runtime-offline')?.decisionsDropped, { timeout: 5_000 })
+      .poll(
+        async () =>
+          (await back.api('GET', '/v1/tenants/acme/runtimes')).json.runtimes.find((r: { runtimeId: string }) => r.runtimeId === 'runtime-offline')
+            ?.decisionsDropped,
+        { timeout: 5_000 },
+      )
       .toBe(70);
   });
 

@@ -100,7 +100,12 @@ export async function startLiveServer(opts: { dir?: string; port?: number; seed?
 }
 
 /** Writes a bundle row straight into a server's database file (e.g. while that server is down). */
-export async function insertBundleInto(dir: string, tenant: string, version: number, signed: Pick<SignedBundle, 'text' | 'signature'> & { revision: string }): Promise<void> {
+export async function insertBundleInto(
+  dir: string,
+  tenant: string,
+  version: number,
+  signed: Pick<SignedBundle, 'text' | 'signature'> & { revision: string },
+): Promise<void> {
   const database = new ToolgateDatabase(join(dir, 'toolgate.db'));
   try {
     await insertBundle(database, tenant, version, signed);
@@ -109,7 +114,12 @@ export async function insertBundleInto(dir: string, tenant: string, version: num
   }
 }
 
-async function insertBundle(database: ToolgateDatabase, tenant: string, version: number, signed: Pick<SignedBundle, 'text' | 'signature'> & { revision: string }): Promise<void> {
+async function insertBundle(
+  database: ToolgateDatabase,
+  tenant: string,
+  version: number,
+  signed: Pick<SignedBundle, 'text' | 'signature'> & { revision: string },
+): Promise<void> {
   let kid = 'none';
   try {
     kid = String((JSON.parse(Buffer.from(signed.signature.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: string }).kid ?? 'none');

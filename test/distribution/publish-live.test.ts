@@ -35,7 +35,17 @@ async function publish(body: Record<string, unknown> = {}): Promise<{ version: n
 async function startClient(cacheDir?: string): Promise<BundleClient> {
   const dir = cacheDir ?? (await mkdtemp(join(tmpdir(), 'toolgate-publish-client-')));
   dirs.push(dir);
-  return createBundleClient({ url: srv.url, tenant, token, trustedKeys, cacheDir: dir, runtimeId: 'publish-test', waitSeconds: 30, backoff: { initialMs: 20, maxMs: 200 }, statusIntervalMs: 0 });
+  return createBundleClient({
+    url: srv.url,
+    tenant,
+    token,
+    trustedKeys,
+    cacheDir: dir,
+    runtimeId: 'publish-test',
+    waitSeconds: 30,
+    backoff: { initialMs: 20, maxMs: 200 },
+    statusIntervalMs: 0,
+  });
 }
 
 async function until(what: string, cond: () => boolean, ms = 10_000): Promise<void> {

@@ -60,7 +60,11 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
     const refused = await rawGet(`/v1/tenants/acme/bundles/latest`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': 'gzip;q=0' });
     expect(refused.headers['content-encoding']).toBeUndefined();
     expect(refused.body.equals(Buffer.from(v2.text))).toBe(true);
-    const again = await rawGet(`/v1/tenants/acme/bundles/latest`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': 'gzip', 'if-none-match': `W/"${v2.bundle.revision}"` });
+    const again = await rawGet(`/v1/tenants/acme/bundles/latest`, {
+      authorization: `Bearer ${acmeRuntime}`,
+      'accept-encoding': 'gzip',
+      'if-none-match': `W/"${v2.bundle.revision}"`,
+    });
     expect(again.status).toBe(304);
   });
 
@@ -150,7 +154,9 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
   it('releases a waiting pull when its client goes away', async () => {
     await srv.createTenant('gone');
     const ac = new AbortController();
-    const pull = fetch(`${srv.url}/v1/tenants/gone/bundles/latest?wait=30`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: ac.signal }).catch(() => 'aborted');
+    const pull = fetch(`${srv.url}/v1/tenants/gone/bundles/latest?wait=30`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: ac.signal }).catch(
+      () => 'aborted',
+    );
     const cache = bundleCacheFor(srv.deps.database);
     await until(() => cache.waiting('gone') === 1);
     ac.abort();
@@ -214,24 +220,44 @@ describe('GET /v1/tenants/:tenant/bundles/:version', () => {
 describe('runtime status', () => {
   it('records a runtime report without an audit event and lists it with how far behind it is', async () => {
     const before = await srv.api('GET', '/v1/audit');
-    const report = { runtimeId: 'worker-a', version: 1, revision: v1.bundle.revision, health: 'stale', lastError: 'unreachable', detail: 'connect ECONNREFUSED' };
+    const report = {
+      runtimeId: 'worker-a',
+      version: 1,
+      revision: v1.bundle.revision,
+      health: 'stale',
+      lastError: 'unreachable',
+      detail: 'connect ECONNREFUSED',
+    };
     const r = await srv.api('POST', '/v1/tenants/acme/runtimes/status', { token: acmeRuntime, body: report });
     expect(r.status).toBe(204);
-    const again = await srv.api('POST', '/v1/tenants/acme/runtimes/status', { token: acmeRuntime, body: { runtimeId: 'worker-b', version: 2, health: 'fresh' } });
+    const again = await srv.api('POST', '/v1/tenants/acme/runtimes/status', {
+      token: acmeRuntime,
+      body: { runtimeId: 'worker-b', version: 2, health: 'fresh' },
+    });
     expect(again.status).toBe(204);
     const list = await srv.api('GET', '/v1/tenants/acme/runtimes');
     expect(list.status).toBe(200);
     expect(list.json.latest).toEqual({ version: 2, revision: v2.bundle.revision });
     const byId = Object.fromEntries(list.json.runtimes.map((x: { runtimeId: string }) => [x.runtimeId, x]));
-    expect(byId['worker-a']).toMatchObject({ tenant: 'acme', version: 1, health: 'stale', lastError: 'unreachable', detail: 'connect ECONNREFUSED', behind: 1 });
+    expect(byId['worker-a']).toMatchObject({
+      tenant: 'acme',
+      version: 1,
+      health: 'stale',
+      lastError: 'unreachable',
+      detail: 'connect ECONNREFUSED',
+      behind: 1,
+    });
     expect(byId['worker-b']).toMatchObject({ version: 2, health: 'fresh', lastError: null, behind: 0 });
     expect(Date.parse(byId['worker-a'].reportedAt)).not.toBeNaN();
     const after = await srv.api('GET', '/v1/audit');
     expect(after.text).toBe(before.text);
   });
 
-  it('replaces a runtime\'s previous report', async () => {
-    await srv.api('POST', '/v1/tenants/acme/runtimes/status', { token: acmeRuntime, body: { runtimeId: 'worker-c', version: null, health: 'none', lastError: 'bad_signature' } });
+  it("replaces a runtime's previous report", async () => {
+    await srv.api('POST', '/v1/tenants/acme/runtimes/status', {
+      token: acmeRuntime,
+      body: { runtimeId: 'worker-c', version: null, health: 'none', lastError: 'bad_signature' },
+    });
     await srv.api('POST', '/v1/tenants/acme/runtimes/status', { token: acmeRuntime, body: { runtimeId: 'worker-c', version: 2, health: 'fresh' } });
     const list = await srv.api('GET', '/v1/tenants/acme/runtimes');
     const rows = list.json.runtimes.filter((x: { runtimeId: string }) => x.runtimeId === 'worker-c');

@@ -19,7 +19,6 @@ afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
-
 async function serve(dir: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'serve'], {
     env: {
@@ -73,7 +72,12 @@ describe('a killed server', () => {
       effect: 'read_only',
       redaction: { allow: ['result'] },
     });
-    const policy = { roles: { agent: { groups: ['default'], allow: ['core__*'], deny: [], requireApproval: [] } }, bindings: { 'agent:bot': ['agent'] }, profiles: {}, bundleTtlSeconds: 3600 };
+    const policy = {
+      roles: { agent: { groups: ['default'], allow: ['core__*'], deny: [], requireApproval: [] } },
+      bindings: { 'agent:bot': ['agent'] },
+      profiles: {},
+      bundleTtlSeconds: 3600,
+    };
     await api('POST', '/v1/tenants', { id: 'acme', name: 'Acme', policy });
     const v1 = await api('POST', '/v1/tenants/acme/bundles', { reason: 'first' });
     const { token } = await api('POST', '/v1/tokens', { label: 'runtime', role: 'runtime', tenants: ['acme'] });
@@ -84,7 +88,19 @@ describe('a killed server', () => {
       for (let i = 0; i < 3; i++) {
         const cacheDir = await mkdtemp(join(tmpdir(), 'toolgate-kill-client-'));
         dirs.push(cacheDir);
-        clients.push(await createBundleClient({ url, tenant: 'acme', token, trustedKeys, cacheDir, runtimeId: `k-${i}`, waitSeconds: 10, backoff: { initialMs: 50, maxMs: 300 }, statusIntervalMs: 0 }));
+        clients.push(
+          await createBundleClient({
+            url,
+            tenant: 'acme',
+            token,
+            trustedKeys,
+            cacheDir,
+            runtimeId: `k-${i}`,
+            waitSeconds: 10,
+            backoff: { initialMs: 50, maxMs: 300 },
+            statusIntervalMs: 0,
+          }),
+        );
       }
       await until('all fresh on v1', () => clients.every((c) => c.status().version === v1.version && c.status().health === 'fresh'));
 

@@ -30,7 +30,14 @@ beforeAll(async () => {
   const records = [
     ...calls(312, { subject: 'agent:research-bot', tool: 'core__knowledge-query' }),
     ...calls(40, { subject: 'agent:analysis-bot', tool: 'core__knowledge-query' }),
-    ...calls(9, { subject: 'agent:research-bot', tool: 'core__graph-update', decision: 'deny', errorCode: 'policy_denied', reason: 'group', facts: { hostSession: 'ready' } }),
+    ...calls(9, {
+      subject: 'agent:research-bot',
+      tool: 'core__graph-update',
+      decision: 'deny',
+      errorCode: 'policy_denied',
+      reason: 'group',
+      facts: { hostSession: 'ready' },
+    }),
   ];
   const res = await fetch(`${c.url}/v1/tenants/${tenant}/decisions`, {
     method: 'POST',
@@ -53,7 +60,10 @@ describe('decision logs and impact analysis in the console', () => {
     const policy = await c.api('GET', `/v1/tenants/${tenant}/policy`);
     const draft = structuredClone(policy.json);
     draft.roles.researcher.deny = ['core__knowledge-query'];
-    const saved = await c.api('PUT', `/v1/tenants/${tenant}/policy`, draft, { 'if-match': `"${policy.json.version}"`, 'toolgate-reason': 'researchers stop querying knowledge' });
+    const saved = await c.api('PUT', `/v1/tenants/${tenant}/policy`, draft, {
+      'if-match': `"${policy.json.version}"`,
+      'toolgate-reason': 'researchers stop querying knowledge',
+    });
     expect(saved.status).toBe(200);
 
     await page.goto(`${c.url}/#/tenants/${tenant}/publish`);
@@ -61,14 +71,19 @@ describe('decision logs and impact analysis in the console', () => {
     await changes.waitFor();
     const items = changes.getByRole('listitem');
     expect(await items.count()).toBe(1);
-    expect((await items.first().innerText()).replace(/\s+/g, ' ')).toContain('312 call(s) of agent:research-bot to core__knowledge-query last week would now be denied (denied).');
+    expect((await items.first().innerText()).replace(/\s+/g, ' ')).toContain(
+      '312 call(s) of agent:research-bot to core__knowledge-query last week would now be denied (denied).',
+    );
     expect(await page.getByRole('status').filter({ hasText: 'would now be denied' }).innerText()).toContain('312 call(s) would now be denied, 0 allowed');
     await c.shot(page, 'publish-impact');
 
     // An example opens the simulator on the logged request, where the draft hides the tool.
     await items.first().getByRole('link', { name: 'Open an example in the simulator' }).click();
     await expect.poll(() => simForm().getByLabel('Subject').inputValue()).toBe('agent:research-bot');
-    await page.getByRole('table', { name: 'Filtered tools' }).getByRole('row', { name: /core__knowledge-query/ }).waitFor();
+    await page
+      .getByRole('table', { name: 'Filtered tools' })
+      .getByRole('row', { name: /core__knowledge-query/ })
+      .waitFor();
   });
 
   it('shows the decisions view: histogram, most denied tools and subjects, and a denial opening the simulator', async () => {
@@ -90,9 +105,15 @@ describe('decision logs and impact analysis in the console', () => {
     await page.getByLabel('Decision', { exact: true }).selectOption('deny');
     const rows = page.getByRole('table', { name: 'Decision records' }).getByRole('row');
     await expect.poll(() => rows.count()).toBe(10);
-    await rows.nth(1).getByRole('link', { name: /Open in simulator/ }).click();
+    await rows
+      .nth(1)
+      .getByRole('link', { name: /Open in simulator/ })
+      .click();
     await expect.poll(() => simForm().getByLabel('Subject').inputValue()).toBe('agent:research-bot');
     expect(await simForm().getByLabel('Facts').inputValue()).toBe('hostSession=ready');
-    await page.getByRole('table', { name: 'Filtered tools' }).getByRole('row', { name: /core__graph-update/ }).waitFor();
+    await page
+      .getByRole('table', { name: 'Filtered tools' })
+      .getByRole('row', { name: /core__graph-update/ })
+      .waitFor();
   });
 });

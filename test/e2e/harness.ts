@@ -46,7 +46,15 @@ export async function startConsole() {
 
   const browser: Browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
   mkdirSync(SCREENSHOTS, { recursive: true });
 
@@ -84,7 +92,8 @@ export async function startConsole() {
   };
 
   /** Saves a screenshot for the README; `mask` hides parts that would show this machine's paths. */
-  const shot = (page: Page, name: string, mask: Locator[] = []) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false, mask, maskColor: '#e3e7ed' });
+  const shot = (page: Page, name: string, mask: Locator[] = []) =>
+    page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false, mask, maskColor: '#e3e7ed' });
 
   const close = async () => {
     await browser.close().catch(() => undefined);

@@ -20,7 +20,10 @@ describe('keys, trust and checkpoints in the console', () => {
   it('lets an admin stage a rotation (add, promote, retire) with reasons, and shows it in the audit log', async () => {
     await c.login(page);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Keys' }).click();
-    await page.getByRole('region', { name: 'Key set' }).getByText(/Key set v1/).waitFor();
+    await page
+      .getByRole('region', { name: 'Key set' })
+      .getByText(/Key set v1/)
+      .waitFor();
     const table = page.getByRole('table', { name: 'Signing keys' });
     const first = (await table.getByRole('row').nth(1).innerText()).split(/\s/)[0];
     await expect(table.getByRole('row').nth(1).innerText()).resolves.toMatch(/active\s+signing/);
@@ -37,7 +40,10 @@ describe('keys, trust and checkpoints in the console', () => {
     await page.getByLabel('Reason for the change (required, audited)').fill('old key no longer used');
     await page.getByRole('button', { name: `Retire ${first}` }).click();
     await page.getByText(`${first} retired.`).waitFor();
-    await page.getByRole('region', { name: 'Key set' }).getByText(/Key set v4/).waitFor();
+    await page
+      .getByRole('region', { name: 'Key set' })
+      .getByText(/Key set v4/)
+      .waitFor();
     await c.shot(page, 'keys');
 
     const events = await c.api('GET', '/v1/audit?entityType=key');

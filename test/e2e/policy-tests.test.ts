@@ -40,7 +40,9 @@ describe('policy tests in the console', () => {
     await page.getByRole('button', { name: 'Remove allow pattern for researcher core__knowledge-query' }).click();
     await testStatus().getByText('0 of 1 pass with your unsaved edits').waitFor();
     const failures = page.getByRole('list', { name: 'Failing tests' }).first();
-    expect(await failures.innerText()).toMatch(/\/tests\/0\/expect\/visible\/\d+ expected core__knowledge-query visible, saw core__knowledge-query hidden \(not_allowed\)/);
+    expect(await failures.innerText()).toMatch(
+      /\/tests\/0\/expect\/visible\/\d+ expected core__knowledge-query visible, saw core__knowledge-query hidden \(not_allowed\)/,
+    );
     await c.shot(page, 'policy-tests-live');
     await page.getByLabel('Reason for this change').fill('researchers lose the knowledge query');
     await page.getByRole('button', { name: 'Save draft', exact: true }).click();
@@ -72,12 +74,17 @@ describe('policy tests in the console', () => {
     await table.getByRole('button', { name: /^Edit agent:research-bot/ }).click();
     const editor = page.getByRole('form', { name: 'Test editor' });
     await editor.getByRole('status', { name: 'This test on the draft' }).getByText('fail').waitFor();
-    await editor.getByLabel('Expect', { exact: true }).fill(JSON.stringify({ hidden: { 'core__knowledge-query': 'not_allowed' }, visible: ['core__text-completion'] }, null, 2));
+    await editor
+      .getByLabel('Expect', { exact: true })
+      .fill(JSON.stringify({ hidden: { 'core__knowledge-query': 'not_allowed' }, visible: ['core__text-completion'] }, null, 2));
     await editor.getByRole('status', { name: 'This test on the draft' }).getByText('pass').waitFor();
     await c.shot(page, 'policy-tests');
     await editor.getByRole('button', { name: 'Save test' }).click();
     await table.getByRole('cell', { name: 'pass', exact: true }).waitFor();
-    expect((await c.api('GET', '/v1/tenants/acme-research/tests')).json.tests[0].expect).toEqual({ hidden: { 'core__knowledge-query': 'not_allowed' }, visible: ['core__text-completion'] });
+    expect((await c.api('GET', '/v1/tenants/acme-research/tests')).json.tests[0].expect).toEqual({
+      hidden: { 'core__knowledge-query': 'not_allowed' },
+      visible: ['core__text-completion'],
+    });
 
     await go('/tenants/acme-research/publish');
     const form = page.getByRole('form', { name: 'Publish' });
@@ -87,7 +94,7 @@ describe('policy tests in the console', () => {
     await page.getByText('Published version 2.').waitFor();
   });
 
-  it('adds a test by hand, refuses a bad one with the server\'s pointer, and deletes', async () => {
+  it("adds a test by hand, refuses a bad one with the server's pointer, and deletes", async () => {
     await go('/tenants/acme-research/tests');
     await page.getByRole('button', { name: 'Add test' }).click();
     const editor = page.getByRole('form', { name: 'Test editor' });
@@ -107,6 +114,8 @@ describe('policy tests in the console', () => {
     page.once('dialog', (d) => void d.accept());
     await table.getByRole('button', { name: 'Delete analysis bot needs approval' }).click();
     await page.getByText('deleted test analysis bot needs approval').waitFor();
-    expect((await c.api('GET', '/v1/tenants/acme-research/tests')).json.tests.map((t: { name: string }) => t.name)).not.toContain('analysis bot needs approval');
+    expect((await c.api('GET', '/v1/tenants/acme-research/tests')).json.tests.map((t: { name: string }) => t.name)).not.toContain(
+      'analysis bot needs approval',
+    );
   });
 });

@@ -90,7 +90,12 @@ describe('single sign-on in a real browser', () => {
       await form.getByLabel('globex-eng').check();
       await form.getByRole('button', { name: 'Add mapping' }).click();
       await mappings.getByRole('cell', { name: 'globex-viewers', exact: true }).waitFor();
-      expect((await c.api('GET', '/v1/sso/mappings/globex-viewers')).json).toMatchObject({ claim: 'groups', value: 'globex-readers', role: 'viewer', tenants: ['globex-eng'] });
+      expect((await c.api('GET', '/v1/sso/mappings/globex-viewers')).json).toMatchObject({
+        claim: 'groups',
+        value: 'globex-readers',
+        role: 'viewer',
+        tenants: ['globex-eng'],
+      });
 
       await page.getByLabel('ID-token claims (JSON)').fill(JSON.stringify({ sub: 'x', groups: ['acme-editors', 'globex-readers'] }));
       await page.getByRole('button', { name: 'Show access' }).click();

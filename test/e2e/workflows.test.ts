@@ -40,7 +40,12 @@ describe('approving imported tools', () => {
     await editPolicy('acme-research', (p) => p.roles.researcher.allow.push('mcp__lexicon__*'));
     const fixture = new StateFileServer({
       tools: [
-        { name: 'define', description: 'Define a word.', inputSchema: { type: 'object', properties: { word: { type: 'string' } } }, annotations: { readOnlyHint: true } },
+        {
+          name: 'define',
+          description: 'Define a word.',
+          inputSchema: { type: 'object', properties: { word: { type: 'string' } } },
+          annotations: { readOnlyHint: true },
+        },
         { name: 'synonyms', description: 'Synonyms of a word.', inputSchema: { type: 'object', properties: { word: { type: 'string' } } } },
         { name: 'antonyms', description: 'Antonyms of a word.', inputSchema: { type: 'object', properties: { word: { type: 'string' } } } },
       ],
@@ -111,7 +116,11 @@ describe('the home page and the tenants overview', () => {
     await editPolicy('globex-eng', (p) => (p.bundleTtlSeconds = 7200));
     expect((await c.api('POST', '/v1/tenants/globex-eng/bundles', { reason: 'second' })).status).toBe(201);
     const report = (body: unknown) =>
-      fetch(`${c.url}/v1/tenants/globex-eng/runtimes/status`, { method: 'POST', headers: { authorization: `Bearer ${runtime}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${c.url}/v1/tenants/globex-eng/runtimes/status`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${runtime}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await report({ runtimeId: 'old-host', version: 1, health: 'stale', lastError: 'unreachable' })).status).toBe(204);
     expect((await report({ runtimeId: 'new-host', version: 2, health: 'fresh' })).status).toBe(204);
     expect((await c.api('POST', '/v1/mcp-servers', { id: 'broken', label: 'Broken server', transport: crashingServer() })).status).toBe(201);
@@ -126,7 +135,10 @@ describe('the home page and the tenants overview', () => {
       const drafts = home.getByRole('region', { name: /Unpublished drafts/ });
       await drafts.getByText('differs from v2 in policy').waitFor();
       expect(await drafts.getByRole('link', { name: 'Globex Engineering' }).getAttribute('href')).toBe('#/tenants/globex-eng/publish');
-      await home.getByRole('region', { name: /Failed MCP syncs \(1\)/ }).getByText('Broken server').waitFor();
+      await home
+        .getByRole('region', { name: /Failed MCP syncs \(1\)/ })
+        .getByText('Broken server')
+        .waitFor();
       const runtimes = home.getByRole('region', { name: /Runtimes on old versions or unhealthy \(1\)/ });
       await runtimes.getByText(/old-host in Globex Engineering: v1, 1 behind stale/).waitFor();
       await c.shot(s.page, 'home');
@@ -203,7 +215,10 @@ describe('the simulator explains', () => {
 
     // Asking for a group the roles do not permit says so in words, and offers the way back.
     await sim.getByLabel('Requested groups').fill('admin');
-    await sim.getByRole('alert').getByText(/no role of agent:helpdesk permits the group\(s\) admin\. Its roles permit knowledge, basic\./).waitFor();
+    await sim
+      .getByRole('alert')
+      .getByText(/no role of agent:helpdesk permits the group\(s\) admin\. Its roles permit knowledge, basic\./)
+      .waitFor();
     await sim.getByRole('button', { name: 'Ask for those instead' }).click();
     await visible.getByRole('row', { name: /core__knowledge-query\s+allow/ }).waitFor();
     await c.shot(page, 'simulator-reasons');
@@ -240,25 +255,43 @@ describe('a large inventory', () => {
     for (let i = 0; i < ids.length; i += 10) {
       await Promise.all(
         ids.slice(i, i + 10).map((id, j) =>
-          c.api('POST', '/v1/tools', { id, description: `Bulk tool ${id}`, inputSchema: { type: 'object' }, effect: 'read_only', ...((i + j) % 2 ? { redaction: { allow: [] } } : {}) }),
+          c.api('POST', '/v1/tools', {
+            id,
+            description: `Bulk tool ${id}`,
+            inputSchema: { type: 'object' },
+            effect: 'read_only',
+            ...((i + j) % 2 ? { redaction: { allow: [] } } : {}),
+          }),
         ),
       );
     }
     await go(page, '/tools');
     const table = page.getByRole('table', { name: 'Tools' });
     await page.getByLabel('Search').fill('bulk-');
-    await page.getByRole('status').getByText(/^1–50 of 130 tool\(s\) · 65 without redaction/).waitFor();
+    await page
+      .getByRole('status')
+      .getByText(/^1–50 of 130 tool\(s\) · 65 without redaction/)
+      .waitFor();
     expect(await table.getByRole('row').count()).toBe(51);
     await page.getByRole('button', { name: 'Next page' }).click();
-    await page.getByRole('status').getByText(/^51–100 of 130 tool\(s\)/).waitFor();
+    await page
+      .getByRole('status')
+      .getByText(/^51–100 of 130 tool\(s\)/)
+      .waitFor();
     await table.getByRole('link', { name: 'core__bulk-050' }).waitFor();
     await page.getByLabel('Redaction').selectOption('none');
-    await page.getByRole('status').getByText(/^1–50 of 65 tool\(s\) · 65 without redaction/).waitFor();
+    await page
+      .getByRole('status')
+      .getByText(/^1–50 of 65 tool\(s\) · 65 without redaction/)
+      .waitFor();
     expect(await table.getByText('no redaction').count()).toBe(50);
 
     await table.getByRole('checkbox', { name: 'Select all tools on this page' }).check();
     await page.getByRole('button', { name: 'Next page' }).click();
-    await page.getByRole('status').getByText(/^51–65 of 65/).waitFor();
+    await page
+      .getByRole('status')
+      .getByText(/^51–65 of 65/)
+      .waitFor();
     await table.getByRole('checkbox', { name: 'Select core__bulk-128' }).check();
     const bulk = page.getByRole('group', { name: 'Bulk actions' });
     await bulk.getByText('51 selected').waitFor();
@@ -284,7 +317,11 @@ describe('forms people can trust', () => {
     const errors = page.getByRole('list', { name: 'Input schema errors' });
     await errors.getByText('`oneOf` is not allowed in input schemas').waitFor();
     expect(await errors.innerText()).toContain('Line 4');
-    await editor.fill(['{', '  "type": "object",', '  "description": "moved down",', '  "properties": {', '    "v": { "oneOf": [{ "type": "string" }] }', '  }', '}'].join('\n'));
+    await editor.fill(
+      ['{', '  "type": "object",', '  "description": "moved down",', '  "properties": {', '    "v": { "oneOf": [{ "type": "string" }] }', '  }', '}'].join(
+        '\n',
+      ),
+    );
     await errors.getByText('Line 5').waitFor();
     await editor.fill('{\n  "type": "object"\n}');
     await errors.waitFor({ state: 'detached' });
@@ -304,7 +341,11 @@ describe('forms people can trust', () => {
     await form.getByRole('button', { name: 'Create token' }).click();
     const secret = form.getByLabel('New token secret');
     await secret.waitFor();
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? (document.activeElement as HTMLInputElement | null)?.labels?.[0]?.textContent)).toBe('New token secret');
+    expect(
+      await page.evaluate(
+        () => document.activeElement?.getAttribute('aria-label') ?? (document.activeElement as HTMLInputElement | null)?.labels?.[0]?.textContent,
+      ),
+    ).toBe('New token secret');
     const token = await secret.inputValue();
     const row = page.getByRole('table', { name: 'Tokens' }).getByRole('row', { name: /Short-lived viewer/ });
     expect(await row.innerText()).toContain(new Date('2099-01-31T12:00').toLocaleString('en-US'));
@@ -360,7 +401,10 @@ describe('a phone-sized window', () => {
       await table.getByRole('link', { name: 'core__knowledge-query' }).waitFor();
       expect(await table.getByRole('columnheader', { name: 'Status' }).isVisible()).toBe(true);
       expect(await table.getByRole('columnheader', { name: 'Effect' }).isVisible()).toBe(false);
-      const status = await table.getByRole('row', { name: /core__knowledge-query/ }).getByText('active').boundingBox();
+      const status = await table
+        .getByRole('row', { name: /core__knowledge-query/ })
+        .getByText('active')
+        .boundingBox();
       expect(status!.x + status!.width).toBeLessThanOrEqual(390);
       expect(await n.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
     } finally {

@@ -42,6 +42,6 @@ export function snapshot(parts: SnapshotParts): Snapshot {
 export function build(parts: SnapshotParts | Snapshot, version = 1): LoadedBundle {
   const snap = 'tenant' in parts && typeof parts.tenant === 'object' ? (parts as Snapshot) : snapshot(parts as SnapshotParts);
   const r = compileBundle(snap, { version, previousRevision: null, issuedAt: ISSUED_AT });
-  if (!r.ok) throw new Error('compile failed: ' + JSON.stringify(r.errors, null, 2));
+  if (!r.ok) throw new Error(`compile failed: ${JSON.stringify(r.errors, null, 2)}`);
   return loadBundle(JSON.parse(r.text));
 }

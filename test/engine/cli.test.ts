@@ -30,7 +30,16 @@ beforeAll(async () => {
   process.env.TOOLGATE_DB = join(dir, 'toolgate.db');
   process.env.TOOLGATE_KEYS_DIR = join(dir, 'keys');
   const opened = await openToolgate(
-    { host: '127.0.0.1', port: 0, dbFile: process.env.TOOLGATE_DB, keysDir: process.env.TOOLGATE_KEYS_DIR, webDir: join(dir, 'web'), seed: 'demo', adminToken: ADMIN, logLevel: 'silent' },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dbFile: process.env.TOOLGATE_DB,
+      keysDir: process.env.TOOLGATE_KEYS_DIR,
+      webDir: join(dir, 'web'),
+      seed: 'demo',
+      adminToken: ADMIN,
+      logLevel: 'silent',
+    },
     pino({ level: 'silent' }),
   );
   deps = opened.deps;
@@ -74,7 +83,13 @@ describe('toolgate compile, verify, evaluate', () => {
   });
 
   it('prints exactly what simulate answers for the same request', async () => {
-    const request = { subject: 'user:alice', groups: ['knowledge', 'write'], state: 'analysis', allowedConnectionIds: ['conn-knowledge-graph-prod'], at: '2026-01-01T00:00:00Z' };
+    const request = {
+      subject: 'user:alice',
+      groups: ['knowledge', 'write'],
+      state: 'analysis',
+      allowedConnectionIds: ['conn-knowledge-graph-prod'],
+      at: '2026-01-01T00:00:00Z',
+    };
     writeFileSync(join(dir, 'request.json'), JSON.stringify(request));
     const c = capture();
     expect(await evaluateCmd(['--bundle', join(out(), 'bundle.json'), '--request', join(dir, 'request.json')], c.out)).toBe(0);
@@ -99,7 +114,19 @@ describe('toolgate compile, verify, evaluate', () => {
 
 describe('toolgate tools list', () => {
   it('prints the specs the model would see, in the chosen wire format', async () => {
-    const args = ['list', '--tenant', 'globex-eng', '--draft', '--subject', 'agent:coding-bot', '--groups', 'coding', '--facts', 'hostSession=ready', '--profile'];
+    const args = [
+      'list',
+      '--tenant',
+      'globex-eng',
+      '--draft',
+      '--subject',
+      'agent:coding-bot',
+      '--groups',
+      'coding',
+      '--facts',
+      'hostSession=ready',
+      '--profile',
+    ];
     const openai = capture();
     expect(await tools([...args, 'openai'], openai.out)).toBe(0);
     const specs = JSON.parse(openai.lines.out.join('\n')) as { type: string; function: { name: string } }[];
@@ -160,7 +187,11 @@ describe('toolgate keys', () => {
 
 describe('toolgate keys retire', () => {
   const publish = (reason: string) =>
-    app.request('/v1/tenants/globex-eng/bundles', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason, refresh: true }) });
+    app.request('/v1/tenants/globex-eng/bundles', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason, refresh: true }),
+    });
   const jwksKids = async () => ((await (await app.request('/.well-known/jwks.json')).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
 
   it('refuses the signing key, and a key that signed a latest bundle until --reissue re-signs it', async () => {

@@ -23,8 +23,8 @@ function rng(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const int = (n: number) => Math.floor(next() * n);
-  const pick = <T,>(xs: readonly T[]): T => xs[int(xs.length)];
-  const some = <T,>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
+  const some = <T>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
   return { next, int, pick, some };
 }
 
@@ -36,7 +36,7 @@ function randomTenant(seed: number) {
   const r = rng(seed);
   const ids = new Set<string>();
   const toolCount = 5 + r.int(40);
-  while (ids.size < toolCount) ids.add(`${r.pick(NAMESPACES)}__${r.pick(WORDS)}${r.next() < 0.5 ? '_' + r.pick(WORDS) : ''}`);
+  while (ids.size < toolCount) ids.add(`${r.pick(NAMESPACES)}__${r.pick(WORDS)}${r.next() < 0.5 ? `_${r.pick(WORDS)}` : ''}`);
   const statuses: Tool['status'][] = ['active', 'active', 'active', 'quarantined', 'disabled', 'removed'];
   const tools = [...ids].map((id) => tool(id, { status: r.pick(statuses), ...(r.next() < 0.1 ? { redaction: undefined } : {}) }));
   const idList = [...ids];
@@ -46,14 +46,24 @@ function randomTenant(seed: number) {
   const glob = (): string => {
     const id = r.pick(idList);
     switch (r.int(8)) {
-      case 0: return exact.length > 0 ? r.pick(exact) : id + '*';
-      case 1: return id.slice(0, 1 + r.int(id.length - 1)) + '*';
-      case 2: return '*' + id.slice(r.int(id.length));
-      case 3: { const i = r.int(id.length); return id.slice(0, i) + '*' + id.slice(i + r.int(id.length - i)); }
-      case 4: return '*' + r.pick(WORDS) + '*';
-      case 5: return r.pick(NAMESPACES) + '__*_' + r.pick(WORDS);
-      case 6: return r.next() < 0.2 ? '*' : `${r.pick(NAMESPACES)}__*`;
-      default: return 'zz__nomatch*';
+      case 0:
+        return exact.length > 0 ? r.pick(exact) : `${id}*`;
+      case 1:
+        return `${id.slice(0, 1 + r.int(id.length - 1))}*`;
+      case 2:
+        return `*${id.slice(r.int(id.length))}`;
+      case 3: {
+        const i = r.int(id.length);
+        return `${id.slice(0, i)}*${id.slice(i + r.int(id.length - i))}`;
+      }
+      case 4:
+        return `*${r.pick(WORDS)}*`;
+      case 5:
+        return `${r.pick(NAMESPACES)}__*_${r.pick(WORDS)}`;
+      case 6:
+        return r.next() < 0.2 ? '*' : `${r.pick(NAMESPACES)}__*`;
+      default:
+        return 'zz__nomatch*';
     }
   };
   const roleNames = Array.from({ length: 1 + r.int(5) }, (_, i) => `role${i}`);
@@ -71,7 +81,7 @@ function randomTenant(seed: number) {
   for (const s of subjects) if (r.next() < 0.85) bindings[s] = r.some(roleNames, 3);
   // Also a subject literally called like a role, and subjects with every kind of character the
   // schema lets a subject hold (they must survive a CSV policy file in any language).
-  bindings['role0'] = r.some(roleNames, 2);
+  bindings.role0 = r.some(roleNames, 2);
   for (const s of ODD_SUBJECTS) if (r.next() < 0.7) bindings[s] = r.some(roleNames, 2);
   const tenant = `t${seed}`;
   return { tenant, tools, roles, bindings, subjects: [...subjects, 'role0', ...ODD_SUBJECTS, 'agent:unbound', `role:${roleNames[0]}`] };
@@ -85,7 +95,7 @@ async function fileEnforcer(casbin: BundleCasbin): Promise<Enforcer> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-casbin-'));
   try {
     writeFileSync(join(dir, 'model.conf'), casbin.model);
-    writeFileSync(join(dir, 'policy.csv'), casbin.policy.map((row) => row.join(', ')).join('\n') + '\n');
+    writeFileSync(join(dir, 'policy.csv'), `${casbin.policy.map((row) => row.join(', ')).join('\n')}\n`);
     const e = await newEnforcer(join(dir, 'model.conf'), new FileAdapter(join(dir, 'policy.csv')));
     // What the file held, read back, is exactly the bundle's rows.
     const read = [...(await e.getPolicy()).map((r) => ['p', ...r]), ...(await e.getGroupingPolicy()).map((r) => ['g', ...r])];
@@ -113,7 +123,9 @@ describe('SDK index against node-casbin', () => {
           const sdk = policyAllows(loaded, subject, id);
           const reference = enforcer.allows(subject, id);
           if (sdk !== reference) {
-            throw new Error(`seed ${seed}: ${subject} → ${id}: sdk ${sdk}, casbin ${reference}\n${JSON.stringify({ roles: t.roles, bindings: t.bindings[subject] })}`);
+            throw new Error(
+              `seed ${seed}: ${subject} → ${id}: sdk ${sdk}, casbin ${reference}\n${JSON.stringify({ roles: t.roles, bindings: t.bindings[subject] })}`,
+            );
           }
           if (fromFile && fromFile.enforceSync(subject, t.tenant, id, 'call') !== sdk) {
             throw new Error(`seed ${seed}: ${subject} → ${id}: sdk ${sdk}, casbin from the CSV file ${!sdk}`);

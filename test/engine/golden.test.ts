@@ -18,7 +18,7 @@ function compileCase(name: string): string {
   const input = JSON.parse(readFileSync(join(dir, `${name}.input.json`), 'utf8')) as { snapshot: Snapshot; options: CompileOptions };
   const r = compileBundle(input.snapshot, input.options);
   const out = r.ok ? { ok: true, revision: r.revision, bytes: r.bytes.length, bundle: r.bundle } : { ok: false, errors: r.errors };
-  return JSON.stringify(out, null, 2) + '\n';
+  return `${JSON.stringify(out, null, 2)}\n`;
 }
 
 describe('compiler golden files', () => {

@@ -51,7 +51,15 @@ describe('POST /v1/tenants/:tenant/simulate', () => {
   });
 
   it('answers malformed bodies with 4xx problems, never a 500', async () => {
-    for (const raw of ['[]', 'null', '"x"', '{"subject":"a","at":"yesterday"}', '{"subject":"a","facts":{"x":{}}}', '{"subject":"a","groups":["*","*"]}', '{']) {
+    for (const raw of [
+      '[]',
+      'null',
+      '"x"',
+      '{"subject":"a","at":"yesterday"}',
+      '{"subject":"a","facts":{"x":{}}}',
+      '{"subject":"a","groups":["*","*"]}',
+      '{',
+    ]) {
       const sim = await t.request('POST', `${base}/simulate`, { raw });
       expect(sim.status, raw).toBeGreaterThanOrEqual(400);
       expect(sim.status, raw).toBeLessThan(500);
@@ -132,7 +140,12 @@ describe('publishing', () => {
     const list = await t.request('GET', `${base}/bundles`);
     const items = list.json.items as BundleVersion[];
     expect(items.map((i) => i.version)).toEqual([2, 1]);
-    expect(items[0]).toMatchObject({ reason: 'stop text completion for researchers', publishedBy: expect.stringMatching(/^token:/), previousRevision: v1.revision, rollbackOf: null });
+    expect(items[0]).toMatchObject({
+      reason: 'stop text completion for researchers',
+      publishedBy: expect.stringMatching(/^token:/),
+      previousRevision: v1.revision,
+      rollbackOf: null,
+    });
     expect(items[0].summary.changes.decisionsChanged).toBeGreaterThan(0);
     expect(items[1].summary.changes).toEqual({ toolsAdded: 0, toolsRemoved: 0, decisionsChanged: 0 });
   });
@@ -150,7 +163,12 @@ describe('publishing', () => {
     expect(again.json.version).toBe(3);
     const audit = await t.request('GET', '/v1/audit?entityType=bundle');
     const actions = (audit.json.items as { action: string; entityId: string; reason: string }[]).map((e) => [e.action, e.entityId, e.reason]);
-    expect(actions).toEqual(expect.arrayContaining([['publish', '1', 'first publish'], ['rollback', '3', 'undo']]));
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        ['publish', '1', 'first publish'],
+        ['rollback', '3', 'undo'],
+      ]),
+    );
     expect(actions.filter(([a]) => a === 'publish' || a === 'rollback')).toHaveLength(3);
   });
 
@@ -170,7 +188,11 @@ describe('publishing', () => {
     const row = await t.deps.database.db.selectFrom('tenant_policies').select('body').where('tenant', '=', 'acme-research').executeTakeFirstOrThrow();
     const stored = JSON.parse(row.body);
     stored.bindings['role:researcher'] = ['researcher'];
-    await t.deps.database.db.updateTable('tenant_policies').set({ body: JSON.stringify(stored) }).where('tenant', '=', 'acme-research').execute();
+    await t.deps.database.db
+      .updateTable('tenant_policies')
+      .set({ body: JSON.stringify(stored) })
+      .where('tenant', '=', 'acme-research')
+      .execute();
     const sim = await t.request('POST', `${base}/simulate`, { body: { subject: 'agent:research-bot' } });
     expect(sim.status).toBe(422);
     expect(sim.json.code).toBe('compile_error');

@@ -15,7 +15,7 @@ function referenceEvaluate(s: Snapshot, r: EvaluationRequest): EvaluationResult 
   const closure = (g: string): string[] => {
     const seen = new Set([g]);
     const queue = [g];
-    while (queue.length) for (const x of includes.get(queue.shift()!) ?? []) if (!seen.has(x)) (seen.add(x), queue.push(x));
+    while (queue.length) for (const x of includes.get(queue.shift()!) ?? []) if (!seen.has(x)) seen.add(x), queue.push(x);
     return [...seen];
   };
   const roleNames = s.policy.bindings?.[r.subject] ?? [];
@@ -70,9 +70,9 @@ function rng(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const int = (n: number) => Math.floor(next() * n);
-  const pick = <T,>(xs: readonly T[]): T => xs[int(xs.length)];
-  const some = <T,>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
-  const someOr = <T,>(xs: readonly T[], max: number, fallback: T[]): T[] => {
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
+  const some = <T>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
+  const someOr = <T>(xs: readonly T[], max: number, fallback: T[]): T[] => {
     const got = some(xs, max);
     return got.length ? got : fallback;
   };
@@ -84,7 +84,11 @@ const STATES = ['undefined', 's1', 's2'];
 
 function randomSnapshot(seed: number): { snapshot: Snapshot; subjects: string[]; connections: string[] } {
   const r = rng(seed);
-  const ids = [...new Set(Array.from({ length: 4 + r.int(16) }, () => `${r.pick(['core', 'mcp__a', 'host'])}__${r.pick(['get', 'set', 'run', 'read_file', 'x'])}${r.int(4)}`))];
+  const ids = [
+    ...new Set(
+      Array.from({ length: 4 + r.int(16) }, () => `${r.pick(['core', 'mcp__a', 'host'])}__${r.pick(['get', 'set', 'run', 'read_file', 'x'])}${r.int(4)}`),
+    ),
+  ];
   const tools: Tool[] = ids.map((id) => ({
     id,
     description: id,
@@ -93,7 +97,16 @@ function randomSnapshot(seed: number): { snapshot: Snapshot; subjects: string[];
     ...(r.next() < 0.85 ? { redaction: { allow: ['ok'] } } : {}),
     ...(r.next() < 0.8 ? { groups: r.someOr(GROUPS, 2, ['default']) } : {}),
     ...(r.next() < 0.4 ? { availableInStates: r.next() < 0.2 ? ['*'] : r.someOr(STATES, 2, ['s1']) } : {}),
-    ...(r.next() < 0.3 ? { requires: [{ fact: r.pick(['hostSession', 'env']), in: r.someOr<string | number | boolean>(['ready', 'prod', 1, true], 2, ['ready']) as [string | number | boolean] }] } : {}),
+    ...(r.next() < 0.3
+      ? {
+          requires: [
+            {
+              fact: r.pick(['hostSession', 'env']),
+              in: r.someOr<string | number | boolean>(['ready', 'prod', 1, true], 2, ['ready']) as [string | number | boolean],
+            },
+          ],
+        }
+      : {}),
     ...(r.next() < 0.3 ? { requiresConnection: true } : {}),
     status: r.pick(['active', 'active', 'active', 'active', 'quarantined', 'disabled', 'removed'] as const),
   }));
@@ -101,7 +114,13 @@ function randomSnapshot(seed: number): { snapshot: Snapshot; subjects: string[];
   const groups: Group[] = GROUPS.map((name, i) => ({ name, includes: GROUPS.slice(i + 1).filter(() => r.next() < 0.25) }));
   const glob = () => {
     const id = r.pick(ids);
-    return r.pick([id.slice(0, 1 + r.int(id.length)) + '*', '*' + id.slice(r.int(id.length)), `*${r.pick(['get', 'read', 'x'])}*`, '*', `${r.pick(['core', 'host', 'mcp__a'])}__*`]);
+    return r.pick([
+      `${id.slice(0, 1 + r.int(id.length))}*`,
+      `*${id.slice(r.int(id.length))}`,
+      `*${r.pick(['get', 'read', 'x'])}*`,
+      '*',
+      `${r.pick(['core', 'host', 'mcp__a'])}__*`,
+    ]);
   };
   const roleNames = ['r1', 'r2', 'r3'].slice(0, 1 + r.int(3));
   const roles = Object.fromEntries(
@@ -128,12 +147,22 @@ function randomSnapshot(seed: number): { snapshot: Snapshot; subjects: string[];
         ...(r.next() < 0.4 ? { expiresAt: r.pick(['2026-01-01T00:00:00.000Z', '2026-06-01T00:00:00.000Z']) } : {}),
       }))
     : [];
-  const snapshot: Snapshot = { tenant: { id: `t${seed}`, name: 'T' }, policy: { roles, bindings, profiles }, tools, groups, states: STATES.map((name) => ({ name })), grants };
+  const snapshot: Snapshot = {
+    tenant: { id: `t${seed}`, name: 'T' },
+    policy: { roles, bindings, profiles },
+    tools,
+    groups,
+    states: STATES.map((name) => ({ name })),
+    grants,
+  };
   return { snapshot, subjects: [...subjects, 'agent:nobody'], connections };
 }
 
 function randomRequest(r: ReturnType<typeof rng>, subjects: string[], connections: string[]): EvaluationRequest {
-  const req: EvaluationRequest = { subject: r.pick(subjects), at: r.pick(['2025-12-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z', '2026-07-01T00:00:00.000Z']) };
+  const req: EvaluationRequest = {
+    subject: r.pick(subjects),
+    at: r.pick(['2025-12-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z', '2026-07-01T00:00:00.000Z']),
+  };
   const g = r.int(5);
   if (g === 1) req.groups = [];
   else if (g === 2) req.groups = ['*'];
@@ -169,7 +198,21 @@ describe('evaluate against the semantics written out longhand', () => {
     expect(compared).toBe(10_000);
     // Every outcome was exercised, so agreement is not vacuous.
     expect([...reasons].sort()).toEqual(
-      ['denied', 'disabled', 'group', 'group_not_permitted', 'no_connection', 'no_redaction', 'no_role', 'not_allowed', 'profile', 'quarantined', 'runtime_gate', 'state', 'visible'].sort(),
+      [
+        'denied',
+        'disabled',
+        'group',
+        'group_not_permitted',
+        'no_connection',
+        'no_redaction',
+        'no_role',
+        'not_allowed',
+        'profile',
+        'quarantined',
+        'runtime_gate',
+        'state',
+        'visible',
+      ].sort(),
     );
   });
 });

@@ -70,7 +70,7 @@ describe('groups-and-states workflow (reference §5)', () => {
   });
 
   it('walks the complete flow: knowledge-query → analysis, complex-analysis → results, reset-workflow → undefined', () => {
-    let state: string | undefined = undefined;
+    let state: string | undefined;
     const flow = [
       { groups: ['knowledge', 'compute'], call: 'core__knowledge-query', next: 'analysis' },
       { groups: ['knowledge', 'compute'], call: 'core__complex-analysis', next: 'results' },

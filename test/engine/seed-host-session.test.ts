@@ -147,7 +147,9 @@ describe('deterministic batch plans', () => {
   it('R9.3 gives the same plan for the same input, even without call ids', () => {
     const anonymous = calls.map(({ toolCallId: _id, ...c }) => c);
     const first = canonicalJson(planBatch(view, anonymous));
-    const second = canonicalJson(planBatch(createView(loadBundle(JSON.parse(compiled.ok ? compiled.text : '')), coder({ hostSession: 'ready' }, 'openai')), anonymous));
+    const second = canonicalJson(
+      planBatch(createView(loadBundle(JSON.parse(compiled.ok ? compiled.text : '')), coder({ hostSession: 'ready' }, 'openai')), anonymous),
+    );
     expect(second).toBe(first);
   });
 });
@@ -185,7 +187,13 @@ describe('replay', () => {
       if (e.kind === 'host') state.hostSession = e.status;
       else if (e.kind === 'profile') state.profile = e.profile;
       else if (e.kind === 'settled' && e.ok) state.workflowState = nextState(l, state.workflowState, e.name);
-      const view = createView(l, { subject: 'agent:coding-bot', groups: ['coding'], facts: { hostSession: state.hostSession }, profile: state.profile, state: state.workflowState });
+      const view = createView(l, {
+        subject: 'agent:coding-bot',
+        groups: ['coding'],
+        facts: { hostSession: state.hostSession },
+        profile: state.profile,
+        state: state.workflowState,
+      });
       state.effectiveTools = view.result.tools.map((t) => t.id);
       if (e.kind === 'calls') state.batches.push(planBatch(view, e.calls));
     }

@@ -39,7 +39,11 @@ const view = createView(loaded, { subject: 'agent:support', at: AT });
 
 describe('decide error codes', () => {
   it('R7.2 answers unavailable for an unknown tool name', () => {
-    expect(decide(view, { toolCallId: 't1', name: 'core__missing', arguments: '{}' })).toMatchObject({ toolCallId: 't1', decision: 'deny', errorCode: 'unavailable' });
+    expect(decide(view, { toolCallId: 't1', name: 'core__missing', arguments: '{}' })).toMatchObject({
+      toolCallId: 't1',
+      decision: 'deny',
+      errorCode: 'unavailable',
+    });
   });
 
   it('R7.3 answers policy_denied for a known tool the request cannot see, quarantined ones included', () => {
@@ -117,7 +121,15 @@ describe('connections and grant intersection', () => {
 
 describe('redaction', () => {
   it('R10.2 keeps only allowlisted output fields', () => {
-    const out = { hits: [{ title: 'a', body: 'secret' }, { title: 'b', token: 'x' }], total: 2, meta: { took: 3, page: 1 }, raw: 'drop' };
+    const out = {
+      hits: [
+        { title: 'a', body: 'secret' },
+        { title: 'b', token: 'x' },
+      ],
+      total: 2,
+      meta: { took: 3, page: 1 },
+      raw: 'drop',
+    };
     expect(redact(loaded, 'core__search', out)).toEqual({ hits: [{ title: 'a' }, { title: 'b' }], total: 2, meta: { took: 3, page: 1 } });
   });
 
@@ -135,7 +147,8 @@ describe('redaction', () => {
 describe('definition pins', () => {
   it('R13.2 accepts the definition the bundle pinned and refuses a changed one', () => {
     const search = loaded.bundle.catalog.tools.find((t) => t.id === 'core__search')!;
-    const def = 'inputSchema' in search ? { name: search.id, description: search.description, inputSchema: search.inputSchema, outputSchema: search.outputSchema } : null;
+    const def =
+      'inputSchema' in search ? { name: search.id, description: search.description, inputSchema: search.inputSchema, outputSchema: search.outputSchema } : null;
     expect(def).not.toBeNull();
     expect(checkDefinition(loaded, 'core__search', def!)).toEqual({ ok: true, definitionHash: definitionHash(def!) });
     const changed = checkDefinition(loaded, 'core__search', { ...def!, description: 'Now also deletes things.' });

@@ -106,7 +106,7 @@ describe('evaluate', () => {
 
   it('R6.10 names not_allowed for a tool no role allows', () => {
     const r = evaluate(loaded, { subject: 'agent:r', groups: ['read'] });
-    expect(reasons(r)['mcp__x__y']).toBe('not_allowed');
+    expect(reasons(r).mcp__x__y).toBe('not_allowed');
     expect(policyAllows(loaded, 'agent:r', 'mcp__x__y')).toBe(false);
     expect(policyAllows(loaded, 'agent:r', 'core__read')).toBe(true);
   });
@@ -222,7 +222,11 @@ describe('evaluate with profile-scoped tools', () => {
 
   it('R6.12 R6.5 never shows through a profile a tool the roles do not allow', () => {
     const other = build({
-      policy: { roles: { r: { groups: ['default'], allow: ['core__a'], deny: [] } }, bindings: { s: ['r'] }, profiles: { openai: { enable: ['core__b'], disable: [] } } },
+      policy: {
+        roles: { r: { groups: ['default'], allow: ['core__a'], deny: [] } },
+        bindings: { s: ['r'] },
+        profiles: { openai: { enable: ['core__b'], disable: [] } },
+      },
       tools: [tool('core__a'), tool('core__b')],
     });
     expect(reasons(evaluate(other, { subject: 's', profile: 'openai' })).core__b).toBe('not_allowed');

@@ -46,12 +46,27 @@ describe('key store', () => {
     const second = await cli.rotate();
     expect(second.kid).not.toBe(first.kid);
     expect((await server.signer()).kid).toBe(first.kid);
-    expect((await server.keySet()).keySet).toMatchObject({ version: 2, keys: [{ kid: first.kid, status: 'active' }, { kid: second.kid, status: 'next' }] });
+    expect((await server.keySet()).keySet).toMatchObject({
+      version: 2,
+      keys: [
+        { kid: first.kid, status: 'active' },
+        { kid: second.kid, status: 'next' },
+      ],
+    });
     await cli.promote();
     expect((await server.signer()).kid).toBe(second.kid);
-    expect((await server.keySet()).keySet).toMatchObject({ version: 3, keys: [{ kid: first.kid, status: 'active' }, { kid: second.kid, status: 'active' }] });
+    expect((await server.keySet()).keySet).toMatchObject({
+      version: 3,
+      keys: [
+        { kid: first.kid, status: 'active' },
+        { kid: second.kid, status: 'active' },
+      ],
+    });
     expect((await server.jwks()).keys.map((k) => k.kid).sort()).toEqual([first.kid, second.kid].sort());
-    expect((await server.list()).map((k) => [k.kid, k.signing])).toEqual([[first.kid, false], [second.kid, true]]);
+    expect((await server.list()).map((k) => [k.kid, k.signing])).toEqual([
+      [first.kid, false],
+      [second.kid, true],
+    ]);
     const jws = await signBundle(bytes, await server.signer());
     const r = await verifyBundle(bytes, jws, { trustedKeys: await server.jwks(), tenant: 'acme-research', now });
     expect(r.ok).toBe(true);

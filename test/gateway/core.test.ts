@@ -12,7 +12,13 @@ import { MCP_BUNDLE_SUBJECT, mcpBundle } from './mcp-bundle.ts';
 
 // The enforcement core in process, against a scripted upstream: budgets, timeouts, redaction.
 const state = upstreamFixtureState();
-const client: ResolvedClient = { name: 'bot', subject: MCP_BUNDLE_SUBJECT, keyDigest: null, request: { subject: MCP_BUNDLE_SUBJECT }, initialState: 'undefined' };
+const client: ResolvedClient = {
+  name: 'bot',
+  subject: MCP_BUNDLE_SUBJECT,
+  keyDigest: null,
+  request: { subject: MCP_BUNDLE_SUBJECT },
+  initialState: 'undefined',
+};
 
 type Answer = { ok: true; result: CallToolResult } | { ok: false; code: 'timeout' | 'upstream_unavailable'; message: string };
 
@@ -53,8 +59,11 @@ const codeOf = (r: CallToolResult) => (r._meta as { toolgate: { errorCode?: stri
 const text = (s: string): Answer => ({ ok: true, result: { content: [{ type: 'text', text: s }] } });
 
 describe('the gateway core', () => {
-  it('withholds a result larger than the tool\'s maxResultBytes budget', async () => {
-    const t = setup((b) => (tool(b, 'mcp__rec__big').budgets = { maxResultBytes: 100 }), (name) => text(name === 'big' ? 'y'.repeat(500) : 'small'));
+  it("withholds a result larger than the tool's maxResultBytes budget", async () => {
+    const t = setup(
+      (b) => (tool(b, 'mcp__rec__big').budgets = { maxResultBytes: 100 }),
+      (name) => text(name === 'big' ? 'y'.repeat(500) : 'small'),
+    );
     const r = await t.call('mcp__rec__big');
     expect(codeOf(r)).toBe('budget_exceeded');
     expect(JSON.stringify(r)).not.toContain('yyyy');
@@ -62,7 +71,10 @@ describe('the gateway core', () => {
   });
 
   it('counts result bytes per session and refuses, without calling the upstream, once the session budget is used', async () => {
-    const t = setup((b) => (b.policy.budgets = { maxResultBytes: 200 }), () => text('x'.repeat(60)));
+    const t = setup(
+      (b) => (b.policy.budgets = { maxResultBytes: 200 }),
+      () => text('x'.repeat(60)),
+    );
     const codes: Array<string | undefined> = [];
     for (let i = 0; i < 5; i++) codes.push(codeOf(await t.call('mcp__rec__echo', { text: 'a' })));
     expect(codes.slice(0, 2)).toEqual([undefined, undefined]);
@@ -75,8 +87,11 @@ describe('the gateway core', () => {
     expect(codeOf(await t.gateway.call(other, { name: 'mcp__rec__echo', arguments: { text: 'a' } }))).toBeUndefined();
   });
 
-  it('bounds a call by the tool\'s maxRuntimeMs (budget_exceeded) and by timeouts.callMs (upstream_unavailable and a restart)', async () => {
-    const t = setup((b) => (tool(b, 'mcp__rec__hang').budgets = { maxRuntimeMs: 50 }), () => ({ ok: false, code: 'timeout', message: 'no answer' }));
+  it("bounds a call by the tool's maxRuntimeMs (budget_exceeded) and by timeouts.callMs (upstream_unavailable and a restart)", async () => {
+    const t = setup(
+      (b) => (tool(b, 'mcp__rec__hang').budgets = { maxRuntimeMs: 50 }),
+      () => ({ ok: false, code: 'timeout', message: 'no answer' }),
+    );
     expect(codeOf(await t.call('mcp__rec__hang'))).toBe('budget_exceeded');
     expect(t.upstreamCalls.at(-1)).toEqual({ name: 'hang', timeoutMs: 50 });
     expect(t.restarts()).toBe(0);

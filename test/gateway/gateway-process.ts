@@ -24,7 +24,11 @@ export type GatewayProcess = {
 /** Runs the CLI; resolves with its exit code and output once it ends (for configurations that must fail). */
 export function runGatewayToExit(configFile: string, env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', configFile], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', configFile], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += String(c)));
@@ -34,7 +38,12 @@ export function runGatewayToExit(configFile: string, env: Record<string, string>
 }
 
 /** Starts the gateway and waits until /healthz answers. */
-export async function startGatewayProcess(configFile: string, port: number, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<GatewayProcess> {
+export async function startGatewayProcess(
+  configFile: string,
+  port: number,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', configFile], {
     cwd: root,
     env: { ...process.env, ...env },

@@ -75,7 +75,10 @@ function writeState(state: unknown): void {
 
 function calls(): Array<{ name: string }> {
   const text = readFileSync(recordFile, 'utf8');
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { name: string });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { name: string });
 }
 
 function textOf(r: CallToolResult): string {
@@ -146,11 +149,19 @@ beforeAll(async () => {
     metrics: { key: METRICS_KEY },
   };
   writeFileSync(join(dir, 'gateway.json'), JSON.stringify(config, null, 2));
-  gw = await startGatewayProcess(join(dir, 'gateway.json'), port, { GW_TEST_TOKEN: runtimeToken, GW_TEST_OPS_KEY: KEYS.ops, MEMORY_FILE_PATH: join(dir, 'memory.jsonl') });
-  await eventually(async () => {
-    const h = await gw.health();
-    return h.status === 'ok' && h.bundle.health === 'fresh' ? h : undefined;
-  }, 30_000, 'a healthy gateway');
+  gw = await startGatewayProcess(join(dir, 'gateway.json'), port, {
+    GW_TEST_TOKEN: runtimeToken,
+    GW_TEST_OPS_KEY: KEYS.ops,
+    MEMORY_FILE_PATH: join(dir, 'memory.jsonl'),
+  });
+  await eventually(
+    async () => {
+      const h = await gw.health();
+      return h.status === 'ok' && h.bundle.health === 'fresh' ? h : undefined;
+    },
+    30_000,
+    'a healthy gateway',
+  );
 });
 
 afterAll(async () => {
@@ -171,7 +182,7 @@ describe('the gateway in front of real MCP servers', () => {
   let opsNoAsk: ConnectedClient;
   let reader: ConnectedClient;
 
-  it('shows two clients with different subjects different lists, with the bundle\'s descriptions', async () => {
+  it("shows two clients with different subjects different lists, with the bundle's descriptions", async () => {
     ops = await client(KEYS.ops, { elicitation: true });
     opsNoAsk = await client(KEYS.opsNoAsk);
     reader = await client(KEYS.reader);
@@ -222,7 +233,7 @@ describe('the gateway in front of real MCP servers', () => {
     expect(textOf(graph)).toContain('entities');
   });
 
-  it('asks the person through elicitation: a decline refuses, an accept calls and moves the session\'s state', async () => {
+  it("asks the person through elicitation: a decline refuses, an accept calls and moves the session's state", async () => {
     const before = calls().length;
     ops.answerApprovals('decline');
     expect(refusal(await call(ops, 'mcp__rec__delete_all'))).toMatchObject({ decision: 'require_approval', errorCode: 'approval_declined' });
@@ -274,10 +285,14 @@ describe('the gateway in front of real MCP servers', () => {
       expect(textOf(r)).toMatch(/^upstream_unavailable: /);
       // Other upstreams are untouched, and the broken one comes back.
       expect(textOf(await call(reader, 'mcp__everything__echo', { message: 'still here' }))).toContain('still here');
-      await eventually(async () => {
-        const h = await gw.health();
-        return h.upstreams.rec.state === 'ready' && h.upstreams.rec.restarts > restarts ? true : undefined;
-      }, 60_000, 'the upstream reconnected');
+      await eventually(
+        async () => {
+          const h = await gw.health();
+          return h.upstreams.rec.state === 'ready' && h.upstreams.rec.restarts > restarts ? true : undefined;
+        },
+        60_000,
+        'the upstream reconnected',
+      );
       const again = await call(reader, 'mcp__rec__echo', { text: 'back' });
       expect(textOf(again)).toBe('echo: back');
     });
@@ -285,19 +300,30 @@ describe('the gateway in front of real MCP servers', () => {
 
   it('ships every call to the decision log with the bundle version and revision that decided it', async () => {
     type Logged = GatewayDecisionRecord & { runtimeId: string };
-    const records = await eventually(async () => {
-      const r = await srv.api('GET', `/v1/tenants/${TENANT}/decisions?limit=1000`);
-      const items = (r.json?.items ?? []) as Logged[];
-      return items.length >= seenCallIds.length ? items : undefined;
-    }, 30_000, 'decision records at the server');
+    const records = await eventually(
+      async () => {
+        const r = await srv.api('GET', `/v1/tenants/${TENANT}/decisions?limit=1000`);
+        const items = (r.json?.items ?? []) as Logged[];
+        return items.length >= seenCallIds.length ? items : undefined;
+      },
+      30_000,
+      'decision records at the server',
+    );
     expect(records.map((r) => r.toolCallId).sort()).toEqual([...seenCallIds].sort());
     expect(new Set(records.map((r) => r.runtimeId)).size).toBe(1);
     expect(records[0].runtimeId).toMatch(/^gateway:/);
     const declined = records.find((r) => r.errorCode === 'approval_declined')!;
     expect(declined).toMatchObject({ subject: 'agent:ops', tool: 'mcp__rec__delete_all', decision: 'require_approval', bundleVersion: 1 });
     expect(declined.revision).toMatch(/^sha256:/);
-    expect(records.find((r) => r.tool === 'mcp__rec__delete_all' && r.subject === 'agent:reader')).toMatchObject({ decision: 'deny', errorCode: 'policy_denied', reason: 'denied' });
-    expect(records.find((r) => r.errorCode === undefined && r.decision === 'require_approval')).toMatchObject({ tool: 'mcp__rec__delete_all', reason: 'approved' });
+    expect(records.find((r) => r.tool === 'mcp__rec__delete_all' && r.subject === 'agent:reader')).toMatchObject({
+      decision: 'deny',
+      errorCode: 'policy_denied',
+      reason: 'denied',
+    });
+    expect(records.find((r) => r.errorCode === undefined && r.decision === 'require_approval')).toMatchObject({
+      tool: 'mcp__rec__delete_all',
+      reason: 'approved',
+    });
     expect(records.find((r) => r.errorCode === 'definition_changed')).toMatchObject({ tool: 'mcp__rec__echo', decision: 'deny' });
     expect(records.filter((r) => r.bundleVersion === 2).length).toBeGreaterThan(0);
     expect(JSON.stringify(records)).not.toContain('hello');
@@ -322,8 +348,18 @@ describe('the gateway in front of real MCP servers', () => {
   it('refuses a request carrying a foreign Origin', async () => {
     const r = await fetch(gw.url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${KEYS.reader}`, origin: 'https://evil.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      headers: {
+        authorization: `Bearer ${KEYS.reader}`,
+        origin: 'https://evil.example',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
     });
     expect(r.status).toBe(403);
   });

@@ -38,7 +38,9 @@ function configFor(listen: unknown): Record<string, unknown> {
     control: { url: srv.url, tenant: TENANT, token: '${LIFE_TOKEN}', jwksFile: 'jwks.json', cacheDir: 'cache' },
     listen,
     clients: [{ name: 'bot', key: KEY, subject: MCP_BUNDLE_SUBJECT }],
-    upstreams: { rec: { kind: 'stdio', command: process.execPath, args: ['--import', TSX_LOADER, FIXTURE, join(dir, 'state.json'), join(dir, 'calls.jsonl')] } },
+    upstreams: {
+      rec: { kind: 'stdio', command: process.execPath, args: ['--import', TSX_LOADER, FIXTURE, join(dir, 'state.json'), join(dir, 'calls.jsonl')] },
+    },
     timeouts: { callMs: 5000 },
   };
 }
@@ -84,7 +86,13 @@ describe('the gateway and its bundle', () => {
     const refused = (await c.client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'x' } })) as CallToolResult;
     expect(code(refused)).toBe('policy_denied');
     expect(refused.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('no trusted policy bundle') });
-    expect(sink.records.at(-1)).toMatchObject({ tool: 'mcp__rec__echo', decision: 'deny', errorCode: 'policy_denied', reason: 'no_bundle', bundleVersion: null });
+    expect(sink.records.at(-1)).toMatchObject({
+      tool: 'mcp__rec__echo',
+      decision: 'deny',
+      errorCode: 'policy_denied',
+      reason: 'no_bundle',
+      bundleVersion: null,
+    });
     expect(gateway.health().bundle).toMatchObject({ health: 'none', enforcing: false });
 
     const expiresAt = new Date(Date.now() + 8_000).toISOString();
@@ -119,10 +127,14 @@ describe('the gateway and its bundle', () => {
     });
     await client.connect(transport);
     try {
-      const names = await eventually(async () => {
-        const tools = (await client.listTools()).tools.map((t) => t.name);
-        return tools.includes('mcp__rec__echo') ? tools : undefined;
-      }, 20_000, 'the bundle over stdio');
+      const names = await eventually(
+        async () => {
+          const tools = (await client.listTools()).tools.map((t) => t.name);
+          return tools.includes('mcp__rec__echo') ? tools : undefined;
+        },
+        20_000,
+        'the bundle over stdio',
+      );
       expect(names).toHaveLength(state.tools.length);
       const r = (await client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'over stdio' } })) as CallToolResult;
       expect(r.content[0]).toMatchObject({ type: 'text', text: 'echo: over stdio' });

@@ -37,7 +37,10 @@ async function cli(...args: string[]): Promise<{ code: number; out: string }> {
   } finally {
     log.mockRestore();
     error.mockRestore();
-    for (const [k, v] of [['TOOLGATE_DB', saved.db], ['TOOLGATE_KEYS_DIR', saved.keys]] as const) {
+    for (const [k, v] of [
+      ['TOOLGATE_DB', saved.db],
+      ['TOOLGATE_KEYS_DIR', saved.keys],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -108,7 +111,10 @@ describe('audit rewrite drill', () => {
     // With the checkpoints kept before: refused, naming where the history stops matching.
     const caught = await cli('verify', exportFile, '--checkpoint', cpFile, '--root', join(srv.dir, 'root.json'), '--keyset', join(srv.dir, 'keyset.json'));
     expect(caught.code, caught.out).toBe(1);
-    const next = kept.json.items.map((c: { seq: number }) => c.seq).filter((s: number) => s >= target).sort((a: number, b: number) => a - b)[0];
+    const next = kept.json.items
+      .map((c: { seq: number }) => c.seq)
+      .filter((s: number) => s >= target)
+      .sort((a: number, b: number) => a - b)[0];
     expect(caught.out).toContain(`REWRITTEN at seq ${next}`);
     expect(caught.out).toContain(`seq ${earlySeq + 1}..${next}`);
 

@@ -27,7 +27,10 @@ async function cli(run: typeof keysCli, args: string[]): Promise<{ code: number;
     const code = await run(args, { log: (l) => lines.push(l), error: (l) => lines.push(l) });
     return { code, out: lines.join('\n') };
   } finally {
-    for (const [k, v] of [['TOOLGATE_DB', saved.db], ['TOOLGATE_KEYS_DIR', saved.keys]] as const) {
+    for (const [k, v] of [
+      ['TOOLGATE_DB', saved.db],
+      ['TOOLGATE_KEYS_DIR', saved.keys],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -119,10 +122,23 @@ describe('toolgate verify --root', () => {
     const wrongRoot = await cli(verifyCli, ['--bundle', files.bundle, '--signature', files.sig, '--root', strangerRoot, '--keyset', files.keyset]);
     expect(wrongRoot.code).toBe(1);
     expect(wrongRoot.out).toMatch(/keyset_untrusted_root/);
-    const older = await cli(verifyCli, ['--bundle', files.bundle, '--signature', files.sig, '--root', files.root, '--keyset', files.keyset, '--min-keyset-version', '999']);
+    const older = await cli(verifyCli, [
+      '--bundle',
+      files.bundle,
+      '--signature',
+      files.sig,
+      '--root',
+      files.root,
+      '--keyset',
+      files.keyset,
+      '--min-keyset-version',
+      '999',
+    ]);
     expect(older.out).toMatch(/keyset_rollback/);
     expect((await cli(verifyCli, ['--bundle', files.bundle, '--signature', files.sig, '--root', files.root])).code).toBe(2);
-    expect((await cli(verifyCli, ['--bundle', files.bundle, '--signature', files.sig, '--root', files.root, '--keyset', files.keyset, '--jwks', files.root])).code).toBe(2);
+    expect(
+      (await cli(verifyCli, ['--bundle', files.bundle, '--signature', files.sig, '--root', files.root, '--keyset', files.keyset, '--jwks', files.root])).code,
+    ).toBe(2);
     expect(existsSync(files.keyset)).toBe(true);
   });
 });

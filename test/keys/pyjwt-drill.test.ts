@@ -50,14 +50,18 @@ describe('PyJWT drill', () => {
       bundleJws: f('bundle.jws', bundle.headers.get('toolgate-signature')!),
     };
     const ok = python(files);
-    expect(ok.out).toMatch(new RegExp(`^ok: key set v${keyset.json.version} signed by root .*; bundle ${TENANT} v\\d+ sha256:[0-9a-f]{64} signed by ${next} \\(active\\)$`));
+    expect(ok.out).toMatch(
+      new RegExp(`^ok: key set v${keyset.json.version} signed by root .*; bundle ${TENANT} v\\d+ sha256:[0-9a-f]{64} signed by ${next} \\(active\\)$`),
+    );
     expect(ok.code).toBe(0);
 
     // A flipped byte in the key set, a key set checked against another root, a bundle signed by a key outside the key set.
     const tampered = Buffer.from(keyset.bytes);
     tampered[tampered.indexOf('"active"') + 2] ^= 1;
     expect(python({ ...files, keyset: f('tampered.json', tampered) }).out).toMatch(/^refused: keyset_bad_signature/);
-    expect(python({ ...files, root: f('other-root.json', JSON.stringify({ keys: [{ ...keyset.json.roots[0], kid: 'someone-else' }] })) }).out).toMatch(/^refused: keyset_untrusted_root/);
+    expect(python({ ...files, root: f('other-root.json', JSON.stringify({ keys: [{ ...keyset.json.roots[0], kid: 'someone-else' }] })) }).out).toMatch(
+      /^refused: keyset_untrusted_root/,
+    );
     const stranger = await new KeyStore(join(srv.dir, 'stranger-keys')).signer();
     expect(python({ ...files, bundleJws: f('stranger.jws', await signBundle(bundle.bytes, stranger)) }).out).toMatch(/^refused: unknown_kid/);
     expect(python(files, 'globex-eng').out).toMatch(/^refused: tenant_mismatch/);

@@ -230,9 +230,15 @@ describe('a held bundle whose key is retired', () => {
     expect((await srv.api('POST', `/v1/keys/${next}/promote`, { body: { reason: 'promote' } })).status).toBe(200);
     const retired = await srv.api('POST', `/v1/keys/${held}/retire`, { body: { reason: 'retire', reissue: true } });
     expect(retired.status, retired.text).toBe(200);
-    await until(() => `the held bundle dropped (refusals so far: ${refused.join(', ') || 'none'}; status ${JSON.stringify(c.status())})`, () => refused.includes('retired_key'));
+    await until(
+      () => `the held bundle dropped (refusals so far: ${refused.join(', ') || 'none'}; status ${JSON.stringify(c.status())})`,
+      () => refused.includes('retired_key'),
+    );
     expect(c.current()).toBeUndefined();
-    expect(c.decide({ subject: 'agent:research-bot' }, { name: 'core__knowledge-query', arguments: '{}' })).toMatchObject({ decision: 'deny', errorCode: 'policy_denied' });
+    expect(c.decide({ subject: 'agent:research-bot' }, { name: 'core__knowledge-query', arguments: '{}' })).toMatchObject({
+      decision: 'deny',
+      errorCode: 'policy_denied',
+    });
     frozen = false;
     await until('the re-issued bundle', () => c.status().health === 'fresh' && signerOf(c) === next);
   });

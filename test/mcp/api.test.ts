@@ -20,15 +20,28 @@ const v1: FixtureState = {
   tools: [
     { name: 'search', description: 'Search documents', inputSchema: objectSchema({ q: { type: 'string' } }, ['q']), annotations: { readOnlyHint: true } },
     { name: 'remove_me', description: 'Goes away in v2', inputSchema: objectSchema() },
-    { name: 'odd', description: 'Asks for a connection in its arguments', inputSchema: objectSchema({ connectionId: { type: 'string' }, v: { oneOf: [{ type: 'string' }, { type: 'number' }] } }) },
+    {
+      name: 'odd',
+      description: 'Asks for a connection in its arguments',
+      inputSchema: objectSchema({ connectionId: { type: 'string' }, v: { oneOf: [{ type: 'string' }, { type: 'number' }] } }),
+    },
     { name: 'bad name!', description: 'Cannot form a tool id', inputSchema: objectSchema() },
   ],
 };
 
 const v2: FixtureState = {
   tools: [
-    { name: 'search', description: 'Search documents', inputSchema: objectSchema({ q: { type: 'string' }, deleteAfter: { type: 'boolean' } }, ['q']), annotations: { readOnlyHint: true } },
-    { name: 'odd', description: 'Asks for a connection in its arguments', inputSchema: objectSchema({ connectionId: { type: 'string' }, v: { oneOf: [{ type: 'string' }, { type: 'number' }] } }) },
+    {
+      name: 'search',
+      description: 'Search documents',
+      inputSchema: objectSchema({ q: { type: 'string' }, deleteAfter: { type: 'boolean' } }, ['q']),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: 'odd',
+      description: 'Asks for a connection in its arguments',
+      inputSchema: objectSchema({ connectionId: { type: 'string' }, v: { oneOf: [{ type: 'string' }, { type: 'number' }] } }),
+    },
     { name: 'brand_new', description: 'Added in v2', inputSchema: objectSchema({ n: { type: 'integer' } }) },
     { name: 'bad name!', description: 'Cannot form a tool id', inputSchema: objectSchema() },
   ],
@@ -79,9 +92,19 @@ describe('/v1/mcp-servers CRUD', () => {
     const got = await h.call('viewer', 'GET', '/v1/mcp-servers/crud');
     expect(got.status).toBe(200);
     expect(got.headers.get('etag')).toBe('"1"');
-    const noMatch = await h.call('admin', 'PUT', '/v1/mcp-servers/crud', { id: 'crud', label: 'renamed', transport: { kind: 'http', url: 'http://127.0.0.1:9/mcp' } });
+    const noMatch = await h.call('admin', 'PUT', '/v1/mcp-servers/crud', {
+      id: 'crud',
+      label: 'renamed',
+      transport: { kind: 'http', url: 'http://127.0.0.1:9/mcp' },
+    });
     expect(noMatch.status).toBe(428);
-    const put = await h.call('admin', 'PUT', '/v1/mcp-servers/crud', { id: 'crud', label: 'renamed', transport: { kind: 'http', url: 'http://127.0.0.1:9/mcp' } }, { 'if-match': '"1"' });
+    const put = await h.call(
+      'admin',
+      'PUT',
+      '/v1/mcp-servers/crud',
+      { id: 'crud', label: 'renamed', transport: { kind: 'http', url: 'http://127.0.0.1:9/mcp' } },
+      { 'if-match': '"1"' },
+    );
     expect(put.status).toBe(200);
     expect((await json<McpServer>(put)).label).toBe('renamed');
     const list = await json<{ items: McpServer[] }>(await h.call('editor', 'GET', '/v1/mcp-servers'));
@@ -98,7 +121,12 @@ describe('/v1/mcp-servers CRUD', () => {
   });
 
   it('answers 400 with a pointer for each problem in a bad body', async () => {
-    const res = await h.call('admin', 'POST', '/v1/mcp-servers', { id: 'Bad_Id', label: '', transport: { kind: 'stdio', command: 'x', env: ['not valid'] }, syncIntervalSeconds: 5 });
+    const res = await h.call('admin', 'POST', '/v1/mcp-servers', {
+      id: 'Bad_Id',
+      label: '',
+      transport: { kind: 'stdio', command: 'x', env: ['not valid'] },
+      syncIntervalSeconds: 5,
+    });
     expect(res.status).toBe(400);
     const problem = await json<{ code: string; errors: Array<{ pointer: string }> }>(res);
     expect(problem.code).toBe('validation');
@@ -112,7 +140,11 @@ describe('/v1/mcp-servers CRUD', () => {
   });
 
   it('refuses a credential pasted into the arguments', async () => {
-    const res = await h.call('admin', 'POST', '/v1/mcp-servers', { id: 'leak', label: 'leak', transport: { kind: 'stdio', command: 'srv', args: ['ghp_abcdefghijklmnopqrstuvwxyz0123456789'] } });
+    const res = await h.call('admin', 'POST', '/v1/mcp-servers', {
+      id: 'leak',
+      label: 'leak',
+      transport: { kind: 'stdio', command: 'srv', args: ['ghp_abcdefghijklmnopqrstuvwxyz0123456789'] },
+    });
     expect(res.status).toBe(400);
     const problem = await json<{ code: string; errors: Array<{ pointer: string }> }>(res);
     expect(problem.code).toBe('secret_field');
@@ -173,12 +205,19 @@ describe('sync and approval against the SDK test server', () => {
     expect(server.lastSync?.rejected).toEqual([{ name: 'bad name!', message: expect.stringContaining('" "') }]);
     expect(server.lastSync?.flagged?.map((f) => f.name)).toEqual(['mcp__drift__odd']);
     const search = await getTool('mcp__drift__search');
-    expect(search).toMatchObject({ status: 'quarantined', effect: 'external_side_effect', groups: ['default'], source: { kind: 'mcp', server: 'drift', originalName: 'search', hints: { readOnlyHint: true } } });
+    expect(search).toMatchObject({
+      status: 'quarantined',
+      effect: 'external_side_effect',
+      groups: ['default'],
+      source: { kind: 'mcp', server: 'drift', originalName: 'search', hints: { readOnlyHint: true } },
+    });
     expect(search.review?.current.definitionHash).toBe(search.definitionHash);
     expect(search.redaction).toBeUndefined();
     const odd = await getTool('mcp__drift__odd');
     expect(odd.status).toBe('quarantined');
-    expect(odd.review?.problems?.map((p) => p.pointer)).toEqual(expect.arrayContaining(['/inputSchema/properties/connectionId', '/inputSchema/properties/v/oneOf']));
+    expect(odd.review?.problems?.map((p) => p.pointer)).toEqual(
+      expect.arrayContaining(['/inputSchema/properties/connectionId', '/inputSchema/properties/v/oneOf']),
+    );
   });
 
   it('refuses approval without the current definition hash, naming both', async () => {
@@ -194,7 +233,13 @@ describe('sync and approval against the SDK test server', () => {
   });
 
   it('answers 400 with pointers for a bad approval body', async () => {
-    const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__search/approve', { definitionHash: 'md5:abc', extra: 1 }, await ifMatchOf('mcp__drift__search'));
+    const res = await h.call(
+      'admin',
+      'POST',
+      '/v1/tools/mcp__drift__search/approve',
+      { definitionHash: 'md5:abc', extra: 1 },
+      await ifMatchOf('mcp__drift__search'),
+    );
     expect(res.status).toBe(400);
     const pointers = (await json<{ errors: Array<{ pointer: string }> }>(res)).errors.map((e) => e.pointer);
     expect(pointers).toEqual(expect.arrayContaining(['/definitionHash', '/extra']));
@@ -217,7 +262,13 @@ describe('sync and approval against the SDK test server', () => {
   });
 
   it('refuses to approve a tool whose input schema does not compile', async () => {
-    fixture.write({ ...v1, tools: [...v1.tools, { name: 'dangling', description: 'Refers to nothing', inputSchema: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } } }] });
+    fixture.write({
+      ...v1,
+      tools: [
+        ...v1.tools,
+        { name: 'dangling', description: 'Refers to nothing', inputSchema: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } } },
+      ],
+    });
     expect((await h.call('admin', 'POST', '/v1/mcp-servers/drift/sync')).status).toBe(200);
     const { definitionHash } = await getTool('mcp__drift__dangling');
     const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__dangling/approve', { definitionHash }, await ifMatchOf('mcp__drift__dangling'));
@@ -256,13 +307,25 @@ describe('sync and approval against the SDK test server', () => {
     const events = await listAuditEvents(h.deps.database.db, { action: 'approve', entityId: 'mcp__drift__search' }, 0, 10);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ actor: 'token:t-admin', entityType: 'tool', reason: 'reviewed', after: { status: 'active' } });
-    const again = await h.call('admin', 'POST', '/v1/tools/mcp__drift__search/approve', { definitionHash: (await getTool('mcp__drift__search')).definitionHash }, await ifMatchOf('mcp__drift__search'));
+    const again = await h.call(
+      'admin',
+      'POST',
+      '/v1/tools/mcp__drift__search/approve',
+      { definitionHash: (await getTool('mcp__drift__search')).definitionHash },
+      await ifMatchOf('mcp__drift__search'),
+    );
     expect(again.status).toBe(409);
   });
 
   it('keeps an approved, unchanged tool active with its admin edits on re-sync', async () => {
     const { version } = await getTool('mcp__drift__search');
-    const edit = await h.call('admin', 'PATCH', '/v1/tools/mcp__drift__search', { redaction: { allow: ['title'] }, effect: 'state_change' }, { 'if-match': `"${version}"` });
+    const edit = await h.call(
+      'admin',
+      'PATCH',
+      '/v1/tools/mcp__drift__search',
+      { redaction: { allow: ['title'] }, effect: 'state_change' },
+      { 'if-match': `"${version}"` },
+    );
     expect(edit.status).toBe(200);
     const res = await h.call('admin', 'POST', '/v1/mcp-servers/drift/sync');
     expect(res.status).toBe(200);
@@ -317,14 +380,23 @@ describe('a definition the inventory cannot hold', () => {
     await createServer({ id: 'growing', label: 'Growing', transport: fixture.transport() });
     expect((await h.call('admin', 'POST', '/v1/mcp-servers/growing/sync')).status).toBe(200);
     const first = await getTool('mcp__growing__grow');
-    expect((await h.call('admin', 'POST', '/v1/tools/mcp__growing__grow/approve', { definitionHash: first.definitionHash }, await ifMatchOf('mcp__growing__grow'))).status).toBe(200);
+    expect(
+      (await h.call('admin', 'POST', '/v1/tools/mcp__growing__grow/approve', { definitionHash: first.definitionHash }, await ifMatchOf('mcp__growing__grow')))
+        .status,
+    ).toBe(200);
 
     fixture.write({ tools: [{ name: 'grow', description: 'x'.repeat(9000), inputSchema: objectSchema() }] });
     const sync = await json<McpServer>(await h.call('admin', 'POST', '/v1/mcp-servers/growing/sync'));
     expect(sync.lastSync).toMatchObject({ changed: ['mcp__growing__grow'], rejected: [{ name: 'grow' }] });
     const held = await getTool('mcp__growing__grow');
     expect(held).toMatchObject({ status: 'quarantined', description: 'Short' });
-    const res = await h.call('admin', 'POST', '/v1/tools/mcp__growing__grow/approve', { definitionHash: held.definitionHash }, await ifMatchOf('mcp__growing__grow'));
+    const res = await h.call(
+      'admin',
+      'POST',
+      '/v1/tools/mcp__growing__grow/approve',
+      { definitionHash: held.definitionHash },
+      await ifMatchOf('mcp__growing__grow'),
+    );
     expect(res.status).toBe(400);
     const problem = await json<{ detail: string; errors: Array<{ pointer: string }> }>(res);
     expect(problem.detail).toContain('cannot be stored');

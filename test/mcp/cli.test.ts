@@ -79,7 +79,9 @@ describe('toolgate mcp sync', () => {
     try {
       const c = capture();
       expect(await run(['sync', 'local'], c.out)).toBe(1);
-      expect(c.errors[0]).toMatch(/^toolgate mcp sync: MCP server "local" is not allowed to connect: \/transport\/command is not a command the operator allows/);
+      expect(c.errors[0]).toMatch(
+        /^toolgate mcp sync: MCP server "local" is not allowed to connect: \/transport\/command is not a command the operator allows/,
+      );
     } finally {
       process.env.TOOLGATE_MCP_COMMANDS = process.execPath;
     }

@@ -20,7 +20,8 @@ import {
 import { type FixtureState, startHttpFixture } from '../fixtures/mcp/tool-list-server.ts';
 
 const policy = TEST_MCP_POLICY;
-const many = (n: number): FixtureState['tools'] => Array.from({ length: n }, (_, i) => ({ name: `t${i}`, description: `tool ${i}`, inputSchema: objectSchema() }));
+const many = (n: number): FixtureState['tools'] =>
+  Array.from({ length: n }, (_, i) => ({ name: `t${i}`, description: `tool ${i}`, inputSchema: objectSchema() }));
 
 describe('MCP client against reference servers from npm', () => {
   it('lists the tools of server-everything with their read-only annotations', async () => {
@@ -168,12 +169,23 @@ describe('MCP client failures', () => {
   it('refuses a tools/list answer of the wrong shape', async () => {
     const r = await fetchMcpTools({ id: 'odd', transport: wrongShapeServer() }, { ...quick, policy });
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.message).toBe('MCP server "odd" tools/list failed: its answer does not have the shape MCP requires (tools: Invalid input: expected array, received string)');
+    if (!r.ok)
+      expect(r.message).toBe(
+        'MCP server "odd" tools/list failed: its answer does not have the shape MCP requires (tools: Invalid input: expected array, received string)',
+      );
   });
 
   it('never puts the value of a passed-through variable into an error', async () => {
-    const transport = { kind: 'stdio' as const, command: process.execPath, args: ['-e', 'process.stderr.write("key=" + process.env.MCP_FIXTURE_KEY + "\\n"); process.exit(1)'], env: ['MCP_FIXTURE_KEY'] };
-    const r = await fetchMcpTools({ id: 'leaky', transport }, { policy, ...quick, env: { PATH: process.env.PATH, MCP_FIXTURE_KEY: 'value-that-must-not-leak' } });
+    const transport = {
+      kind: 'stdio' as const,
+      command: process.execPath,
+      args: ['-e', 'process.stderr.write("key=" + process.env.MCP_FIXTURE_KEY + "\\n"); process.exit(1)'],
+      env: ['MCP_FIXTURE_KEY'],
+    };
+    const r = await fetchMcpTools(
+      { id: 'leaky', transport },
+      { policy, ...quick, env: { PATH: process.env.PATH, MCP_FIXTURE_KEY: 'value-that-must-not-leak' } },
+    );
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.message).toContain('key=***');

@@ -36,7 +36,14 @@ export async function createHarness(policy: McpTransportPolicy = TEST_MCP_POLICY
   const tokens = {} as Harness['tokens'];
   for (const role of ['admin', 'editor', 'viewer', 'auditor'] as const) {
     const secret = `tg_test_${role}_secret`;
-    await insertToken(database.db, { id: `t-${role}`, label: role, role: role as Role, tenants: role === 'editor' || role === 'viewer' ? ['acme'] : [], secret, now });
+    await insertToken(database.db, {
+      id: `t-${role}`,
+      label: role,
+      role: role as Role,
+      tenants: role === 'editor' || role === 'viewer' ? ['acme'] : [],
+      secret,
+      now,
+    });
     tokens[role] = secret;
   }
   const app = createApp(deps);
@@ -48,7 +55,9 @@ export async function createHarness(policy: McpTransportPolicy = TEST_MCP_POLICY
       const h: Record<string, string> = { ...headers };
       if (role) h.authorization = `Bearer ${tokens[role]}`;
       if (body !== undefined) h['content-type'] ??= 'application/json';
-      return Promise.resolve(app.request(path, { method, headers: h, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) }));
+      return Promise.resolve(
+        app.request(path, { method, headers: h, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) }),
+      );
     },
     async close() {
       await database.close();

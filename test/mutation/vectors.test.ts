@@ -11,7 +11,11 @@ import { loadBundle } from '../../runtime/load-bundle.ts';
 
 async function bundles(): Promise<Bundle[]> {
   const dir = process.env.TOOLGATE_VECTOR_BUNDLES;
-  if (dir) return readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Bundle);
+  if (dir)
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Bundle);
   const { vectorBundles } = await import('./prepare-bundles.ts');
   return vectorBundles();
 }

@@ -55,7 +55,10 @@ describe('subjects are CSV-safe by schema', () => {
 
   it('makes the compiler refuse a stored binding that predates the rule', () => {
     const r = compileBundle(
-      snapshot({ tools: [tool('core__a')], policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: Object.fromEntries(HOSTILE.map((s) => [s, ['r']])) } }),
+      snapshot({
+        tools: [tool('core__a')],
+        policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: Object.fromEntries(HOSTILE.map((s) => [s, ['r']])) },
+      }),
       { version: 1, previousRevision: null, issuedAt: ISSUED_AT },
     );
     expect(r.ok).toBe(false);
@@ -67,10 +70,16 @@ describe('subjects are CSV-safe by schema', () => {
     const { tenant: _t, version: _v, createdAt: _c, updatedAt: _u, ...policy } = (await t.request('GET', '/v1/tenants/acme-research/policy')).json;
     policy.bindings[HOSTILE[0]] = ['researcher'];
     for (const s of subjects) policy.bindings[s] = ['researcher'];
-    const refused = await t.request('PUT', '/v1/tenants/acme-research/policy', { body: policy, headers: { 'if-match': await etag(t, '/v1/tenants/acme-research/policy') } });
+    const refused = await t.request('PUT', '/v1/tenants/acme-research/policy', {
+      body: policy,
+      headers: { 'if-match': await etag(t, '/v1/tenants/acme-research/policy') },
+    });
     expect(refused.json.errors).toEqual([expect.objectContaining({ pointer: pointerOf(HOSTILE[0]) })]);
     delete policy.bindings[HOSTILE[0]];
-    const r = await t.request('PUT', '/v1/tenants/acme-research/policy', { body: policy, headers: { 'if-match': await etag(t, '/v1/tenants/acme-research/policy') } });
+    const r = await t.request('PUT', '/v1/tenants/acme-research/policy', {
+      body: policy,
+      headers: { 'if-match': await etag(t, '/v1/tenants/acme-research/policy') },
+    });
     expect(r.status).toBe(200);
     const published = await t.request('POST', '/v1/tenants/acme-research/bundles', { body: { reason: 'csv' } });
     expect(published.status, published.text).toBe(201);

@@ -31,18 +31,35 @@ async function auditCount(): Promise<number> {
 
 type Attempt = { what: string; pointer: string; send: (text: string) => Promise<{ status: number; json: any }> };
 const attempts: Attempt[] = [
-  { what: 'a token label', pointer: '/label', send: (text) => t.request('POST', '/v1/tokens', { body: { label: text, role: 'viewer', tenants: ['acme-research'] } }) },
+  {
+    what: 'a token label',
+    pointer: '/label',
+    send: (text) => t.request('POST', '/v1/tokens', { body: { label: text, role: 'viewer', tenants: ['acme-research'] } }),
+  },
   { what: 'a tenant name', pointer: '/name', send: (text) => t.request('POST', '/v1/tenants', { body: { id: 'ctl-tenant', name: text } }) },
   {
     what: 'a renamed tenant',
     pointer: '/name',
-    send: async (text) => t.request('PATCH', '/v1/tenants/acme-research', { headers: { 'if-match': await etag(t, '/v1/tenants/acme-research'), 'content-type': 'application/merge-patch+json' }, body: { name: text } }),
+    send: async (text) =>
+      t.request('PATCH', '/v1/tenants/acme-research', {
+        headers: { 'if-match': await etag(t, '/v1/tenants/acme-research'), 'content-type': 'application/merge-patch+json' },
+        body: { name: text },
+      }),
   },
-  { what: 'an MCP server label', pointer: '/label', send: (text) => t.request('POST', '/v1/mcp-servers', { body: { id: 'ctl-server', label: text, transport: { kind: 'http', url: 'https://mcp.example.com/mcp' } } }) },
+  {
+    what: 'an MCP server label',
+    pointer: '/label',
+    send: (text) =>
+      t.request('POST', '/v1/mcp-servers', { body: { id: 'ctl-server', label: text, transport: { kind: 'http', url: 'https://mcp.example.com/mcp' } } }),
+  },
   {
     what: 'a policy test name',
     pointer: '/tests/0/name',
-    send: async (text) => t.request('PUT', '/v1/tenants/acme-research/tests', { headers: { 'if-match': await etag(t, '/v1/tenants/acme-research/tests') }, body: { tests: [{ name: text, request: { subject: 'agent:research-bot' }, expect: { rejected: false } }] } }),
+    send: async (text) =>
+      t.request('PUT', '/v1/tenants/acme-research/tests', {
+        headers: { 'if-match': await etag(t, '/v1/tenants/acme-research/tests') },
+        body: { tests: [{ name: text, request: { subject: 'agent:research-bot' }, expect: { rejected: false } }] },
+      }),
   },
 ];
 
@@ -74,7 +91,10 @@ describe('labels and names refuse control characters and bidirectional overrides
     const r = await t.request('POST', '/v1/tokens', { body: { label, role: 'viewer', tenants: ['acme-research'] } });
     expect(r.status).toBe(201);
     expect(r.json.label).toBe(label);
-    const tests = await t.request('PUT', '/v1/tenants/acme-research/tests', { headers: { 'if-match': await etag(t, '/v1/tenants/acme-research/tests') }, body: { tests: [{ name: label, request: { subject: 'agent:research-bot' }, expect: { rejected: false } }] } });
+    const tests = await t.request('PUT', '/v1/tenants/acme-research/tests', {
+      headers: { 'if-match': await etag(t, '/v1/tenants/acme-research/tests') },
+      body: { tests: [{ name: label, request: { subject: 'agent:research-bot' }, expect: { rejected: false } }] },
+    });
     expect(tests.status).toBe(200);
   });
 });

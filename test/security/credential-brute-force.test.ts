@@ -15,7 +15,11 @@ const newAddress = () => `198.51.100.${nextAddress++}`;
 
 async function from(address: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
   const env = { incoming: { socket: { remoteAddress: address }, headers: {}, readableEnded: true } };
-  const res = await t.app.request(path, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined }, env);
+  const res = await t.app.request(
+    path,
+    { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined },
+    env,
+  );
   return { status: res.status, retryAfter: res.headers.get('retry-after'), json: (await res.json().catch(() => undefined)) as any };
 }
 

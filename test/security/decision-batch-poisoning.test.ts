@@ -23,7 +23,17 @@ afterAll(async () => t.close());
 let seq = 0;
 function rec(over: Partial<DecisionRecord> = {}): DecisionRecord {
   seq++;
-  return { at: new Date(Date.now() - 1000).toISOString(), toolCallId: `good-${seq}`, subject: 'agent:research-bot', groups: ['knowledge'], state: 'undefined', tool: 'core__knowledge-query', decision: 'allow', bundleVersion: 1, ...over };
+  return {
+    at: new Date(Date.now() - 1000).toISOString(),
+    toolCallId: `good-${seq}`,
+    subject: 'agent:research-bot',
+    groups: ['knowledge'],
+    state: 'undefined',
+    tool: 'core__knowledge-query',
+    decision: 'allow',
+    bundleVersion: 1,
+    ...over,
+  };
 }
 
 /** A decision log shipping into the real API, as a runtime of the tenant would. */
@@ -71,7 +81,12 @@ describe('one hostile record cannot erase the other records of its batch', () =>
   it('decide() for a subject evaluate() accepts but the log refuses does not lose the batch', async () => {
     const loaded = loadBundle(makeBundle({ tenant, version: 1 }));
     const log = logInto('poison-decide');
-    const requests: EvaluationRequest[] = [{ subject: 'agent:support-bot' }, { subject: "user:o'brien@example.com" }, { subject: 'agent:support-bot', facts: JSON.parse('{"constructor":"ready"}') }, { subject: 'agent:support-bot' }];
+    const requests: EvaluationRequest[] = [
+      { subject: 'agent:support-bot' },
+      { subject: "user:o'brien@example.com" },
+      { subject: 'agent:support-bot', facts: JSON.parse('{"constructor":"ready"}') },
+      { subject: 'agent:support-bot' },
+    ];
     for (const [i, request] of requests.entries()) {
       const view = createView(loaded, request);
       log.recordDecision(view, 'core__anything', decide(view, { toolCallId: `decide-${i}`, name: 'core__anything' }));

@@ -14,7 +14,9 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 async function createTool(id: string): Promise<void> {
-  const r = await t.request('POST', '/v1/tools', { body: { id, description: `probe ${id}`, effect: 'read_only', groups: ['default'], inputSchema: { type: 'object' } } });
+  const r = await t.request('POST', '/v1/tools', {
+    body: { id, description: `probe ${id}`, effect: 'read_only', groups: ['default'], inputSchema: { type: 'object' } },
+  });
   expect(r.status).toBe(201);
 }
 

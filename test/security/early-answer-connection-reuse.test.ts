@@ -48,7 +48,11 @@ async function thenANormalRequestWorks(): Promise<void> {
 
 describe('early answers close the connection', () => {
   it('413 for a declared 2 MiB body, then the next request on the same client succeeds', async () => {
-    const r = await fetch(`${base}/v1/groups`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: 'x'.repeat(2 * 1024 * 1024) });
+    const r = await fetch(`${base}/v1/groups`, {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: 'x'.repeat(2 * 1024 * 1024),
+    });
     expect(r.status).toBe(413);
     expect(r.headers.get('connection')).toBe('close');
     expect((await r.json()).code).toBe('payload_too_large');
@@ -78,7 +82,11 @@ describe('early answers close the connection', () => {
   });
 
   it('keeps the connection for answers that read the body, even refusals', async () => {
-    const r = await fetch(`${base}/v1/groups`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Bad Name!' }) });
+    const r = await fetch(`${base}/v1/groups`, {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bad Name!' }),
+    });
     expect(r.status).toBe(400);
     expect(r.headers.get('connection')).not.toBe('close');
     await r.arrayBuffer();

@@ -25,7 +25,11 @@ describe('/metrics', () => {
 
   it('refuses a wrong token, and the roles that may not read it', async () => {
     expect((await t.request('GET', '/metrics', { token: 'tg_wrong_token_0123456789abcdefghijkl' })).status).toBe(401);
-    for (const [role, tenants] of [['viewer', ['acme-research']], ['editor', ['acme-research']], ['runtime', ['acme-research']]] as const) {
+    for (const [role, tenants] of [
+      ['viewer', ['acme-research']],
+      ['editor', ['acme-research']],
+      ['runtime', ['acme-research']],
+    ] as const) {
       const token = await t.tokenFor(role, [...tenants]);
       expect((await t.request('GET', '/metrics', { token })).status, role).toBe(403);
     }
@@ -85,7 +89,16 @@ describe('answers that needed a token are never public in shared caches', () => 
 });
 
 describe('reasons with control characters', () => {
-  const bad = ['deploy\u0000now', 'fix \u001b[2J\u001b[Hcleared your terminal', 'a\rforged line', 'bell\u0007', 'del\u007f', 'c1 \u009b31m', 'rtl \u202egnp.exe', 'isolate \u2066x\u2069'];
+  const bad = [
+    'deploy\u0000now',
+    'fix \u001b[2J\u001b[Hcleared your terminal',
+    'a\rforged line',
+    'bell\u0007',
+    'del\u007f',
+    'c1 \u009b31m',
+    'rtl \u202egnp.exe',
+    'isolate \u2066x\u2069',
+  ];
   for (const reason of bad) {
     it(`refuses ${JSON.stringify(reason)} in the body with a 400 naming /reason, storing nothing`, async () => {
       const name = `g-${Math.random().toString(36).slice(2, 8)}`;

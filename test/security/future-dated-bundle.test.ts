@@ -22,7 +22,12 @@ async function signed(issuedAt: string) {
 }
 
 describe('verify refuses a bundle issued in the future', () => {
-  for (const [what, seconds] of [['a day', 86400], ['an hour', 3600], ['ten minutes', 600], ['a year', 365 * 86400]] as const) {
+  for (const [what, seconds] of [
+    ['a day', 86400],
+    ['an hour', 3600],
+    ['ten minutes', 600],
+    ['a year', 365 * 86400],
+  ] as const) {
     it(`refuses one issued ${what} ahead, with its own reason code`, async () => {
       const b = await signed(later(seconds));
       const r = await verifyBundle(b.text, b.signature, { trustedKeys: b.jwks, tenant: 'acme', now: NOW });
@@ -40,7 +45,9 @@ describe('verify refuses a bundle issued in the future', () => {
 
   it('takes a stricter allowance when asked', async () => {
     const b = await signed(later(30));
-    expect(await verifyBundle(b.text, b.signature, { trustedKeys: b.jwks, tenant: 'acme', now: NOW, clockSkewSeconds: 10 })).toMatchObject({ code: 'issued_in_future' });
+    expect(await verifyBundle(b.text, b.signature, { trustedKeys: b.jwks, tenant: 'acme', now: NOW, clockSkewSeconds: 10 })).toMatchObject({
+      code: 'issued_in_future',
+    });
   });
 
   it('makes `toolgate verify` exit 1 naming the reason', async () => {
@@ -49,7 +56,10 @@ describe('verify refuses a bundle issued in the future', () => {
     writeFileSync(join(dir, 'bundle.jws'), b.signature);
     writeFileSync(join(dir, 'jwks.json'), JSON.stringify(b.jwks));
     const errors: string[] = [];
-    const code = await verifyCli(['--bundle', join(dir, 'bundle.json'), '--signature', join(dir, 'bundle.jws'), '--jwks', join(dir, 'jwks.json')], { log: () => undefined, error: (l) => errors.push(l) });
+    const code = await verifyCli(['--bundle', join(dir, 'bundle.json'), '--signature', join(dir, 'bundle.jws'), '--jwks', join(dir, 'jwks.json')], {
+      log: () => undefined,
+      error: (l) => errors.push(l),
+    });
     expect(code).toBe(1);
     expect(errors[0]).toMatch(/^refused: issued_in_future: the bundle was issued at /);
   });

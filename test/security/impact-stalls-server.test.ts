@@ -46,7 +46,11 @@ describe('impact analysis over many logged requests', () => {
       setImmediate(otherWork);
     };
     setImmediate(otherWork);
-    const report = await analyzeImpact(db, tenant, loaded, { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString(), examples: 1 });
+    const report = await analyzeImpact(db, tenant, loaded, {
+      from: new Date(Date.now() - 3_600_000).toISOString(),
+      to: new Date(Date.now() + 60_000).toISOString(),
+      examples: 1,
+    });
     running = false;
     expect(report.requests).toBe(DISTINCT);
     // Every slice of YIELD_EVERY rows ends with a turn for whatever else is waiting.

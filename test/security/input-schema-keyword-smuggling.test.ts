@@ -87,14 +87,21 @@ describe('every path that accepts an input schema uses the same judge', () => {
   it('refuses to approve an imported tool carrying it, which stays quarantined', async () => {
     await importQuarantinedTool(t, 'evil', 'lookup', smuggler('enum'));
     const tool = await t.request('GET', '/v1/tools/mcp__evil__lookup');
-    const r = await t.request('POST', '/v1/tools/mcp__evil__lookup/approve', { body: { definitionHash: tool.json.definitionHash }, headers: { 'if-match': await etag(t, '/v1/tools/mcp__evil__lookup') } });
+    const r = await t.request('POST', '/v1/tools/mcp__evil__lookup/approve', {
+      body: { definitionHash: tool.json.definitionHash },
+      headers: { 'if-match': await etag(t, '/v1/tools/mcp__evil__lookup') },
+    });
     expect(r.status).toBe(400);
     expect(r.json.errors.map((e: { pointer: string }) => e.pointer)).toContain('/inputSchema/$defs/enum/oneOf');
     expect((await t.request('GET', '/v1/tools/mcp__evil__lookup')).json.status).toBe('quarantined');
   });
 
   it('makes the compiler refuse an active tool carrying it, so no runtime ever compiles it', () => {
-    const r = compileBundle(snapshot({ tools: [tool('core__smuggle', { inputSchema: smuggler('examples') })] }), { version: 1, previousRevision: null, issuedAt: ISSUED_AT });
+    const r = compileBundle(snapshot({ tools: [tool('core__smuggle', { inputSchema: smuggler('examples') })] }), {
+      version: 1,
+      previousRevision: null,
+      issuedAt: ISSUED_AT,
+    });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.map((e) => e.pointer)).toContain('/tools/core__smuggle/inputSchema/$defs/examples/properties/connectionId');
   });

@@ -38,7 +38,10 @@ describe('a leap second is refused with its pointer wherever an instant is taken
 
   it('a policy test request', async () => {
     const path = '/v1/tenants/acme-research/tests';
-    const r = await t.request('PUT', path, { headers: { 'if-match': await etag(t, path) }, body: { tests: [{ name: 'leap', request: { subject: 'agent:research-bot', at: LEAP }, expect: { rejected: false } }] } });
+    const r = await t.request('PUT', path, {
+      headers: { 'if-match': await etag(t, path) },
+      body: { tests: [{ name: 'leap', request: { subject: 'agent:research-bot', at: LEAP }, expect: { rejected: false } }] },
+    });
     expect(r.status).toBe(400);
     expect(r.json.errors).toEqual([expect.objectContaining({ pointer: '/tests/0/request/at' })]);
   });
@@ -52,7 +55,9 @@ describe('a leap second is refused with its pointer wherever an instant is taken
   });
 
   it('still takes the last ordinary second and any offset', async () => {
-    const r = await t.request('POST', '/v1/tokens', { body: { label: 'last second', role: 'viewer', tenants: ['acme-research'], expiresAt: '2030-12-31T23:59:59+14:00' } });
+    const r = await t.request('POST', '/v1/tokens', {
+      body: { label: 'last second', role: 'viewer', tenants: ['acme-research'], expiresAt: '2030-12-31T23:59:59+14:00' },
+    });
     expect(r.status).toBe(201);
     expect(r.json.expiresAt).toBe('2030-12-31T09:59:59.000Z');
   });

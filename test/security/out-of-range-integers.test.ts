@@ -18,9 +18,11 @@ afterAll(async () => t.close());
 let seq = 0;
 const record = (bundleVersion: string) =>
   `{"at":"${new Date(Date.now() - 1000).toISOString()}","toolCallId":"int-${++seq}","subject":"agent:research-bot","groups":["knowledge"],"state":"undefined","tool":"core__knowledge-query","decision":"allow","bundleVersion":${bundleVersion}}`;
-const batch = (runtimeId: string, bundleVersion: string, dropped = '0') => `{"runtimeId":"${runtimeId}","dropped":${dropped},"records":[${record(bundleVersion)}]}`;
+const batch = (runtimeId: string, bundleVersion: string, dropped = '0') =>
+  `{"runtimeId":"${runtimeId}","dropped":${dropped},"records":[${record(bundleVersion)}]}`;
 const post = (path: string, raw: string) => t.request('POST', `/v1/tenants/${tenant}/${path}`, { token: runtime, raw });
-const stored = async (runtimeId: string) => (await t.request('GET', `/v1/tenants/${tenant}/decisions?runtimeId=${runtimeId}`)).json.items as { bundleVersion: number }[];
+const stored = async (runtimeId: string) =>
+  (await t.request('GET', `/v1/tenants/${tenant}/decisions?runtimeId=${runtimeId}`)).json.items as { bundleVersion: number }[];
 
 describe('integers a runtime reports stay within what the database stores', () => {
   for (const big of ['1e300', '2147483648', '18446744073709551616']) {

@@ -52,9 +52,15 @@ describe('a __proto__ key cannot smuggle a tool out of quarantine', () => {
   });
 
   it('refuses a __proto__ nested anywhere, naming its pointer', async () => {
-    const r = await rawRequest(t, 'PATCH', `/v1/tools/${TOOL}`, '{"redaction": {"allow": ["x"], "__proto__": {"allow": ["secret"]}}, "parallel": {"safe": true}}', {
-      'if-match': await etag(t, `/v1/tools/${TOOL}`),
-    });
+    const r = await rawRequest(
+      t,
+      'PATCH',
+      `/v1/tools/${TOOL}`,
+      '{"redaction": {"allow": ["x"], "__proto__": {"allow": ["secret"]}}, "parallel": {"safe": true}}',
+      {
+        'if-match': await etag(t, `/v1/tools/${TOOL}`),
+      },
+    );
     expect(r.status).toBe(400);
     expect(r.json.errors).toEqual([expect.objectContaining({ pointer: '/redaction/__proto__' })]);
   });
@@ -88,13 +94,19 @@ describe('PUT and PATCH never take a tool out of quarantine', () => {
     }
     expect(await status(TOOL)).toBe('quarantined');
     // The rest of a quarantined tool stays editable.
-    const r = await t.request('PATCH', '/v1/tools/mcp__x__z', { body: { effect: 'state_change', redaction: { allow: ['id'] } }, headers: { 'if-match': await etag(t, '/v1/tools/mcp__x__z') } });
+    const r = await t.request('PATCH', '/v1/tools/mcp__x__z', {
+      body: { effect: 'state_change', redaction: { allow: ['id'] } },
+      headers: { 'if-match': await etag(t, '/v1/tools/mcp__x__z') },
+    });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ status: 'quarantined', effect: 'state_change' });
   });
 
   it('does not let a core tool be put in a quarantine nothing can approve it out of', async () => {
-    const r = await t.request('PATCH', '/v1/tools/core__knowledge-query', { body: { status: 'quarantined' }, headers: { 'if-match': await etag(t, '/v1/tools/core__knowledge-query') } });
+    const r = await t.request('PATCH', '/v1/tools/core__knowledge-query', {
+      body: { status: 'quarantined' },
+      headers: { 'if-match': await etag(t, '/v1/tools/core__knowledge-query') },
+    });
     expect(r.status).toBe(400);
     expect(r.json.errors[0].pointer).toBe('/status');
   });
@@ -111,9 +123,15 @@ describe('the same trick cannot drop a required field', () => {
   });
 
   it('keeps transport on an MCP server', async () => {
-    const r = await rawRequest(t, 'PATCH', '/v1/mcp-servers/x', '{"transport": null, "__proto__": {"transport": {"kind": "http", "url": "https://x.example.com/mcp"}}}', {
-      'if-match': await etag(t, '/v1/mcp-servers/x'),
-    });
+    const r = await rawRequest(
+      t,
+      'PATCH',
+      '/v1/mcp-servers/x',
+      '{"transport": null, "__proto__": {"transport": {"kind": "http", "url": "https://x.example.com/mcp"}}}',
+      {
+        'if-match': await etag(t, '/v1/mcp-servers/x'),
+      },
+    );
     expect(r.status).toBe(400);
     expect((await t.request('GET', '/v1/mcp-servers/x')).json.transport).toMatchObject({ kind: 'http' });
   });
@@ -122,10 +140,25 @@ describe('the same trick cannot drop a required field', () => {
 describe('every JSON body is read the same way', () => {
   // Free-form places (input schemas, facts, names used as keys): a strict schema cannot refuse the key there.
   const cases: Array<[string, string, string, string]> = [
-    ['POST', '/v1/tools', '{"id": "core__p1", "description": "d", "effect": "read_only", "inputSchema": {"type": "object", "properties": {"__proto__": {"type": "string"}}}}', '/inputSchema/properties/__proto__'],
-    ['POST', '/v1/tools', '{"id": "core__p2", "description": "d", "effect": "read_only", "inputSchema": {"type": "object", "properties": {"constructor": {"type": "string"}}}}', '/inputSchema/properties/constructor'],
+    [
+      'POST',
+      '/v1/tools',
+      '{"id": "core__p1", "description": "d", "effect": "read_only", "inputSchema": {"type": "object", "properties": {"__proto__": {"type": "string"}}}}',
+      '/inputSchema/properties/__proto__',
+    ],
+    [
+      'POST',
+      '/v1/tools',
+      '{"id": "core__p2", "description": "d", "effect": "read_only", "inputSchema": {"type": "object", "properties": {"constructor": {"type": "string"}}}}',
+      '/inputSchema/properties/constructor',
+    ],
     ['POST', '/v1/tenants/acme-research/simulate', '{"subject": "agent:research-bot", "facts": {"__proto__": "ready"}}', '/facts/__proto__'],
-    ['POST', '/v1/tenants/acme-research/simulate', '{"subject": "agent:research-bot", "policy": {"bindings": {"constructor": ["researcher"]}}}', '/policy/bindings/constructor'],
+    [
+      'POST',
+      '/v1/tenants/acme-research/simulate',
+      '{"subject": "agent:research-bot", "policy": {"bindings": {"constructor": ["researcher"]}}}',
+      '/policy/bindings/constructor',
+    ],
   ];
   for (const [method, path, text, pointer] of cases) {
     it(`refuses ${pointer} in ${method} ${path} with 400 naming it`, async () => {
@@ -164,7 +197,10 @@ describe('CLI input files', () => {
       writeFileSync(join(dir, 'bundle.json'), '{}');
       writeFileSync(join(dir, 'request.json'), '{"subject": "a", "facts": {"__proto__": "ready"}}');
       const errors: string[] = [];
-      const code = await evaluateCli(['--bundle', join(dir, 'bundle.json'), '--request', join(dir, 'request.json')], { log: () => {}, error: (l) => errors.push(l) });
+      const code = await evaluateCli(['--bundle', join(dir, 'bundle.json'), '--request', join(dir, 'request.json')], {
+        log: () => {},
+        error: (l) => errors.push(l),
+      });
       expect(code).toBe(1);
       expect(errors.join('\n')).toContain('/facts/__proto__');
     } finally {

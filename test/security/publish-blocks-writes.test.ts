@@ -69,7 +69,14 @@ describe('a publish in progress', () => {
     await held.reached;
     expect((await t.request('POST', '/v1/tokens', { body: { label: 'unrelated', role: 'auditor' } })).status).toBe(201);
     const other = await t.request('GET', '/v1/tenants/globex-eng');
-    expect((await t.request('PATCH', '/v1/tenants/globex-eng', { body: { name: 'Globex Engineering (renamed)' }, headers: { 'if-match': other.headers.get('etag')! } })).status).toBe(200);
+    expect(
+      (
+        await t.request('PATCH', '/v1/tenants/globex-eng', {
+          body: { name: 'Globex Engineering (renamed)' },
+          headers: { 'if-match': other.headers.get('etag')! },
+        })
+      ).status,
+    ).toBe(200);
     held.release();
     expect((await publishing).created).toBe(true);
     expect(held.attempts()).toBe(1);
@@ -93,7 +100,11 @@ describe('a publish in progress', () => {
       expect(await editTool(`storm ${++n}`)).toBe(200);
       return real.signer();
     };
-    await expect(publishBundle(t.deps, meta, TENANT, {}, keys)).rejects.toMatchObject({ status: 409, code: 'conflict', message: expect.stringContaining(`changed during each of ${PUBLISH_ATTEMPTS} attempts`) });
+    await expect(publishBundle(t.deps, meta, TENANT, {}, keys)).rejects.toMatchObject({
+      status: 409,
+      code: 'conflict',
+      message: expect.stringContaining(`changed during each of ${PUBLISH_ATTEMPTS} attempts`),
+    });
     expect(n).toBe(PUBLISH_ATTEMPTS);
     expect((await t.request('GET', `/v1/tenants/${TENANT}/bundles`)).json.items.length).toBe(versions);
   });

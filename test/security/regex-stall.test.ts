@@ -16,14 +16,17 @@ const BACKTRACKING_ONLY = ['(?=a)a', '(a)\\1', '(?<!x)a', 'a(?!b)'];
 describe('the runtime matches patterns in linear time', () => {
   it('answers decide() on ^(a+)+$ with a 10,000-character argument, either way', () => {
     const r = compileBundle(
-      snapshot({ tools: [tool('core__evil', { inputSchema: withPattern('^(a+)+$') })], policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } } }),
+      snapshot({
+        tools: [tool('core__evil', { inputSchema: withPattern('^(a+)+$') })],
+        policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+      }),
       { version: 1, previousRevision: null, issuedAt: ISSUED_AT },
     );
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     const view = createView(loadBundle(JSON.parse(r.text)), { subject: 'agent:a', groups: ['*'] });
     expect(decide(view, { name: 'core__evil', arguments: JSON.stringify({ q: 'a'.repeat(10_000) }) }).decision).toBe('allow');
-    const bad = decide(view, { name: 'core__evil', arguments: JSON.stringify({ q: 'a'.repeat(9_999) + '!' }) });
+    const bad = decide(view, { name: 'core__evil', arguments: JSON.stringify({ q: `${'a'.repeat(9_999)}!` }) });
     expect(bad).toMatchObject({ decision: 'deny', errorCode: 'validation' });
   });
 
@@ -31,7 +34,7 @@ describe('the runtime matches patterns in linear time', () => {
     for (const p of BACKTRACKING_ONLY) expect(() => compileInputSchema(withPattern(p)), p).toThrow();
   });
 
-  it('validates the server\'s own request bodies with the same engine', () => {
+  it("validates the server's own request bodies with the same engine", () => {
     expect(ajv.opts.code.regExp).toBe(linearRegExp);
   });
 });
@@ -45,14 +48,21 @@ afterAll(async () => t.close());
 describe('a pattern the linear engine cannot run is refused with its pointer', () => {
   for (const p of BACKTRACKING_ONLY) {
     it(`refuses ${p} when a tool is saved`, async () => {
-      const r = await t.request('POST', '/v1/tools', { body: { id: `core__re${BACKTRACKING_ONLY.indexOf(p)}`, description: 'd', effect: 'read_only', inputSchema: withPattern(p) } });
+      const r = await t.request('POST', '/v1/tools', {
+        body: { id: `core__re${BACKTRACKING_ONLY.indexOf(p)}`, description: 'd', effect: 'read_only', inputSchema: withPattern(p) },
+      });
       expect(r.status).toBe(400);
       expect(r.json.errors).toContainEqual(expect.objectContaining({ pointer: '/inputSchema/properties/q/pattern' }));
     });
   }
 
   it('refuses one nested in $defs or propertyNames too', async () => {
-    const schema = { type: 'object', propertyNames: { pattern: '^(?!x)' }, $defs: { d: { type: 'string', pattern: '(a)\\1' } }, properties: { q: { $ref: '#/$defs/d' } } };
+    const schema = {
+      type: 'object',
+      propertyNames: { pattern: '^(?!x)' },
+      $defs: { d: { type: 'string', pattern: '(a)\\1' } },
+      properties: { q: { $ref: '#/$defs/d' } },
+    };
     const r = await t.request('POST', '/v1/tools', { body: { id: 'core__nested_re', description: 'd', effect: 'read_only', inputSchema: schema } });
     expect(r.status).toBe(400);
     const pointers = r.json.errors.map((e: { pointer: string }) => e.pointer);
@@ -71,7 +81,11 @@ describe('a pattern the linear engine cannot run is refused with its pointer', (
   });
 
   it('makes the compiler name it rather than ship it', () => {
-    const r = compileBundle(snapshot({ tools: [tool('core__look', { inputSchema: withPattern('a(?!b)') })] }), { version: 1, previousRevision: null, issuedAt: ISSUED_AT });
+    const r = compileBundle(snapshot({ tools: [tool('core__look', { inputSchema: withPattern('a(?!b)') })] }), {
+      version: 1,
+      previousRevision: null,
+      issuedAt: ISSUED_AT,
+    });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.map((e) => e.pointer)).toContain('/tools/core__look/inputSchema/properties/q/pattern');
   });

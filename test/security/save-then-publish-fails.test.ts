@@ -20,8 +20,8 @@ function rng(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const int = (n: number) => Math.floor(next() * n);
-  const pick = <T,>(xs: readonly T[]): T => xs[int(xs.length)];
-  const some = <T,>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
+  const some = <T>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
   const chance = (p: number) => next() < p;
   return { int, pick, some, chance };
 }
@@ -83,14 +83,21 @@ function randomStep(r: ReturnType<typeof rng>): Step {
       return r.chance(0.5) ? { method: 'POST', path: '/v1/groups', body } : { method: 'PUT', path: `/v1/groups/${name}`, body, ifMatch: true };
     }
     case 5:
-      return r.chance(0.5) ? { method: 'DELETE', path: `/v1/groups/${r.pick(GROUPS)}`, ifMatch: true } : { method: 'DELETE', path: `/v1/states/${r.pick(STATES)}`, ifMatch: true };
+      return r.chance(0.5)
+        ? { method: 'DELETE', path: `/v1/groups/${r.pick(GROUPS)}`, ifMatch: true }
+        : { method: 'DELETE', path: `/v1/states/${r.pick(STATES)}`, ifMatch: true };
     case 6:
       return { method: 'POST', path: '/v1/states', body: { name: r.pick(STATES) } };
     case 7:
     case 8: {
       const roles: Record<string, unknown> = {};
       const known = r.chance(0.7);
-      for (const name of r.some(ROLES, 3)) roles[name] = { groups: r.chance(0.5) ? ['*'] : r.some(known ? GROUPS.slice(0, 3) : GROUPS, 2), allow: Array.from({ length: r.int(3) }, glob), deny: Array.from({ length: r.int(2) }, glob) };
+      for (const name of r.some(ROLES, 3))
+        roles[name] = {
+          groups: r.chance(0.5) ? ['*'] : r.some(known ? GROUPS.slice(0, 3) : GROUPS, 2),
+          allow: Array.from({ length: r.int(3) }, glob),
+          deny: Array.from({ length: r.int(2) }, glob),
+        };
       const bindings: Record<string, string[]> = {};
       for (const s of r.some(known ? SUBJECTS.slice(0, 3) : SUBJECTS, 3)) bindings[s] = r.some(known ? Object.keys(roles) : ROLES, 2);
       const profiles: Record<string, unknown> = {};
@@ -99,8 +106,17 @@ function randomStep(r: ReturnType<typeof rng>): Step {
     }
     case 9: {
       const connectionId = r.pick(CONNECTIONS);
-      const body = { connectionId, subjects: r.some([...SUBJECTS, ...ROLES, 'nobody'], 2).concat('r1').slice(0, 3), tools: [glob()] };
-      return r.chance(0.5) ? { method: 'POST', path: `/v1/tenants/${tenant}/grants`, body } : { method: 'PUT', path: `/v1/tenants/${tenant}/grants/${connectionId}`, body, ifMatch: true };
+      const body = {
+        connectionId,
+        subjects: r
+          .some([...SUBJECTS, ...ROLES, 'nobody'], 2)
+          .concat('r1')
+          .slice(0, 3),
+        tools: [glob()],
+      };
+      return r.chance(0.5)
+        ? { method: 'POST', path: `/v1/tenants/${tenant}/grants`, body }
+        : { method: 'PUT', path: `/v1/tenants/${tenant}/grants/${connectionId}`, body, ifMatch: true };
     }
     case 10:
       return { method: 'DELETE', path: `/v1/tenants/${tenant}/grants/${r.pick(CONNECTIONS)}`, ifMatch: true };
@@ -108,7 +124,15 @@ function randomStep(r: ReturnType<typeof rng>): Step {
       return { method: 'APPROVE', path: `/v1/tools/${r.pick(IMPORTED)}/approve` };
     default:
       return r.chance(0.5)
-        ? { method: 'POST', path: '/v1/tenants', body: { id: tenant, name: tenant, ...(r.chance(0.5) ? { policy: { roles: { r1: { groups: ['*'], allow: [glob()] } }, bindings: { [r.pick(SUBJECTS)]: ['r1'] } } } : {}) } }
+        ? {
+            method: 'POST',
+            path: '/v1/tenants',
+            body: {
+              id: tenant,
+              name: tenant,
+              ...(r.chance(0.5) ? { policy: { roles: { r1: { groups: ['*'], allow: [glob()] } }, bindings: { [r.pick(SUBJECTS)]: ['r1'] } } } : {}),
+            },
+          }
         : { method: 'DELETE', path: `/v1/tenants/${tenant}`, ifMatch: true };
   }
 }
@@ -162,7 +186,10 @@ describe('what saves, publishes', () => {
         if (res.status >= 300) continue;
         accepted++;
         const failures = await draftsCompile(t);
-        if (failures.length) throw new Error(`seed ${seed} step ${i}: accepted, then the draft does not compile:\n${failures.join('\n')}\nlast steps:\n${log.slice(-8).join('\n')}`);
+        if (failures.length)
+          throw new Error(
+            `seed ${seed} step ${i}: accepted, then the draft does not compile:\n${failures.join('\n')}\nlast steps:\n${log.slice(-8).join('\n')}`,
+          );
       }
       // The generator must reach both answers, not only refusals.
       expect(accepted).toBeGreaterThan(30);

@@ -13,11 +13,24 @@ const OLD = 'tg_old_bootstrap_secret_0123456789abcdef';
 const NEW = 'tg_new_bootstrap_secret_fedcba9876543210';
 
 async function open(dir: string, adminToken: string) {
-  const settings: Settings = { host: '127.0.0.1', port: 0, dbFile: join(dir, 'toolgate.db'), keysDir: join(dir, 'keys'), webDir: join(dir, 'web'), seed: 'none', adminToken, logLevel: 'silent' };
+  const settings: Settings = {
+    host: '127.0.0.1',
+    port: 0,
+    dbFile: join(dir, 'toolgate.db'),
+    keysDir: join(dir, 'keys'),
+    webDir: join(dir, 'web'),
+    seed: 'none',
+    adminToken,
+    logLevel: 'silent',
+  };
   const { deps } = await openToolgate(settings, pino({ level: 'silent' }));
   const app = createApp(deps);
   const call = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => {
-    const res = await app.request(path, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const res = await app.request(path, {
+      method,
+      headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return { status: res.status, json: (await res.json().catch(() => undefined)) as any, cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] };
   };
   return { deps, call, close: () => deps.database.close() };
@@ -42,7 +55,12 @@ describe('a new TOOLGATE_ADMIN_TOKEN', () => {
       expect((await second.call('GET', '/v1/tools', { cookie: oldSession.cookie })).status).toBe(401);
       expect((await second.call('GET', '/v1/tools', { cookie: secondSession.cookie })).status).toBe(401);
       // The stolen cookie can no longer mint a permanent token.
-      const mint = await second.call('POST', '/v1/tokens', { cookie: oldSession.cookie, 'x-csrf-token': oldSession.json.csrfToken }, { label: 'backdoor', role: 'admin' });
+      const mint = await second.call(
+        'POST',
+        '/v1/tokens',
+        { cookie: oldSession.cookie, 'x-csrf-token': oldSession.json.csrfToken },
+        { label: 'backdoor', role: 'admin' },
+      );
       expect(mint.status).toBe(401);
       expect((await second.call('GET', '/v1/tools', { authorization: `Bearer ${OLD}` })).status).toBe(401);
       expect((await second.call('GET', '/v1/tools', { authorization: `Bearer ${NEW}` })).status).toBe(200);

@@ -18,13 +18,25 @@ beforeAll(async () => {
   process.env.TOOLGATE_DB = dbFile;
   process.env.TOOLGATE_KEYS_DIR = join(dir, 'keys');
   const { deps } = await openToolgate(
-    { host: '127.0.0.1', port: 0, dbFile, keysDir: join(dir, 'keys'), webDir: join(dir, 'web'), seed: 'demo', adminToken: 'tg_cli_sign_admin_0123456789abcdefghij', logLevel: 'silent' },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dbFile,
+      keysDir: join(dir, 'keys'),
+      webDir: join(dir, 'web'),
+      seed: 'demo',
+      adminToken: 'tg_cli_sign_admin_0123456789abcdefghij',
+      logLevel: 'silent',
+    },
     pino({ level: 'silent' }),
   );
   await deps.database.close();
 });
 afterAll(() => {
-  for (const [k, v] of [['TOOLGATE_DB', saved.db], ['TOOLGATE_KEYS_DIR', saved.keys]] as const) {
+  for (const [k, v] of [
+    ['TOOLGATE_DB', saved.db],
+    ['TOOLGATE_KEYS_DIR', saved.keys],
+  ] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
@@ -57,7 +69,10 @@ describe('toolgate compile and the production key', () => {
   });
 
   it('signs with --sign and writes one audit event per signing, with the kid and revision', async () => {
-    for (const [name, extra] of [['first', []], ['second', ['--reason', 'offline mirror for the lab']]] as const) {
+    for (const [name, extra] of [
+      ['first', []],
+      ['second', ['--reason', 'offline mirror for the lab']],
+    ] as const) {
       const out = join(dir, name);
       expect(await compile(['--tenant', 'acme-research', '--out', out, '--sign', ...extra], quiet().out)).toBe(0);
       expect(readFileSync(join(out, 'bundle.jws'), 'utf8')).toMatch(/^[\w-]+\.\.[\w-]+\n$/);
@@ -65,7 +80,12 @@ describe('toolgate compile and the production key', () => {
     const events = await signEvents();
     expect(events).toHaveLength(2);
     const kid = JSON.parse(Buffer.from(readFileSync(join(dir, 'second', 'bundle.jws'), 'utf8').split('.')[0], 'base64url').toString()).kid;
-    expect(events[1]).toMatchObject({ actor: 'system', tenant: 'acme-research', reason: 'offline mirror for the lab', after: { kid, via: 'toolgate compile --sign' } });
+    expect(events[1]).toMatchObject({
+      actor: 'system',
+      tenant: 'acme-research',
+      reason: 'offline mirror for the lab',
+      after: { kid, via: 'toolgate compile --sign' },
+    });
     expect(events[0].reason).toBe('toolgate compile --sign');
   });
 

@@ -27,7 +27,9 @@ const settings = (name: string, adminToken: string | undefined) => ({
 describe('a short bootstrap admin token', () => {
   for (const token of ['admin', 'changeme', 'password123', 'x'.repeat(31)]) {
     it(`stops startup for "${token}" with an error saying why`, async () => {
-      expect(() => settingsFromEnv({ TOOLGATE_ADMIN_TOKEN: token })).toThrow(`TOOLGATE_ADMIN_TOKEN is ${token.length} characters long; it must have at least 32`);
+      expect(() => settingsFromEnv({ TOOLGATE_ADMIN_TOKEN: token })).toThrow(
+        `TOOLGATE_ADMIN_TOKEN is ${token.length} characters long; it must have at least 32`,
+      );
       await expect(openToolgate(settings(`short-${token.length}`, token), pino({ level: 'silent' }))).rejects.toThrow(/at least 32/);
     });
   }
@@ -69,7 +71,12 @@ describe('the bootstrap token is a change of trust', () => {
       expect(generatedAdminToken).toMatch(/^tg_/);
       const events = await listAuditEvents(deps.database.db, { entityType: 'token' }, 0, 100);
       expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({ actor: 'system', action: 'create', entityId: 'bootstrap-admin', reason: 'bootstrap admin token generated at first start' });
+      expect(events[0]).toMatchObject({
+        actor: 'system',
+        action: 'create',
+        entityId: 'bootstrap-admin',
+        reason: 'bootstrap admin token generated at first start',
+      });
       expect(JSON.stringify(events)).not.toContain(generatedAdminToken!);
     } finally {
       await deps.database.close();

@@ -46,7 +46,7 @@ export async function startTestApp(opts: { seed?: boolean; webDir?: string | nul
     }
     const res = await app.request(path, { method, headers, body });
     const text = await res.text();
-    let json: any = undefined;
+    let json: any;
     try {
       json = text ? JSON.parse(text) : undefined;
     } catch {

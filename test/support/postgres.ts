@@ -13,7 +13,6 @@ function binDir(): string {
   return dir;
 }
 
-
 /**
  * A throwaway PostgreSQL cluster on 127.0.0.1 in a temp directory, for the portability test.
  * PostgreSQL refuses to run as root, so as root it runs as the `postgres` system user.

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { SsoMapping } from '../../../policy-schemas/types.gen.ts';
 import { accessFor, claimMatches } from './access.ts';
 
-const m = (id: string, claim: string, value: string, role: SsoMapping['role'], tenants?: [string, ...string[]]): SsoMapping => ({ id, claim, value, role, ...(tenants ? { tenants } : {}) });
+const m = (id: string, claim: string, value: string, role: SsoMapping['role'], tenants?: [string, ...string[]]): SsoMapping => ({
+  id,
+  claim,
+  value,
+  role,
+  ...(tenants ? { tenants } : {}),
+});
 
 describe('SSO access from claims', () => {
   it('matches a string claim exactly and a list claim by membership', () => {
@@ -16,11 +22,21 @@ describe('SSO access from claims', () => {
   });
 
   it('refuses when nothing matches', () => {
-    expect(accessFor({ groups: ['nobody'] }, [m('ops', 'groups', 'ops', 'admin')])).toEqual({ access: false, role: null, tenants: [], tenantRoles: {}, mappings: [] });
+    expect(accessFor({ groups: ['nobody'] }, [m('ops', 'groups', 'ops', 'admin')])).toEqual({
+      access: false,
+      role: null,
+      tenants: [],
+      tenantRoles: {},
+      mappings: [],
+    });
   });
 
   it('unions tenants and keeps the strongest role per tenant', () => {
-    const mappings = [m('a', 'groups', 'acme-dev', 'editor', ['acme']), m('b', 'groups', 'all-view', 'viewer', ['acme', 'beta']), m('c', 'groups', 'gamma', 'viewer', ['gamma'])];
+    const mappings = [
+      m('a', 'groups', 'acme-dev', 'editor', ['acme']),
+      m('b', 'groups', 'all-view', 'viewer', ['acme', 'beta']),
+      m('c', 'groups', 'gamma', 'viewer', ['gamma']),
+    ];
     expect(accessFor({ groups: ['acme-dev', 'all-view'] }, mappings)).toEqual({
       access: true,
       role: 'editor',
@@ -32,8 +48,19 @@ describe('SSO access from claims', () => {
   });
 
   it('admin wins over everything; auditor keeps editor tenants beside reading all', () => {
-    const mappings = [m('adm', 'groups', 'root', 'admin'), m('aud', 'groups', 'audit', 'auditor'), m('ed', 'groups', 'dev', 'editor', ['acme']), m('v', 'groups', 'v', 'viewer', ['beta'])];
+    const mappings = [
+      m('adm', 'groups', 'root', 'admin'),
+      m('aud', 'groups', 'audit', 'auditor'),
+      m('ed', 'groups', 'dev', 'editor', ['acme']),
+      m('v', 'groups', 'v', 'viewer', ['beta']),
+    ];
     expect(accessFor({ groups: ['root', 'dev'] }, mappings)).toEqual({ access: true, role: 'admin', tenants: null, tenantRoles: {}, mappings: ['adm', 'ed'] });
-    expect(accessFor({ groups: ['audit', 'dev', 'v'] }, mappings)).toEqual({ access: true, role: 'auditor', tenants: null, tenantRoles: { acme: 'editor' }, mappings: ['aud', 'ed', 'v'] });
+    expect(accessFor({ groups: ['audit', 'dev', 'v'] }, mappings)).toEqual({
+      access: true,
+      role: 'auditor',
+      tenants: null,
+      tenantRoles: { acme: 'editor' },
+      mappings: ['aud', 'ed', 'v'],
+    });
   });
 });

@@ -100,7 +100,11 @@ export function beginSignIn(s: SsoSettings): Promise<SsoResult<PendingSignIn>> {
  * audience, expiry, nonce); returns its claims, completed by the userinfo endpoint when the
  * provider has one (many put `groups` only there). The ID token's own claims win.
  */
-export function finishSignIn(s: SsoSettings, callbackQuery: URLSearchParams, expected: { state: string; nonce: string; codeVerifier: string }): Promise<SsoResult<Record<string, unknown>>> {
+export function finishSignIn(
+  s: SsoSettings,
+  callbackQuery: URLSearchParams,
+  expected: { state: string; nonce: string; codeVerifier: string },
+): Promise<SsoResult<Record<string, unknown>>> {
   return attempt(async () => {
     const config = await providerConfig(s);
     const current = new URL(redirectUrlOf(s));
@@ -145,7 +149,12 @@ export async function endSessionUrl(s: SsoSettings): Promise<string | null> {
 function classify(err: unknown, step: 'discovery' | 'token' | 'userinfo'): SsoFailure {
   if (err instanceof SsoFailure) return err;
   if (isNetworkFailure(err)) {
-    return new SsoFailure('unreachable', step === 'discovery' ? 'The identity provider could not be reached to read its configuration' : 'The identity provider could not be reached to finish the sign-in');
+    return new SsoFailure(
+      'unreachable',
+      step === 'discovery'
+        ? 'The identity provider could not be reached to read its configuration'
+        : 'The identity provider could not be reached to finish the sign-in',
+    );
   }
   if (err instanceof oidc.ResponseBodyError || err instanceof oidc.AuthorizationResponseError) {
     const description = err.error_description ? `: ${err.error_description}` : '';
@@ -155,11 +164,14 @@ function classify(err: unknown, step: 'discovery' | 'token' | 'userinfo'): SsoFa
   const known = typeof claim === 'string' ? CLAIM_FAILURES[claim] : undefined;
   if (known) return new SsoFailure('invalid', `The identity provider's answer failed validation: ${known}`);
   const message = err instanceof Error ? err.message : String(err);
-  return new SsoFailure('invalid', step === 'discovery' ? `The identity provider's configuration is not usable: ${message}` : `The identity provider's answer failed validation: ${message}`);
+  return new SsoFailure(
+    'invalid',
+    step === 'discovery' ? `The identity provider's configuration is not usable: ${message}` : `The identity provider's answer failed validation: ${message}`,
+  );
 }
 
 const CLAIM_FAILURES: Record<string, string> = {
-  nonce: 'the ID token\'s nonce is not the one this sign-in sent (claim nonce)',
+  nonce: "the ID token's nonce is not the one this sign-in sent (claim nonce)",
   aud: 'the ID token was issued for another application (claim aud)',
   azp: 'the ID token was issued for another application (claim azp)',
   exp: 'the ID token has expired (claim exp)',

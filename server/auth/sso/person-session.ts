@@ -18,7 +18,8 @@ export type Person = { sub: string; email: string | null; name: string | null };
 /** The person an ID token names: `sub`, and the email and name shown beside it in the audit trail. */
 export function personOf(claims: Record<string, unknown>): Person {
   const text = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v.slice(0, 320) : null);
-  const name = text(claims.name) ?? (text(claims.given_name) && text(claims.family_name) ? `${claims.given_name} ${claims.family_name}` : text(claims.preferred_username));
+  const name =
+    text(claims.name) ?? (text(claims.given_name) && text(claims.family_name) ? `${claims.given_name} ${claims.family_name}` : text(claims.preferred_username));
   return { sub: String(claims.sub), email: text(claims.email), name };
 }
 
@@ -58,7 +59,11 @@ export async function startPersonSession(c: Context<AppEnv>, claims: Record<stri
  * every `recheckSeconds`: a mapping an admin removed or narrowed takes effect within that time,
  * and a person left with no mapping is signed out.
  */
-export async function personActor(deps: Pick<AppDeps, 'database' | 'config'>, row: Pick<SessionsRow, 'id_hash' | 'user_sub' | 'user_email' | 'user_name' | 'user_claims' | 'user_access' | 'access_checked_at'>, now = Date.now()): Promise<Actor> {
+export async function personActor(
+  deps: Pick<AppDeps, 'database' | 'config'>,
+  row: Pick<SessionsRow, 'id_hash' | 'user_sub' | 'user_email' | 'user_name' | 'user_claims' | 'user_access' | 'access_checked_at'>,
+  now = Date.now(),
+): Promise<Actor> {
   let access = JSON.parse(row.user_access ?? 'null') as SsoAccess | null;
   const recheckMs = (deps.config.sso?.recheckSeconds ?? DEFAULT_RECHECK_SECONDS) * 1000;
   if (!access || !row.access_checked_at || now - Date.parse(row.access_checked_at) >= recheckMs) {

@@ -15,7 +15,14 @@ describe('single sign-on settings', () => {
   });
 
   it('read all four, trimming the public URL', () => {
-    expect(ssoSettingsFromEnv(full)).toEqual({ issuer: full.TOOLGATE_OIDC_ISSUER, clientId: 'toolgate', clientSecret: 's3cret', publicUrl: 'https://toolgate.example.com', scopes: undefined, recheckSeconds: undefined });
+    expect(ssoSettingsFromEnv(full)).toEqual({
+      issuer: full.TOOLGATE_OIDC_ISSUER,
+      clientId: 'toolgate',
+      clientSecret: 's3cret',
+      publicUrl: 'https://toolgate.example.com',
+      scopes: undefined,
+      recheckSeconds: undefined,
+    });
   });
 
   it('stop startup on half a configuration, a plain-http remote issuer or a bad recheck', () => {

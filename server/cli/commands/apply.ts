@@ -64,7 +64,9 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   const result = await applyChanges(api, changes, (c) => out.log(describe(c)));
   if (result.failed) {
     const { change, error } = result.failed;
-    out.error(`refused: ${change.path} (${change.op === 'note' ? '' : change.op}): ${error instanceof ServerRefusal ? error.lines().join('\n') : error.message}`);
+    out.error(
+      `refused: ${change.path} (${change.op === 'note' ? '' : change.op}): ${error instanceof ServerRefusal ? error.lines().join('\n') : error.message}`,
+    );
     if (result.done.length) {
       out.error(`applied before the refusal (${result.done.length}):`);
       for (const c of result.done) out.error(`  ${describe(c)}`);

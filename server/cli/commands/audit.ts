@@ -43,7 +43,7 @@ async function checkpoint(args: string[]): Promise<number> {
       console.error('toolgate audit checkpoint: no audit events yet');
       return 1;
     }
-    const text = JSON.stringify(cp, null, 2) + '\n';
+    const text = `${JSON.stringify(cp, null, 2)}\n`;
     if (values.out) (await import('node:fs')).writeFileSync(values.out, text);
     else process.stdout.write(text);
     return 0;
@@ -88,7 +88,13 @@ export async function verifyFile(args: string[]): Promise<number> {
     ({ values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: { checkpoint: { type: 'string' }, root: { type: 'string' }, keyset: { type: 'string' }, 'keyset-signature': { type: 'string' }, jwks: { type: 'string' } },
+      options: {
+        checkpoint: { type: 'string' },
+        root: { type: 'string' },
+        keyset: { type: 'string' },
+        'keyset-signature': { type: 'string' },
+        jwks: { type: 'string' },
+      },
     }));
   } catch (err) {
     console.error(`toolgate audit verify: ${(err as Error).message}\n${USAGE}`);
@@ -105,7 +111,9 @@ export async function verifyFile(args: string[]): Promise<number> {
     try {
       checkpoints = readCheckpoints(await readFile(values.checkpoint, 'utf8'), values.checkpoint);
       const trusted: TrustedKeys | undefined =
-        values.root || values.keyset || values.jwks ? await readTrustedKeys({ root: values.root, keyset: values.keyset, keysetSignature: values['keyset-signature'], jwks: values.jwks }) : undefined;
+        values.root || values.keyset || values.jwks
+          ? await readTrustedKeys({ root: values.root, keyset: values.keyset, keysetSignature: values['keyset-signature'], jwks: values.jwks })
+          : undefined;
       if (trusted) {
         for (const cp of checkpoints) {
           const bad = await verifyCheckpointSignature(cp, trusted);

@@ -72,7 +72,7 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
         after: { version: r.bundle.version, revision: r.revision, kid: key.kid, via: 'toolgate compile --sign' },
       }),
     );
-    writeFileSync(join(dir, 'bundle.jws'), jws + '\n');
+    writeFileSync(join(dir, 'bundle.jws'), `${jws}\n`);
     out.log(`wrote ${described} and bundle.jws (kid ${key.kid}); the signing is in the audit log`);
     return 0;
   } finally {

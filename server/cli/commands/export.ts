@@ -62,7 +62,9 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
 function removeEmptyDirs(dir: string): void {
   let names: string[];
   try {
-    names = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    names = readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
   } catch {
     return;
   }

@@ -12,7 +12,7 @@ const USAGE = [
   'usage: toolgate keys list',
   '       toolgate keys rotate [--promote-after DURATION]     add a next key (published before it signs)',
   '       toolgate keys promote [KID]                         make the next key the signer',
-  '       toolgate keys retire KID [--reissue]                retire a key no tenant\'s latest bundle uses',
+  "       toolgate keys retire KID [--reissue]                retire a key no tenant's latest bundle uses",
   '       toolgate keys rotate-root [--new-root-key FILE]     the current root announces a new root',
   '       toolgate keys reissue                               sign the key set again with a later expiry',
   '       toolgate keys root                                  print the root public keys (what runtimes are configured with)',
@@ -68,10 +68,16 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
         const root = await store.rootInfo();
         for (const k of await store.list()) {
           const uses = database ? await tenantsSignedBy(deps, k.kid) : [];
-          const notes = [k.signing ? 'signing' : '', k.promoteAt ? `promotes at ${k.promoteAt}` : '', uses.length ? `latest bundle of ${uses.join(', ')}` : ''].filter(Boolean);
-          out.log(`${k.kid}  ${k.status.padEnd(7)}  ${k.createdAt}${notes.length ? '  ' + notes.join('; ') : ''}`);
+          const notes = [
+            k.signing ? 'signing' : '',
+            k.promoteAt ? `promotes at ${k.promoteAt}` : '',
+            uses.length ? `latest bundle of ${uses.join(', ')}` : '',
+          ].filter(Boolean);
+          out.log(`${k.kid}  ${k.status.padEnd(7)}  ${k.createdAt}${notes.length ? `  ${notes.join('; ')}` : ''}`);
         }
-        out.log(`key set v${ks.version}, expires ${ks.expiresAt}; root ${root.roots.map((r) => `${r.kid}${r.available ? '' : ' (not on this machine)'}`).join(', ')}`);
+        out.log(
+          `key set v${ks.version}, expires ${ks.expiresAt}; root ${root.roots.map((r) => `${r.kid}${r.available ? '' : ' (not on this machine)'}`).join(', ')}`,
+        );
         return 0;
       }
       case 'root': {
@@ -94,7 +100,9 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
           }
         }
         const r = await rotateSigningKey(deps, meta('toolgate keys rotate'), store, { promoteAfterSeconds });
-        out.log(`${r.kid} added as next in key set v${r.keySetVersion}; ${r.promoteAt ? `it signs from ${r.promoteAt}` : 'run toolgate keys promote once runtimes have the key set'}`);
+        out.log(
+          `${r.kid} added as next in key set v${r.keySetVersion}; ${r.promoteAt ? `it signs from ${r.promoteAt}` : 'run toolgate keys promote once runtimes have the key set'}`,
+        );
         return 0;
       }
       case 'promote': {

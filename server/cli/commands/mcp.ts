@@ -7,7 +7,13 @@ import type { AppConfig } from '../../context.ts';
 
 /** The parts of the server's config a sync reads, from the same environment `serve` reads. */
 function cliConfig(s: Settings): AppConfig {
-  return { keysDir: s.keysDir, webDir: null, sessionTtlSeconds: 0, secureCookies: false, mcp: { commands: s.mcpCommands ?? [], allowHosts: s.mcpAllowHosts ?? [] } };
+  return {
+    keysDir: s.keysDir,
+    webDir: null,
+    sessionTtlSeconds: 0,
+    secureCookies: false,
+    mcp: { commands: s.mcpCommands ?? [], allowHosts: s.mcpAllowHosts ?? [] },
+  };
 }
 
 const USAGE = 'usage: toolgate mcp sync ID [--timeout MS] [--reason TEXT]';
@@ -58,13 +64,19 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
       return 1;
     }
     const s = outcome.server.lastSync;
-    const line = (label: string, items: string[] | undefined) => out.log(`${label.padEnd(9)}${items && items.length ? items.join(', ') : '-'}`);
+    const line = (label: string, items: string[] | undefined) => out.log(`${label.padEnd(9)}${items?.length ? items.join(', ') : '-'}`);
     out.log(`synced MCP server ${id}`);
     line('added', s?.added);
     line('changed', s?.changed);
     line('removed', s?.removed);
-    line('rejected', s?.rejected?.map((r) => `${r.name} (${r.message})`));
-    line('flagged', s?.flagged?.map((r) => `${r.name} (${r.message})`));
+    line(
+      'rejected',
+      s?.rejected?.map((r) => `${r.name} (${r.message})`),
+    );
+    line(
+      'flagged',
+      s?.flagged?.map((r) => `${r.name} (${r.message})`),
+    );
     if ((s?.added?.length ?? 0) + (s?.changed?.length ?? 0) > 0) out.log('new and changed tools are quarantined until approved: POST /v1/tools/:id/approve');
     return 0;
   } finally {

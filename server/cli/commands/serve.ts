@@ -19,14 +19,18 @@ export async function run(): Promise<number> {
   const root = await keys.rootInfo();
   deps.logger.info(
     { keySetVersion: keySet.version, expiresAt: keySet.expiresAt, roots: root.roots.map((r) => r.kid) },
-    root.canSign ? 'key set ready; the root key is on this server' : 'key set ready; the root key is kept elsewhere, so key changes need toolgate keys … --root-key FILE',
+    root.canSign
+      ? 'key set ready; the root key is on this server'
+      : 'key set ready; the root key is kept elsewhere, so key changes need toolgate keys … --root-key FILE',
   );
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, (info) => {
     deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: settings.dbFile }, 'toolgate listening');
     if (generatedAdminToken) {
       // Printed once, to the terminal only; it is stored hashed and cannot be shown again.
-      process.stdout.write(`\nBootstrap admin token (shown once, keep it safe):\n\n  ${generatedAdminToken}\n\nConsole: http://${settings.host}:${info.port}/\n\n`);
+      process.stdout.write(
+        `\nBootstrap admin token (shown once, keep it safe):\n\n  ${generatedAdminToken}\n\nConsole: http://${settings.host}:${info.port}/\n\n`,
+      );
     }
   });
   // Warm the compiler (JIT, every input schema compiled once) so the first simulate or publish

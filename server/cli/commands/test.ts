@@ -46,7 +46,13 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   const bundleCheck = validate<Bundle>('bundle', bundle);
   let loaded: LoadedBundle;
   try {
-    if (!bundleCheck.ok) throw new Error(bundleCheck.errors.slice(0, 3).map((e) => `${e.pointer || '/'} ${e.message}`).join('; '));
+    if (!bundleCheck.ok)
+      throw new Error(
+        bundleCheck.errors
+          .slice(0, 3)
+          .map((e) => `${e.pointer || '/'} ${e.message}`)
+          .join('; '),
+      );
     loaded = loadBundle(bundleCheck.value);
   } catch (err) {
     out.error(`toolgate test: ${values.bundle} is not a usable bundle: ${(err as Error).message}`);

@@ -54,12 +54,24 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   if (values.subject === undefined) {
     if (values.bundle) {
       const bundle = readJsonFile(values.bundle, BUNDLE_MAX_DEPTH) as Bundle;
-      out.log(JSON.stringify(bundle.catalog.tools.map((t) => ('excluded' in t ? { id: t.id, excluded: t.excluded } : { id: t.id, effect: t.effect, groups: t.groups })), null, 2));
+      out.log(
+        JSON.stringify(
+          bundle.catalog.tools.map((t) => ('excluded' in t ? { id: t.id, excluded: t.excluded } : { id: t.id, effect: t.effect, groups: t.groups })),
+          null,
+          2,
+        ),
+      );
       return 0;
     }
     return withDb(async (db) => {
       const tools = await toolStore.list(db.db);
-      out.log(JSON.stringify(tools.map((t) => ({ id: t.id, status: t.status ?? 'active', effect: t.effect, groups: t.groups ?? ['default'] })), null, 2));
+      out.log(
+        JSON.stringify(
+          tools.map((t) => ({ id: t.id, status: t.status ?? 'active', effect: t.effect, groups: t.groups ?? ['default'] })),
+          null,
+          2,
+        ),
+      );
       return 0;
     });
   }

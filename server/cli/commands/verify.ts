@@ -4,7 +4,6 @@ import { verifyBundle } from '../../../runtime/verify-bundle.ts';
 import type { TrustedKeys } from '../../../runtime/verify-bundle.ts';
 import { verifyKeySet } from '../../../runtime/verify-key-set.ts';
 import type { RootKey } from '../../../runtime/verify-key-set.ts';
-import { readJsonFile } from '../read-json-file.ts';
 
 const USAGE = [
   'usage: toolgate verify --bundle FILE --signature FILE --root FILE --keyset FILE [--keyset-signature FILE] [--tenant T] [--min-version N] [--min-keyset-version N]',
@@ -57,7 +56,10 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   try {
     bytes = readFileSync(values.bundle);
     signature = readFileSync(values.signature, 'utf8').trim();
-    jwks = await readTrustedKeys({ root: values.root, keyset: values.keyset, keysetSignature: values['keyset-signature'], jwks: values.jwks, minKeySetVersion }, out.log);
+    jwks = await readTrustedKeys(
+      { root: values.root, keyset: values.keyset, keysetSignature: values['keyset-signature'], jwks: values.jwks, minKeySetVersion },
+      out.log,
+    );
   } catch (err) {
     out.error(`toolgate verify: ${(err as Error).message}`);
     return 1;
@@ -83,7 +85,7 @@ export async function readTrustedKeys(
   if (o.root || o.keyset) {
     if (!o.root || !o.keyset) throw new Error('--root and --keyset go together');
     const roots = readRoots(o.root);
-    const keySetSig = readFileSync(o.keysetSignature ?? o.keyset.replace(/\.json$/, '') + '.jws', 'utf8').trim();
+    const keySetSig = readFileSync(o.keysetSignature ?? `${o.keyset.replace(/\.json$/, '')}.jws`, 'utf8').trim();
     const ks = await verifyKeySet(readFileSync(o.keyset), keySetSig, { trustedRoots: roots, highestVersionSeen: o.minKeySetVersion });
     if (!ks.ok) throw new Error(`refused: ${ks.code}: ${ks.message}`);
     log(`key set v${ks.keySet.version} verified against root ${ks.keySet.roots.map((r) => r.kid).join(', ')}, expires ${ks.keySet.expiresAt}`);
@@ -98,7 +100,9 @@ export async function readTrustedKeys(
 function readRoots(file: string): RootKey[] {
   const doc = JSON.parse(readFileSync(file, 'utf8')) as { keys?: unknown; roots?: unknown; privateJwk?: unknown };
   const list = (Array.isArray(doc.keys) ? doc.keys : Array.isArray(doc.roots) ? doc.roots : [doc.privateJwk ?? doc]) as RootKey[];
-  const roots = list.filter((k) => k && k.kty === 'OKP' && k.crv === 'Ed25519' && typeof k.x === 'string').map((k) => ({ kty: k.kty, crv: k.crv, x: k.x, ...(k.kid ? { kid: k.kid } : {}) }));
+  const roots = list
+    .filter((k) => k && k.kty === 'OKP' && k.crv === 'Ed25519' && typeof k.x === 'string')
+    .map((k) => ({ kty: k.kty, crv: k.crv, x: k.x, ...(k.kid ? { kid: k.kid } : {}) }));
   if (roots.length === 0) throw new Error(`${file} holds no Ed25519 root public key`);
   return roots;
 }

@@ -48,12 +48,22 @@ function Shell({ session }: { session: Session }) {
   }, [loc.path]);
   return (
     <div className="shell">
-      <a className="skip-link" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header className="topbar">
         <a className="brand" href={href('/')}>
-          <span className="logo" aria-hidden="true">◆</span> Toolgate
+          <span className="logo" aria-hidden="true">
+            ◆
+          </span>{' '}
+          Toolgate
         </a>
         <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
           Menu
@@ -111,7 +121,14 @@ function useHeadingFocus(path: string): void {
       const main = document.getElementById('main');
       const heading = main?.querySelector<HTMLElement>('h1');
       // Something inside the new page (e.g. a created item) already took focus: leave it there.
-      if (main && document.activeElement && document.activeElement !== document.body && main.contains(document.activeElement) && document.activeElement !== main) return;
+      if (
+        main &&
+        document.activeElement &&
+        document.activeElement !== document.body &&
+        main.contains(document.activeElement) &&
+        document.activeElement !== main
+      )
+        return;
       if (heading) {
         if (!heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1');
         heading.focus();

@@ -3,7 +3,15 @@ import { limits } from '../lib/schema.ts';
 import { TextField } from './text-field.tsx';
 
 /** Max runtime and result size, with the schema's limits; empty fields are left out. */
-export function BudgetFields({ value, onChange, legend = 'Budgets' }: { value: Budgets | undefined; onChange: (b: Budgets | undefined) => void; legend?: string }) {
+export function BudgetFields({
+  value,
+  onChange,
+  legend = 'Budgets',
+}: {
+  value: Budgets | undefined;
+  onChange: (b: Budgets | undefined) => void;
+  legend?: string;
+}) {
   const setNum = (key: 'maxRuntimeMs' | 'maxResultBytes', raw: string) => {
     const next = { ...(value ?? {}) };
     if (raw === '') delete next[key];
@@ -32,4 +40,3 @@ export function BudgetFields({ value, onChange, legend = 'Budgets' }: { value: B
     </fieldset>
   );
 }
-

@@ -22,11 +22,7 @@ export function CheckGroup({
       <div className="check-grid">
         {[...options, ...extra].map((o) => (
           <label key={o} className="check">
-            <input
-              type="checkbox"
-              checked={value.includes(o)}
-              onChange={(e) => onChange(e.target.checked ? [...value, o] : value.filter((v) => v !== o))}
-            />
+            <input type="checkbox" checked={value.includes(o)} onChange={(e) => onChange(e.target.checked ? [...value, o] : value.filter((v) => v !== o))} />
             <span className={options.includes(o) ? undefined : 'unknown'}>{o}</span>
           </label>
         ))}

@@ -37,8 +37,8 @@ export function ConflictView({
     <section ref={ref} tabIndex={-1} className="conflict" role="alertdialog" aria-labelledby="conflict-title" aria-describedby="conflict-desc">
       <h2 id="conflict-title">Someone else saved this first</h2>
       <p id="conflict-desc">
-        It is now at version {cv ?? '?'}. Your changes were not saved. Review what changed meanwhile, then re-apply your changes on
-        top of the latest version or discard them.
+        It is now at version {cv ?? '?'}. Your changes were not saved. Review what changed meanwhile, then re-apply your changes on top of the latest version or
+        discard them.
       </p>
       <div className="conflict-grid">
         <div>

@@ -23,7 +23,8 @@ const toolPage = (id: string, label: string): Fix => ({ label, href: href(`/tool
 /** Why a tool is filtered out, in words, with where to fix it. */
 export function explainFiltered(reason: FilterReason | 'group_not_permitted' | 'no_subject', ctx: ExplainContext): Explanation {
   const roles = (ctx.subject && ctx.policy?.bindings?.[ctx.subject]) || [];
-  const policyFix = (role?: string): Fix => (role ? { label: `Edit role ${role}`, role, href: href(`/tenants/${ctx.tenant}`) } : { label: 'Edit the policy', href: href(`/tenants/${ctx.tenant}`) });
+  const policyFix = (role?: string): Fix =>
+    role ? { label: `Edit role ${role}`, role, href: href(`/tenants/${ctx.tenant}`) } : { label: 'Edit the policy', href: href(`/tenants/${ctx.tenant}`) };
   switch (reason) {
     case 'quarantined':
       return { text: 'Imported and waiting for an admin to review and approve it.', fix: { label: 'Review it', href: href('/mcp') } };
@@ -57,17 +58,28 @@ export function explainFiltered(reason: FilterReason | 'group_not_permitted' | '
       };
     case 'runtime_gate': {
       const gates = (ctx.tool?.requires ?? []).map((g) => `${g.fact} in ${g.in.map(String).join(', ')}`);
-      return { text: `A runtime gate does not hold on the request’s facts${gates.length ? ` (needs ${gates.join('; ')})` : ''}.`, fix: toolPage(ctx.toolId, 'Open its gates') };
+      return {
+        text: `A runtime gate does not hold on the request’s facts${gates.length ? ` (needs ${gates.join('; ')})` : ''}.`,
+        fix: toolPage(ctx.toolId, 'Open its gates'),
+      };
     }
     case 'profile':
       return {
-        text: ctx.profile ? `Hidden under profile ${ctx.profile} (disabled there, or enabled only in another profile).` : 'Enabled only under a provider profile, and the request names none.',
+        text: ctx.profile
+          ? `Hidden under profile ${ctx.profile} (disabled there, or enabled only in another profile).`
+          : 'Enabled only under a provider profile, and the request names none.',
         fix: policyFix(),
       };
     case 'no_connection':
-      return { text: 'Needs a connection, and no unexpired grant gives this subject one for it.', fix: { label: 'Add a grant', href: href(`/tenants/${ctx.tenant}/grants`) } };
+      return {
+        text: 'Needs a connection, and no unexpired grant gives this subject one for it.',
+        fix: { label: 'Add a grant', href: href(`/tenants/${ctx.tenant}/grants`) },
+      };
     case 'no_role':
-      return { text: `${ctx.subject ? `Subject ${ctx.subject}` : 'The subject'} is bound to no role.`, fix: { label: 'Add a binding', href: href(`/tenants/${ctx.tenant}`) } };
+      return {
+        text: `${ctx.subject ? `Subject ${ctx.subject}` : 'The subject'} is bound to no role.`,
+        fix: { label: 'Add a binding', href: href(`/tenants/${ctx.tenant}`) },
+      };
     case 'group_not_permitted':
       return { text: 'The request asks for a group none of the subject’s roles permits.', fix: policyFix(roles[0]) };
     case 'no_subject':

@@ -21,12 +21,13 @@ window.addEventListener('hashchange', () => {
   if (next === lastHash) return;
   const skip = skipBlockersOnce;
   skipBlockersOnce = false;
-  if (!skip) for (const blocked of blockers) {
-    if (blocked() && !window.confirm('You have unsaved changes. Leave this page and discard them?')) {
-      window.history.replaceState(null, '', lastHash || '#/');
-      return;
+  if (!skip)
+    for (const blocked of blockers) {
+      if (blocked() && !window.confirm('You have unsaved changes. Leave this page and discard them?')) {
+        window.history.replaceState(null, '', lastHash || '#/');
+        return;
+      }
     }
-  }
   lastHash = next;
   current = parse(next);
   for (const l of listeners) l();

@@ -5,7 +5,16 @@ describe('testFromSimulation', () => {
   it('keeps what is visible, what is hidden and why, and decisions other than allow', () => {
     const t = testFromSimulation(
       { subject: 'agent:a', groups: ['read'], state: 'review' },
-      { roles: ['r'], groups: ['read'], state: 'review', tools: [{ id: 'core__a', decision: 'allow' }, { id: 'core__b', decision: 'require_approval' }], filtered: [{ id: 'core__c', reason: 'denied' }] },
+      {
+        roles: ['r'],
+        groups: ['read'],
+        state: 'review',
+        tools: [
+          { id: 'core__a', decision: 'allow' },
+          { id: 'core__b', decision: 'require_approval' },
+        ],
+        filtered: [{ id: 'core__c', reason: 'denied' }],
+      },
       [],
     );
     expect(t).toEqual({
@@ -16,7 +25,11 @@ describe('testFromSimulation', () => {
   });
 
   it('expects a rejected request to stay rejected, under a name not yet taken', () => {
-    const t = testFromSimulation({ subject: 'agent:a', groups: ['admin'] }, { roles: [], groups: ['admin'], state: 'undefined', tools: [], filtered: [], rejected: { reason: 'group_not_permitted', groups: ['admin'] } }, ['agent:a in admin']);
+    const t = testFromSimulation(
+      { subject: 'agent:a', groups: ['admin'] },
+      { roles: [], groups: ['admin'], state: 'undefined', tools: [], filtered: [], rejected: { reason: 'group_not_permitted', groups: ['admin'] } },
+      ['agent:a in admin'],
+    );
     expect(t.expect).toEqual({ rejected: true });
     expect(t.name).toBe('agent:a in admin (2)');
     expect(testName({ subject: 'x' }, ['x', 'x (2)'])).toBe('x (3)');

@@ -22,7 +22,7 @@ export function useLatestCheckpoint() {
 
 /** The checkpoint as a file an auditor keeps outside Toolgate (the form `toolgate audit verify --checkpoint` reads). */
 export function saveCheckpoint(cp: AuditCheckpoint): void {
-  const url = URL.createObjectURL(new Blob([JSON.stringify(cp, null, 2) + '\n'], { type: 'application/json' }));
+  const url = URL.createObjectURL(new Blob([`${JSON.stringify(cp, null, 2)}\n`], { type: 'application/json' }));
   const a = document.createElement('a');
   a.href = url;
   a.download = `toolgate-audit-checkpoint-${cp.seq}.json`;

@@ -103,8 +103,8 @@ export function AuditPage(_: { session: Session }) {
               Download checkpoint
             </button>
             <p className="muted small">
-              Keep checkpoints outside Toolgate: <code>toolgate audit verify EXPORT --checkpoint FILE</code> proves a later export extends this one unchanged, even if someone rewrote the
-              database and recomputed every hash.
+              Keep checkpoints outside Toolgate: <code>toolgate audit verify EXPORT --checkpoint FILE</code> proves a later export extends this one unchanged,
+              even if someone rewrote the database and recomputed every hash.
             </p>
           </>
         ) : (
@@ -112,7 +112,13 @@ export function AuditPage(_: { session: Session }) {
         )}
       </div>
       <form className="filters" role="search" aria-label="Filter audit events" onSubmit={(e) => e.preventDefault()}>
-        <SelectField empty="Any" label="Tenant" value={filters.tenant} options={(tenants.data ?? []).map((t) => t.id)} onChange={(v) => setFilter('tenant', v)} />
+        <SelectField
+          empty="Any"
+          label="Tenant"
+          value={filters.tenant}
+          options={(tenants.data ?? []).map((t) => t.id)}
+          onChange={(v) => setFilter('tenant', v)}
+        />
         <div className="field">
           <label htmlFor={`${ids}-actor`}>Actor</label>
           <input
@@ -155,7 +161,20 @@ export function AuditPage(_: { session: Session }) {
   );
 }
 
-const actionTone = { create: 'ok', update: 'info', delete: 'bad', publish: 'ok', rollback: 'warn', sync: 'info', approve: 'ok', rotate: 'warn', promote: 'warn', retire: 'warn', sign: 'warn', refuse: 'bad' } as const;
+const actionTone = {
+  create: 'ok',
+  update: 'info',
+  delete: 'bad',
+  publish: 'ok',
+  rollback: 'warn',
+  sync: 'info',
+  approve: 'ok',
+  rotate: 'warn',
+  promote: 'warn',
+  retire: 'warn',
+  sign: 'warn',
+  refuse: 'bad',
+} as const;
 
 function AuditItem({
   event: e,
@@ -178,7 +197,12 @@ function AuditItem({
         <summary>
           <span className="seq mono">#{e.seq}</span> <time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time>{' '}
           <Badge tone={actionTone[e.action]}>{e.action}</Badge>{' '}
-          <button type="button" className="link-button" title={`Show only events on ${e.entityType} ${e.entityId}`} onClick={only({ entityType: e.entityType, entityId: e.entityId })}>
+          <button
+            type="button"
+            className="link-button"
+            title={`Show only events on ${e.entityType} ${e.entityId}`}
+            onClick={only({ entityType: e.entityType, entityId: e.entityId })}
+          >
             <strong>{e.entityType}</strong> <span className="mono">{e.entityId}</span>
           </button>
           {e.tenant ? <span className="muted"> in {e.tenant}</span> : null}{' '}

@@ -19,8 +19,7 @@ export async function getSession(): Promise<Session | null> {
   }
 }
 
-export const sessionQueryOptions = () =>
-  queryOptions({ queryKey: ['session'], queryFn: getSession, staleTime: Infinity, retry: false });
+export const sessionQueryOptions = () => queryOptions({ queryKey: ['session'], queryFn: getSession, staleTime: Infinity, retry: false });
 
 export function useSession() {
   return useQuery(sessionQueryOptions());

@@ -27,15 +27,7 @@ export function LoginPage() {
         <p className="muted">Sign in with an API token. The token is exchanged for a session and not kept in the browser.</p>
         <div className="field">
           <label htmlFor="login-token">API token</label>
-          <input
-            id="login-token"
-            type="password"
-            autoComplete="current-password"
-            autoFocus
-            required
-            value={token}
-            onChange={(e) => setToken(e.target.value)}
-          />
+          <input id="login-token" type="password" autoComplete="current-password" autoFocus required value={token} onChange={(e) => setToken(e.target.value)} />
         </div>
         <button type="submit" className="primary" disabled={login.isPending || !token.trim()}>
           {login.isPending ? 'Signing in…' : 'Sign in'}

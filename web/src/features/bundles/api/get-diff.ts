@@ -9,7 +9,12 @@ export async function getDiff(tenant: string, a: number, b: number | 'draft'): P
 
 // The draft's diff depends on the policy and the inventory: keyed by the policy version and refetched on mount.
 export const diffQueryOptions = (tenant: string, a: number, b: number | 'draft', draftVersion?: number) =>
-  queryOptions({ queryKey: ['tenants', tenant, 'diff', a, b, draftVersion], queryFn: () => getDiff(tenant, a, b), retry: false, staleTime: b === 'draft' ? 0 : Infinity });
+  queryOptions({
+    queryKey: ['tenants', tenant, 'diff', a, b, draftVersion],
+    queryFn: () => getDiff(tenant, a, b),
+    retry: false,
+    staleTime: b === 'draft' ? 0 : Infinity,
+  });
 
 export function useDiff(tenant: string, a: number | undefined, b: number | 'draft', draftVersion?: number) {
   return useQuery({ ...diffQueryOptions(tenant, a ?? 0, b, draftVersion), enabled: a !== undefined });

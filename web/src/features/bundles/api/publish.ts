@@ -11,5 +11,9 @@ export async function publish({ tenant, ...body }: BundlePublish & { tenant: str
 
 export function usePublish() {
   const qc = useQueryClient();
-  return useMutation({ mutationFn: publish, onSuccess: (_r, { tenant }) => Promise.all([qc.invalidateQueries({ queryKey: ['tenants', tenant] }), qc.invalidateQueries({ queryKey: ['tenants', 'overview'] })]) });
+  return useMutation({
+    mutationFn: publish,
+    onSuccess: (_r, { tenant }) =>
+      Promise.all([qc.invalidateQueries({ queryKey: ['tenants', tenant] }), qc.invalidateQueries({ queryKey: ['tenants', 'overview'] })]),
+  });
 }

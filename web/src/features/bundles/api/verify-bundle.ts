@@ -11,7 +11,10 @@ type RootJwk = { kid?: string; kty?: string; crv?: string; x?: string };
 type KeySetDoc = { format?: string; version?: number; expiresAt?: string; keys?: { kid: string; x: string; status: string }[]; roots?: RootJwk[] };
 
 function b64urlToBytes(s: string): Uint8Array<ArrayBuffer> {
-  const b64 = s.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(s.length / 4) * 4, '=');
+  const b64 = s
+    .replace(/-/g, '+')
+    .replace(/_/g, '/')
+    .padEnd(Math.ceil(s.length / 4) * 4, '=');
   const bin = atob(b64);
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
@@ -62,7 +65,9 @@ function headerOf(jws: string, typ: string, what: string): { kid: string; protec
 }
 
 async function verifies(x: string, protectedB64: string, sigB64: string, bytes: Uint8Array): Promise<boolean> {
-  const key = await crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x, key_ops: ['verify'] } as JsonWebKey, { name: 'Ed25519' }, false, ['verify']);
+  const key = await crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x, key_ops: ['verify'] } as JsonWebKey, { name: 'Ed25519' }, false, [
+    'verify',
+  ]);
   return crypto.subtle.verify({ name: 'Ed25519' }, key, b64urlToBytes(sigB64), new TextEncoder().encode(`${protectedB64}.${bytesToB64url(bytes)}`));
 }
 
@@ -93,7 +98,9 @@ export async function verifyBundle(tenant: string, version: number, source: Root
     for (const r of roots) if ((r.kid ?? (await thumbprint(r.x!))) === ks.kid) root = r;
     if (!root) {
       throw new Refused(
-        pasted ? `The key set is signed by ${ks.kid}, which is not the root key you pasted: this server is not vouched for by your root.` : `The key set is signed by ${ks.kid}, which is not a root it names.`,
+        pasted
+          ? `The key set is signed by ${ks.kid}, which is not the root key you pasted: this server is not vouched for by your root.`
+          : `The key set is signed by ${ks.kid}, which is not a root it names.`,
       );
     }
     if (!(await verifies(root.x!, ks.protectedB64, ks.sigB64, keySetBytes))) throw new Refused(`The key set's signature does not verify under root ${ks.kid}.`);
@@ -103,7 +110,8 @@ export async function verifyBundle(tenant: string, version: number, source: Root
     const seenKey = 'toolgate.keySetVersion';
     const highest = Number(localStorage.getItem(seenKey) ?? 0);
     const keySetVersion = keySet.version ?? 0;
-    if (keySetVersion < highest) throw new Refused(`The server sent key set v${keySetVersion}, older than v${highest} already verified in this browser: a rollback.`);
+    if (keySetVersion < highest)
+      throw new Refused(`The server sent key set v${keySetVersion}, older than v${highest} already verified in this browser: a rollback.`);
     localStorage.setItem(seenKey, String(keySetVersion));
 
     // 2. The bundle, under a key of the key set.
@@ -115,7 +123,8 @@ export async function verifyBundle(tenant: string, version: number, source: Root
     return { ok: true, kid: b.kid, keyStatus: key.status, bytes: bytes.length, keySetVersion: keySet.version ?? 0, root: ks.kid, source: source.kind };
   } catch (err) {
     if (err instanceof Refused) return { ok: false, reason: err.message };
-    if (err instanceof Error && /Ed25519|not supported|algorithm/i.test(err.message)) return { ok: false, reason: `This browser could not check Ed25519 signatures (${err.message}).` };
+    if (err instanceof Error && /Ed25519|not supported|algorithm/i.test(err.message))
+      return { ok: false, reason: `This browser could not check Ed25519 signatures (${err.message}).` };
     return { ok: false, reason: err instanceof Error ? err.message : String(err) };
   }
 }

@@ -40,8 +40,8 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
   return (
     <div className="bundle-diff" aria-label={label} role="group">
       <p className="diff-headline">
-        Catalog: {catalog.added.length} added, {catalog.removed.length} removed, {catalog.changed.length} changed · {diff.roles.length} role(s) reach other tools ·{' '}
-        {diff.decisions.length} decision(s) change.
+        Catalog: {catalog.added.length} added, {catalog.removed.length} removed, {catalog.changed.length} changed · {diff.roles.length} role(s) reach other
+        tools · {diff.decisions.length} decision(s) change.
       </p>
       {diff.roles.length ? (
         <DataTable label={`${label}: summary by role`} columns={['Role', 'Gains', 'Loses']} compact>
@@ -70,57 +70,57 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
       ) : null}
       <details className="diff-details">
         <summary>Details: every tool and decision</summary>
-      <h4>Catalog</h4>
-      {catalogChanged ? (
-        <p>
-          <Ids ids={catalog.added} kind="added" /> <Ids ids={catalog.removed} kind="removed" /> <Ids ids={catalog.changed} kind="changed" />
-        </p>
-      ) : (
-        <p className="muted">No tool entry changed.</p>
-      )}
-      <h4>Tools each role can reach</h4>
-      {diff.roles.length ? (
-        <div className="table-wrap">
-        <DataTable label={`${label}: roles`} columns={['Role', 'Gains', 'Loses']} compact>
-          {diff.roles.map((r) => (
-            <tr key={r.role}>
-              <td>
-                {r.role} {r.status !== 'changed' ? <Badge tone={r.status === 'added' ? 'ok' : 'bad'}>{r.status}</Badge> : null}
-              </td>
-              <td>
-                <Ids ids={r.added} kind="added" />
-              </td>
-              <td>
-                <Ids ids={r.removed} kind="removed" />
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-        </div>
-      ) : (
-        <p className="muted">No role gains or loses a tool.</p>
-      )}
-      <h4>Decisions that change</h4>
-      {diff.decisions.length ? (
-        <div className="table-wrap">
-        <DataTable label={`${label}: decisions`} columns={['Subject', 'Tool', fromName, toName]} compact>
-          {diff.decisions.map((d) => (
-            <tr key={`${d.subject} ${d.tool}`}>
-              <td className="mono">{d.subject}</td>
-              <td className="mono">{d.tool}</td>
-              <td>
-                <Badge tone={tone[d.from]}>{d.from}</Badge>
-              </td>
-              <td>
-                <Badge tone={tone[d.to]}>{d.to}</Badge>
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-        </div>
-      ) : (
-        <p className="muted">No subject's decision on any tool changes.</p>
-      )}
+        <h4>Catalog</h4>
+        {catalogChanged ? (
+          <p>
+            <Ids ids={catalog.added} kind="added" /> <Ids ids={catalog.removed} kind="removed" /> <Ids ids={catalog.changed} kind="changed" />
+          </p>
+        ) : (
+          <p className="muted">No tool entry changed.</p>
+        )}
+        <h4>Tools each role can reach</h4>
+        {diff.roles.length ? (
+          <div className="table-wrap">
+            <DataTable label={`${label}: roles`} columns={['Role', 'Gains', 'Loses']} compact>
+              {diff.roles.map((r) => (
+                <tr key={r.role}>
+                  <td>
+                    {r.role} {r.status !== 'changed' ? <Badge tone={r.status === 'added' ? 'ok' : 'bad'}>{r.status}</Badge> : null}
+                  </td>
+                  <td>
+                    <Ids ids={r.added} kind="added" />
+                  </td>
+                  <td>
+                    <Ids ids={r.removed} kind="removed" />
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
+          </div>
+        ) : (
+          <p className="muted">No role gains or loses a tool.</p>
+        )}
+        <h4>Decisions that change</h4>
+        {diff.decisions.length ? (
+          <div className="table-wrap">
+            <DataTable label={`${label}: decisions`} columns={['Subject', 'Tool', fromName, toName]} compact>
+              {diff.decisions.map((d) => (
+                <tr key={`${d.subject} ${d.tool}`}>
+                  <td className="mono">{d.subject}</td>
+                  <td className="mono">{d.tool}</td>
+                  <td>
+                    <Badge tone={tone[d.from]}>{d.from}</Badge>
+                  </td>
+                  <td>
+                    <Badge tone={tone[d.to]}>{d.to}</Badge>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
+          </div>
+        ) : (
+          <p className="muted">No subject's decision on any tool changes.</p>
+        )}
       </details>
     </div>
   );

@@ -18,7 +18,6 @@ import { BundleDiffView } from './bundle-diff-view.tsx';
 import { ImpactView } from '../../decisions/components/impact-view.tsx';
 import { TestResults } from '../../policy-tests/components/test-results.tsx';
 
-
 const ROOT_STORAGE = 'toolgate.trustedRoot';
 
 /** Diff of the draft against the latest bundle, publish with a reason, history, rollback, downloads, runtimes. */
@@ -146,8 +145,8 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                   onChange={(e) => setRootText(e.target.value)}
                 />
                 <p className="muted small">
-                  Only a root you got outside this server adds trust. Left empty, the check uses the root this server's own key set names: that shows the server is consistent, not that it
-                  is the server your runtimes trust.
+                  Only a root you got outside this server adds trust. Left empty, the check uses the root this server's own key set names: that shows the server
+                  is consistent, not that it is the server your runtimes trust.
                 </p>
               </div>
               {verification ? (
@@ -196,7 +195,8 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               </div>
               {session.role === 'admin' ? (
                 <label className="check">
-                  <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Publish even if policy tests fail (recorded in the audit log as forced)
+                  <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Publish even if policy tests fail (recorded in the
+                  audit log as forced)
                 </label>
               ) : null}
               <button type="submit" className="primary" disabled={!reason.trim() || publish.isPending}>
@@ -222,13 +222,16 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               doPublish(rollbackTo);
             }}
           >
-            <p>Roll back to v{rollbackTo}: publishes a new version with v{rollbackTo}'s content.</p>
+            <p>
+              Roll back to v{rollbackTo}: publishes a new version with v{rollbackTo}'s content.
+            </p>
             <div className="field">
               <label htmlFor={`${ids}-rb-reason`}>Reason for rolling back (required)</label>
               <input id={`${ids}-rb-reason`} required value={rollbackReason} onChange={(e) => setRollbackReason(e.target.value)} autoFocus />
             </div>
             <label className="check">
-              <input type="checkbox" checked={resetDraft} onChange={(e) => setResetDraft(e.target.checked)} /> Also reset the draft to v{rollbackTo}'s policy and grants
+              <input type="checkbox" checked={resetDraft} onChange={(e) => setResetDraft(e.target.checked)} /> Also reset the draft to v{rollbackTo}'s policy
+              and grants
               <span className="muted small"> (otherwise the next publish ships the rolled-back change again)</span>
             </label>
             {session.role === 'admin' ? (
@@ -263,7 +266,12 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                     {b.version > 1 ? (
                       <>
                         {' '}
-                        <button type="button" className="link-button" aria-expanded={compare === b.version} onClick={() => setCompare(compare === b.version ? null : b.version)}>
+                        <button
+                          type="button"
+                          className="link-button"
+                          aria-expanded={compare === b.version}
+                          onClick={() => setCompare(compare === b.version ? null : b.version)}
+                        >
                           {compare === b.version ? 'Hide changes' : 'Changes'}
                           <span className="sr-only"> of v{b.version}</span>
                         </button>
@@ -361,25 +369,25 @@ function Runtimes({ tenant }: { tenant: string }) {
           ) : null}
           {items.length ? (
             <div className="table-wrap">
-            <DataTable label="Runtimes" columns={['Runtime', 'Version', 'Behind', 'Health', 'Last report', 'Last error', 'Decisions dropped']} compact>
-              {items.map((r) => (
-                <tr key={r.runtimeId}>
-                  <td className="mono">{r.runtimeId}</td>
-                  <td>{r.version != null ? `v${r.version}` : '—'}</td>
-                  <td>{r.behind == null ? '—' : r.behind === 0 ? 'up to date' : `${r.behind} behind`}</td>
-                  <td>
-                    <Badge tone={r.health === 'fresh' ? 'ok' : r.health === 'stale' ? 'warn' : 'bad'}>{r.health}</Badge>
-                  </td>
-                  <td>{new Date(r.reportedAt).toLocaleString()}</td>
-                  <td>
-                    {r.lastError ? <code>{r.lastError}</code> : null} {r.detail ?? ''}
-                  </td>
-                  <td title="Decision records the runtime's ring dropped while it could not ship them, as its last batch reported">
-                    {r.decisionsDropped === undefined ? '—' : r.decisionsDropped}
-                  </td>
-                </tr>
-              ))}
-            </DataTable>
+              <DataTable label="Runtimes" columns={['Runtime', 'Version', 'Behind', 'Health', 'Last report', 'Last error', 'Decisions dropped']} compact>
+                {items.map((r) => (
+                  <tr key={r.runtimeId}>
+                    <td className="mono">{r.runtimeId}</td>
+                    <td>{r.version != null ? `v${r.version}` : '—'}</td>
+                    <td>{r.behind == null ? '—' : r.behind === 0 ? 'up to date' : `${r.behind} behind`}</td>
+                    <td>
+                      <Badge tone={r.health === 'fresh' ? 'ok' : r.health === 'stale' ? 'warn' : 'bad'}>{r.health}</Badge>
+                    </td>
+                    <td>{new Date(r.reportedAt).toLocaleString()}</td>
+                    <td>
+                      {r.lastError ? <code>{r.lastError}</code> : null} {r.detail ?? ''}
+                    </td>
+                    <td title="Decision records the runtime's ring dropped while it could not ship them, as its last batch reported">
+                      {r.decisionsDropped === undefined ? '—' : r.decisionsDropped}
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
             </div>
           ) : null}
         </>

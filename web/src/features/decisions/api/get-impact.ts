@@ -9,7 +9,12 @@ export async function getImpact(tenant: string): Promise<ImpactReport> {
 
 /** Keyed by the draft's policy version, so a saved edit asks again. */
 export const impactQueryOptions = (tenant: string, policyVersion: number | undefined) =>
-  queryOptions({ queryKey: ['tenants', tenant, 'impact', policyVersion], queryFn: () => getImpact(tenant), enabled: policyVersion !== undefined, retry: false });
+  queryOptions({
+    queryKey: ['tenants', tenant, 'impact', policyVersion],
+    queryFn: () => getImpact(tenant),
+    enabled: policyVersion !== undefined,
+    retry: false,
+  });
 
 export function useImpact(tenant: string, policyVersion: number | undefined) {
   return useQuery(impactQueryOptions(tenant, policyVersion));

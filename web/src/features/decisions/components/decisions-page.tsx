@@ -50,7 +50,13 @@ export function DecisionsPage({ tenant, session }: { tenant: string; session: Se
       <form className="filters" role="search" aria-label="Filter decisions" onSubmit={(e) => e.preventDefault()}>
         <FilterInput label="Subject" initial={filters.subject} onChange={(v) => setFilter('subject', v)} />
         <FilterInput label="Tool" initial={filters.tool} onChange={(v) => setFilter('tool', v)} />
-        <SelectField empty="Any" label="Decision" value={filters.decision} options={['allow', 'deny', 'require_approval']} onChange={(v) => setFilter('decision', v)} />
+        <SelectField
+          empty="Any"
+          label="Decision"
+          value={filters.decision}
+          options={['allow', 'deny', 'require_approval']}
+          onChange={(v) => setFilter('decision', v)}
+        />
         <FilterInput label="Error code" initial={filters.errorCode} onChange={(v) => setFilter('errorCode', v)} />
         <FilterInput label="Runtime" initial={filters.runtimeId} onChange={(v) => setFilter('runtimeId', v)} />
         <TextField label="From" type="datetime-local" value={filters.from ?? ''} onChange={(v) => setFilter('from', v)} />
@@ -64,10 +70,16 @@ export function DecisionsPage({ tenant, session }: { tenant: string; session: Se
           <h2 id={`${ids}-rec`}>Records</h2>
           {canExport ? (
             <div className="button-row">
-              <button type="button" onClick={() => download(decisionExportPath(tenant, apiFilters, 'csv'), `toolgate-decisions-${tenant}.csv`).catch(setExportError)}>
+              <button
+                type="button"
+                onClick={() => download(decisionExportPath(tenant, apiFilters, 'csv'), `toolgate-decisions-${tenant}.csv`).catch(setExportError)}
+              >
                 Export CSV
               </button>
-              <button type="button" onClick={() => download(decisionExportPath(tenant, apiFilters, 'jsonl'), `toolgate-decisions-${tenant}.jsonl`).catch(setExportError)}>
+              <button
+                type="button"
+                onClick={() => download(decisionExportPath(tenant, apiFilters, 'jsonl'), `toolgate-decisions-${tenant}.jsonl`).catch(setExportError)}
+              >
                 Export JSONL
               </button>
             </div>
@@ -140,7 +152,9 @@ function SummaryView({ tenant, s }: { tenant: string; s: DecisionSummary }) {
           {new Date(s.from).toLocaleString()} – {new Date(s.to).toLocaleString()} · {total} call(s) · {s.counters.stored} record(s) kept
           {s.counters.evicted ? ` · ${s.counters.evicted} evicted by the per-tenant cap` : ''}
           {s.counters.expired ? ` · ${s.counters.expired} past retention` : ''}
-          {s.runtimes.some((r) => r.dropped > 0) ? ` · runtimes dropped ${s.runtimes.reduce((n, r) => n + r.dropped, 0)} record(s) while the server was out of reach` : ''}
+          {s.runtimes.some((r) => r.dropped > 0)
+            ? ` · runtimes dropped ${s.runtimes.reduce((n, r) => n + r.dropped, 0)} record(s) while the server was out of reach`
+            : ''}
         </p>
         {total ? <Histogram buckets={s.buckets} bucketSeconds={s.bucketSeconds} /> : <p className="muted">No decision in this window.</p>}
       </section>
@@ -160,7 +174,14 @@ function Histogram({ buckets, bucketSeconds }: { buckets: DecisionBucket[]; buck
   const h = 120;
   return (
     <figure className="histogram">
-      <svg role="img" aria-label="Decisions over time: allow, require_approval and deny per interval" width="100%" height={h} preserveAspectRatio="none" viewBox={`0 0 ${buckets.length * w} ${h}`}>
+      <svg
+        role="img"
+        aria-label="Decisions over time: allow, require_approval and deny per interval"
+        width="100%"
+        height={h}
+        preserveAspectRatio="none"
+        viewBox={`0 0 ${buckets.length * w} ${h}`}
+      >
         {buckets.map((b, i) => {
           let y = h;
           return (
@@ -177,8 +198,8 @@ function Histogram({ buckets, bucketSeconds }: { buckets: DecisionBucket[]; buck
       </svg>
       <figcaption className="small">
         <span style={{ color: colors.allow }}>■</span> allow <span style={{ color: colors.require_approval }}>■</span> require_approval{' '}
-        <span style={{ color: colors.deny }}>■</span> deny · {buckets.reduce((n, b) => n + b.allow, 0)} allow, {buckets.reduce((n, b) => n + b.require_approval, 0)} require_approval,{' '}
-        {buckets.reduce((n, b) => n + b.deny, 0)} deny
+        <span style={{ color: colors.deny }}>■</span> deny · {buckets.reduce((n, b) => n + b.allow, 0)} allow,{' '}
+        {buckets.reduce((n, b) => n + b.require_approval, 0)} require_approval, {buckets.reduce((n, b) => n + b.deny, 0)} deny
       </figcaption>
     </figure>
   );

@@ -7,7 +7,13 @@ import { useImpact } from '../api/get-impact.ts';
 import { simulatorHref } from './decisions-page.tsx';
 
 const outcome = (from: string, to: string): string =>
-  to === 'deny' ? 'would now be denied' : to === 'require_approval' ? 'would now need approval' : from === 'require_approval' ? 'would no longer need approval' : 'would now be allowed';
+  to === 'deny'
+    ? 'would now be denied'
+    : to === 'require_approval'
+      ? 'would now need approval'
+      : from === 'require_approval'
+        ? 'would no longer need approval'
+        : 'would now be allowed';
 
 function windowWords(r: ImpactReport): string {
   const days = Math.round((Date.parse(r.to) - Date.parse(r.from)) / 86400_000);

@@ -170,7 +170,13 @@ function Members({ group, members, all, editable }: { group: string; members: To
               {t.id}
             </a>
             {editable ? (
-              <button type="button" className="link-button danger small" aria-label={`Remove ${t.id} from ${group}`} disabled={bulk.isPending} onClick={() => change(t, 'remove')}>
+              <button
+                type="button"
+                className="link-button danger small"
+                aria-label={`Remove ${t.id} from ${group}`}
+                disabled={bulk.isPending}
+                onClick={() => change(t, 'remove')}
+              >
                 remove
               </button>
             ) : null}
@@ -216,7 +222,12 @@ function NewGroup() {
       submit="Create group"
       busy={save.isPending}
       error={save.error}
-      onSubmit={() => save.mutate({ group: { name, description, includes: [] }, create: true }, { onSuccess: (g) => replaceRoute(`/groups?group=${encodeURIComponent(g.name)}`) })}
+      onSubmit={() =>
+        save.mutate(
+          { group: { name, description, includes: [] }, create: true },
+          { onSuccess: (g) => replaceRoute(`/groups?group=${encodeURIComponent(g.name)}`) },
+        )
+      }
     >
       <TextField label="Name" required pattern={patterns.groupName} value={name} onChange={setName} />
       <TextField label="Description" value={description} onChange={setDescription} />

@@ -9,7 +9,10 @@ export type KeyChange =
 /** One audited key change; the reason travels in the body. */
 export async function changeKeys(change: KeyChange): Promise<{ kid: string; keySetVersion: number }> {
   if (change.kind === 'rotate') {
-    return api('/v1/keys/rotate', { method: 'POST', body: { reason: change.reason, ...(change.promoteAfterSeconds !== undefined ? { promoteAfterSeconds: change.promoteAfterSeconds } : {}) } });
+    return api('/v1/keys/rotate', {
+      method: 'POST',
+      body: { reason: change.reason, ...(change.promoteAfterSeconds !== undefined ? { promoteAfterSeconds: change.promoteAfterSeconds } : {}) },
+    });
   }
   const body = change.kind === 'retire' ? { reason: change.reason, reissue: change.reissue ?? false } : { reason: change.reason };
   return api(`/v1/keys/${encodeURIComponent(change.kid)}/${change.kind}`, { method: 'POST', body });

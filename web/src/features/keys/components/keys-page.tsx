@@ -52,7 +52,8 @@ export function KeysPage({ session }: { session: Session }) {
           <KeySetCard data={data} />
           {admin && !data.rootOnServer ? (
             <p role="note" className="notice notice-warn">
-              The root key is kept off this server, so the key set cannot be changed here. Use <code>toolgate keys rotate|promote|retire --root-key FILE</code> where the root key is kept.
+              The root key is kept off this server, so the key set cannot be changed here. Use <code>toolgate keys rotate|promote|retire --root-key FILE</code>{' '}
+              where the root key is kept.
             </p>
           ) : null}
           <div className="table-wrap">
@@ -69,7 +70,12 @@ export function KeysPage({ session }: { session: Session }) {
                   {canChange ? (
                     <td>
                       {k.status === 'next' ? (
-                        <button type="button" aria-label={`Promote ${k.kid}`} disabled={!reason.trim() || change.isPending} onClick={() => run({ kind: 'promote', kid: k.kid, reason }, `${k.kid} now signs.`)}>
+                        <button
+                          type="button"
+                          aria-label={`Promote ${k.kid}`}
+                          disabled={!reason.trim() || change.isPending}
+                          onClick={() => run({ kind: 'promote', kid: k.kid, reason }, `${k.kid} now signs.`)}
+                        >
                           Promote
                         </button>
                       ) : null}
@@ -79,7 +85,7 @@ export function KeysPage({ session }: { session: Session }) {
                           className="danger"
                           aria-label={`Retire ${k.kid}`}
                           disabled={!reason.trim() || change.isPending}
-                          title={k.latestBundleOf.length ? 'Re-issues those tenants\' bundles with the signing key first' : undefined}
+                          title={k.latestBundleOf.length ? "Re-issues those tenants' bundles with the signing key first" : undefined}
                           onClick={() => {
                             const reissue = k.latestBundleOf.length > 0;
                             const q = reissue
@@ -104,7 +110,12 @@ export function KeysPage({ session }: { session: Session }) {
               onSubmit={(e) => {
                 e.preventDefault();
                 const after = delays[delay][1];
-                run({ kind: 'rotate', reason, ...(after !== undefined ? { promoteAfterSeconds: after } : {}) }, after !== undefined ? 'A next key was added; it is promoted on schedule.' : 'A next key was added; promote it once runtimes have the new key set.');
+                run(
+                  { kind: 'rotate', reason, ...(after !== undefined ? { promoteAfterSeconds: after } : {}) },
+                  after !== undefined
+                    ? 'A next key was added; it is promoted on schedule.'
+                    : 'A next key was added; promote it once runtimes have the new key set.',
+                );
               }}
             >
               <div className="field">
@@ -140,14 +151,16 @@ function KeySetCard({ data }: { data: KeyOverview }) {
   return (
     <div className="card" role="region" aria-label="Key set">
       <p>
-        Key set <strong>v{data.keySet.version}</strong>, signed {new Date(data.keySet.issuedAt).toLocaleString()}, expires {expires.toLocaleString()} (re-issued by the server before then
+        Key set <strong>v{data.keySet.version}</strong>, signed {new Date(data.keySet.issuedAt).toLocaleString()}, expires {expires.toLocaleString()} (re-issued
+        by the server before then
         {data.rootOnServer ? '' : ', which needs the root key'}).
       </p>
       <p>
         Root{data.roots.length > 1 ? 's' : ''}:{' '}
         {data.roots.map((r) => (
           <span key={r.kid}>
-            <span className="mono small break">{r.kid}</span> {r.available ? <Badge tone="warn">on this server</Badge> : <Badge tone="ok">kept elsewhere</Badge>}{' '}
+            <span className="mono small break">{r.kid}</span>{' '}
+            {r.available ? <Badge tone="warn">on this server</Badge> : <Badge tone="ok">kept elsewhere</Badge>}{' '}
           </span>
         ))}
       </p>

@@ -26,7 +26,9 @@ export function McpPage({ session }: { session: Session }) {
           {servers.isPending ? <Loading what="MCP servers" /> : null}
           {servers.error ? <Notice error={servers.error} /> : null}
           {servers.data?.length === 0 ? <p className="muted">No MCP server yet.</p> : null}
-          {servers.data?.map((s) => <ServerCard key={s.id} server={s} editable={editable} />)}
+          {servers.data?.map((s) => (
+            <ServerCard key={s.id} server={s} editable={editable} />
+          ))}
           <ReviewQueue editable={editable} />
         </div>
         {editable ? (
@@ -137,7 +139,12 @@ function NewServer() {
           <>
             <TextField label="Command" required value={command} onChange={setCommand} placeholder="npx" />
             <ListInput label="Arguments" value={args} onChange={setArgs} placeholder="-y, @modelcontextprotocol/server-memory" />
-            <ListInput label="Environment variable names" value={env} onChange={setEnv} hint="Names only: values come from the server's environment and are never stored." />
+            <ListInput
+              label="Environment variable names"
+              value={env}
+              onChange={setEnv}
+              hint="Names only: values come from the server's environment and are never stored."
+            />
           </>
         ) : (
           <TextField label="URL" type="url" required value={url} onChange={setUrl} placeholder="https://" />

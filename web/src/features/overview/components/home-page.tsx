@@ -25,7 +25,9 @@ function Attention({ overview }: { overview: Overview }) {
   const nothing = !a.unpublished.length && !a.quarantined.total && !a.failedSyncs.length && !a.runtimes.length;
   return (
     <div className="attention">
-      {nothing ? <p className="notice notice-success">Nothing needs attention: every draft is published, no tool waits for review, every sync and runtime is fine.</p> : null}
+      {nothing ? (
+        <p className="notice notice-success">Nothing needs attention: every draft is published, no tool waits for review, every sync and runtime is fine.</p>
+      ) : null}
       <section className="card" aria-labelledby="home-drafts">
         <h2 id="home-drafts">Unpublished drafts ({a.unpublished.length})</h2>
         {a.unpublished.length ? (
@@ -38,7 +40,9 @@ function Attention({ overview }: { overview: Overview }) {
                   {t?.draft.compileError ? (
                     <Badge tone="bad">does not compile</Badge>
                   ) : t?.published ? (
-                    <span className="muted">differs from v{t.published.version} in {t.draft.changes.join(', ')}</span>
+                    <span className="muted">
+                      differs from v{t.published.version} in {t.draft.changes.join(', ')}
+                    </span>
                   ) : (
                     <span className="muted">never published</span>
                   )}
@@ -60,7 +64,10 @@ function Attention({ overview }: { overview: Overview }) {
                   <a className="mono" href={href(`/tools/${encodeURIComponent(t.id)}`)}>
                     {t.id}
                   </a>{' '}
-                  <span className="muted">{t.changed ? 'definition changed' : 'new'}{t.server ? ` · from ${t.server}` : ''}</span>
+                  <span className="muted">
+                    {t.changed ? 'definition changed' : 'new'}
+                    {t.server ? ` · from ${t.server}` : ''}
+                  </span>
                 </li>
               ))}
             </ul>

@@ -7,7 +7,8 @@ export async function getTests(tenant: string): Promise<PolicyTests> {
   return api<PolicyTests>(`/v1/tenants/${encodeURIComponent(tenant)}/tests`);
 }
 
-export const testsQueryOptions = (tenant: string) => queryOptions({ queryKey: ['tenants', tenant, 'tests'], queryFn: () => getTests(tenant), refetchOnWindowFocus: false });
+export const testsQueryOptions = (tenant: string) =>
+  queryOptions({ queryKey: ['tenants', tenant, 'tests'], queryFn: () => getTests(tenant), refetchOnWindowFocus: false });
 
 export function useTests(tenant: string) {
   return useQuery(testsQueryOptions(tenant));

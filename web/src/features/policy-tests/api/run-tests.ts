@@ -14,7 +14,11 @@ export async function runTests(tenant: string, tests: PolicyTest[], unsavedTests
   return r.tests ?? [];
 }
 
-export function useTestOutcomes(tenant: string, tests: PolicyTest[] | undefined, opts: { unsavedTests?: boolean; unsavedPolicy?: TenantPolicy; testsVersion?: number; policyVersion?: number } = {}) {
+export function useTestOutcomes(
+  tenant: string,
+  tests: PolicyTest[] | undefined,
+  opts: { unsavedTests?: boolean; unsavedPolicy?: TenantPolicy; testsVersion?: number; policyVersion?: number } = {},
+) {
   return useQuery({
     queryKey: ['tenants', tenant, 'test-outcomes', opts.testsVersion, opts.policyVersion, opts.unsavedTests ? tests : null, opts.unsavedPolicy ?? null],
     queryFn: () => runTests(tenant, tests ?? [], !!opts.unsavedTests, opts.unsavedPolicy),

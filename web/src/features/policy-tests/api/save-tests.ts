@@ -3,7 +3,17 @@ import type { PolicyTest, PolicyTests } from '../../../../../policy-schemas/type
 import { ApiError, api } from '../../../lib/api-client.ts';
 
 /** Replaces the tenant's tests; If-Match is the version the edit started from. */
-export async function saveTests({ tenant, tests, version, reason }: { tenant: string; tests: PolicyTest[]; version: number | undefined; reason?: string }): Promise<PolicyTests> {
+export async function saveTests({
+  tenant,
+  tests,
+  version,
+  reason,
+}: {
+  tenant: string;
+  tests: PolicyTest[];
+  version: number | undefined;
+  reason?: string;
+}): Promise<PolicyTests> {
   return api<PolicyTests>(`/v1/tenants/${encodeURIComponent(tenant)}/tests`, { method: 'PUT', body: { tests }, ifMatch: version, reason });
 }
 

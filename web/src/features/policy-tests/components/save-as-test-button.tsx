@@ -16,8 +16,15 @@ export function SaveAsTestButton({ tenant, request, result }: { tenant: string; 
     setSaved(null);
     // The latest tests, so the new one is appended to what is saved now (If-Match guards the rest).
     const current = await qc.fetchQuery({ ...testsQueryOptions(tenant), staleTime: 0 });
-    const test = testFromSimulation(request, result, current.tests.map((t) => t.name));
-    save.mutate({ tenant, tests: [...current.tests, test], version: current.version, reason: `test from the simulator: ${test.name}` }, { onSuccess: () => setSaved(test.name) });
+    const test = testFromSimulation(
+      request,
+      result,
+      current.tests.map((t) => t.name),
+    );
+    save.mutate(
+      { tenant, tests: [...current.tests, test], version: current.version, reason: `test from the simulator: ${test.name}` },
+      { onSuccess: () => setSaved(test.name) },
+    );
   };
   return (
     <div className="save-as-test">

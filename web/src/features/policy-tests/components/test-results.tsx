@@ -32,7 +32,17 @@ export function FailureList({ outcomes }: { outcomes: PolicyTestOutcome[] }) {
  * Every policy test's pass/fail on the draft, or on `unsavedPolicy` while it is being edited
  * (re-run on each edit): shown beside the policy editor and before the publish button.
  */
-export function TestResults({ tenant, unsavedPolicy, policyVersion, title = 'Policy tests' }: { tenant: string; unsavedPolicy?: TenantPolicy; policyVersion?: number; title?: string }) {
+export function TestResults({
+  tenant,
+  unsavedPolicy,
+  policyVersion,
+  title = 'Policy tests',
+}: {
+  tenant: string;
+  unsavedPolicy?: TenantPolicy;
+  policyVersion?: number;
+  title?: string;
+}) {
   const ids = useId();
   const tests = useTests(tenant);
   const outcomes = useTestOutcomes(tenant, tests.data?.tests, { unsavedPolicy, testsVersion: tests.data?.version, policyVersion });

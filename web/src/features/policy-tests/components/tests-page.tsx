@@ -21,7 +21,9 @@ const EXAMPLE: PolicyTest = { name: '', request: { subject: 'agent:' }, expect: 
 
 function requestSummary(t: PolicyTest): string {
   const r = t.request;
-  return [r.subject, r.groups?.length ? `groups ${r.groups.join(', ')}` : null, r.state ? `state ${r.state}` : null, r.profile ? `profile ${r.profile}` : null].filter(Boolean).join(' · ');
+  return [r.subject, r.groups?.length ? `groups ${r.groups.join(', ')}` : null, r.state ? `state ${r.state}` : null, r.profile ? `profile ${r.profile}` : null]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 function expectSummary(t: PolicyTest): string {
@@ -66,8 +68,9 @@ export function TestsPage({ tenant, session }: { tenant: string; session: Sessio
           ) : null}
         </div>
         <p className="muted">
-          Each test is a request and what its answer must show. They run on every simulation and before every publish or rollback: a failing test blocks it (an admin may publish anyway, with a
-          reason). The simulator on the <a href={href(`/tenants/${tenant}`)}>policy page</a> saves what it shows as a test in one click.
+          Each test is a request and what its answer must show. They run on every simulation and before every publish or rollback: a failing test blocks it (an
+          admin may publish anyway, with a reason). The simulator on the <a href={href(`/tenants/${tenant}`)}>policy page</a> saves what it shows as a test in
+          one click.
         </p>
         {list.length === 0 ? (
           <p className="muted">No tests yet.</p>
@@ -85,14 +88,24 @@ export function TestsPage({ tenant, session }: { tenant: string; session: Sessio
                     {editable ? (
                       <td>
                         <div className="button-row">
-                          <button type="button" aria-label={`Edit ${t.name}`} onClick={() => (setEditing(i), setSuccess(null), save.reset())} disabled={editing !== null}>
+                          <button
+                            type="button"
+                            aria-label={`Edit ${t.name}`}
+                            onClick={() => (setEditing(i), setSuccess(null), save.reset())}
+                            disabled={editing !== null}
+                          >
                             Edit
                           </button>
                           <ConfirmButton
                             question={`Delete the test “${t.name}”?`}
                             label={`Delete ${t.name}`}
                             disabled={save.isPending || editing !== null}
-                            onConfirm={() => saveList(list.filter((_, j) => j !== i), `deleted test ${t.name}`)}
+                            onConfirm={() =>
+                              saveList(
+                                list.filter((_, j) => j !== i),
+                                `deleted test ${t.name}`,
+                              )
+                            }
                           >
                             Delete
                           </ConfirmButton>
@@ -132,7 +145,9 @@ export function TestsPage({ tenant, session }: { tenant: string; session: Sessio
 function errorsFor(error: unknown, index: number, part: 'request' | 'expect') {
   if (!(error instanceof ApiError)) return [];
   const prefix = `/tests/${index}/${part}`;
-  return error.errors.filter((e) => e.pointer === prefix || e.pointer.startsWith(`${prefix}/`)).map((e) => ({ pointer: e.pointer.slice(prefix.length), message: e.message }));
+  return error.errors
+    .filter((e) => e.pointer === prefix || e.pointer.startsWith(`${prefix}/`))
+    .map((e) => ({ pointer: e.pointer.slice(prefix.length), message: e.message }));
 }
 
 function parse(text: string): unknown {
@@ -189,8 +204,8 @@ function TestEditor({
         <JsonEditor label="Expect" value={expectText} onChange={setExpectText} rows={8} errors={errorsFor(error, index, 'expect')} />
       </div>
       <p className="muted small">
-        Expect may give <code>visible</code> (tool ids), <code>hidden</code> (<code>{'{ "id": "reason" }'}</code>), <code>decisions</code> (<code>{'{ "id": "allow" | "require_approval" }'}</code>) and{' '}
-        <code>rejected</code> (true or false).
+        Expect may give <code>visible</code> (tool ids), <code>hidden</code> (<code>{'{ "id": "reason" }'}</code>), <code>decisions</code> (
+        <code>{'{ "id": "allow" | "require_approval" }'}</code>) and <code>rejected</code> (true or false).
       </p>
       <div role="status" aria-label="This test on the draft">
         {!test ? (

@@ -38,5 +38,10 @@ export function usePreview() {
 
 /** Whether this server offers single sign-on (asked before anyone is signed in). */
 export function useSsoEnabled() {
-  return useQuery({ queryKey: ['sso-enabled'], queryFn: async () => (await api<{ enabled: boolean }>('/v1/session/sso')).enabled, retry: false, staleTime: Infinity });
+  return useQuery({
+    queryKey: ['sso-enabled'],
+    queryFn: async () => (await api<{ enabled: boolean }>('/v1/session/sso')).enabled,
+    retry: false,
+    staleTime: Infinity,
+  });
 }

@@ -23,12 +23,17 @@ export function SsoPage({ session }: { session: Session }) {
   const admin = session.role === 'admin';
   return (
     <section className="page">
-      <PageHeader title="Single sign-on" subtitle="People who sign in through your identity provider get the role of every mapping their ID-token claims match: the union of the tenants, the strongest role in each. No match, no access." />
+      <PageHeader
+        title="Single sign-on"
+        subtitle="People who sign in through your identity provider get the role of every mapping their ID-token claims match: the union of the tenants, the strongest role in each. No match, no access."
+      />
       <div className="split">
         <div className="table-wrap">
           {mappings.isPending ? <Loading what="mappings" /> : null}
           {mappings.error ? <Notice error={mappings.error} /> : null}
-          {mappings.data && mappings.data.length === 0 ? <p className="empty">No mappings yet: nobody can sign in through single sign-on until one matches them.</p> : null}
+          {mappings.data && mappings.data.length === 0 ? (
+            <p className="empty">No mappings yet: nobody can sign in through single sign-on until one matches them.</p>
+          ) : null}
           {mappings.data && mappings.data.length > 0 ? (
             <DataTable label="Mappings" columns={['Mapping', 'When claim', 'Has value', 'Role', 'Tenants']} actions={admin}>
               {mappings.data.map((m) => (
@@ -42,7 +47,11 @@ export function SsoPage({ session }: { session: Session }) {
                   <td>{m.tenants?.join(', ') ?? 'all'}</td>
                   {admin ? (
                     <td>
-                      <ConfirmButton question={`Remove the mapping "${m.id}"? People who have access only through it are signed out within a minute.`} label={`Remove ${m.id}`} onConfirm={() => remove.mutate(m)}>
+                      <ConfirmButton
+                        question={`Remove the mapping "${m.id}"? People who have access only through it are signed out within a minute.`}
+                        label={`Remove ${m.id}`}
+                        onConfirm={() => remove.mutate(m)}
+                      >
                         Remove
                       </ConfirmButton>
                     </td>
@@ -136,7 +145,11 @@ function ClaimsCheck() {
       <button type="submit" disabled={preview.isPending}>
         Show access
       </button>
-      {parseError ? <p role="alert" className="notice notice-error">{parseError}</p> : null}
+      {parseError ? (
+        <p role="alert" className="notice notice-error">
+          {parseError}
+        </p>
+      ) : null}
       <Notice error={preview.error} />
       {preview.data ? <AccessSummary access={preview.data} /> : null}
     </form>
@@ -144,7 +157,12 @@ function ClaimsCheck() {
 }
 
 function AccessSummary({ access }: { access: SsoAccess }) {
-  if (!access.access) return <p role="status" className="notice notice-error">No access: no mapping matches these claims, so this person would be refused.</p>;
+  if (!access.access)
+    return (
+      <p role="status" className="notice notice-error">
+        No access: no mapping matches these claims, so this person would be refused.
+      </p>
+    );
   const perTenant = Object.entries(access.tenantRoles);
   return (
     <div role="status" className="notice notice-success">

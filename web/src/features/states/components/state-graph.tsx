@@ -97,8 +97,8 @@ export function StateGraph({ states, tools }: { states: State[]; tools: Tool[] }
           const len = Math.hypot(dx, dy) || 1;
           // Start and end on the box borders; bend sideways so A→B and B→A do not overlap.
           const clip = (p: { x: number; y: number }, dir: number) => {
-            const tx = Math.abs(dx) > 0 ? (NODE_W / 2) / Math.abs(dx / len) : Infinity;
-            const ty = Math.abs(dy) > 0 ? (NODE_H / 2) / Math.abs(dy / len) : Infinity;
+            const tx = Math.abs(dx) > 0 ? NODE_W / 2 / Math.abs(dx / len) : Infinity;
+            const ty = Math.abs(dy) > 0 ? NODE_H / 2 / Math.abs(dy / len) : Infinity;
             const t = Math.min(tx, ty) + 4;
             return { x: p.x + (dir * dx * t) / len, y: p.y + (dir * dy * t) / len };
           };
@@ -138,8 +138,8 @@ export function StateGraph({ states, tools }: { states: State[]; tools: Tool[] }
         })}
       </svg>
       <figcaption className="muted">
-        Arrows run from the states a tool is available in to the state it moves to after a successful call. Hover an arrow for its tools;
-        the initial state is <code>undefined</code>.
+        Arrows run from the states a tool is available in to the state it moves to after a successful call. Hover an arrow for its tools; the initial state is{' '}
+        <code>undefined</code>.
       </figcaption>
     </figure>
   );

@@ -44,7 +44,16 @@ export function GrantsPage({ tenant, session }: { tenant: string; session: Sessi
                 </td>
                 <td>{g.subjects.join(', ')}</td>
                 <td className="mono">{g.tools.join(', ')}</td>
-                <td>{g.expiresAt ? <span className={expired ? 'badge badge-bad' : undefined}>{new Date(g.expiresAt).toLocaleString()}{expired ? ' (expired)' : ''}</span> : 'never'}</td>
+                <td>
+                  {g.expiresAt ? (
+                    <span className={expired ? 'badge badge-bad' : undefined}>
+                      {new Date(g.expiresAt).toLocaleString()}
+                      {expired ? ' (expired)' : ''}
+                    </span>
+                  ) : (
+                    'never'
+                  )}
+                </td>
               </tr>
             );
           })}
@@ -57,7 +66,15 @@ export function GrantsPage({ tenant, session }: { tenant: string; session: Sessi
             New grant
           </button>
         ) : null}
-        <GrantEditor key={selected ?? '(new)'} tenant={tenant} server={current ?? blank} create={!current} editable={editable} toolIds={toolIds} onDone={setSelected} />
+        <GrantEditor
+          key={selected ?? '(new)'}
+          tenant={tenant}
+          server={current ?? blank}
+          create={!current}
+          editable={editable}
+          toolIds={toolIds}
+          onDone={setSelected}
+        />
       </aside>
     </div>
   );
@@ -155,7 +172,10 @@ function GrantEditor({
               {create ? 'Create grant' : 'Save grant'}
             </button>
             {!create ? (
-              <ConfirmButton question={`Delete grant ${server.connectionId}?`} onConfirm={() => del.mutate({ tenant, grant: server }, { onSuccess: () => onDone(null) })}>
+              <ConfirmButton
+                question={`Delete grant ${server.connectionId}?`}
+                onConfirm={() => del.mutate({ tenant, grant: server }, { onSuccess: () => onDone(null) })}
+              >
                 Delete
               </ConfirmButton>
             ) : null}

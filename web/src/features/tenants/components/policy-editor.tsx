@@ -79,15 +79,34 @@ export function PolicyEditor({
               set('roles', rest);
             }}
           >
-            <CheckGroup legend={`Groups of ${name}`} options={['*', ...groupNames]} value={role.groups ?? []} onChange={(groups) => setRole(name, { ...role, groups })} />
+            <CheckGroup
+              legend={`Groups of ${name}`}
+              options={['*', ...groupNames]}
+              value={role.groups ?? []}
+              onChange={(groups) => setRole(name, { ...role, groups })}
+            />
             <div className="two-col">
               <div>
                 <h4>Allow</h4>
-                <GlobList name={`allow pattern for ${name}`} value={role.allow ?? []} onChange={(allow) => setRole(name, { ...role, allow })} toolIds={toolIds} disabled={!editable} errors={errorsIn(`/roles/${name}/allow`)} />
+                <GlobList
+                  name={`allow pattern for ${name}`}
+                  value={role.allow ?? []}
+                  onChange={(allow) => setRole(name, { ...role, allow })}
+                  toolIds={toolIds}
+                  disabled={!editable}
+                  errors={errorsIn(`/roles/${name}/allow`)}
+                />
               </div>
               <div>
                 <h4>Deny</h4>
-                <GlobList name={`deny pattern for ${name}`} value={role.deny ?? []} onChange={(deny) => setRole(name, { ...role, deny })} toolIds={toolIds} disabled={!editable} errors={errorsIn(`/roles/${name}/deny`)} />
+                <GlobList
+                  name={`deny pattern for ${name}`}
+                  value={role.deny ?? []}
+                  onChange={(deny) => setRole(name, { ...role, deny })}
+                  toolIds={toolIds}
+                  disabled={!editable}
+                  errors={errorsIn(`/roles/${name}/deny`)}
+                />
               </div>
             </div>
             <CheckGroup
@@ -99,43 +118,65 @@ export function PolicyEditor({
             <FieldErrors errors={errorsAt(`/roles/${name}/`).filter((e) => !/^\/roles\/[^/]+\/(allow|deny)\//.test(e.pointer))} />
           </NamedCard>
         ))}
-        {editable ? <AddName label="New role name" button="Add role" pattern={patterns.roleName} taken={Object.keys(roles)} onAdd={(n) => setRole(n, { groups: [], allow: [], deny: [], requireApproval: [] })} /> : null}
+        {editable ? (
+          <AddName
+            label="New role name"
+            button="Add role"
+            pattern={patterns.roleName}
+            taken={Object.keys(roles)}
+            onAdd={(n) => setRole(n, { groups: [], allow: [], deny: [], requireApproval: [] })}
+          />
+        ) : null}
 
         <h2>Bindings</h2>
         <div className="table-wrap">
-        <DataTable label="Bindings" columns={['Subject', 'Roles']} actions={editable} compact>
-          {Object.entries(p.bindings ?? {}).map(([subject, rs]) => (
-            <tr key={subject}>
-              <td className="mono">{subject}</td>
-              <td>
-                <CheckGroup legend={`Roles of ${subject}`} options={Object.keys(roles)} value={rs} onChange={(v) => set('bindings', { ...p.bindings, [subject]: v })} />
-              </td>
-              {editable ? (
+          <DataTable label="Bindings" columns={['Subject', 'Roles']} actions={editable} compact>
+            {Object.entries(p.bindings ?? {}).map(([subject, rs]) => (
+              <tr key={subject}>
+                <td className="mono">{subject}</td>
                 <td>
-                  <button
-                    type="button"
-                    className="link-button danger"
-                    onClick={() => {
-                      const { [subject]: _gone, ...rest } = p.bindings ?? {};
-                      set('bindings', rest);
-                    }}
-                    aria-label={`Remove binding of ${subject}`}
-                  >
-                    Remove
-                  </button>
+                  <CheckGroup
+                    legend={`Roles of ${subject}`}
+                    options={Object.keys(roles)}
+                    value={rs}
+                    onChange={(v) => set('bindings', { ...p.bindings, [subject]: v })}
+                  />
                 </td>
-              ) : null}
-            </tr>
-          ))}
-        </DataTable>
+                {editable ? (
+                  <td>
+                    <button
+                      type="button"
+                      className="link-button danger"
+                      onClick={() => {
+                        const { [subject]: _gone, ...rest } = p.bindings ?? {};
+                        set('bindings', rest);
+                      }}
+                      aria-label={`Remove binding of ${subject}`}
+                    >
+                      Remove
+                    </button>
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </DataTable>
         </div>
         <FieldErrors errors={errorsAt('/bindings')} />
-        {editable ? <AddName label="New subject" button="Add binding" taken={Object.keys(p.bindings ?? {})} placeholder="agent:support-bot" onAdd={(n) => set('bindings', { ...p.bindings, [n]: [] })} /> : null}
+        {editable ? (
+          <AddName
+            label="New subject"
+            button="Add binding"
+            taken={Object.keys(p.bindings ?? {})}
+            placeholder="agent:support-bot"
+            onAdd={(n) => set('bindings', { ...p.bindings, [n]: [] })}
+          />
+        ) : null}
 
         <h2>Provider profiles</h2>
         <p className="hint">
-          A request names at most one profile. A tool listed under some profile&apos;s Enabled is shown only to requests naming a profile that enables it;
-          a tool under Disabled is hidden from requests naming that profile; tools listed nowhere are shared by every profile. A profile never shows a tool the roles do not allow.
+          A request names at most one profile. A tool listed under some profile&apos;s Enabled is shown only to requests naming a profile that enables it; a
+          tool under Disabled is hidden from requests naming that profile; tools listed nowhere are shared by every profile. A profile never shows a tool the
+          roles do not allow.
         </p>
         {Object.entries(p.profiles ?? {}).map(([name, prof]) => (
           <NamedCard
@@ -149,14 +190,31 @@ export function PolicyEditor({
             }}
           >
             <div className="two-col">
-              <ListInput label={`Enabled in ${name}`} value={prof.enable} onChange={(enable) => set('profiles', { ...p.profiles, [name]: { ...prof, enable } })} hint="Exact tool ids, shown only under profiles that enable them." />
-              <ListInput label={`Disabled in ${name}`} value={prof.disable} onChange={(disable) => set('profiles', { ...p.profiles, [name]: { ...prof, disable } })} hint="Exact tool ids, hidden under this profile." />
+              <ListInput
+                label={`Enabled in ${name}`}
+                value={prof.enable}
+                onChange={(enable) => set('profiles', { ...p.profiles, [name]: { ...prof, enable } })}
+                hint="Exact tool ids, shown only under profiles that enable them."
+              />
+              <ListInput
+                label={`Disabled in ${name}`}
+                value={prof.disable}
+                onChange={(disable) => set('profiles', { ...p.profiles, [name]: { ...prof, disable } })}
+                hint="Exact tool ids, hidden under this profile."
+              />
             </div>
             <FieldErrors errors={errorsAt(`/profiles/${name}`)} />
           </NamedCard>
         ))}
         {editable ? (
-          <AddName label="New profile name" button="Add profile" pattern={patterns.profileName} taken={Object.keys(p.profiles ?? {})} placeholder="openai" onAdd={(n) => set('profiles', { ...p.profiles, [n]: { enable: [], disable: [] } })} />
+          <AddName
+            label="New profile name"
+            button="Add profile"
+            pattern={patterns.profileName}
+            taken={Object.keys(p.profiles ?? {})}
+            placeholder="openai"
+            onAdd={(n) => set('profiles', { ...p.profiles, [n]: { enable: [], disable: [] } })}
+          />
         ) : null}
 
         <div className="two-col">
@@ -208,7 +266,19 @@ export function PolicyEditor({
   );
 }
 
-function NamedCard({ kind, name, editable, onRemove, children }: { kind: 'role' | 'profile'; name: string; editable: boolean; onRemove: () => void; children: ReactNode }) {
+function NamedCard({
+  kind,
+  name,
+  editable,
+  onRemove,
+  children,
+}: {
+  kind: 'role' | 'profile';
+  name: string;
+  editable: boolean;
+  onRemove: () => void;
+  children: ReactNode;
+}) {
   const title = kind === 'role' ? 'Role' : 'Profile';
   return (
     <section className="role-card" aria-label={`${title} ${name}`}>
@@ -238,7 +308,21 @@ function FieldErrors({ errors }: { errors: { pointer: string; message: string }[
   );
 }
 
-function AddName({ label, button, pattern, taken, placeholder, onAdd }: { label: string; button: string; pattern?: string; taken: string[]; placeholder?: string; onAdd: (name: string) => void }) {
+function AddName({
+  label,
+  button,
+  pattern,
+  taken,
+  placeholder,
+  onAdd,
+}: {
+  label: string;
+  button: string;
+  pattern?: string;
+  taken: string[];
+  placeholder?: string;
+  onAdd: (name: string) => void;
+}) {
   const [name, setName] = useState('');
   const id = useId();
   const n = name.trim();

@@ -80,7 +80,11 @@ export function Simulator({
   const [typedGroups, setGroups] = useState<string[] | null>(initial?.groups ?? null);
   const [state, setState] = useState(initial?.state && initial.state !== 'undefined' ? initial.state : '');
   const [factsText, setFactsText] = useState(
-    initial?.facts ? Object.entries(initial.facts).map(([k, v]) => `${k}=${String(v)}`).join('\n') : '',
+    initial?.facts
+      ? Object.entries(initial.facts)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join('\n')
+      : '',
   );
   const [profile, setProfile] = useState(initial?.profile ?? '');
   const [connections, setConnections] = useState<string[]>([]);
@@ -166,7 +170,11 @@ export function Simulator({
             label="Requested groups"
             value={groups}
             onChange={setGroups}
-            hint={typedGroups === null && roleGroups.length ? `The groups of ${subject.trim()}'s roles. Empty = default; * = every group.` : 'Empty = default; * = every group.'}
+            hint={
+              typedGroups === null && roleGroups.length
+                ? `The groups of ${subject.trim()}'s roles. Empty = default; * = every group.`
+                : 'Empty = default; * = every group.'
+            }
           />
           {roleGroups.length ? (
             <button type="button" className="link-button small" onClick={() => setGroups(null)}>
@@ -208,7 +216,13 @@ export function Simulator({
           <fieldset className="compare">
             <legend>Compare with</legend>
             <label className="check">
-              <input type="radio" name={`${ids}-compare`} checked={mode === 'published'} disabled={!published.data} onChange={() => setCompareWith('published')} />
+              <input
+                type="radio"
+                name={`${ids}-compare`}
+                checked={mode === 'published'}
+                disabled={!published.data}
+                onChange={() => setCompareWith('published')}
+              />
               {published.data ? `published v${published.data.version}` : 'published (nothing yet)'}
             </label>
             <label className="check">
@@ -230,46 +244,69 @@ export function Simulator({
             <p className="muted small">Save an edit to see what it changes here.</p>
           ) : null}
           <div className="table-wrap">
-          <DataTable label="Visible tools" columns={['Tool', 'Decision']} compact caption={`Visible tools (${r.tools.length})`}>
-            {r.tools.map((t) => {
-              const was = changed(t.id, { visible: true, detail: t.decision });
-              return (
-                <tr key={t.id} className={was ? 'changed' : undefined}>
-                  <td className="mono">{t.id}</td>
-                  <td>
-                    <Badge tone={t.decision === 'allow' ? 'ok' : 'warn'}>{t.decision}</Badge>
-                    {was ? <span className="muted"> {wasWord} {was.visible ? was.detail : `filtered (${was.detail})`}</span> : null}
-                  </td>
-                </tr>
-              );
-            })}
-          </DataTable>
+            <DataTable label="Visible tools" columns={['Tool', 'Decision']} compact caption={`Visible tools (${r.tools.length})`}>
+              {r.tools.map((t) => {
+                const was = changed(t.id, { visible: true, detail: t.decision });
+                return (
+                  <tr key={t.id} className={was ? 'changed' : undefined}>
+                    <td className="mono">{t.id}</td>
+                    <td>
+                      <Badge tone={t.decision === 'allow' ? 'ok' : 'warn'}>{t.decision}</Badge>
+                      {was ? (
+                        <span className="muted">
+                          {' '}
+                          {wasWord} {was.visible ? was.detail : `filtered (${was.detail})`}
+                        </span>
+                      ) : null}
+                    </td>
+                  </tr>
+                );
+              })}
+            </DataTable>
           </div>
           <div className="table-wrap">
-          <DataTable label="Filtered tools" columns={['Tool', 'Reason', 'Why']} compact caption={`Filtered tools (${r.filtered.length})`}>
-            {r.filtered.map((f) => {
-              const was = changed(f.id, { visible: false, detail: f.reason });
-              const context: ExplainContext = { tenant, toolId: f.id, tool: tools.get(f.id), policy, subject: subject.trim(), groups: r.groups, state: r.state, profile };
-              return (
-                <tr key={f.id} className={was ? 'changed' : undefined}>
-                  <td className="mono">{f.id}</td>
-                  <td>
-                    <Badge tone="muted">{f.reason}</Badge>
-                    {was ? <span className="muted"> {wasWord} {was.visible ? `visible (${was.detail})` : was.detail}</span> : null}
-                  </td>
-                  <td className="small">
-                    <Why reason={f.reason} context={context} onShowRole={onShowRole} />
-                  </td>
-                </tr>
-              );
-            })}
-          </DataTable>
+            <DataTable label="Filtered tools" columns={['Tool', 'Reason', 'Why']} compact caption={`Filtered tools (${r.filtered.length})`}>
+              {r.filtered.map((f) => {
+                const was = changed(f.id, { visible: false, detail: f.reason });
+                const context: ExplainContext = {
+                  tenant,
+                  toolId: f.id,
+                  tool: tools.get(f.id),
+                  policy,
+                  subject: subject.trim(),
+                  groups: r.groups,
+                  state: r.state,
+                  profile,
+                };
+                return (
+                  <tr key={f.id} className={was ? 'changed' : undefined}>
+                    <td className="mono">{f.id}</td>
+                    <td>
+                      <Badge tone="muted">{f.reason}</Badge>
+                      {was ? (
+                        <span className="muted">
+                          {' '}
+                          {wasWord} {was.visible ? `visible (${was.detail})` : was.detail}
+                        </span>
+                      ) : null}
+                    </td>
+                    <td className="small">
+                      <Why reason={f.reason} context={context} onShowRole={onShowRole} />
+                    </td>
+                  </tr>
+                );
+              })}
+            </DataTable>
           </div>
         </div>
       ) : sim.isFetching ? (
         <p className="muted">Simulating…</p>
       ) : !subject.trim() ? (
-        <p className="muted">{subjects.length ? 'Name a subject to see what it would be shown.' : 'No subject is bound to a role yet: add a binding to the policy, or name a subject above.'}</p>
+        <p className="muted">
+          {subjects.length
+            ? 'Name a subject to see what it would be shown.'
+            : 'No subject is bound to a role yet: add a binding to the policy, or name a subject above.'}
+        </p>
       ) : null}
     </section>
   );

@@ -33,7 +33,9 @@ export function TenantsPage({ session }: { session: Session }) {
                   <a href={href(`/tenants/${t.id}`)}>{t.name}</a> <span className="muted mono">{t.id}</span>
                 </td>
                 <td>{t.roles.join(', ') || '—'}</td>
-                <td title={t.subjects.join('\n')}>{t.subjects.length ? `${t.subjects.length}: ${t.subjects.slice(0, 3).join(', ')}${t.subjects.length > 3 ? ', …' : ''}` : '—'}</td>
+                <td title={t.subjects.join('\n')}>
+                  {t.subjects.length ? `${t.subjects.length}: ${t.subjects.slice(0, 3).join(', ')}${t.subjects.length > 3 ? ', …' : ''}` : '—'}
+                </td>
                 <td>{t.published ? `v${t.published.version}` : 'never'}</td>
                 <td>
                   <DraftState t={t} />

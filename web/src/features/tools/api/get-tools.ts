@@ -10,8 +10,7 @@ export async function getTools(filters: ToolFilters = {}): Promise<Tool[]> {
   return res.items;
 }
 
-export const toolsQueryOptions = (filters: ToolFilters = {}) =>
-  queryOptions({ queryKey: ['tools', 'list', filters], queryFn: () => getTools(filters) });
+export const toolsQueryOptions = (filters: ToolFilters = {}) => queryOptions({ queryKey: ['tools', 'list', filters], queryFn: () => getTools(filters) });
 
 export function useTools(filters: ToolFilters = {}) {
   return useQuery(toolsQueryOptions(filters));

@@ -27,7 +27,14 @@ export async function bulkGroup({ tools, group, op, reason }: { tools: Tool[]; g
       continue;
     }
     try {
-      result.tools.push(await patchTool({ id: t.id, version: t.version, patch: { groups: next }, reason: reason?.trim() || `${op === 'add' ? 'Add to' : 'Remove from'} group ${group}` }));
+      result.tools.push(
+        await patchTool({
+          id: t.id,
+          version: t.version,
+          patch: { groups: next },
+          reason: reason?.trim() || `${op === 'add' ? 'Add to' : 'Remove from'} group ${group}`,
+        }),
+      );
       result.ok.push(t.id);
     } catch (error) {
       result.failed.push({ id: t.id, error });

@@ -63,7 +63,17 @@ export function ApprovalForm({ tools, onApproved, onCancel }: { tools: Tool[]; o
         <legend>Effect (you decide)</legend>
         <p className="hint">
           The server's own claims are not trusted.{' '}
-          {hinted.length ? <>It says: {hinted.map((h) => <code key={h}>{h} </code>)}</> : 'It gives no hints.'} Recorded on import: {suggested.join(', ')}.
+          {hinted.length ? (
+            <>
+              It says:{' '}
+              {hinted.map((h) => (
+                <code key={h}>{h} </code>
+              ))}
+            </>
+          ) : (
+            'It gives no hints.'
+          )}{' '}
+          Recorded on import: {suggested.join(', ')}.
         </p>
         {effects.map((e) => (
           <label key={e} className="check">

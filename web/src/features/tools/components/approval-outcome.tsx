@@ -16,9 +16,7 @@ export function ApprovalOutcome({ tools }: { tools: Tool[] }) {
   return (
     <div ref={box} tabIndex={-1} className="approval-outcome notice notice-success" role="status" aria-label="Approval result">
       <p>
-        <strong>
-          Approved {tools.length === 1 ? tools[0]!.id : `${tools.length} tools`}.
-        </strong>
+        <strong>Approved {tools.length === 1 ? tools[0]!.id : `${tools.length} tools`}.</strong>
       </p>
       <ul>
         {tools.map((t) => (
@@ -44,9 +42,7 @@ function ToolReach({ tool }: { tool: Tool }) {
     <li>
       {link}:{' '}
       {visible.length ? (
-        <span>
-          now visible to roles {visible.map((r) => `${r.role} (${r.tenant}, ${r.decision})`).join(', ')}.
-        </span>
+        <span>now visible to roles {visible.map((r) => `${r.role} (${r.tenant}, ${r.decision})`).join(', ')}.</span>
       ) : (
         <span>still hidden from every role.</span>
       )}
@@ -56,8 +52,7 @@ function ToolReach({ tool }: { tool: Tool }) {
             const why = explainFiltered(r.reason ?? 'group', { tenant: r.tenant, toolId: tool.id, tool, subject: r.subject, policy: r.policy });
             return (
               <li key={`${r.tenant}/${r.role}`}>
-                Still hidden from role {r.role} ({r.tenant}) because: {why.text}{' '}
-                {why.fix?.href ? <a href={why.fix.href}>{why.fix.label}</a> : null}
+                Still hidden from role {r.role} ({r.tenant}) because: {why.text} {why.fix?.href ? <a href={why.fix.href}>{why.fix.label}</a> : null}
               </li>
             );
           })}

@@ -108,9 +108,10 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
   const [judgedText, setJudgedText] = useState<string | null>(null);
   const liveInputErrors = useInputSchemaProblems(inputText, server.source?.kind !== 'mcp');
   const inputErrors = useMemo(() => {
-    const fromServer = judgedText === inputText
-      ? serverErrors.filter((e) => e.pointer.startsWith('/inputSchema')).map((e) => ({ ...e, pointer: e.pointer.slice('/inputSchema'.length) }))
-      : [];
+    const fromServer =
+      judgedText === inputText
+        ? serverErrors.filter((e) => e.pointer.startsWith('/inputSchema')).map((e) => ({ ...e, pointer: e.pointer.slice('/inputSchema'.length) }))
+        : [];
     const seen = new Set(liveInputErrors.map((e) => `${e.pointer} ${e.message}`));
     return [...liveInputErrors, ...fromServer.filter((e) => !seen.has(`${e.pointer} ${e.message}`))];
   }, [serverErrors, liveInputErrors, judgedText, inputText]);
@@ -178,13 +179,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
         actions={<a href={href('/tools')}>Back to tools</a>}
       />
       {approved ? <ApprovalOutcome tools={approved} /> : null}
-      {server.review ? (
-        <ReviewPanel
-          tool={server}
-          editable={editable}
-          onApproved={(r) => setApproved(r.approved.length ? r.approved : null)}
-        />
-      ) : null}
+      {server.review ? <ReviewPanel tool={server} editable={editable} onApproved={(r) => setApproved(r.approved.length ? r.approved : null)} /> : null}
       <DraftConflict
         draft={draft}
         busy={save.isPending}
@@ -230,7 +225,13 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
             <SelectField label="Status" value={t.status ?? 'active'} options={toolStatuses} onChange={(v) => set('status', v as Tool['status'])} />
             <div className="field span-all">
               <label htmlFor={`${ids}-desc`}>Description</label>
-              <textarea id={`${ids}-desc`} rows={2} maxLength={limits.descriptionMax} value={t.description} onChange={(e) => set('description', e.target.value)} />
+              <textarea
+                id={`${ids}-desc`}
+                rows={2}
+                maxLength={limits.descriptionMax}
+                value={t.description}
+                onChange={(e) => set('description', e.target.value)}
+              />
             </div>
           </div>
 
@@ -273,11 +274,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
                 onChange={(v) => set('state', v || undefined)}
               />
               <label className="check">
-                <input
-                  type="checkbox"
-                  checked={every}
-                  onChange={(e) => set('availableInStates', e.target.checked ? undefined : ['undefined'])}
-                />
+                <input type="checkbox" checked={every} onChange={(e) => set('availableInStates', e.target.checked ? undefined : ['undefined'])} />
                 Available in every state
               </label>
               {!every ? (
@@ -307,7 +304,10 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
                   maxLength={limits.resourceKeyMax}
                   onChange={(e) => {
                     const { resourceKey: _old, ...rest } = t.parallel ?? { safe: false };
-                    set('parallel', e.target.value ? { ...rest, safe: rest.safe ?? false, resourceKey: e.target.value } : { ...rest, safe: rest.safe ?? false });
+                    set(
+                      'parallel',
+                      e.target.value ? { ...rest, safe: rest.safe ?? false, resourceKey: e.target.value } : { ...rest, safe: rest.safe ?? false },
+                    );
                   }}
                 />
               </div>
@@ -371,7 +371,11 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
             </div>
           ) : null}
         </fieldset>
-        {localError ? <div role="alert" className="notice notice-error">{localError}</div> : null}
+        {localError ? (
+          <div role="alert" className="notice notice-error">
+            {localError}
+          </div>
+        ) : null}
         {draft.conflict ? null : <Notice error={save.error ?? del.error} success={saved} />}
       </form>
     </section>
@@ -410,7 +414,11 @@ function RequiresEditor({ value, onChange }: { value: Gate[]; onChange: (v: Gate
               id={`${ids}-in-${i}`}
               defaultValue={g.in.map(String).join(', ')}
               onChange={(e) => {
-                const vals = e.target.value.split(',').map((s) => s.trim()).filter(Boolean).map(parseScalar);
+                const vals = e.target.value
+                  .split(',')
+                  .map((s) => s.trim())
+                  .filter(Boolean)
+                  .map(parseScalar);
                 onChange(value.map((x, j) => (j === i ? { ...x, in: (vals.length ? vals : ['']) as Gate['in'] } : x)));
               }}
             />
@@ -426,4 +434,3 @@ function RequiresEditor({ value, onChange }: { value: Gate[]; onChange: (v: Gate
     </fieldset>
   );
 }
-

@@ -134,7 +134,9 @@ export function ToolsPage({ session }: { session: Session }) {
             bulkResult.result.failed.length ? (
               <Notice error={bulkResult.result.failed[0]!.error} />
             ) : (
-              <Notice success={`${bulkResult.op === 'add' ? 'Added' : 'Removed'} ${bulkResult.result.ok.length} tool(s) ${bulkResult.op === 'add' ? 'to' : 'from'} ${bulkResult.group}.`} />
+              <Notice
+                success={`${bulkResult.op === 'add' ? 'Added' : 'Removed'} ${bulkResult.result.ok.length} tool(s) ${bulkResult.op === 'add' ? 'to' : 'from'} ${bulkResult.group}.`}
+              />
             )
           ) : (
             <Notice error={bulk.error} />
@@ -157,8 +159,9 @@ export function ToolsPage({ session }: { session: Session }) {
                       checked={pageSelected}
                       onChange={() => {
                         const next = new Map(selected);
-                        for (const t of items) if (pageSelected) next.delete(t.id);
-                        else next.set(t.id, t);
+                        for (const t of items)
+                          if (pageSelected) next.delete(t.id);
+                          else next.set(t.id, t);
                         setSelected(next);
                       }}
                     />
