@@ -5,7 +5,7 @@ import { actorOf } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { compileDraft } from '../compiler/draft.ts';
-import { latestBundleRow } from '../compiler/publish.ts';
+import { latestBundleRow } from '../store/bundles.ts';
 import { statusRecorderFor } from '../distribution/status-recorder.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
 import { ApiError } from '../errors.ts';

@@ -3,7 +3,7 @@ import type { Bundle, ConnectionGrant, PolicyReset, TenantPolicy } from '../../p
 import { withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
-import { bundleRow } from '../compiler/publish.ts';
+import { bundleRow } from '../store/bundles.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, takeReason, validOrThrow } from '../http/body.ts';
 import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';

@@ -1,14 +1,14 @@
-import type { Bundle, BundleSummary, BundleVersion } from '../../policy-schemas/types.gen.ts';
+import type { Bundle, BundleSummary } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
 import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
-import type { BundlesRow } from '../db/tables/bundles.ts';
 import { publishEvents } from '../distribution/publish-events.ts';
 import { ApiError } from '../errors.ts';
 import { summarize } from '../policy-engine/diff.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { signBundle } from '../signing/sign.ts';
+import { bundleRow, latestBundleHead, latestBundleRow, type StoredSummary } from '../store/bundles.ts';
 import { loadDraftSnapshot } from '../store/snapshot.ts';
 import { compileBundle, contentRevision } from './compile-bundle.ts';
 import type { GateOutcome } from './tests-gate.ts';
@@ -16,7 +16,6 @@ import type { GateOutcome } from './tests-gate.ts';
 export type PublishOutcome = { created: boolean; version: number; revision: string };
 
 /** What the `summary` column holds: the listing's counts plus the envelope, so listing parses no bundle. */
-type StoredSummary = { summary: BundleSummary; previousRevision: string | null; issuedAt: string; expiresAt: string };
 
 /** Attempts before a publish whose draft keeps changing underneath it gives up with a 409. */
 export const PUBLISH_ATTEMPTS = 5;
@@ -133,13 +132,7 @@ async function commitPublish(
   meta: ChangeMeta,
   opts: { rollbackTo?: number } & GateOutcome,
 ): Promise<PublishOutcome | 'stale'> {
-  const latest = await ch.tx
-    .selectFrom('bundles')
-    .select(['version', 'revision'])
-    .where('tenant', '=', tenant)
-    .orderBy('version', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const latest = await latestBundleHead(ch.tx, tenant);
   if ((latest?.version ?? 0) !== p.basedOn) return 'stale';
   // Every change writes an audit event in its own transaction: with none since the snapshot was
   // read, the draft is the one compiled. Otherwise the snapshot itself is compared.
@@ -198,48 +191,4 @@ export function compileError(tenant: string, errors: { pointer: string; message:
   const first = errors[0];
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
   return new ApiError(422, 'compile_error', `The draft of ${tenant} does not compile: ${first.pointer} ${first.message}${more}`, { errors });
-}
-
-/** The tenant's highest published version, if any. */
-export async function latestBundleRow(db: DbOrTx, tenant: string): Promise<BundlesRow | undefined> {
-  return db.selectFrom('bundles').selectAll().where('tenant', '=', tenant).orderBy('version', 'desc').limit(1).executeTakeFirst();
-}
-
-/** When the tenant's latest bundle was issued and expires, read from its summary (not its content). */
-export async function latestBundleLifetime(db: DbOrTx, tenant: string): Promise<{ issuedAt: string; expiresAt: string } | undefined> {
-  const row = await db.selectFrom('bundles').select('summary').where('tenant', '=', tenant).orderBy('version', 'desc').limit(1).executeTakeFirst();
-  if (!row) return undefined;
-  const { issuedAt, expiresAt } = JSON.parse(row.summary) as StoredSummary;
-  return { issuedAt, expiresAt };
-}
-
-/** One published version of a tenant, if it exists. */
-export async function bundleRow(db: DbOrTx, tenant: string, version: number): Promise<BundlesRow | undefined> {
-  return db.selectFrom('bundles').selectAll().where('tenant', '=', tenant).where('version', '=', version).executeTakeFirst();
-}
-
-/** Every published version of a tenant, newest first, as the listing shows it. */
-export async function listBundleVersions(db: DbOrTx, tenant: string): Promise<BundleVersion[]> {
-  const rows = await db
-    .selectFrom('bundles')
-    .select(['version', 'revision', 'kid', 'published_by', 'published_at', 'reason', 'summary', 'rollback_of'])
-    .where('tenant', '=', tenant)
-    .orderBy('version', 'desc')
-    .execute();
-  return rows.map((r) => {
-    const s = JSON.parse(r.summary) as StoredSummary;
-    return {
-      version: r.version,
-      revision: r.revision,
-      previousRevision: s.previousRevision,
-      issuedAt: s.issuedAt,
-      expiresAt: s.expiresAt,
-      kid: r.kid,
-      publishedBy: r.published_by,
-      publishedAt: r.published_at,
-      reason: r.reason,
-      rollbackOf: r.rollback_of,
-      summary: s.summary,
-    };
-  });
 }

@@ -2,7 +2,8 @@ import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import type { AppDeps } from '../context.ts';
 import { maintainKeys } from '../signing/key-changes.ts';
 import { sharedKeyStore } from '../signing/key-store.ts';
-import { latestBundleLifetime, publishBundle } from './publish.ts';
+import { latestBundleLifetime } from '../store/bundles.ts';
+import { publishBundle } from './publish.ts';
 
 export type ReissueOptions = { everyMs?: number; now?: () => Date };
 

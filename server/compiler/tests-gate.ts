@@ -6,7 +6,7 @@ import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 import { getPolicyTests } from '../store/policy-tests.ts';
 import { compileDraft } from './draft.ts';
-import { bundleRow } from './publish.ts';
+import { bundleRow } from '../store/bundles.ts';
 
 /** What a publish may go ahead with: the revision its tests ran on, and the failures an admin forced past. */
 export type GateOutcome = { testedRevision?: string; forced?: { failures: PolicyTestFailure[] } };

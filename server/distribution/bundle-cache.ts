@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import type { Db } from '../db/database.ts';
+import { latestBundleHead } from '../store/bundles.ts';
 import { publishEvents } from './publish-events.ts';
 import type { PublishedEvent } from './publish-events.ts';
 
@@ -171,13 +172,7 @@ export class BundleCache {
       try {
         do {
           s.again = false;
-          const head = await this.db
-            .selectFrom('bundles')
-            .select(['version', 'revision'])
-            .where('tenant', '=', tenant)
-            .orderBy('version', 'desc')
-            .limit(1)
-            .executeTakeFirst();
+          const head = await latestBundleHead(this.db, tenant);
           if (!head) s.latest = undefined;
           else if (!s.latest || s.latest.version !== head.version || s.latest.revision !== head.revision) {
             let b = await this.version(tenant, head.version);

@@ -1,6 +1,7 @@
 import { runChange } from '../audit/change.ts';
 import type { Change, ChangeMeta } from '../audit/change.ts';
-import { latestBundleRow, publishBundle } from '../compiler/publish.ts';
+import { publishBundle } from '../compiler/publish.ts';
+import { latestBundleRow } from '../store/bundles.ts';
 import type { AppDeps } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { RootKeyUnavailableError } from './key-store.ts';

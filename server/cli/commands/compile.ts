@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compileBundle } from '../../compiler/compile-bundle.ts';
-import { latestBundleRow } from '../../compiler/publish.ts';
+import { latestBundleRow } from '../../store/bundles.ts';
 import { runChange } from '../../audit/change.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
 import { createMetrics } from '../../observability/metrics.ts';

@@ -5,7 +5,7 @@ import { createView } from '../../../runtime/decide.ts';
 import { toAnthropicTools, toOpenAITools } from '../../../runtime/encoders.ts';
 import { loadBundle } from '../../../runtime/load-bundle.ts';
 import { compileBundle } from '../../compiler/compile-bundle.ts';
-import { latestBundleRow } from '../../compiler/publish.ts';
+import { latestBundleRow } from '../../store/bundles.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
 import { settingsFromEnv } from '../../startup.ts';
 import { toolStore } from '../../store/inventory.ts';
