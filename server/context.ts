@@ -48,6 +48,8 @@ export type AppConfig = {
   decisions?: { retentionDays: number; maxPerTenant: number };
   /** Single sign-on through an OpenID provider; absent = token sign-in only. */
   sso?: SsoSettings;
+  /** `TOOLGATE_MIRROR_DIR`: where the static mirror is written after each publish and key-set change. */
+  mirrorDir?: string;
 };
 
 /** Everything a request handler may use; built once per server. */

@@ -38,6 +38,8 @@ export type Settings = {
   decisions?: { retentionDays: number; maxPerTenant: number };
   /** `TOOLGATE_OIDC_*` and `TOOLGATE_PUBLIC_URL`: sign-in through an OpenID provider. */
   sso?: SsoSettings;
+  /** `TOOLGATE_MIRROR_DIR`: keep a static mirror of bundles and the key set there. */
+  mirrorDir?: string;
 };
 
 /** The shortest `TOOLGATE_ADMIN_TOKEN` accepted: a guessable bootstrap admin is no admin. */
@@ -83,6 +85,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
       maxPerTenant: Math.floor(positiveNumber(env, 'TOOLGATE_DECISIONS_MAX_PER_TENANT', DEFAULT_MAX_PER_TENANT)),
     },
     sso: ssoSettingsFromEnv(env),
+    mirrorDir: env.TOOLGATE_MIRROR_DIR ? resolve(env.TOOLGATE_MIRROR_DIR) : undefined,
   };
 }
 
@@ -136,6 +139,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
       authFailuresPerMinute: s.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
       decisions: s.decisions ?? { retentionDays: DEFAULT_RETENTION_DAYS, maxPerTenant: DEFAULT_MAX_PER_TENANT },
       sso: s.sso,
+      mirrorDir: s.mirrorDir,
     },
   };
   return { deps, generatedAdminToken };

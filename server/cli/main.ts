@@ -46,6 +46,11 @@ const commands: Record<string, Command> = {
     summary: 'apply --dir D [--plan] [--prune] --reason R: make the server match D (TOOLGATE_URL, TOOLGATE_TOKEN); --plan only prints the changes',
     load: () => import('./commands/apply.ts'),
   },
+  mirror: {
+    summary:
+      'mirror --dir D: write the static mirror (keyset.json, <tenant>/latest.json, <tenant>/<version>.json, each with .jws) once (TOOLGATE_DB, TOOLGATE_KEYS_DIR)',
+    load: () => import('./commands/mirror.ts'),
+  },
   mcp: { summary: "mcp sync ID [--timeout MS]: import an MCP server's tools (new and changed ones quarantined)", load: () => import('./commands/mcp.ts') },
 };
 

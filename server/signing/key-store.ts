@@ -94,6 +94,7 @@ export class KeyStore {
   private latestKeySet: SignedKeySet | undefined;
   private seen = '';
   private lock: Promise<unknown> = Promise.resolve();
+  private readonly keySetListeners = new Set<() => void>();
   private readonly now: () => Date;
   private readonly ttlSeconds: number;
 
@@ -126,6 +127,12 @@ export class KeyStore {
         .map((k) => ({ ...k.publicJwk }))
         .sort((a, b) => ((a.kid ?? '') < (b.kid ?? '') ? -1 : 1)),
     };
+  }
+
+  /** Calls `listener` after each new key set this store signs; returns the function that stops it. */
+  onKeySetChanged(listener: () => void): () => void {
+    this.keySetListeners.add(listener);
+    return () => this.keySetListeners.delete(listener);
   }
 
   /** The latest signed key set, for `GET /.well-known/toolgate-keyset.json`. */
@@ -301,6 +308,7 @@ export class KeyStore {
     writeAtomic(join(this.keySetDir, `v${keySet.version}.jws`), `${signature}\n`, 0o644);
     writeAtomic(join(this.keySetDir, `v${keySet.version}.json`), bytes, 0o644);
     await this.refresh(true);
+    for (const listener of this.keySetListeners) listener();
     return { bytes, signature, keySet };
   }
 

@@ -6,6 +6,7 @@ import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
 import type { AppDeps } from '../../context.ts';
 import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
+import { StaticMirror, startStaticMirror } from '../../distribution/static-mirror.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
 import { openToolgate, settingsFromEnv } from '../../startup.ts';
 
@@ -40,6 +41,8 @@ export async function run(): Promise<number> {
   const stopReissue = startReissueScheduler(deps);
   const stopCheckpoints = startCheckpointScheduler(deps, keys);
   const stopRetention = startDecisionRetention(deps);
+  const mirrorDir = deps.config.mirrorDir;
+  const stopMirror = mirrorDir ? startStaticMirror(new StaticMirror(mirrorDir, deps.database.db, keys), keys, deps.logger) : () => undefined;
   await new Promise<void>((resolve) => {
     const stop = () => {
       server.close(() => resolve());
@@ -52,6 +55,7 @@ export async function run(): Promise<number> {
   await stopReissue();
   await stopCheckpoints();
   await stopRetention();
+  stopMirror();
   await deps.database.close();
   return 0;
 }
