@@ -85,8 +85,9 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
     if (typeof read === 'string') problems.push({ pointer: `/control/rootKeys/${i}`, message: read });
     else trustedRoots.push(...(read.keys as RootKey[]));
   }
-  if (control.mirrors && control.mirrors.length > 0) {
-    problems.push({ pointer: '/control/mirrors', message: 'mirrors need a runtime with mirror support; remove them' });
+  for (const [i, mirror] of (control.mirrors ?? []).entries()) {
+    if (!URL.canParse(mirror) || !/^https?:$/.test(new URL(mirror).protocol))
+      problems.push({ pointer: `/control/mirrors/${i}`, message: `${mirror} is not an http(s) URL` });
   }
   let trustedKeys: TrustedKeys = { keys: [] };
   if (control.jwksFile) {

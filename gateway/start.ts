@@ -57,6 +57,7 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
     ...config.control.trust,
     cacheDir: config.control.cacheDir,
     runtimeId: config.control.runtimeId,
+    mirrors: config.control.mirrors,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     // Records go to the server through the client's own decision log unless the caller takes them.
     ...(options.sink ? { decisionLog: false } : {}),

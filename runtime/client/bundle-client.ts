@@ -47,6 +47,12 @@ export type BundleClientOptions = {
   /** How this runtime names itself in status reports; defaults to `<hostname>-<pid>`. */
   runtimeId?: string;
   fetch?: typeof fetch;
+  /**
+   * Static mirrors (base URLs serving what `toolgate mirror` writes): when the server cannot be
+   * reached, `<base>/<tenant>/latest.json` and its `.jws` are pulled from them instead, with every
+   * check a pull from the server gets.
+   */
+  mirrors?: string[];
   /** Long-poll length asked of the server, in seconds (default 30). */
   waitSeconds?: number;
   /** First and largest wait between failed attempts (defaults 250 ms and 30 s). */
@@ -132,9 +138,13 @@ export class BundleClient {
   private keySetTimer: NodeJS.Timeout | undefined;
   private keySetRefresh: Promise<void> | undefined;
   private readonly graceMs: number;
+  private readonly mirrors: string[];
+  /** Each mirror's last ETag for latest.json, sent in If-None-Match. */
+  private readonly mirrorEtags = new Map<string, string>();
 
   constructor(private readonly options: BundleClientOptions) {
     this.base = options.url.replace(/\/+$/, '');
+    this.mirrors = (options.mirrors ?? []).map((m) => m.replace(/\/+$/, ''));
     this.cache = new BundleCache(options.cacheDir, options.tenant);
     this.backoff = new Backoff(options.backoff?.initialMs, options.backoff?.maxMs);
     this.fetchFn = options.fetch ?? fetch;
@@ -152,6 +162,7 @@ export class BundleClient {
         fetch: this.fetchFn,
         signal: this.abort.signal,
         now: this.now,
+        mirrors: this.mirrors,
       });
     }
     const logOptions = typeof options.decisionLog === 'object' ? options.decisionLog : {};
@@ -312,7 +323,11 @@ export class BundleClient {
     // confirms the bundle at once; after that, long-poll (also for a tenant with nothing published yet).
     const wait = this.reachable ? this.waitSeconds : 0;
     const got = await this.get(`bundles/latest?wait=${wait}`, headers, wait);
-    if (!got) return 'backoff';
+    if (!got) {
+      if (this.mirrors.length > 0 && !this.closed) await this.pullFromMirrors();
+      // Back off either way: the server is tried again first.
+      return 'backoff';
+    }
     let { res, bytes } = got;
     if (res.status === 304) {
       const etag = unquote(res.headers.get('etag'));
@@ -337,6 +352,49 @@ export class BundleClient {
       return 'again';
     }
     return this.consider(bytes, res.headers.get('toolgate-signature'), unquote(res.headers.get('etag')));
+  }
+
+  /**
+   * With the server unreachable: the tenant's latest bundle from the first mirror that answers,
+   * verified as a pull from the server is (signature, tenant, rollback, expiry, conformance).
+   */
+  private async pullFromMirrors(): Promise<void> {
+    const tenant = encodeURIComponent(this.options.tenant);
+    for (const base of this.mirrors) {
+      try {
+        const url = `${base}/${tenant}/latest.json`;
+        const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(15_000)]);
+        const etag = this.mirrorEtags.get(base);
+        let res = await this.fetchFn(url, { headers: etag ? { 'if-none-match': etag } : {}, signal });
+        const jws = await this.fetchFn(`${url}.jws`, { signal });
+        if (jws.status !== 200) continue;
+        const signature = (await jws.text()).trim();
+        if (res.status === 304) {
+          if (this.held?.signature === signature) return;
+          // A static host's ETag (nginx: mtime in seconds and size) can miss a rewrite within the
+          // same second; the signature cannot, so a new one fetches the document unconditionally.
+          res = await this.fetchFn(url, { signal });
+        }
+        if (res.status !== 200) continue;
+        const bytes = Buffer.from(await res.arrayBuffer());
+        if (this.held && bytes.equals(this.held.bytes)) {
+          this.rememberMirrorEtag(base, res);
+          return;
+        }
+        await this.consider(bytes, signature, undefined);
+        // A refused file is fetched again next time (it may be fixed); an accepted one is not.
+        if (this.held && bytes.equals(this.held.bytes)) this.rememberMirrorEtag(base, res);
+        else this.mirrorEtags.delete(base);
+        return;
+      } catch {
+        // Try the next mirror.
+      }
+    }
+  }
+
+  private rememberMirrorEtag(base: string, res: Response): void {
+    const etag = res.headers.get('etag');
+    if (etag) this.mirrorEtags.set(base, etag);
   }
 
   /** GETs a path under the tenant; undefined (state set) when the server cannot be reached. */

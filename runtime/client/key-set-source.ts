@@ -33,6 +33,8 @@ export class KeySetSource {
       fetch: typeof fetch;
       signal: AbortSignal;
       now: () => Date;
+      /** Static mirrors to read `keyset.json(.jws)` from when the server cannot be reached. */
+      mirrors?: readonly string[];
     },
   ) {
     this.roots = [...opts.trustedRoots];
@@ -142,8 +144,32 @@ export class KeySetSource {
       if (res.status !== 200) return { ok: false, code: 'server_error', message: `the key set answered ${res.status}` };
       return { ok: true, bytes, signature: res.headers.get('toolgate-signature'), version: Number(res.headers.get('toolgate-version')) || 0 };
     } catch (err) {
-      return { ok: false, code: 'unreachable', message: `cannot fetch the key set: ${(err as Error).message}` };
+      const mirrored = version === undefined ? await this.fromMirror() : undefined;
+      return mirrored ?? { ok: false, code: 'unreachable', message: `cannot fetch the key set: ${(err as Error).message}` };
     }
+  }
+
+  /** The latest key set from the first static mirror that has one; it gets the same checks as the server's. */
+  private async fromMirror(): Promise<{ ok: true; bytes: Buffer; signature: string | null; version: number } | undefined> {
+    for (const base of this.opts.mirrors ?? []) {
+      try {
+        const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(10_000)]);
+        const [doc, jws] = await Promise.all([this.opts.fetch(`${base}/keyset.json`, { signal }), this.opts.fetch(`${base}/keyset.json.jws`, { signal })]);
+        if (doc.status !== 200 || jws.status !== 200) continue;
+        const bytes = Buffer.from(await doc.arrayBuffer());
+        const signature = (await jws.text()).trim();
+        let version = 0;
+        try {
+          version = Number((JSON.parse(bytes.toString('utf8')) as { version?: unknown }).version) || 0;
+        } catch {
+          // Unparseable: verification refuses it.
+        }
+        return { ok: true, bytes, signature, version };
+      } catch {
+        // Try the next mirror.
+      }
+    }
+    return undefined;
   }
 
   private file(name: string): string {
