@@ -74,6 +74,21 @@ describe('the static mirror beside a server', () => {
     }
   });
 
+  it('writes the key set again after each key-set change', async () => {
+    const keys = sharedKeyStore(t.deps.config.keysDir);
+    const dir = join(mirrorDir, 'keyset');
+    const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, pino({ level: 'silent' }));
+    const mirrored = () => (existsSync(join(dir, 'keyset.json')) ? JSON.parse(readFileSync(join(dir, 'keyset.json'), 'utf8')).version : 0);
+    try {
+      const next = await keys.reissueKeySet();
+      for (let i = 0; i < 200 && mirrored() !== next.keySet.version; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(readFileSync(join(dir, 'keyset.json'))).toEqual(next.bytes);
+      expect(readFileSync(join(dir, 'keyset.json.jws'), 'utf8')).toBe(next.signature);
+    } finally {
+      stop();
+    }
+  });
+
   it('never fails a publish when the mirror cannot be written, and catches up with the next publish', async () => {
     const keys = sharedKeyStore(t.deps.config.keysDir);
     const dir = join(mirrorDir, 'blocked');
