@@ -33,3 +33,13 @@ export function parseDetachedJws(signature: string | null | undefined, typ: stri
   if ('crit' in h || 'b64' in h) return refuse('the JWS protected header carries unsupported crit/b64 parameters');
   return { ok: true, protectedB64: parts[0], signatureB64: parts[2], kid: h.kid };
 }
+
+/** Decodes verified bytes as strict UTF-8 JSON; null when they are not. */
+export function parseSignedJson(body: Uint8Array): { text: string; doc: unknown } | null {
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    return { text, doc: JSON.parse(text) };
+  } catch {
+    return null;
+  }
+}

@@ -4,7 +4,7 @@ import type { JWK } from 'jose';
 import { toProblems, validatorFor } from '../policy-schemas/index.ts';
 import type { Bundle, VerifyCode } from '../policy-schemas/types.gen.ts';
 import { canonicalJson } from './canonical-json.ts';
-import { parseDetachedJws } from './detached-jws.ts';
+import { parseDetachedJws, parseSignedJson } from './detached-jws.ts';
 import { loadBundle } from './load-bundle.ts';
 import type { LoadedBundle } from './load-bundle.ts';
 import { conformanceFailures, runtimeSubject } from './conformance.ts';
@@ -75,14 +75,9 @@ export async function verifyBundle(bytes: Uint8Array | string, signature: string
   }
 
   // From here on the bytes are the signer's; what they say can be believed, and checked.
-  let text: string;
-  let doc: unknown;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
-    doc = JSON.parse(text);
-  } catch {
-    return refuse('malformed', 'the bundle is not UTF-8 JSON');
-  }
+  const parsed = parseSignedJson(body);
+  if (!parsed) return refuse('malformed', 'the bundle is not UTF-8 JSON');
+  const { text, doc } = parsed;
   if (!isRecord(doc)) return refuse('malformed', 'the bundle is not a JSON object');
   if (doc.format !== BUNDLE_FORMAT) {
     return refuse('malformed', `unsupported bundle format ${JSON.stringify(doc.format)}; expected ${BUNDLE_FORMAT}`);

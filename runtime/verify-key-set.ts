@@ -2,7 +2,7 @@ import { calculateJwkThumbprint, flattenedVerify, importJWK } from 'jose';
 import { toProblems, validatorFor } from '../policy-schemas/index.ts';
 import type { KeySet, RootPublicKey, VerifyCode } from '../policy-schemas/types.gen.ts';
 import { canonicalJson } from './canonical-json.ts';
-import { parseDetachedJws } from './detached-jws.ts';
+import { parseDetachedJws, parseSignedJson } from './detached-jws.ts';
 import type { TrustedKeys } from './verify-bundle.ts';
 
 /** The key-set format this runtime understands. */
@@ -53,14 +53,9 @@ export async function verifyKeySet(
     return refuse('keyset_bad_signature', `the key-set signature does not verify under root ${JSON.stringify(header.kid)}`);
   }
 
-  let text: string;
-  let doc: unknown;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
-    doc = JSON.parse(text);
-  } catch {
-    return refuse('keyset_malformed', 'the key set is not UTF-8 JSON');
-  }
+  const parsed = parseSignedJson(body);
+  if (!parsed) return refuse('keyset_malformed', 'the key set is not UTF-8 JSON');
+  const { text, doc } = parsed;
   if (typeof doc !== 'object' || doc === null || (doc as { format?: unknown }).format !== KEYSET_FORMAT) {
     return refuse('keyset_malformed', `unsupported key-set format ${JSON.stringify((doc as { format?: unknown } | null)?.format)}; expected ${KEYSET_FORMAT}`);
   }
