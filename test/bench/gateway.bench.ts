@@ -10,7 +10,7 @@
 //  3. tools/list with 2,000 visible tools: as the client sees it (HTTP round trip), and the
 //     gateway's own work per list in process.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -101,7 +101,7 @@ async function run(): Promise<void> {
       try {
         const direct = await httpClient(`http://127.0.0.1:${upPort}/mcp`);
         const via = await httpClient(gw.url);
-        await pair('HTTP client, HTTP upstream', direct, via, args);
+        await pair('HTTP client, HTTP upstream', direct, via, args, gw.child.pid);
         await Promise.all([direct.close(), via.close()]);
       } finally {
         await gw.stop();
@@ -121,18 +121,17 @@ async function run(): Promise<void> {
     const direct = new Client({ name: 'bench-direct', version: '1' });
     await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args, stderr: 'ignore' }));
     const via = new Client({ name: 'bench-via-gateway', version: '1' });
-    await via.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [...gatewayNodeArgs(), '--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', join(dir, 'gateway-stdio.json')],
-        cwd: ROOT,
-        env: { ...(process.env as Record<string, string>), TOOLGATE_LOG_LEVEL: 'warn' },
-        stderr: 'ignore',
-      }),
-    );
+    const viaTransport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...gatewayNodeArgs(), '--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', join(dir, 'gateway-stdio.json')],
+      cwd: ROOT,
+      env: { ...(process.env as Record<string, string>), TOOLGATE_LOG_LEVEL: 'warn' },
+      stderr: 'ignore',
+    });
+    await via.connect(viaTransport);
     // The gateway answers tools/list once its upstream is connected and the bundle is loaded.
     for (let i = 0; i < 600 && (await via.listTools()).tools.length < TOOLS; i++) await new Promise((r) => setTimeout(r, 100));
-    await pair('stdio client, stdio upstream', direct, via, args);
+    await pair('stdio client, stdio upstream', direct, via, args, viaTransport.pid ?? undefined);
     await Promise.all([direct.close(), via.close()]);
   }
 
@@ -150,7 +149,7 @@ async function run(): Promise<void> {
   if (parts.includes('mixed')) {
     const direct = new Client({ name: 'bench-direct', version: '1' });
     await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args, stderr: 'ignore' }));
-    await pair('stdio client direct, HTTP client through the gateway, stdio upstream', direct, via, args);
+    await pair('stdio client direct, HTTP client through the gateway, stdio upstream', direct, via, args, gw.child.pid);
     await direct.close();
   }
   if (!parts.includes('sessions') && !parts.includes('list')) return void (await via.close());
@@ -285,7 +284,7 @@ async function listInProcess(bundle: Bundle, state: UpstreamFixtureState): Promi
 }
 
 /** Interleaved sequential calls of the same tool with the same arguments on both paths. */
-async function pair(label: string, direct: Client, via: Client, args: Record<string, unknown>): Promise<void> {
+async function pair(label: string, direct: Client, via: Client, args: Record<string, unknown>, gatewayPid: number | undefined): Promise<void> {
   const call = async (c: Client, name: string) => {
     const r = await c.callTool({ name, arguments: args });
     if (r.isError) throw new Error(`${label}: call failed: ${JSON.stringify(r)}`);
@@ -297,6 +296,7 @@ async function pair(label: string, direct: Client, via: Client, args: Record<str
   const d: number[] = [];
   const g: number[] = [];
   const load = loadavg()[0];
+  const cpu0 = cpuMs(gatewayPid);
   for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
     let t = performance.now();
     await call(direct, 'tool-0001');
@@ -305,11 +305,25 @@ async function pair(label: string, direct: Client, via: Client, args: Record<str
     await call(via, 'mcp__bench__tool-0001');
     g.push(performance.now() - t);
   }
+  const cpu = (cpuMs(gatewayPid) - cpu0) / SEQUENTIAL_CALLS;
   const [dp50, dp99, gp50, gp99] = [pct(d, 50), pct(d, 99), pct(g, 50), pct(g, 99)];
   console.log(`\n${label} (load ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}):`);
+  // CPU time does not grow with the machine's load as wall time does: the steadier figure here.
+  if (gatewayPid !== undefined) console.log(`  gateway process CPU per call (user + system): ${f(cpu)} ms`);
   console.log(`  direct to upstream   p50 ${f(dp50)} ms  p99 ${f(dp99)} ms`);
   console.log(`  through the gateway  p50 ${f(gp50)} ms  p99 ${f(gp99)} ms`);
   console.log(`  added by the gateway p50 ${f(gp50 - dp50)} ms (target ≤ 1 ms)  p99 ${f(gp99 - dp99)} ms (target ≤ 3 ms)`);
+}
+
+/** User + system CPU time of a process so far, from /proc (Linux), in ms; NaN elsewhere. */
+function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** The fixture upstream over streamable HTTP, as its own process (group). */
