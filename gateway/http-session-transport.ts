@@ -161,15 +161,20 @@ export class HttpSessionTransport implements Transport {
     const stream = this.byRequest.get(requestId);
     // The client left, or the session closed: nobody is waiting for this any more.
     if (!stream) return;
-    if (stream.sse) stream.res.write(sseEvent(message));
-    if (!answer) return;
-    stream.answers.set(requestId, message);
-    if (stream.answers.size < stream.ids.length) return;
-    this.release(stream);
-    if (stream.sse) {
-      stream.res.end();
+    if (!answer) {
+      if (stream.sse) stream.res.write(sseEvent(message));
       return;
     }
+    stream.answers.set(requestId, message);
+    const last = stream.answers.size === stream.ids.length;
+    if (stream.sse) {
+      // The last answer and the end of the stream leave in one write.
+      if (last) stream.res.end(sseEvent(message));
+      else stream.res.write(sseEvent(message));
+    }
+    if (!last) return;
+    this.release(stream);
+    if (stream.sse) return;
     const text = JSON.stringify(stream.ids.length === 1 ? message : stream.ids.map((id) => stream.answers.get(id)));
     stream.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'mcp-session-id': this.sessionId });
     stream.res.end(text);
