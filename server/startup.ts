@@ -5,7 +5,7 @@ import type { SsoSettings } from './auth/sso/oidc-client.ts';
 import { ssoSettingsFromEnv } from './auth/sso/settings.ts';
 import { ensureBootstrapAdmin } from './auth/tokens.ts';
 import type { AppDeps } from './context.ts';
-import { ToolgateDatabase } from './db/database.ts';
+import { ToolgateDatabase, describeDatabase, isPostgresUrl } from './db/database.ts';
 import { parseMcpAllowHosts, parseMcpCommands } from './mcp/transport-policy.ts';
 import { DEFAULT_MAX_PER_TENANT, DEFAULT_RETENTION_DAYS } from './decisions/decision-store.ts';
 import { createMetrics } from './observability/metrics.ts';
@@ -15,6 +15,7 @@ import { seedDatabase } from './seed/seed-demo.ts';
 export type Settings = {
   host: string;
   port: number;
+  /** `TOOLGATE_DB`: a SQLite file path (default ./data/toolgate.db) or a `postgres://` URL. */
   dbFile: string;
   keysDir: string;
   webDir: string;
@@ -67,7 +68,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
   return {
     host: env.HOST ?? '127.0.0.1',
     port,
-    dbFile: resolve(env.TOOLGATE_DB ?? './data/toolgate.db'),
+    dbFile: databaseTarget(env.TOOLGATE_DB),
     keysDir: resolve(env.TOOLGATE_KEYS_DIR ?? './data/keys'),
     webDir: resolve(env.TOOLGATE_WEB_DIR ?? './dist/web'),
     seed,
@@ -87,6 +88,12 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     sso: ssoSettingsFromEnv(env),
     mirrorDir: env.TOOLGATE_MIRROR_DIR ? resolve(env.TOOLGATE_MIRROR_DIR) : undefined,
   };
+}
+
+/** A PostgreSQL URL as given; a SQLite path made absolute. */
+function databaseTarget(value: string | undefined): string {
+  if (value && isPostgresUrl(value)) return value;
+  return resolve(value || './data/toolgate.db');
 }
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -121,7 +128,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
   await database.migrateToLatest();
   const metrics = createMetrics();
   const { seeded } = await seedDatabase({ database, metrics }, s.seed === 'demo');
-  if (seeded) log.info({ db: s.dbFile }, 'seeded a new database with demo data');
+  if (seeded) log.info({ db: describeDatabase(s.dbFile) }, 'seeded a new database with demo data');
   const generatedAdminToken = await ensureBootstrapAdmin({ database, metrics }, s.adminToken, new Date().toISOString());
   const deps: AppDeps = {
     database,
