@@ -75,6 +75,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return c.json(internal.toProblem(requestId), 500, { 'Content-Type': 'application/problem+json' });
   });
 
+  // A NUL in a path segment or query value is never a valid id or filter, and PostgreSQL cannot
+  // even compare text with one: refused up front, the same on both engines.
+  app.use('*', async (c, next) => {
+    if (c.req.url.includes('%00')) {
+      throw new ApiError(400, 'validation', 'The URL contains a NUL character (%00)', { errors: [{ pointer: '', message: 'the URL contains %00' }] });
+    }
+    await next();
+  });
+
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.route('/.well-known', jwksRoutes);
   // Metrics reveal traffic, routes and timing: an admin's or auditor's token unless the operator opens them.
