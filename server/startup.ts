@@ -6,6 +6,7 @@ import { ssoSettingsFromEnv } from './auth/sso/settings.ts';
 import { ensureBootstrapAdmin } from './auth/tokens.ts';
 import type { AppDeps } from './context.ts';
 import { ToolgateDatabase, describeDatabase, isPostgresUrl } from './db/database.ts';
+import { type TrustedProxy, parseTrustedProxies } from './http/client-address.ts';
 import { parseMcpAllowHosts, parseMcpCommands } from './mcp/transport-policy.ts';
 import { DEFAULT_MAX_PER_TENANT, DEFAULT_RETENTION_DAYS } from './decisions/decision-store.ts';
 import { createMetrics } from './observability/metrics.ts';
@@ -39,6 +40,8 @@ export type Settings = {
   decisions?: { retentionDays: number; maxPerTenant: number };
   /** `TOOLGATE_OIDC_*` and `TOOLGATE_PUBLIC_URL`: sign-in through an OpenID provider. */
   sso?: SsoSettings;
+  /** `TOOLGATE_TRUSTED_PROXIES`: load balancers in front (addresses or CIDR ranges). */
+  trustedProxies?: TrustedProxy[];
   /** `TOOLGATE_MIRROR_DIR`: keep a static mirror of bundles and the key set there. */
   mirrorDir?: string;
 };
@@ -87,6 +90,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     },
     sso: ssoSettingsFromEnv(env),
     mirrorDir: env.TOOLGATE_MIRROR_DIR ? resolve(env.TOOLGATE_MIRROR_DIR) : undefined,
+    trustedProxies: parseTrustedProxies(env.TOOLGATE_TRUSTED_PROXIES),
   };
 }
 
@@ -147,6 +151,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
       decisions: s.decisions ?? { retentionDays: DEFAULT_RETENTION_DAYS, maxPerTenant: DEFAULT_MAX_PER_TENANT },
       sso: s.sso,
       mirrorDir: s.mirrorDir,
+      trustedProxies: s.trustedProxies ?? [],
     },
   };
   return { deps, generatedAdminToken };
