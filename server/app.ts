@@ -32,6 +32,7 @@ import { toolRoutes } from './api/tools.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { authorize } from './auth/guard.ts';
 import type { AppDeps, AppEnv } from './context.ts';
+import { databaseUnavailable } from './db/database.ts';
 import { ApiError } from './errors.ts';
 import { MAX_BODY_BYTES } from './http/body.ts';
 
@@ -69,6 +70,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const requestId = c.get('requestId') ?? 'unknown';
     if (err instanceof ApiError) {
       return c.json(err.toProblem(requestId), err.status as 400, { ...err.details.headers, 'Content-Type': 'application/problem+json' });
+    }
+    if (databaseUnavailable(err)) {
+      // The request may be fine; the database is not reachable just now. Runtimes back off on 503.
+      // (The problem code stays `internal`: the public list of codes has none for this.)
+      deps.logger.warn({ requestId, err: { name: err.name, message: err.message } }, 'database unavailable');
+      const unavailable = new ApiError(503, 'internal', `The database cannot be reached just now; try again shortly (request id ${requestId})`);
+      return c.json(unavailable.toProblem(requestId), 503, { 'Content-Type': 'application/problem+json', 'Retry-After': '5' });
     }
     deps.logger.error({ requestId, err: { name: err.name, message: err.message, stack: err.stack } }, 'unhandled error');
     const internal = new ApiError(500, 'internal', `Something went wrong on the server; quote request id ${requestId}`);

@@ -214,6 +214,21 @@ export class ToolgateDatabase {
   }
 }
 
+/**
+ * Whether an error means the database could not be reached or was too busy, not that the
+ * request was wrong: the caller may try again. PostgreSQL: connection failures (class 08),
+ * shutdowns (57P01-57P03), too many connections (53300); the pool's own timeouts and refused
+ * sockets. SQLite: a lock held longer than busy_timeout.
+ */
+export function databaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return err instanceof Error && /timeout exceeded when trying to connect|Connection terminated/i.test(err.message);
+  return (
+    /^08/.test(code) ||
+    ['57P01', '57P02', '57P03', '53300', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'SQLITE_BUSY'].includes(code)
+  );
+}
+
 /** Connections per replica (`TOOLGATE_DB_POOL`, default 10): PostgreSQL's own limit is shared by every replica. */
 function poolSize(): number {
   const n = Number(process.env.TOOLGATE_DB_POOL ?? 10);
