@@ -186,21 +186,12 @@ describe('an upstream over streamable HTTP', () => {
   let upstream: Upstream;
 
   function startFixture(): Promise<void> {
-    const proc = spawn(process.execPath, ['--import', 'tsx', FIXTURE, stateFile, '-', String(port)], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+    const proc = spawnFixture(stateFile, port);
     child = proc;
-    return new Promise((resolve, reject) => {
-      proc.stdout!.on('data', (c) => String(c).includes('listening') && resolve());
-      proc.once('exit', (code) => reject(new Error(`the fixture exited with ${code}`)));
-    });
+    return listening(proc);
   }
 
-  function killFixture(): void {
-    try {
-      process.kill(-child!.pid!, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
+  const killFixture = () => killGroup(child);
 
   function writeState(state: unknown): void {
     writeFileSync(`${stateFile}.tmp`, JSON.stringify(state));
@@ -251,3 +242,52 @@ describe('an upstream over streamable HTTP', () => {
     expect(await upstream.call('echo', { text: 'back' }, 2000)).toMatchObject({ ok: true });
   });
 });
+
+describe('an upstream over streamable HTTP that answers plain JSON', () => {
+  it('answers calls, and a refused POST is upstream_unavailable, not a crash', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-http-upstream-json-'));
+    const stateFile = join(dir, 'state.json');
+    writeFileSync(stateFile, JSON.stringify(upstreamFixtureState()));
+    const port = await freePort();
+    const child = spawnFixture(stateFile, port, 'json');
+    const upstream = new Upstream('web', { kind: 'http', url: `http://127.0.0.1:${port}/mcp` }, {});
+    // A path the fixture does not serve MCP on answers 404 to every POST.
+    const wrongPath = new Upstream('nowhere', { kind: 'http', url: `http://127.0.0.1:${port}/elsewhere?x=1` }, {});
+    try {
+      await listening(child);
+      await upstream.start();
+      expect(upstream.isReady()).toBe(true);
+      expect(await upstream.call('echo', { text: 'json' }, 2000)).toMatchObject({ ok: true, result: { content: [{ text: 'echo: json' }] } });
+      await wrongPath.start();
+      expect(wrongPath.status().state).toBe('down');
+      expect(await wrongPath.call('echo', { text: 'x' }, 2000)).toMatchObject({ ok: false, code: 'upstream_unavailable' });
+    } finally {
+      await upstream.close();
+      await wrongPath.close();
+      killGroup(child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+function spawnFixture(stateFile: string, port: number, mode?: 'json'): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', FIXTURE, stateFile, '-', String(port), ...(mode ? [mode] : [])], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached: true,
+  });
+}
+
+function listening(proc: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    proc.stdout!.on('data', (c) => String(c).includes('listening') && resolve());
+    proc.once('exit', (code) => reject(new Error(`the fixture exited with ${code}`)));
+  });
+}
+
+function killGroup(child: ChildProcess | undefined): void {
+  try {
+    process.kill(-child!.pid!, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
