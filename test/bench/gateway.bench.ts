@@ -305,24 +305,24 @@ async function pair(label: string, direct: Client, via: Client, args: Record<str
     await call(via, 'mcp__bench__tool-0001');
     g.push(performance.now() - t);
   }
-  const cpu = (cpuMs(gatewayPid) - cpu0) / SEQUENTIAL_CALLS;
+  const cpu1 = cpuMs(gatewayPid);
+  const [user, system] = [(cpu1.user - cpu0.user) / SEQUENTIAL_CALLS, (cpu1.system - cpu0.system) / SEQUENTIAL_CALLS];
   const [dp50, dp99, gp50, gp99] = [pct(d, 50), pct(d, 99), pct(g, 50), pct(g, 99)];
   console.log(`\n${label} (load ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}):`);
   // CPU time does not grow with the machine's load as wall time does: the steadier figure here.
-  if (gatewayPid !== undefined) console.log(`  gateway process CPU per call (user + system): ${f(cpu)} ms`);
+  if (gatewayPid !== undefined) console.log(`  gateway process CPU per call: user ${f(user)} ms, system ${f(system)} ms`);
   console.log(`  direct to upstream   p50 ${f(dp50)} ms  p99 ${f(dp99)} ms`);
   console.log(`  through the gateway  p50 ${f(gp50)} ms  p99 ${f(gp99)} ms`);
   console.log(`  added by the gateway p50 ${f(gp50 - dp50)} ms (target ≤ 1 ms)  p99 ${f(gp99 - dp99)} ms (target ≤ 3 ms)`);
 }
 
-/** User + system CPU time of a process so far, from /proc (Linux), in ms; NaN elsewhere. */
-function cpuMs(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
+/** User and system CPU time of a process so far, from /proc (Linux), in ms; NaN elsewhere. */
+function cpuMs(pid: number | undefined): { user: number; system: number } {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
 }
 
