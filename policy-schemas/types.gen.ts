@@ -610,6 +610,34 @@ tools: string[]
 }
 
 /**
+ * What one server replica tells the others sharing its PostgreSQL database (NOTIFY payload `{ replica, event }`), after the change it describes committed: a publish (wakes long-polls), a removed tenant or changed tokens (drop cached lookups), a new key set (re-read the keys directory), audit events appended (the leader's checkpoint rule).
+ */
+
+export interface ClusterEvent {
+/**
+ * The sending process's random id: a replica ignores its own notifications.
+ */
+replica: string
+event: (({
+type: "published"
+tenant: string
+version: number
+} | {
+type: "tenant-removed"
+tenant: string
+} | {
+type: "tokens-changed"
+} | {
+type: "keyset-changed"
+} | {
+type: "audit-appended"
+seq: number
+}) & {
+type: ("published" | "tenant-removed" | "tokens-changed" | "keyset-changed" | "audit-appended")
+})
+}
+
+/**
  * Which opaque connection ID which subjects or roles may use with which tools. Never a credential.
  */
 

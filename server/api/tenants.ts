@@ -1,9 +1,8 @@
 import { type Context, Hono } from 'hono';
 import type { ConnectionGrant, Tenant, TenantPolicy } from '../../policy-schemas/types.gen.ts';
 import { type Change, withChange } from '../audit/change.ts';
-import { tokenCacheFor } from '../auth/token-cache.ts';
 import { toToken } from '../auth/tokens.ts';
-import { publishEvents } from '../distribution/publish-events.ts';
+import { announce } from '../cluster/cluster-events.ts';
 import { actorOf, authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
@@ -114,9 +113,9 @@ tenantRoutes.delete('/:tenant', async (c) => {
     });
     await unscopeTokens(ch, id);
   });
-  // After the commit: nothing cached for the old tenant may be served to a new one of the same id.
-  publishEvents.tenantRemoved(id);
-  tokenCacheFor(c.get('deps').database).clear();
+  // After the commit, on every replica: nothing cached for the old tenant (bundles, tokens scoped
+  // to it) may be served to a new one of the same id.
+  announce(c.get('deps').database, { type: 'tenant-removed', tenant: id });
   return c.body(null, 204);
 });
 

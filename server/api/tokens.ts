@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { TokenCreate } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
-import { tokenCacheFor } from '../auth/token-cache.ts';
+import { announce } from '../cluster/cluster-events.ts';
 import { insertToken, newTokenSecret, toToken } from '../auth/tokens.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -90,7 +90,7 @@ tokenRoutes.delete('/:id', async (c) => {
     }
     await ch.record({ action: 'delete', entityType: 'token', entityId: id, before: toToken(row), after: null });
   });
-  // After the commit: a lookup racing the delete cannot re-cache the revoked token.
-  tokenCacheFor(c.get('deps').database).clear();
+  // After the commit, on every replica: a lookup racing the delete cannot re-cache the revoked token.
+  announce(c.get('deps').database, { type: 'tokens-changed' });
   return c.body(null, 204);
 });

@@ -1,9 +1,9 @@
 import type { Bundle, BundleSummary } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
 import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
+import { announce } from '../cluster/cluster-events.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
-import { publishEvents } from '../distribution/publish-events.ts';
 import { ApiError } from '../errors.ts';
 import { summarize } from '../policy-engine/diff.ts';
 import type { KeyStore } from '../signing/key-store.ts';
@@ -61,7 +61,7 @@ export async function publishBundle(
     if (prepared.kind === 'unchanged') return { created: false, version: prepared.version, revision: prepared.revision };
     const outcome = await runChange(deps, meta, (ch) => commitPublish(ch, tenant, prepared, meta, opts));
     if (outcome === 'stale') continue;
-    publishEvents.published(tenant, outcome.version);
+    announce(deps.database, { type: 'published', tenant, version: outcome.version });
     return outcome;
   }
   throw new ApiError(

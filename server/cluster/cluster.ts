@@ -1,0 +1,79 @@
+import { Gauge } from 'prom-client';
+import type { AppDeps } from '../context.ts';
+import type { ToolgateDatabase } from '../db/database.ts';
+import type { KeyStore } from '../signing/key-store.ts';
+import { KEYS_LOCK_KEY, advisoryLock } from './advisory-lock.ts';
+import { CLUSTER_CHANNEL, ClusterEvents, setClusterEvents } from './cluster-events.ts';
+import { AdvisoryLockLeadership, type Leadership, SoleLeader } from './leadership.ts';
+import { NotifyChannel } from './notify-channel.ts';
+
+export type Cluster = {
+  events: ClusterEvents;
+  leadership: Leadership;
+  /** Stops leading (jobs must be stopped first), sends what is pending and closes the connections. */
+  close(): Promise<void>;
+};
+
+export type ClusterOptions = {
+  /** Wait between attempts to take leadership (default 5 s). */
+  leaderRetryMs?: number;
+};
+
+/** The PostgreSQL URL of a database, or null for SQLite (one process, nothing to share). */
+export function postgresUrlOf(database: ToolgateDatabase): string | null {
+  const url = (database as { url?: string | null }).url;
+  return typeof url === 'string' && url !== '' ? url : null;
+}
+
+/**
+ * Joins this server process to the others on its database. On SQLite the process is alone: events
+ * stay in-process and it always leads. On PostgreSQL it listens for the other replicas' events on
+ * a dedicated connection, competes for leadership on another, and changes the shared keys
+ * directory only while holding an advisory lock. Exposes `toolgate_cluster_leader` in the metrics.
+ */
+export async function startCluster(deps: Pick<AppDeps, 'database' | 'logger' | 'metrics'>, keys: KeyStore, options: ClusterOptions = {}): Promise<Cluster> {
+  const { database, logger } = deps;
+  const url = postgresUrlOf(database);
+  let events: ClusterEvents;
+  let channel: NotifyChannel | null = null;
+  let leadership: Leadership;
+  if (!url) {
+    leadership = new SoleLeader();
+    events = new ClusterEvents(database, leadership);
+  } else {
+    let receiver: ClusterEvents | undefined;
+    channel = new NotifyChannel({
+      url,
+      channel: CLUSTER_CHANNEL,
+      logger,
+      onMessage: (payload) => receiver?.receive(payload),
+      onReconnect: () => receiver?.resync(),
+    });
+    await channel.start();
+    const advisory = new AdvisoryLockLeadership({ url, logger, retryMs: options.leaderRetryMs });
+    leadership = advisory;
+    events = receiver = new ClusterEvents(database, leadership, channel, logger);
+    keys.setCrossProcessLock(advisoryLock(url, KEYS_LOCK_KEY));
+    await advisory.start();
+  }
+  events.followKeys(keys);
+  setClusterEvents(database, events);
+  new Gauge({
+    name: 'toolgate_cluster_leader',
+    help: '1 while this replica runs the background jobs (re-issue, MCP re-sync, audit checkpoints, decision retention)',
+    registers: [deps.metrics.registry],
+    collect() {
+      this.set(leadership.leader ? 1 : 0);
+    },
+  });
+  return {
+    events,
+    leadership,
+    async close() {
+      await leadership.close();
+      await events.close();
+      await channel?.close();
+      keys.setCrossProcessLock(undefined);
+    },
+  };
+}
