@@ -14,7 +14,8 @@ import type { KeySetOrigin } from '../signing/key-store.ts';
 import { startTempPostgres } from '../../test/support/postgres.ts';
 import { advisoryLock } from './advisory-lock.ts';
 import { CLUSTER_CHANNEL, ClusterEvents, announce, clusterEventsFor, setClusterEvents } from './cluster-events.ts';
-import { AdvisoryLockLeadership, SoleLeader, whileLeader } from './leadership.ts';
+import { AdvisoryLockLeadership } from './advisory-leadership.ts';
+import { SoleLeader, whileLeader } from './leadership.ts';
 import { NotifyChannel } from './notify-channel.ts';
 
 // Two "replicas" in one test process: each has its own channel, leadership and (SQLite) database

@@ -1,11 +1,9 @@
 import { Gauge } from 'prom-client';
 import type { AppDeps } from '../context.ts';
-import type { ToolgateDatabase } from '../db/database.ts';
 import type { KeyStore } from '../signing/key-store.ts';
-import { KEYS_LOCK_KEY, advisoryLock } from './advisory-lock.ts';
 import { CLUSTER_CHANNEL, ClusterEvents, setClusterEvents } from './cluster-events.ts';
-import { AdvisoryLockLeadership, type Leadership, SoleLeader } from './leadership.ts';
-import { NotifyChannel } from './notify-channel.ts';
+import { type Leadership, SoleLeader } from './leadership.ts';
+import type { NotifyChannel } from './notify-channel.ts';
 
 export type Cluster = {
   events: ClusterEvents;
@@ -19,12 +17,6 @@ export type ClusterOptions = {
   leaderRetryMs?: number;
 };
 
-/** The PostgreSQL URL of a database, or null for SQLite (one process, nothing to share). */
-export function postgresUrlOf(database: ToolgateDatabase): string | null {
-  const url = (database as { url?: string | null }).url;
-  return typeof url === 'string' && url !== '' ? url : null;
-}
-
 /**
  * Joins this server process to the others on its database. On SQLite the process is alone: events
  * stay in-process and it always leads. On PostgreSQL it listens for the other replicas' events on
@@ -33,7 +25,7 @@ export function postgresUrlOf(database: ToolgateDatabase): string | null {
  */
 export async function startCluster(deps: Pick<AppDeps, 'database' | 'logger' | 'metrics'>, keys: KeyStore, options: ClusterOptions = {}): Promise<Cluster> {
   const { database, logger } = deps;
-  const url = postgresUrlOf(database);
+  const url = database.engine === 'postgres' ? database.url : null;
   let events: ClusterEvents;
   let channel: NotifyChannel | null = null;
   let leadership: Leadership;
@@ -41,6 +33,12 @@ export async function startCluster(deps: Pick<AppDeps, 'database' | 'logger' | '
     leadership = new SoleLeader();
     events = new ClusterEvents(database, leadership);
   } else {
+    // Loaded only here, as the database wrapper loads pg: a SQLite server never pays for it.
+    const [{ NotifyChannel }, { AdvisoryLockLeadership }, { KEYS_LOCK_KEY, advisoryLock }] = await Promise.all([
+      import('./notify-channel.ts'),
+      import('./advisory-leadership.ts'),
+      import('./advisory-lock.ts'),
+    ]);
     let receiver: ClusterEvents | undefined;
     channel = new NotifyChannel({
       url,
