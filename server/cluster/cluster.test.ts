@@ -137,8 +137,8 @@ describe('NotifyChannel', () => {
 });
 
 describe('AdvisoryLockLeadership', () => {
-  function contender() {
-    const l = new AdvisoryLockLeadership({ url: pgUrl, retryMs: 100 });
+  function contender(retryMs = 100) {
+    const l = new AdvisoryLockLeadership({ url: pgUrl, retryMs });
     cleanups.push(() => l.close());
     return l;
   }
@@ -158,7 +158,8 @@ describe('AdvisoryLockLeadership', () => {
   });
 
   it('moves to another replica when the leader loses its connection, and the old leader knows it lost', async () => {
-    const a = contender();
+    // a retries slowly, so b's next attempt comes first (otherwise either may win the lock back).
+    const a = contender(30_000);
     await a.start();
     expect(a.leader).toBe(true);
     const b = contender();
@@ -175,8 +176,6 @@ describe('AdvisoryLockLeadership', () => {
     await sql('SELECT pg_terminate_backend($1)', [holders[0].pid]);
     await until(() => b.leader);
     await until(() => changes.includes(false));
-    // a competes again, but b holds the lock now.
-    await new Promise((r) => setTimeout(r, 300));
     expect(a.leader).toBe(false);
     await a.close();
     await b.close();
