@@ -2,7 +2,7 @@ import { Gauge } from 'prom-client';
 import type { AppDeps } from '../context.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { CLUSTER_CHANNEL, ClusterEvents, setClusterEvents } from './cluster-events.ts';
-import { type Leadership, SoleLeader } from './leadership.ts';
+import { type Leadership, NeverLeader, SoleLeader } from './leadership.ts';
 import type { NotifyChannel } from './notify-channel.ts';
 
 export type Cluster = {
@@ -15,6 +15,11 @@ export type Cluster = {
 export type ClusterOptions = {
   /** Wait between attempts to take leadership (default 5 s). */
   leaderRetryMs?: number;
+  /**
+   * False for a process that only changes things and exits (the CLI): it sends and hears events
+   * and takes the keys lock, but never competes for leadership (it would hold the jobs back).
+   */
+  lead?: boolean;
 };
 
 /**
@@ -48,11 +53,13 @@ export async function startCluster(deps: Pick<AppDeps, 'database' | 'logger' | '
       onReconnect: () => receiver?.resync(),
     });
     await channel.start();
-    const advisory = new AdvisoryLockLeadership({ url, logger, retryMs: options.leaderRetryMs });
-    leadership = advisory;
+    const advisory = options.lead === false ? null : new AdvisoryLockLeadership({ url, logger, retryMs: options.leaderRetryMs });
+    leadership = advisory ?? new NeverLeader();
     events = receiver = new ClusterEvents(database, leadership, channel, logger);
     keys.setCrossProcessLock(advisoryLock(url, KEYS_LOCK_KEY));
-    await advisory.start();
+    await advisory?.start();
+    // A replica (re)starting may have rotated the bootstrap admin token: other replicas drop cached lookups.
+    events.announce({ type: 'tokens-changed' });
   }
   events.followKeys(keys);
   setClusterEvents(database, events);

@@ -18,6 +18,15 @@ export class SoleLeader implements Leadership {
   async close(): Promise<void> {}
 }
 
+/** A process that never runs the background jobs (a CLI command sharing the database). */
+export class NeverLeader implements Leadership {
+  readonly leader = false;
+  onChange(): () => void {
+    return () => undefined;
+  }
+  async close(): Promise<void> {}
+}
+
 /**
  * Runs a job only while this process leads: `start` when leadership comes (at once if it is
  * already here, in the same turn, as on SQLite), the function it returned when leadership goes.

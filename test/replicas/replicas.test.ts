@@ -9,7 +9,8 @@ import { freePort } from '../support/free-port.ts';
 import { startTempPostgres } from '../support/postgres.ts';
 
 // Two real `toolgate serve` processes (replicas A and B) on one throwaway PostgreSQL cluster,
-// sharing one keys directory, as the README's "Running more than one replica" sets them up.
+// sharing one keys directory, as the README's "Running more than one replica" sets them up (with
+// the default demo seed, so both find the database new at the same moment).
 const ADMIN = 'tg_replicas_test_admin_0123456789abcdef';
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -32,7 +33,6 @@ function startReplica(name: string, port: number): Replica {
       TOOLGATE_DB: pgUrl,
       TOOLGATE_KEYS_DIR: join(dir, 'keys'),
       TOOLGATE_WEB_DIR: join(dir, 'no-web'),
-      TOOLGATE_SEED: 'none',
       TOOLGATE_ADMIN_TOKEN: ADMIN,
       TOOLGATE_REISSUE_CHECK_SECONDS: '1',
       LOG_LEVEL: 'warn',
@@ -134,7 +134,7 @@ afterAll(() => {
 });
 
 describe('two replicas on one PostgreSQL database', () => {
-  it('started together, migrate once and share one key set', async () => {
+  it('started together on a new database, migrate and seed it once and share one key set', async () => {
     const client = new pg.Client({ connectionString: pgUrl });
     await client.connect();
     try {
@@ -147,6 +147,9 @@ describe('two replicas on one PostgreSQL database', () => {
     const [ka, kb] = await Promise.all([fetch(`${A.url}/.well-known/toolgate-keyset.json`), fetch(`${B.url}/.well-known/toolgate-keyset.json`)]);
     expect(ka.headers.get('toolgate-version')).toBe('1');
     expect(await ka.text()).toBe(await kb.text());
+    // Both saw a new database; the demo data went in once.
+    const seeded = (await ok(B, 'GET', '/v1/audit?entityType=tenant&entityId=acme-research')).json.items;
+    expect(seeded.map((e: { action: string }) => e.action)).toEqual(['create']);
     // Exactly one of them runs the background jobs.
     expect([await leads(A), await leads(B)].filter(Boolean)).toHaveLength(1);
   });

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import pino from 'pino';
 import type { ChangeMeta } from '../../audit/change.ts';
+import { type Cluster, startCluster } from '../../cluster/cluster.ts';
 import { ToolgateDatabase, isPostgresUrl } from '../../db/database.ts';
 import { ApiError } from '../../errors.ts';
 import { createMetrics } from '../../observability/metrics.ts';
@@ -57,9 +59,12 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   };
 
   const database = isPostgresUrl(settings.dbFile) || existsSync(settings.dbFile) || sub === 'retire' ? new ToolgateDatabase(settings.dbFile) : undefined;
+  let cluster: Cluster | undefined;
   try {
     if (database) await database.migrateToLatest();
     const deps = { database, metrics: createMetrics() };
+    // On PostgreSQL: change the shared keys directory under the replicas' lock, and tell them.
+    if (database?.engine === 'postgres') cluster = await startCluster({ ...deps, database, logger: pino({ level: 'silent' }) }, store, { lead: false });
     const meta = (fallback: string): ChangeMeta => ({ actor: 'system', requestId: null, reason: values.reason ?? fallback });
     switch (sub) {
       case 'list': {
@@ -144,6 +149,7 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
     }
     throw err;
   } finally {
+    await cluster?.close();
     await database?.close();
   }
 }
