@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { insertToken } from '../auth/tokens.ts';
 import { tokenCacheFor } from '../auth/token-cache.ts';
@@ -9,10 +10,12 @@ import { hashSecret } from '../auth/tokens.ts';
 import { ToolgateDatabase } from '../db/database.ts';
 import { publishEvents } from '../distribution/publish-events.ts';
 import type { PublishedEvent } from '../distribution/publish-events.ts';
+import { createMetrics } from '../observability/metrics.ts';
 import { KeyStore } from '../signing/key-store.ts';
 import type { KeySetOrigin } from '../signing/key-store.ts';
 import { startTempPostgres } from '../../test/support/postgres.ts';
 import { advisoryLock } from './advisory-lock.ts';
+import { startCluster } from './cluster.ts';
 import { CLUSTER_CHANNEL, ClusterEvents, announce, clusterEventsFor, setClusterEvents } from './cluster-events.ts';
 import { AdvisoryLockLeadership } from './advisory-leadership.ts';
 import { SoleLeader, whileLeader } from './leadership.ts';
@@ -361,5 +364,64 @@ describe('ClusterEvents across two replicas', () => {
     expect(events.shared).toBe(false);
     expect(events.leadership.leader).toBe(true);
     expect(clusterEventsFor(database)).toBe(events);
+  });
+});
+
+describe('startCluster', () => {
+  it('on PostgreSQL: one replica leads, a CLI process never does, and a key set changed by the CLI reaches the servers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-cluster-start-'));
+    const logger = pino({ level: 'silent' });
+    const start = async (lead: boolean) => {
+      const database = new ToolgateDatabase(pgUrl);
+      await database.migrateToLatest();
+      const metrics = createMetrics();
+      const keys = new KeyStore(dir);
+      const cluster = await startCluster({ database, logger, metrics }, keys, { lead, leaderRetryMs: 100 });
+      cleanups.push(async () => {
+        await cluster.close();
+        await database.close();
+      });
+      return { database, metrics, keys, cluster };
+    };
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const a = await start(true);
+    const b = await start(true);
+    const cli = await start(false);
+    expect(a.cluster.events.shared).toBe(true);
+    expect([a, b, cli].map((r) => r.cluster.leadership.leader)).toEqual([true, false, false]);
+    expect(await a.metrics.registry.getSingleMetricAsString('toolgate_cluster_leader')).toMatch(/^toolgate_cluster_leader 1$/m);
+    expect(await b.metrics.registry.getSingleMetricAsString('toolgate_cluster_leader')).toMatch(/^toolgate_cluster_leader 0$/m);
+
+    // The first keys were made once, under the keys lock, whichever asked first.
+    const [va, vb] = await Promise.all([a.keys.keySet(), b.keys.keySet()]);
+    expect(va.keySet.version).toBe(1);
+    expect(vb.bytes.equals(va.bytes)).toBe(true);
+
+    const heard: KeySetOrigin[] = [];
+    b.keys.onKeySetChanged((o) => heard.push(o));
+    await cli.keys.rotate();
+    await until(() => heard.length === 1);
+    expect(heard).toEqual(['another-process']);
+    expect((await b.keys.keySet()).keySet.version).toBe(2);
+
+    // The leader goes; the other server takes over, the CLI still does not.
+    await a.cluster.close();
+    await until(() => b.cluster.leadership.leader);
+    expect(cli.cluster.leadership.leader).toBe(false);
+  });
+
+  it('on SQLite: the process leads at once, hears only itself, and opens no PostgreSQL connection', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-cluster-sqlite-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const database = new ToolgateDatabase(join(dir, 'toolgate.db'));
+    await database.migrateToLatest();
+    const cluster = await startCluster({ database, logger: pino({ level: 'silent' }), metrics: createMetrics() }, new KeyStore(join(dir, 'keys')));
+    cleanups.push(async () => {
+      await cluster.close();
+      await database.close();
+    });
+    expect(cluster.leadership.leader).toBe(true);
+    expect(cluster.events.shared).toBe(false);
+    expect(clusterEventsFor(database)).toBe(cluster.events);
   });
 });
