@@ -1,5 +1,6 @@
 import type { Bundle, BundleSummary } from '../../policy-schemas/types.gen.ts';
-import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { sha256Canonical } from '../../runtime/sha256.ts';
 import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
