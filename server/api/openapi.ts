@@ -22,7 +22,10 @@ const crud = (base: string, key: string, kind: string, tag: string, patch = true
   { method: 'delete', path: `${base}/{${key}}`, summary: `Delete a ${kind} (If-Match)`, tag },
 ];
 
-/** Every route of the API; the OpenAPI document is built from this list and the schemas. */
+/**
+ * Every route of the API; the OpenAPI document is built from this list and the schemas.
+ * test/api/openapi-routes.test.ts fails when a mounted route is missing here or a listed one is not mounted.
+ */
 const operations: Op[] = [
   {
     method: 'get',
@@ -241,6 +244,13 @@ const operations: Op[] = [
     tag: 'Distribution',
   },
   { method: 'get', path: '/healthz', summary: 'Liveness', tag: 'Operations' },
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: "Prometheus metrics (an admin's or auditor's token unless TOOLGATE_METRICS_PUBLIC=1)",
+    tag: 'Operations',
+  },
+  { method: 'get', path: '/v1/openapi.json', summary: 'This document (no token needed)', tag: 'Operations' },
 ];
 
 const ref = (kind: string) => ({ $ref: `${SCHEMA_BASE}${kind}.schema.json` });
