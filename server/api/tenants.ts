@@ -1,8 +1,8 @@
 import { type Context, Hono } from 'hono';
 import type { ConnectionGrant, Tenant, TenantPolicy } from '../../policy-schemas/types.gen.ts';
-import { type Change, withChange } from '../audit/change.ts';
+import { withChange } from '../audit/change.ts';
 import { tokenCacheFor } from '../auth/token-cache.ts';
-import { toToken } from '../auth/tokens.ts';
+import { unscopeTokens } from '../auth/tokens.ts';
 import { publishEvents } from '../distribution/publish-events.ts';
 import { actorOf, authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
@@ -119,36 +119,6 @@ tenantRoutes.delete('/:tenant', async (c) => {
   tokenCacheFor(c.get('deps').database).clear();
   return c.body(null, 204);
 });
-
-/**
- * A deleted tenant takes its access with it: tokens scoped to it lose it, and a token left with no
- * tenant at all is revoked (its sessions go with it), so a new tenant of the same id starts clean.
- */
-async function unscopeTokens(ch: Change, tenant: string): Promise<void> {
-  for (const row of await ch.tx.selectFrom('tokens').selectAll().where('role', 'in', ['editor', 'viewer', 'runtime']).execute()) {
-    const tenants = JSON.parse(row.tenants) as string[];
-    if (!tenants.includes(tenant)) continue;
-    const rest = tenants.filter((t) => t !== tenant);
-    if (rest.length === 0) {
-      await ch.tx.deleteFrom('tokens').where('id', '=', row.id).execute();
-      await ch.record({ action: 'delete', entityType: 'token', entityId: row.id, before: toToken(row), after: null, reason: `tenant ${tenant} was deleted` });
-    } else {
-      await ch.tx
-        .updateTable('tokens')
-        .set({ tenants: JSON.stringify(rest), version: row.version + 1 })
-        .where('id', '=', row.id)
-        .execute();
-      await ch.record({
-        action: 'update',
-        entityType: 'token',
-        entityId: row.id,
-        before: toToken(row),
-        after: { ...toToken(row), tenants: rest, version: row.version + 1 },
-        reason: `tenant ${tenant} was deleted`,
-      });
-    }
-  }
-}
 
 // ---- policy
 

@@ -29,6 +29,12 @@ export async function tenantExists(db: DbOrTx, id: string): Promise<boolean> {
   return (await db.selectFrom('tenants').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
 
+/** Which of these tenant ids exist. */
+export async function existingTenantIds(db: DbOrTx, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set((await db.selectFrom('tenants').select('id').where('id', 'in', ids).execute()).map((r) => r.id));
+}
+
 /** Throws the API's 404 for a tenant that does not exist. */
 export async function requireTenantExists(db: DbOrTx, id: string): Promise<void> {
   if (!(await tenantExists(db, id))) throw new ApiError(404, 'not_found', `tenant ${id} does not exist`);
