@@ -201,10 +201,11 @@ const operations: Op[] = [
     path: '/v1/session',
     summary: 'Console login: token → HttpOnly session cookie + CSRF token',
     body: 'session-create',
+    response: 'session',
     tag: 'Auth',
     status: '200',
   },
-  { method: 'get', path: '/v1/session', summary: 'The current console session', tag: 'Auth' },
+  { method: 'get', path: '/v1/session', summary: 'The current console session and what it may do', response: 'session', tag: 'Auth' },
   {
     method: 'delete',
     path: '/v1/session',

@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import { deleteCookie, getCookie } from 'hono/cookie';
-import { SESSION_COOKIE, authenticate } from '../auth/authenticate.ts';
+import { SESSION_COOKIE, authenticate, toActor } from '../auth/authenticate.ts';
 import { recordFailure, refuseWhenLimited } from '../auth/failure-limiter.ts';
 import { actorOf } from '../auth/guard.ts';
+import { sessionPermissions } from '../auth/permissions.ts';
 import { endSession, openSession, pruneSessions, sessionCsrfToken } from '../auth/sessions.ts';
 import { endSessionUrl } from '../auth/sso/oidc-client.ts';
 import { findTokenBySecret, toToken, tokenExpired } from '../auth/tokens.ts';
@@ -30,7 +31,8 @@ sessionRoutes.post('/', async (c) => {
   const { csrfToken } = await openSession(c, { kind: 'token', tokenId: row.id });
   await pruneSessions(c.get('deps').database.db, new Date());
   const t = toToken(row);
-  return c.json({ tokenId: t.id, label: t.label, role: t.role, tenants: t.tenants, csrfToken });
+  const permissions = sessionPermissions(c.get('deps').authorizer, toActor(row, 'session'));
+  return c.json({ tokenId: t.id, label: t.label, role: t.role, tenants: t.tenants, csrfToken, permissions });
 });
 
 sessionRoutes.get('/', authenticate, async (c) => {
@@ -47,6 +49,7 @@ sessionRoutes.get('/', authenticate, async (c) => {
     tenants: actor.tenants ?? [],
     csrfToken: csrfToken ?? null,
     ...person,
+    permissions: sessionPermissions(c.get('deps').authorizer, actor),
   });
 });
 
