@@ -113,19 +113,15 @@ export async function ensureBootstrapAdmin(deps: Pick<AppDeps, 'database' | 'met
   const meta = { actor: 'system', requestId: null, reason: null };
   return runChange(deps, meta, async (ch) => {
     const db = ch.tx;
+    const createBootstrap = async (secret: string, reason: string) => {
+      const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret, now });
+      await ch.record({ action: 'create', entityType: 'token', entityId: BOOTSTRAP_TOKEN_ID, before: null, after: toToken(row), reason });
+    };
     const existing = await db.selectFrom('tokens').selectAll().where('id', '=', BOOTSTRAP_TOKEN_ID).executeTakeFirst();
     if (configured) {
       const hash = hashSecret(configured);
       if (!existing) {
-        const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret: configured, now });
-        await ch.record({
-          action: 'create',
-          entityType: 'token',
-          entityId: BOOTSTRAP_TOKEN_ID,
-          before: null,
-          after: toToken(row),
-          reason: 'bootstrap admin token from TOOLGATE_ADMIN_TOKEN',
-        });
+        await createBootstrap(configured, 'bootstrap admin token from TOOLGATE_ADMIN_TOKEN');
       } else if (existing.token_hash !== hash) {
         await db.updateTable('tokens').set({ token_hash: hash }).where('id', '=', BOOTSTRAP_TOKEN_ID).execute();
         // Sessions signed in with the old secret must not outlive it.
@@ -144,15 +140,7 @@ export async function ensureBootstrapAdmin(deps: Pick<AppDeps, 'database' | 'met
     const anyAdmin = await db.selectFrom('tokens').select('id').where('role', '=', 'admin').executeTakeFirst();
     if (anyAdmin) return null;
     const secret = newTokenSecret();
-    const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret, now });
-    await ch.record({
-      action: 'create',
-      entityType: 'token',
-      entityId: BOOTSTRAP_TOKEN_ID,
-      before: null,
-      after: toToken(row),
-      reason: 'bootstrap admin token generated at first start',
-    });
+    await createBootstrap(secret, 'bootstrap admin token generated at first start');
     return secret;
   });
 }
