@@ -7,6 +7,7 @@ import type { AppDeps } from '../../context.ts';
 import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { StaticMirror, startStaticMirror } from '../../distribution/static-mirror.ts';
+import { describeDatabase } from '../../db/database.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
 import { openToolgate, settingsFromEnv } from '../../startup.ts';
 
@@ -26,7 +27,7 @@ export async function run(): Promise<number> {
   );
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, (info) => {
-    deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: settings.dbFile }, 'toolgate listening');
+    deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: describeDatabase(settings.dbFile) }, 'toolgate listening');
     if (generatedAdminToken) {
       // Printed once, to the terminal only; it is stored hashed and cannot be shown again.
       process.stdout.write(
