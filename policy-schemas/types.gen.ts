@@ -1732,6 +1732,28 @@ tenants: string[]
  * Null on GET when the request was made with a bearer token, not a session cookie.
  */
 csrfToken: (string | null)
+permissions: SessionPermissions
+}
+/**
+ * What the session may do, decided by the server's role rules (the same the API enforces), so a client needs no rules of its own. A resource with no allowed action is left out. `actions`: What the session's role may do: on global resources, and on tenant-scoped ones (tenant, policy, grant, bundle, runtime, simulate, decision) in every tenant it reaches except those listed in `tenants`. `tenants`: For a person holding another role in some tenants (see `tenantRoles`): what they may do on tenant-scoped resources there.
+ */
+
+export interface SessionPermissions {
+/**
+ * Whether the session reaches every tenant (admin, auditor); otherwise only those in `tenants` of the session and in `permissions.tenants`.
+ */
+everyTenant: boolean
+actions: AllowedActions
+tenants: {
+[k: string]: AllowedActions
+}
+}
+/**
+ * Resource → the actions allowed on it.
+ */
+
+export interface AllowedActions {
+[k: string]: ("read" | "write" | "publish" | "force" | "pull" | "report" | "export" | "run")[]
 }
 
 /**

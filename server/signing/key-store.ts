@@ -4,7 +4,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK } from 'j
 import type { CryptoKey, JWK } from 'jose';
 import type { KeySet, RootPublicKey } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
-import { KEYSET_FORMAT } from '../../runtime/verify-key-set.ts';
+import { KEYSET_FORMAT } from '../../runtime/key-set-format.ts';
 import { signKeySet } from './sign.ts';
 
 export type KeyStatus = 'next' | 'active' | 'retired';

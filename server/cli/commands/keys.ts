@@ -9,6 +9,7 @@ import { createMetrics } from '../../observability/metrics.ts';
 import { promoteSigningKey, reissueKeySet, retireSigningKey, rotateRootKey, rotateSigningKey, tenantsSignedBy } from '../../signing/key-changes.ts';
 import { KeyStore } from '../../signing/key-store.ts';
 import { settingsFromEnv } from '../../startup.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = [
   'usage: toolgate keys list',
@@ -21,13 +22,11 @@ const USAGE = [
   'options: --root-key FILE (the root private key, when it is kept off the server), --reason TEXT',
 ].join('\n');
 
-type Output = { log: (line: string) => void; error: (line: string) => void };
-
 /**
  * `toolgate keys …`: staged rotation of the bundle-signing keys and the root-signed key set. A
  * running server picks every change up without a restart. Changes are audited.
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput): Promise<number> {
   const [sub, ...rest] = args;
   let values;
   let positionals: string[];
