@@ -10,20 +10,23 @@ type Entry = { row: TokensRow | undefined; until: number };
 
 /**
  * Token lookups by hash, cached briefly: the bundle-pull path answers thousands of requests a
- * second with the same few tokens. Revocation in this process clears the cache at once; another
- * process sharing the database sees it within TOKEN_CACHE_MS.
+ * second with the same few tokens. A revocation clears the cache at once, in this process and (through
+ * the cluster events) in every replica; a process that hears nothing sees it within TOKEN_CACHE_MS.
  */
 export class TokenCache {
   private entries = new Map<string, Entry>();
+  // Bumped by clear(): a lookup that began before a clear must not put its answer back afterwards.
+  private generation = 0;
 
   constructor(private readonly database: ToolgateDatabase) {}
 
   async find(hash: string, now = Date.now()): Promise<TokensRow | undefined> {
     const hit = this.entries.get(hash);
     if (hit && hit.until > now) return hit.row;
+    const generation = this.generation;
     const row = await this.database.db.selectFrom('tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
     if (this.entries.size > 10_000) this.entries.clear();
-    this.entries.set(hash, { row, until: now + TOKEN_CACHE_MS });
+    if (generation === this.generation) this.entries.set(hash, { row, until: now + TOKEN_CACHE_MS });
     if (row && (!row.last_used_at || Date.parse(row.last_used_at) < now - LAST_USED_EVERY_MS)) {
       const at = new Date(now).toISOString();
       row.last_used_at = at;
@@ -38,6 +41,7 @@ export class TokenCache {
   }
 
   clear(): void {
+    this.generation++;
     this.entries.clear();
   }
 }

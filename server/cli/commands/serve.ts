@@ -2,6 +2,8 @@ import { serve } from '@hono/node-server';
 import { createApp } from '../../app.ts';
 import { compileDraft } from '../../compiler/draft.ts';
 import { startCheckpointScheduler } from '../../audit/checkpoints.ts';
+import { startCluster } from '../../cluster/cluster.ts';
+import { whileLeader } from '../../cluster/leadership.ts';
 import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
 import type { AppDeps } from '../../context.ts';
 import { startDecisionRetention } from '../../decisions/retention.ts';
@@ -9,7 +11,7 @@ import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { StaticMirror, startStaticMirror } from '../../distribution/static-mirror.ts';
 import { describeDatabase } from '../../db/database.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
-import { openToolgate, settingsFromEnv } from '../../startup.ts';
+import { DEFAULT_REISSUE_CHECK_SECONDS, openToolgate, settingsFromEnv } from '../../startup.ts';
 
 /** `toolgate serve`: migrate, seed, serve, and keep MCP servers with an interval in sync and bundles from expiring, until SIGINT/SIGTERM. */
 export async function run(): Promise<number> {
@@ -17,6 +19,8 @@ export async function run(): Promise<number> {
   const { deps, generatedAdminToken } = await openToolgate(settings);
   // The first start creates the first signing key, the root key and key set v1; later starts say where the root is.
   const keys = sharedKeyStore(deps.config.keysDir);
+  // Before the keys are first used: replicas on one PostgreSQL database create them one at a time.
+  const cluster = await startCluster(deps, keys);
   const { keySet } = await keys.keySet();
   const root = await keys.rootInfo();
   deps.logger.info(
@@ -38,10 +42,19 @@ export async function run(): Promise<number> {
   // Warm the compiler (JIT, every input schema compiled once) so the first simulate or publish
   // after a start is as fast as the later ones. Failures are the draft's and show when it is used.
   setImmediate(() => void warmCompiler(deps).catch(() => undefined));
-  const stopMcp = startMcpScheduler(deps);
-  const stopReissue = startReissueScheduler(deps);
-  const stopCheckpoints = startCheckpointScheduler(deps, keys);
-  const stopRetention = startDecisionRetention(deps);
+  // Jobs that must run once across replicas run on the leader (on SQLite, this one process, from now on).
+  const stopJobs = whileLeader(cluster.leadership, () => {
+    const stopMcp = startMcpScheduler(deps);
+    const stopReissue = startReissueScheduler(deps, { everyMs: (settings.reissueCheckSeconds ?? DEFAULT_REISSUE_CHECK_SECONDS) * 1000 });
+    const stopCheckpoints = startCheckpointScheduler(deps, keys);
+    const stopRetention = startDecisionRetention(deps);
+    return async () => {
+      await stopMcp();
+      await stopReissue();
+      await stopCheckpoints();
+      await stopRetention();
+    };
+  });
   const mirrorDir = deps.config.mirrorDir;
   const stopMirror = mirrorDir ? startStaticMirror(new StaticMirror(mirrorDir, deps.database.db, keys), keys, deps.logger) : () => undefined;
   await new Promise<void>((resolve) => {
@@ -52,11 +65,9 @@ export async function run(): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  await stopMcp();
-  await stopReissue();
-  await stopCheckpoints();
-  await stopRetention();
+  await stopJobs();
   stopMirror();
+  await cluster.close();
   await deps.database.close();
   return 0;
 }
