@@ -112,7 +112,8 @@ function runtimeAjv(): Ajv2020 {
   if (!ajv) {
     const fresh = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true, code: { regExp: linearRegExp } });
     // MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
-    fresh.addMetaSchema(draft07);
+    // ajv's own copy is not checked against 2020-12: that would compile a meta-schema for nothing.
+    fresh.addMetaSchema(draft07, undefined, false);
     addFormats(fresh);
     ajv = fresh;
   }
