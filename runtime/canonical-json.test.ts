@@ -67,6 +67,8 @@ describe('canonicalJson (RFC 8785)', () => {
     loop.self = [loop];
     expect(() => canonicalJson(loop)).toThrow(/Circular/);
     expect(() => canonicalJson(undefined)).toThrow(TypeError);
+    // A backslash before the letters of an escape is no lone surrogate.
+    expect(canonicalJson({ x: '\\ud800', y: '\\\\ud800' })).toBe(canonicalize({ x: '\\ud800', y: '\\\\ud800' }));
     // The same object twice, side by side, is no cycle.
     const shared = { k: 1 };
     expect(canonicalJson([shared, shared])).toBe('[{"k":1},{"k":1}]');

@@ -5,15 +5,82 @@ import { createHash } from 'node:crypto';
  * surrogates, cycles, a top-level value with no JSON form).
  *
  * Written here rather than taken from the `canonicalize` package because it sits on the hot path
- * of every publish (a 2,000-tool bundle is a megabyte of it) and of every verification: this one
- * concatenates strings instead of building and joining arrays, and leaves string escaping and
- * number formatting to the engine's JSON.stringify, which RFC 8785 adopts as is (§3.2.2.2,
- * §3.2.2.3). The package stays the reference: a test checks both agree on generated values.
+ * of every publish (a 2,000-tool bundle is a megabyte of it) and of every verification. RFC 8785
+ * adopts JSON.stringify's strings and numbers as they are (§3.2.2.2, §3.2.2.3) and differs only in
+ * member order, so the value is walked once to put every object's members in UTF-16 order (copying
+ * only objects that are not already in it: parsed canonical bytes are) and the engine's native
+ * JSON.stringify writes the text. An object with an array-index name ("10", "9"), which engines
+ * always enumerate in numeric order, is written member by member instead. The package stays the
+ * reference: a test checks both agree on generated values.
  */
 export function canonicalJson(value: unknown): string {
-  const text = write(value, new Set());
+  const walk: Walk = { stack: [], indexNames: false };
+  const ordered = inOrder(value, walk);
+  const text = walk.indexNames ? write(value, new Set()) : JSON.stringify(ordered);
   if (text === undefined) throw new TypeError('value has no JSON form');
+  // JSON.stringify escapes a lone surrogate as \udXXX (and only then writes such an escape).
+  if (!walk.indexNames && LONE_SURROGATE_ESCAPE.test(text)) throw new Error('Lone surrogate is not allowed');
   return text;
+}
+
+type Walk = { stack: object[]; indexNames: boolean };
+
+const LONE_SURROGATE_ESCAPE = /(?<!\\)(?:\\\\)*\\ud[89a-f]/;
+// Past this depth a value is checked for cycles at every level (shallower, a cycle soon gets here).
+const CYCLE_CHECK_DEPTH = 64;
+
+/** The value with every object's members in UTF-16 order; the same value where it already is. */
+function inOrder(value: unknown, walk: Walk): unknown {
+  if (typeof value === 'number') {
+    if (Number.isNaN(value)) throw new Error('NaN is not allowed');
+    if (!Number.isFinite(value)) throw new Error('Infinity is not allowed');
+    return value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  const stack = walk.stack;
+  if (stack.length >= CYCLE_CHECK_DEPTH && stack.includes(value)) throw new Error('Circular reference detected');
+  stack.push(value);
+  let out: unknown = value;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    out = inOrder((value as { toJSON(): unknown }).toJSON(), walk);
+  } else if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const item = inOrder(value[i], walk);
+      if (item !== value[i] && copy === null) copy = value.slice(0, i);
+      if (copy !== null) copy.push(item);
+    }
+    if (copy !== null) out = copy;
+  } else {
+    const object = value as Record<string, unknown>;
+    const names = Object.keys(object);
+    let sorted = true;
+    for (let i = 0; i < names.length; i++) {
+      const c = names[i].charCodeAt(0);
+      if (c >= 48 && c <= 57 && isArrayIndex(names[i])) walk.indexNames = true;
+      if (i > 0 && names[i - 1] > names[i]) sorted = false;
+    }
+    let members: unknown[] | null = null;
+    for (let i = 0; i < names.length; i++) {
+      const member = inOrder(object[names[i]], walk);
+      if (member !== object[names[i]] && members === null) members = names.slice(0, i).map((n) => object[n]);
+      if (members !== null) members.push(member);
+    }
+    if (!sorted || members !== null) {
+      const order = names.map((_, i) => i).sort((a, b) => (names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : 0));
+      // No prototype: a member called "__proto__" stays a member.
+      const copy: Record<string, unknown> = Object.create(null);
+      for (const i of order) copy[names[i]] = members === null ? object[names[i]] : members[i];
+      out = copy;
+    }
+  }
+  stack.pop();
+  return out;
+}
+
+function isArrayIndex(name: string): boolean {
+  const n = Number(name);
+  return Number.isInteger(n) && n >= 0 && n < 4294967295 && String(n) === name;
 }
 
 /** `sha256:<hex>` of the canonical JSON of a value. */
@@ -29,7 +96,7 @@ function string(s: string): string {
   return JSON.stringify(s);
 }
 
-/** The member's text, or undefined for what JSON leaves out (undefined, functions, symbols). */
+/** Member by member, for objects whose names engines would reorder; undefined for what JSON leaves out. */
 function write(value: unknown, open: Set<object>): string | undefined {
   switch (typeof value) {
     case 'string':
