@@ -58,8 +58,8 @@ describe('migrations', () => {
 
   it('opens SQLite in WAL mode with foreign keys on and synchronous FULL', async () => {
     const d = new ToolgateDatabase(':memory:');
-    expect(d.sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(d.sqlite.pragma('synchronous', { simple: true })).toBe(2);
+    expect(d.sqlite?.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(d.sqlite?.pragma('synchronous', { simple: true })).toBe(2);
     await d.close();
   });
 });

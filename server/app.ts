@@ -33,6 +33,7 @@ import { toolRoutes } from './api/tools.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { authorize } from './auth/guard.ts';
 import type { AppDeps, AppEnv } from './context.ts';
+import { databaseUnavailable } from './db/database.ts';
 import { ApiError } from './errors.ts';
 import { MAX_BODY_BYTES } from './http/body.ts';
 
@@ -71,9 +72,25 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     if (err instanceof ApiError) {
       return c.json(err.toProblem(requestId), err.status as 400, { ...err.details.headers, 'Content-Type': 'application/problem+json' });
     }
+    if (databaseUnavailable(err)) {
+      // The request may be fine; the database is not reachable just now. Runtimes back off on 503.
+      // (The problem code stays `internal`: the public list of codes has none for this.)
+      deps.logger.warn({ requestId, err: { name: err.name, message: err.message } }, 'database unavailable');
+      const unavailable = new ApiError(503, 'internal', `The database cannot be reached just now; try again shortly (request id ${requestId})`);
+      return c.json(unavailable.toProblem(requestId), 503, { 'Content-Type': 'application/problem+json', 'Retry-After': '5' });
+    }
     deps.logger.error({ requestId, err: { name: err.name, message: err.message, stack: err.stack } }, 'unhandled error');
     const internal = new ApiError(500, 'internal', `Something went wrong on the server; quote request id ${requestId}`);
     return c.json(internal.toProblem(requestId), 500, { 'Content-Type': 'application/problem+json' });
+  });
+
+  // A NUL in a path segment or query value is never a valid id or filter, and PostgreSQL cannot
+  // even compare text with one: refused up front, the same on both engines.
+  app.use('*', async (c, next) => {
+    if (c.req.url.includes('%00')) {
+      throw new ApiError(400, 'validation', 'The URL contains a NUL character (%00)', { errors: [{ pointer: '', message: 'the URL contains %00' }] });
+    }
+    await next();
   });
 
   app.get('/healthz', (c) => c.json({ ok: true }));

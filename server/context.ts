@@ -3,6 +3,7 @@ import type { TokenCreate } from '../policy-schemas/types.gen.ts';
 import type { Authorizer } from './auth/permissions.ts';
 import type { SsoSettings } from './auth/sso/oidc-client.ts';
 import type { ToolgateDatabase } from './db/database.ts';
+import type { TrustedProxy } from './http/client-address.ts';
 import type { McpTransportPolicy } from './mcp/transport-policy.ts';
 import type { Metrics } from './observability/metrics.ts';
 
@@ -48,6 +49,8 @@ export type AppConfig = {
   decisions?: { retentionDays: number; maxPerTenant: number };
   /** Single sign-on through an OpenID provider; absent = token sign-in only. */
   sso?: SsoSettings;
+  /** `TOOLGATE_TRUSTED_PROXIES`: load balancers whose X-Forwarded-For names the client (rate limits per client). */
+  trustedProxies?: TrustedProxy[];
   /** `TOOLGATE_MIRROR_DIR`: where the static mirror is written after each publish and key-set change. */
   mirrorDir?: string;
 };

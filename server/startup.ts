@@ -5,7 +5,8 @@ import type { SsoSettings } from './auth/sso/oidc-client.ts';
 import { ssoSettingsFromEnv } from './auth/sso/settings.ts';
 import { ensureBootstrapAdmin } from './auth/tokens.ts';
 import type { AppDeps } from './context.ts';
-import { ToolgateDatabase } from './db/database.ts';
+import { ToolgateDatabase, describeDatabase, isPostgresUrl } from './db/database.ts';
+import { type TrustedProxy, parseTrustedProxies } from './http/client-address.ts';
 import { parseMcpAllowHosts, parseMcpCommands } from './mcp/transport-policy.ts';
 import { DEFAULT_MAX_PER_TENANT, DEFAULT_RETENTION_DAYS } from './decisions/decision-store.ts';
 import { createMetrics } from './observability/metrics.ts';
@@ -15,6 +16,7 @@ import { seedDatabase } from './seed/seed-demo.ts';
 export type Settings = {
   host: string;
   port: number;
+  /** `TOOLGATE_DB`: a SQLite file path (default ./data/toolgate.db) or a `postgres://` URL. */
   dbFile: string;
   keysDir: string;
   webDir: string;
@@ -38,6 +40,8 @@ export type Settings = {
   decisions?: { retentionDays: number; maxPerTenant: number };
   /** `TOOLGATE_OIDC_*` and `TOOLGATE_PUBLIC_URL`: sign-in through an OpenID provider. */
   sso?: SsoSettings;
+  /** `TOOLGATE_TRUSTED_PROXIES`: load balancers in front (addresses or CIDR ranges). */
+  trustedProxies?: TrustedProxy[];
   /** `TOOLGATE_MIRROR_DIR`: keep a static mirror of bundles and the key set there. */
   mirrorDir?: string;
 };
@@ -67,7 +71,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
   return {
     host: env.HOST ?? '127.0.0.1',
     port,
-    dbFile: resolve(env.TOOLGATE_DB ?? './data/toolgate.db'),
+    dbFile: databaseTarget(env.TOOLGATE_DB),
     keysDir: resolve(env.TOOLGATE_KEYS_DIR ?? './data/keys'),
     webDir: resolve(env.TOOLGATE_WEB_DIR ?? './dist/web'),
     seed,
@@ -86,7 +90,14 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     },
     sso: ssoSettingsFromEnv(env),
     mirrorDir: env.TOOLGATE_MIRROR_DIR ? resolve(env.TOOLGATE_MIRROR_DIR) : undefined,
+    trustedProxies: parseTrustedProxies(env.TOOLGATE_TRUSTED_PROXIES),
   };
+}
+
+/** A PostgreSQL URL as given; a SQLite path made absolute. */
+function databaseTarget(value: string | undefined): string {
+  if (value && isPostgresUrl(value)) return value;
+  return resolve(value || './data/toolgate.db');
 }
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -121,7 +132,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
   await database.migrateToLatest();
   const metrics = createMetrics();
   const { seeded } = await seedDatabase({ database, metrics }, s.seed === 'demo');
-  if (seeded) log.info({ db: s.dbFile }, 'seeded a new database with demo data');
+  if (seeded) log.info({ db: describeDatabase(s.dbFile) }, 'seeded a new database with demo data');
   const generatedAdminToken = await ensureBootstrapAdmin({ database, metrics }, s.adminToken, new Date().toISOString());
   const deps: AppDeps = {
     database,
@@ -140,6 +151,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
       decisions: s.decisions ?? { retentionDays: DEFAULT_RETENTION_DAYS, maxPerTenant: DEFAULT_MAX_PER_TENANT },
       sso: s.sso,
       mirrorDir: s.mirrorDir,
+      trustedProxies: s.trustedProxies ?? [],
     },
   };
   return { deps, generatedAdminToken };

@@ -53,7 +53,7 @@ decisionRoutes.post('/', async (c) => {
   const maxPerTenant = config.decisions?.maxPerTenant ?? DEFAULT_MAX_PER_TENANT;
   const { stored, evicted } = await database.change(async (tx) => {
     await requireTenantExists(tx, tenant);
-    return storeBatch(tx, tenant, batch, receivedAt.toISOString(), maxPerTenant, database.sqlite);
+    return storeBatch(tx, tenant, batch, receivedAt.toISOString(), maxPerTenant, database);
   });
   metrics.decisionsIngested?.inc(stored);
   return c.json({ accepted: stored, evicted }, 202);

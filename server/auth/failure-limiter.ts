@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
-import type { IncomingMessage } from 'node:http';
+
 import type { AppEnv } from '../context.ts';
+import { clientAddress } from '../http/client-address.ts';
 import type { ToolgateDatabase } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 
@@ -67,15 +68,6 @@ export function failureLimiterFor(c: Context<AppEnv>): FailureLimiter {
     limiters.set(database, limiter);
   }
   return limiter;
-}
-
-/**
- * The address the request came from: the TCP peer. Forwarded headers are not believed (anyone
- * could rotate them to dodge the limit); behind a proxy every client shares the proxy's allowance.
- */
-export function clientAddress(c: Context<AppEnv>): string {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  return incoming?.socket?.remoteAddress ?? 'unknown';
 }
 
 /** Throws 429 with Retry-After when this client has no allowance left for credentials. */

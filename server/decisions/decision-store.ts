@@ -58,9 +58,10 @@ export async function storeBatch(
   batch: DecisionBatch,
   receivedAt: string,
   maxPerTenant: number,
-  /** The SQLite connection `tx` runs on, when it is SQLite: rows then go through a prepared statement. */
-  sqlite?: SqliteDatabase.Database,
+  /** The database `tx` belongs to: on SQLite, rows then go through a prepared statement on its connection. */
+  database?: { sqlite: SqliteDatabase.Database | null },
 ): Promise<{ stored: number; evicted: number }> {
+  const sqlite = database?.sqlite;
   // A batch holds few distinct requests: hash each once.
   const hashes = new Map<string, string>();
   const rows: NewDecisionsRow[] = batch.records.map((r) => {

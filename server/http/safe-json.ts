@@ -12,7 +12,7 @@ export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constr
 /** Bodies nested deeper than this are refused before any recursive code (validators, schema walks) sees them. */
 export const MAX_DEPTH = 64;
 
-export type JsonShapeProblem = ProblemDetail & { code: 'forbidden_key' | 'too_deep' };
+export type JsonShapeProblem = ProblemDetail & { code: 'forbidden_key' | 'too_deep' | 'nul_character' };
 
 /**
  * Every forbidden key in a parsed JSON value (pointer of each), and whether it nests deeper than
@@ -43,6 +43,32 @@ export function jsonShapeProblems(root: unknown, maxDepth = MAX_DEPTH): JsonShap
   return problems.sort((a, b) => (a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0));
 }
 
+/**
+ * Strings and keys holding U+0000. No field of Toolgate's has a use for it, and PostgreSQL's text
+ * cannot store it: refusing it here keeps both engines answering the same 400 instead of one
+ * storing it and the other failing.
+ */
+function nulProblems(root: unknown): JsonShapeProblem[] {
+  const problems: JsonShapeProblem[] = [];
+  const found = (pointer: string) => problems.push({ pointer, message: 'contains a NUL character (U+0000), which is not allowed', code: 'nul_character' });
+  const stack: [unknown, string][] = [[root, '']];
+  while (stack.length) {
+    const [v, pointer] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\0')) found(pointer);
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${pointer}/${i}`]);
+    } else if (v !== null && typeof v === 'object') {
+      for (const key of Object.keys(v).reverse()) {
+        const here = `${pointer}/${escapePointer(key)}`;
+        if (key.includes('\0')) found(here);
+        else stack.push([(v as Record<string, unknown>)[key], here]);
+      }
+    }
+  }
+  return problems;
+}
+
 export type SafeParse =
   | { ok: true; value: unknown }
   | { ok: false; kind: 'syntax'; message: string }
@@ -57,6 +83,8 @@ export function parseSafeJson(text: string, maxDepth = MAX_DEPTH): SafeParse {
     return { ok: false, kind: 'syntax', message: (e as Error).message };
   }
   const problems = jsonShapeProblems(value, maxDepth);
+  // JSON text can carry U+0000 only as the escape \u0000: the cheap test spares every other body the walk.
+  if (text.includes('\\u0000') && !problems.some((p) => p.code === 'too_deep')) problems.push(...nulProblems(value));
   return problems.length ? { ok: false, kind: 'shape', problems } : { ok: true, value };
 }
 

@@ -14,7 +14,7 @@ afterAll(async () => t.close());
 const cli = (args: string[]) =>
   spawnSync(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', ...args], {
     encoding: 'utf8',
-    env: { ...process.env, TOOLGATE_DB: join(t.dir, 'toolgate.db') },
+    env: { ...process.env, TOOLGATE_DB: t.dbTarget },
   });
 const lastSeq = async () => (await t.request('GET', '/v1/audit?limit=1000')).json.items.at(-1)?.seq ?? 0;
 
@@ -153,7 +153,7 @@ describe('audit log', () => {
     const api = (await t.request('GET', '/v1/audit/export?format=jsonl')).text;
     const out = execFileSync(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'audit', 'export'], {
       encoding: 'utf8',
-      env: { ...process.env, TOOLGATE_DB: join(t.dir, 'toolgate.db') },
+      env: { ...process.env, TOOLGATE_DB: t.dbTarget },
     });
     expect(out).toBe(api);
   });

@@ -63,6 +63,56 @@ describe('bad input never causes a 500 or a change', () => {
   }
 });
 
+// PostgreSQL's text cannot hold U+0000 and SQLite's can: both must refuse it alike, naming where it is.
+describe('NUL characters (U+0000)', () => {
+  const nul = 'a\u0000b';
+  it('are refused in any string of a body, with the pointer, and nothing is stored', async () => {
+    const before = (await t.request('GET', '/v1/audit/verify')).json.count;
+    const cases: [string, string, unknown, string][] = [
+      ['POST', '/v1/tools', { id: 'core__nul', description: nul, inputSchema: { type: 'object' }, effect: 'read_only' }, '/description'],
+      ['POST', '/v1/groups', { name: 'nul-group', description: 'fine', includes: [nul] }, '/includes/0'],
+      ['PATCH', '/v1/tools/core__knowledge-query', { description: nul }, '/description'],
+      ['POST', '/v1/tenants/acme-research/simulate', { requests: [{ subject: 'agent:x', facts: { [nul]: 1 } }] }, `/requests/0/facts/${nul}`],
+      [
+        'POST',
+        '/v1/tenants/acme-research/decisions',
+        {
+          runtimeId: 'w1',
+          records: [
+            {
+              at: new Date().toISOString(),
+              toolCallId: nul,
+              subject: 'agent:x',
+              groups: [],
+              state: 'undefined',
+              tool: 'core__x',
+              decision: 'allow',
+              bundleVersion: 1,
+            },
+          ],
+        },
+        '/records/0/toolCallId',
+      ],
+    ];
+    for (const [method, path, body, pointer] of cases) {
+      const r = await t.request(method, path, { body, headers: { 'if-match': '"1"' } });
+      expect(r.status, `${method} ${path}: ${r.text.slice(0, 200)}`).toBe(400);
+      expect(r.json.errors).toContainEqual(expect.objectContaining({ pointer, message: expect.stringContaining('NUL character') }));
+    }
+    expect((await t.request('GET', '/v1/tools/core__nul')).status).toBe(404);
+    expect((await t.request('GET', '/v1/tenants/acme-research/decisions')).json.items).toEqual([]);
+    expect((await t.request('GET', '/v1/audit/verify')).json.count).toBe(before);
+  });
+
+  it('are refused in a path segment or a query value before any lookup', async () => {
+    for (const path of ['/v1/tools/core__a%00b', '/v1/audit?actor=token%3Aa%00b', '/v1/tools?q=a%00', '/v1/tenants/acme-research/decisions?subject=a%00b']) {
+      const r = await t.request('GET', path);
+      expect(r.status, `${path}: ${r.text.slice(0, 200)}`).toBe(400);
+      expect(r.json.detail).toContain('NUL character');
+    }
+  });
+});
+
 describe('inputs built to make the server work hard', () => {
   it('refuses a 1 MiB array of distinct groups promptly instead of comparing every pair', async () => {
     const groups = Array.from({ length: 100_000 }, (_, i) => `g${i}`);

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, startTestApp } from '../support/harness.ts';
+import { createApp } from '../../server/app.ts';
+import { ToolgateDatabase, databaseUnavailable } from '../../server/db/database.ts';
+import { freePort } from '../support/free-port.ts';
+import { ADMIN_TOKEN, type TestApp, startTestApp } from '../support/harness.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -56,5 +59,36 @@ describe('OpenAPI statuses', () => {
     expect(Object.keys(doc.paths['/v1/tenants/{tenant}/runtimes/status'].post.responses)).toContain('204');
     const sim = await t.request('POST', '/v1/tenants/acme-research/simulate', { body: { subject: 'agent:research-bot' } });
     expect(sim.status).toBe(200);
+  });
+});
+
+describe('when the database cannot be reached', () => {
+  it('answers 503 with Retry-After, not a 500, and recognises an unreachable server only', async () => {
+    // A PostgreSQL URL whose port nobody listens on: the first query cannot connect.
+    const gone = new ToolgateDatabase(`postgres://toolgate@127.0.0.1:${await freePort()}/toolgate`);
+    try {
+      const app = createApp({ ...t.deps, database: gone });
+      const res = await app.request('/v1/tools', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/database cannot be reached/);
+      const refused = await gone.db
+        .selectFrom('tools')
+        .selectAll()
+        .execute()
+        .catch((e: unknown) => e);
+      expect(databaseUnavailable(refused)).toBe(true);
+    } finally {
+      await gone.close();
+    }
+    // A statement the database refuses is the request's fault or a bug, never "unavailable".
+    const bad = await t.deps.database.db
+      .insertInto('states')
+      .values({ name: 'dup', body: '{}', version: 1, created_at: 'x', updated_at: 'x' })
+      .execute()
+      .then(() => t.deps.database.db.insertInto('states').values({ name: 'dup', body: '{}', version: 1, created_at: 'x', updated_at: 'x' }).execute())
+      .catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(Error);
+    expect(databaseUnavailable(bad)).toBe(false);
   });
 });

@@ -2,7 +2,6 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { openToolgate } from '../../server/startup.ts';
 import { ADMIN_TOKEN, startTestApp } from '../support/harness.ts';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 describe('starting on an existing database', () => {
@@ -19,7 +18,7 @@ describe('starting on an existing database', () => {
     const settings = {
       host: '127.0.0.1',
       port: 0,
-      dbFile: join(t.dir, 'toolgate.db'),
+      dbFile: t.dbTarget,
       keysDir: join(t.dir, 'keys'),
       webDir: join(t.dir, 'web'),
       seed: 'demo' as const,
@@ -30,6 +29,6 @@ describe('starting on an existing database', () => {
     expect(await again.deps.database.db.selectFrom('tools').select('id').execute()).toEqual([]);
     expect(await again.deps.database.db.selectFrom('tenants').select('id').execute()).toEqual([]);
     await again.deps.database.close();
-    rmSync(t.dir, { recursive: true, force: true });
+    await t.close();
   });
 });

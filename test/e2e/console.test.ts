@@ -600,6 +600,11 @@ describe('the admin console in a real browser', () => {
     const n = await c.newSession({ width: 420, height: 860 });
     try {
       await c.login(n.page);
+      // A transport with no place to break (a long command path or URL) must wrap, not widen the page.
+      const longUrl = `https://mcp.example.com/${'segmentwithoutbreaks/'.repeat(8)}`;
+      expect((await c.api('POST', '/v1/mcp-servers', { id: 'long-address', label: 'Long address', transport: { kind: 'http', url: longUrl } })).status).toBe(
+        201,
+      );
       const overflowing: string[] = [];
       for (const path of [
         '/tools',

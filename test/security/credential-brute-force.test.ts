@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseTrustedProxies } from '../../server/http/client-address.ts';
 import { ADMIN_TOKEN, type TestApp, startTestApp } from '../support/harness.ts';
 
 // 300 wrong guesses in 1.5 s all went through: nothing limited failed sign-ins or bearer tokens.
@@ -13,9 +14,9 @@ let nextAddress = 1;
 /** A fresh client address per test, as the TCP peer the Node server reports. */
 const newAddress = () => `198.51.100.${nextAddress++}`;
 
-async function from(address: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
+async function from(address: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown, app: TestApp = t) {
   const env = { incoming: { socket: { remoteAddress: address }, headers: {}, readableEnded: true } };
-  const res = await t.app.request(
+  const res = await app.app.request(
     path,
     { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined },
     env,
@@ -88,5 +89,57 @@ describe('failed credentials are rate limited per client address', () => {
     expect(limited!.status).toBe(429);
     vi.setSystemTime(Date.now() + Number(limited!.retryAfter) * 1000);
     expect((await from(me, 'GET', '/v1/tools', { authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(200);
+  });
+});
+
+// Behind a load balancer every client's TCP peer is the balancer: limiting by peer would let one
+// attacker lock every runtime out. The operator names the balancers; their X-Forwarded-For counts.
+describe('behind trusted load balancers', () => {
+  let lb: TestApp;
+  beforeAll(async () => {
+    lb = await startTestApp({ seed: false, settings: { trustedProxies: parseTrustedProxies('10.0.0.0/8, fd00::/8') } });
+  });
+  afterAll(async () => lb.close());
+  const balancer = '10.1.2.3';
+  const via = (client: string, token: string, chain?: string) =>
+    from(balancer, 'GET', '/v1/tools', { authorization: `Bearer ${token}`, 'x-forwarded-for': chain ?? client }, undefined, lb);
+
+  it('limits the client the balancer names, not every client behind it', async () => {
+    for (let i = 0; i < 30; i++) await via('203.0.113.7', guess(i));
+    expect((await via('203.0.113.7', ADMIN_TOKEN)).status).toBe(429);
+    expect((await via('203.0.113.8', ADMIN_TOKEN)).status).toBe(200);
+    // Node reports IPv4 peers on a dual-stack socket as IPv4-mapped IPv6: still the trusted balancer.
+    expect(
+      (await from(`::ffff:${balancer}`, 'GET', '/v1/tools', { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-forwarded-for': '203.0.113.9' }, undefined, lb))
+        .status,
+    ).toBe(200);
+  });
+
+  it('takes the right-most untrusted hop: what the client wrote to the left cannot dodge the limit', async () => {
+    for (let i = 0; i < 30; i++) await via('', guess(i), `192.0.2.${i}, 203.0.113.20, 10.9.9.9`);
+    expect((await via('', ADMIN_TOKEN, '192.0.2.200, 203.0.113.20')).status).toBe(429);
+  });
+
+  it('ignores X-Forwarded-For from a peer that is not a trusted balancer', async () => {
+    const direct = '198.51.100.200';
+    for (let i = 0; i < 30; i++) {
+      await from(direct, 'GET', '/v1/tools', { authorization: `Bearer ${guess(i)}`, 'x-forwarded-for': `192.0.2.${i}` }, undefined, lb);
+    }
+    expect((await from(direct, 'GET', '/v1/tools', { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-forwarded-for': '192.0.2.250' }, undefined, lb)).status).toBe(
+      429,
+    );
+  });
+
+  it('refuses a TOOLGATE_TRUSTED_PROXIES entry that is no address or range, naming it', () => {
+    expect(parseTrustedProxies(' 10.0.0.1, 192.168.0.0/16 ::1 ')).toHaveLength(3);
+    expect(() => parseTrustedProxies('10.0.0.0/8, lb.internal')).toThrow(/lb\.internal is not an IP address or a CIDR range/);
+  });
+});
+
+describe('without trusted balancers', () => {
+  it('never believes X-Forwarded-For: rotating it does not dodge the limit', async () => {
+    const me = newAddress();
+    for (let i = 0; i < 30; i++) await from(me, 'GET', '/v1/tools', { authorization: `Bearer ${guess(i)}`, 'x-forwarded-for': `192.0.2.${i}` });
+    expect((await from(me, 'GET', '/v1/tools', { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-forwarded-for': '192.0.2.99' })).status).toBe(429);
   });
 });

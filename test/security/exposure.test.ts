@@ -105,7 +105,8 @@ describe('reasons with control characters', () => {
       const r = await t.request('POST', '/v1/groups', { body: { name, reason } });
       expect(r.status).toBe(400);
       expect(r.json.errors[0].pointer).toBe('/reason');
-      expect(r.json.detail).toMatch(/control character U\+[0-9A-F]{4}/);
+      // NUL is refused in every string of a body before the reason check sees it.
+      expect(r.json.detail).toMatch(/control character U\+[0-9A-F]{4}|NUL character \(U\+0000\)/);
       expect((await t.request('GET', `/v1/groups/${name}`)).status).toBe(404);
     });
   }

@@ -5,6 +5,7 @@ import pino from 'pino';
 import { createApp } from '../../server/app.ts';
 import type { Role } from '../../server/context.ts';
 import { type Settings, openToolgate } from '../../server/startup.ts';
+import { freshTestDatabase, testBackend } from './test-database.ts';
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 export type Call = { token?: string | null; body?: unknown; headers?: Record<string, string>; raw?: string };
@@ -12,16 +13,18 @@ export type Call = { token?: string | null; body?: unknown; headers?: Record<str
 export const ADMIN_TOKEN = 'tg_test_admin_token_0123456789abcdef';
 
 /**
- * A real app on a fresh database in a temp directory (seeded with the demo data unless told
- * otherwise), driven in process through `app.request()`; `settings` override the defaults.
+ * A real app on a fresh database (SQLite in a temp directory, or a new PostgreSQL database in the
+ * `postgres` test project), seeded with the demo data unless told otherwise, driven in process
+ * through `app.request()`; `settings` override the defaults.
  */
 export async function startTestApp(opts: { seed?: boolean; webDir?: string | null; settings?: Partial<Settings> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));
+  const database = await freshTestDatabase(dir);
   const { deps } = await openToolgate(
     {
       host: '127.0.0.1',
       port: 0,
-      dbFile: join(dir, 'toolgate.db'),
+      dbFile: database.target,
       keysDir: join(dir, 'keys'),
       webDir: opts.webDir ?? join(dir, 'no-web'),
       seed: opts.seed === false ? 'none' : 'demo',
@@ -31,6 +34,8 @@ export async function startTestApp(opts: { seed?: boolean; webDir?: string | nul
     },
     pino({ level: 'silent' }),
   );
+  // A test meant for PostgreSQL that silently ran on SQLite would prove nothing.
+  if (deps.database.engine !== testBackend) throw new Error(`test app opened ${deps.database.engine}, expected ${testBackend}`);
   const app = createApp(deps);
 
   const request = async (method: string, path: string, call: Call = {}) => {
@@ -66,10 +71,13 @@ export async function startTestApp(opts: { seed?: boolean; webDir?: string | nul
     app,
     deps,
     dir,
+    /** The `TOOLGATE_DB` value of this app's database (a SQLite path or a PostgreSQL URL). */
+    dbTarget: database.target,
     request,
     tokenFor,
     async close() {
       await deps.database.close();
+      await database.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -33,7 +33,8 @@ export async function startTempPostgres(): Promise<{ url: string; stop: () => vo
     if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr || r.stdout}`);
   };
   const port = await freePort();
-  run('initdb', ['-D', data, '-A', 'trust', '-U', 'toolgate', '--no-sync']);
+  // Locale C: text sorts by code point, as SQLite's BINARY collation does.
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'toolgate', '--no-sync', '--locale=C', '--encoding=UTF8']);
   run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
   return {
     url: `postgres://toolgate@127.0.0.1:${port}/postgres`,

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ChangeMeta } from '../../audit/change.ts';
-import { ToolgateDatabase } from '../../db/database.ts';
+import { ToolgateDatabase, isPostgresUrl } from '../../db/database.ts';
 import { ApiError } from '../../errors.ts';
 import { createMetrics } from '../../observability/metrics.ts';
 import { promoteSigningKey, reissueKeySet, retireSigningKey, rotateRootKey, rotateSigningKey, tenantsSignedBy } from '../../signing/key-changes.ts';
@@ -56,7 +56,7 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
     if (positionals.length > n) throw new UsageError();
   };
 
-  const database = existsSync(settings.dbFile) || sub === 'retire' ? new ToolgateDatabase(settings.dbFile) : undefined;
+  const database = isPostgresUrl(settings.dbFile) || existsSync(settings.dbFile) || sub === 'retire' ? new ToolgateDatabase(settings.dbFile) : undefined;
   try {
     if (database) await database.migrateToLatest();
     const deps = { database, metrics: createMetrics() };

@@ -6,6 +6,7 @@ import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
 import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { StaticMirror, startStaticMirror } from '../../distribution/static-mirror.ts';
+import { describeDatabase } from '../../db/database.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
 import { openToolgate, settingsFromEnv } from '../../startup.ts';
 
@@ -28,7 +29,7 @@ export async function run(): Promise<number> {
   const app = createApp(deps);
   let closing = false;
   const server = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, (info) => {
-    deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: settings.dbFile }, 'toolgate listening');
+    deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: describeDatabase(settings.dbFile) }, 'toolgate listening');
     // Once listening (the first requests, health checks among them, go first), warm the compiler in
     // slices so the first publish after a start is as fast as the later ones.
     setTimeout(() => void warmCompiler(deps.database.db, () => closing).catch(() => undefined), WARM_UP_DELAY_MS).unref();
