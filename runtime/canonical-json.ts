@@ -19,7 +19,7 @@ export function canonicalJson(value: unknown): string {
   const text = walk.indexNames ? write(value, new Set()) : JSON.stringify(ordered);
   if (text === undefined) throw new TypeError('value has no JSON form');
   // JSON.stringify escapes a lone surrogate as \udXXX (and only then writes such an escape).
-  if (!walk.indexNames && LONE_SURROGATE_ESCAPE.test(text)) throw new Error('Lone surrogate is not allowed');
+  if (!walk.indexNames && text.includes('\\ud') && LONE_SURROGATE_ESCAPE.test(text)) throw new Error('Lone surrogate is not allowed');
   return text;
 }
 
@@ -60,22 +60,33 @@ function inOrder(value: unknown, walk: Walk): unknown {
       if (c >= 48 && c <= 57 && isArrayIndex(names[i])) walk.indexNames = true;
       if (i > 0 && names[i - 1] > names[i]) sorted = false;
     }
-    let members: unknown[] | null = null;
-    for (let i = 0; i < names.length; i++) {
-      const member = inOrder(object[names[i]], walk);
-      if (member !== object[names[i]] && members === null) members = names.slice(0, i).map((n) => object[n]);
-      if (members !== null) members.push(member);
-    }
-    if (!sorted || members !== null) {
-      const order = names.map((_, i) => i).sort((a, b) => (names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : 0));
-      // No prototype: a member called "__proto__" stays a member.
-      const copy: Record<string, unknown> = Object.create(null);
-      for (const i of order) copy[names[i]] = members === null ? object[names[i]] : members[i];
+    if (sorted) {
+      // Already in order: copied only when a member changes (a nested object out of order).
+      let copy: Record<string, unknown> | null = null;
+      for (let i = 0; i < names.length; i++) {
+        const member = inOrder(object[names[i]], walk);
+        if (member !== object[names[i]] && copy === null) {
+          copy = {};
+          for (let j = 0; j < i; j++) put(copy, names[j], object[names[j]]);
+        }
+        if (copy !== null) put(copy, names[i], member);
+      }
+      if (copy !== null) out = copy;
+    } else {
+      names.sort();
+      const copy: Record<string, unknown> = {};
+      for (const name of names) put(copy, name, inOrder(object[name], walk));
       out = copy;
     }
   }
   stack.pop();
   return out;
+}
+
+/** Sets a member; "__proto__" as an own member (plain assignment would set the prototype). */
+function put(o: Record<string, unknown>, name: string, v: unknown): void {
+  if (name === '__proto__') Object.defineProperty(o, name, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[name] = v;
 }
 
 function isArrayIndex(name: string): boolean {
