@@ -181,15 +181,15 @@ class VectorChooser {
   private requestFor(w: Who, t: LoadedTool, want: Want): EvaluationRequest | null {
     if (!this.feasible(t, want)) return null;
     const i = t.pos;
-    const fixed: Partial<Record<Check, boolean>> = { excluded: t.excluded === null, denied: w.denied[i] === 0, not_allowed: w.allowed[i] === 1 };
+    // The checks no request changes, first and without allocating: searches ask this of every
+    // (tool, subject) pair, and most pairs fail here.
+    if (want.excluded !== undefined && want.excluded !== (t.excluded === null)) return null;
+    if (want.denied !== undefined && want.denied !== (w.denied[i] === 0)) return null;
+    if (want.not_allowed !== undefined && want.not_allowed !== (w.allowed[i] === 1)) return null;
     const req: EvaluationRequest = { subject: w.subject };
     for (const check of CHECKS) {
       const pass = want[check];
-      if (pass === undefined) continue;
-      if (check in fixed) {
-        if (fixed[check] !== pass) return null;
-        continue;
-      }
+      if (pass === undefined || check === 'excluded' || check === 'denied' || check === 'not_allowed') continue;
       const frag = this.fragment(w, t, check, pass);
       if (frag === null) return null;
       Object.assign(req, frag);
