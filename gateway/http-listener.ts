@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ClientKeys, FailureLimiter, keyMatches } from './client-keys.ts';
 import type { ResolvedClient, ResolvedConfig } from './config.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
+import { HttpSessionTransport } from './http-session-transport.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 type HttpListen = Extract<ResolvedConfig['listen'], { kind: 'http' }>;
@@ -25,7 +25,7 @@ export type HttpListenerOptions = {
 
 export type HttpListener = { url: string; port: number; close(): Promise<void> };
 
-type Entry = { session: GatewaySession; transport: StreamableHTTPServerTransport; client: ResolvedClient; lastSeen: number };
+type Entry = { session: GatewaySession; transport: HttpSessionTransport; client: ResolvedClient; lastSeen: number };
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -107,9 +107,9 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     const session = o.gateway.openSession(client);
     // Plain JSON answers are faster; a client that can be asked for approval gets SSE answers, so
     // an elicitation request can travel on the stream of the call that needs it.
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => session.id,
-      enableJsonResponse: !declaresElicitation(body),
+    const transport = new HttpSessionTransport({
+      sessionId: session.id,
+      jsonResponse: !declaresElicitation(body),
       onsessioninitialized: (id) => {
         entries.set(id, { session, transport, client, lastSeen: Date.now() });
       },
@@ -119,7 +119,7 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
       o.gateway.closeSession(session);
     };
     await session.server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    transport.handleRequest(req, res, body);
     if (!entries.has(session.id)) o.gateway.closeSession(session);
   }
 

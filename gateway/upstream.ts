@@ -1,13 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayUpstream } from '../policy-schemas/types.gen.ts';
 import { Backoff } from '../runtime/client/backoff.ts';
 import { definitionHash } from '../runtime/definition-hash.ts';
+import { HttpUpstreamTransport } from './http-upstream-transport.ts';
 
 export type UpstreamState = 'connecting' | 'ready' | 'down';
 
@@ -248,7 +248,7 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   private makeTransport(): Transport {
     const c = this.config;
     if (c.kind === 'http') {
-      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: { ...(c.headers ?? {}) } } });
+      return new HttpUpstreamTransport(new URL(c.url), { headers: c.headers ?? {} });
     }
     const env = this.options.env ?? process.env;
     const childEnv: Record<string, string> = {};

@@ -610,6 +610,34 @@ tools: string[]
 }
 
 /**
+ * What one server replica tells the others sharing its PostgreSQL database (NOTIFY payload `{ replica, event }`), after the change it describes committed: a publish (wakes long-polls), a removed tenant or changed tokens (drop cached lookups), a new key set (re-read the keys directory), audit events appended (the leader's checkpoint rule).
+ */
+
+export interface ClusterEvent {
+/**
+ * The sending process's random id: a replica ignores its own notifications.
+ */
+replica: string
+event: (({
+type: "published"
+tenant: string
+version: number
+} | {
+type: "tenant-removed"
+tenant: string
+} | {
+type: "tokens-changed"
+} | {
+type: "keyset-changed"
+} | {
+type: "audit-appended"
+seq: number
+}) & {
+type: ("published" | "tenant-removed" | "tokens-changed" | "keyset-changed" | "audit-appended")
+})
+}
+
+/**
  * Which opaque connection ID which subjects or roles may use with which tools. Never a credential.
  */
 
@@ -1704,6 +1732,28 @@ tenants: string[]
  * Null on GET when the request was made with a bearer token, not a session cookie.
  */
 csrfToken: (string | null)
+permissions: SessionPermissions
+}
+/**
+ * What the session may do, decided by the server's role rules (the same the API enforces), so a client needs no rules of its own. A resource with no allowed action is left out. `actions`: What the session's role may do: on global resources, and on tenant-scoped ones (tenant, policy, grant, bundle, runtime, simulate, decision) in every tenant it reaches except those listed in `tenants`. `tenants`: For a person holding another role in some tenants (see `tenantRoles`): what they may do on tenant-scoped resources there.
+ */
+
+export interface SessionPermissions {
+/**
+ * Whether the session reaches every tenant (admin, auditor); otherwise only those in `tenants` of the session and in `permissions.tenants`.
+ */
+everyTenant: boolean
+actions: AllowedActions
+tenants: {
+[k: string]: AllowedActions
+}
+}
+/**
+ * Resource → the actions allowed on it.
+ */
+
+export interface AllowedActions {
+[k: string]: ("read" | "write" | "publish" | "force" | "pull" | "report" | "export" | "run")[]
 }
 
 /**

@@ -10,3 +10,5 @@ export { nextState } from './next-state.ts';
 export { redact } from './redact.ts';
 export { toAnthropicTools, toOpenAITools } from './encoders.ts';
 export type { AnthropicTool, OpenAITool } from './encoders.ts';
+export { BUNDLE_FORMAT, BUNDLE_JWS_TYP, bundleContentText, bundleMembers, revisionFromSha256Hex } from './bundle-format.ts';
+export { KEYSET_FORMAT, KEYSET_JWS_TYP } from './key-set-format.ts';

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+// The console also runs this in the browser: no node: modules here.
 
 /**
  * RFC 8785 canonical JSON text of a value (throws on values JSON cannot hold: NaN, Infinity, lone
@@ -92,11 +92,6 @@ function put(o: Record<string, unknown>, name: string, v: unknown): void {
 function isArrayIndex(name: string): boolean {
   const n = Number(name);
   return Number.isInteger(n) && n >= 0 && n < 4294967295 && String(n) === name;
-}
-
-/** `sha256:<hex>` of the canonical JSON of a value. */
-export function sha256Canonical(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
 }
 
 // A string holding a surrogate that is not half of a pair has no UTF-8 form (RFC 8785 §3.2.2.2).

@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type { EvaluationRequest, EvaluationResult } from '../policy-schemas/types.gen.ts';
+import { escapePointer } from '../policy-schemas/pointer.ts';
 import { evaluateDetailed, grantedConnections, NOT_VISIBLE, REQUIRE_APPROVAL } from './evaluate.ts';
 import type { LoadedBundle, SubjectInfo } from './load-bundle.ts';
 
@@ -118,7 +119,3 @@ function argumentProblems(errors: ErrorObject[]): { pointer: string; message: st
 }
 
 const PLAIN_FIELD = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
-
-function escapePointer(token: string): string {
-  return token.replace(/~/g, '~0').replace(/\//g, '~1');
-}

@@ -1,4 +1,4 @@
-import { sha256Canonical } from './canonical-json.ts';
+import { sha256Canonical } from './sha256.ts';
 
 /** The part of a tool's definition an admin approves: what the model is shown. */
 export type ToolDefinition = {

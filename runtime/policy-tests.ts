@@ -1,10 +1,8 @@
 // The console also runs this in the browser: no node: modules here.
 import type { EvaluationResult, FilterReason, PolicyTest, PolicyTestFailure, PolicyTestOutcome } from '../policy-schemas/types.gen.ts';
+import { escapePointer as token } from '../policy-schemas/pointer.ts';
 import { evaluate } from './evaluate.ts';
 import type { LoadedBundle } from './load-bundle.ts';
-
-/** One JSON-pointer token (RFC 6901). */
-const token = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** One answer indexed by tool id, so a test with thousands of expectations stays linear. */
 type Answer = { result: EvaluationResult; visible: Map<string, string>; hidden: Map<string, string>; loaded: LoadedBundle };

@@ -1,18 +1,15 @@
-import { createHash } from 'node:crypto';
 import { flattenedVerify, importJWK } from 'jose';
 import type { JWK } from 'jose';
 import { toProblems, validatorFor } from '../policy-schemas/index.ts';
 import type { Bundle, VerifyCode } from '../policy-schemas/types.gen.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { BUNDLE_FORMAT, BUNDLE_JWS_TYP, bundleMembers, bundleRevision, joinBundleMembers } from './bundle-format.ts';
 import { parseDetachedJws, parseSignedJson } from './detached-jws.ts';
 import { loadBundle } from './load-bundle.ts';
 import type { LoadedBundle } from './load-bundle.ts';
 import { conformanceFailures, runtimeSubject } from './conformance.ts';
+import { sha256Hex } from './sha256.ts';
 
-/** The bundle format this runtime understands. */
-export const BUNDLE_FORMAT = 'toolgate.bundle/v1';
-/** The `typ` of a bundle signature's protected header. */
-export const BUNDLE_JWS_TYP = 'toolgate-bundle+jws';
+export { BUNDLE_FORMAT, BUNDLE_JWS_TYP } from './bundle-format.ts';
 
 /**
  * The keys a runtime trusts: a JWKS as served by `GET /.well-known/jwks.json`, or the keys of a
@@ -37,9 +34,6 @@ export type VerifyOptions = {
 export const CLOCK_SKEW_SECONDS = 300;
 
 export type VerifyResult = { ok: true; bundle: Bundle; loaded: LoadedBundle } | { ok: false; code: VerifyCode; message: string };
-
-/** Fields outside the content hash: `revision` names the content, whatever version it ships as. */
-const ENVELOPE_FIELDS = ['version', 'revision', 'previousRevision', 'issuedAt', 'expiresAt'] as const;
 
 const importedKeys = new WeakMap<JWK, Promise<CryptoKey | Uint8Array>>();
 
@@ -82,12 +76,8 @@ export async function verifyBundle(bytes: Uint8Array | string, signature: string
   if (doc.format !== BUNDLE_FORMAT) {
     return refuse('malformed', `unsupported bundle format ${JSON.stringify(doc.format)}; expected ${BUNDLE_FORMAT}`);
   }
-  // Canonical JSON of an object is its sorted members joined, so the full text and the content
-  // hashed for the revision share one serialization of each top-level value.
-  const members = Object.keys(doc)
-    .sort()
-    .map((k) => ({ key: k, text: `${JSON.stringify(k)}:${canonicalJson(doc[k])}` }));
-  if (`{${members.map((m) => m.text).join(',')}}` !== text) return refuse('malformed', 'the bundle is not RFC 8785 canonical JSON');
+  const members = bundleMembers(doc);
+  if (joinBundleMembers(members) !== text) return refuse('malformed', 'the bundle is not RFC 8785 canonical JSON');
   const validateBundle = validatorFor('bundle');
   if (!validateBundle(doc)) {
     const first = toProblems(validateBundle.errors ?? [])[0];
@@ -110,12 +100,7 @@ export async function verifyBundle(bytes: Uint8Array | string, signature: string
   if (Date.parse(bundle.issuedAt) > now.getTime() + (options.clockSkewSeconds ?? CLOCK_SKEW_SECONDS) * 1000) {
     return refuse('issued_in_future', `the bundle was issued at ${bundle.issuedAt}, later than now (${now.toISOString()}) by more than the allowed clock skew`);
   }
-  const envelope = new Set<string>(ENVELOPE_FIELDS);
-  const content = `{${members
-    .filter((m) => !envelope.has(m.key))
-    .map((m) => m.text)
-    .join(',')}}`;
-  const revision = `sha256:${createHash('sha256').update(content).digest('hex')}`;
+  const revision = bundleRevision(members, sha256Hex);
   if (revision !== bundle.revision) {
     return refuse('revision_mismatch', `the content hashes to ${revision}, not the stated revision ${bundle.revision}`);
   }

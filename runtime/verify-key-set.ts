@@ -3,12 +3,10 @@ import { toProblems, validatorFor } from '../policy-schemas/index.ts';
 import type { KeySet, RootPublicKey, VerifyCode } from '../policy-schemas/types.gen.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { parseDetachedJws, parseSignedJson } from './detached-jws.ts';
+import { KEYSET_FORMAT, KEYSET_JWS_TYP } from './key-set-format.ts';
 import type { TrustedKeys } from './verify-bundle.ts';
 
-/** The key-set format this runtime understands. */
-export const KEYSET_FORMAT = 'toolgate.keyset/v1';
-/** The `typ` of a key-set signature's protected header. */
-export const KEYSET_JWS_TYP = 'toolgate-keyset+jws';
+export { KEYSET_FORMAT, KEYSET_JWS_TYP } from './key-set-format.ts';
 
 /** A root public key as an operator configures it (an Ed25519 JWK; `kid` defaults to its RFC 7638 thumbprint). */
 export type RootKey = { kid?: string; kty: string; crv?: string; x?: string };

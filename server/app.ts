@@ -25,7 +25,7 @@ import { ssoSessionRoutes } from './api/session-sso.ts';
 import { sessionRoutes } from './api/session.ts';
 import { ssoMappingRoutes } from './api/sso-mappings.ts';
 import { simulateRoutes } from './api/simulate.ts';
-import { tenantRoutes } from './api/tenants.ts';
+import { grantRoutes, tenantRoutes } from './api/tenants.ts';
 import { tokenRoutes } from './api/tokens.ts';
 import { toolApprovalRoutes } from './api/tool-approval.ts';
 import { toolListRoutes } from './api/tools-list.ts';
@@ -131,6 +131,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/states', stateRoutes);
   app.route('/v1/tenants', policyResetRoutes);
   app.route('/v1/tenants', tenantRoutes);
+  app.route('/v1/tenants/:tenant/grants', grantRoutes);
   app.route('/v1/audit', auditRoutes);
   app.route('/v1/overview', overviewRoutes);
   app.route('/v1/keys', keyRoutes);

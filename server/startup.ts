@@ -44,6 +44,8 @@ export type Settings = {
   trustedProxies?: TrustedProxy[];
   /** `TOOLGATE_MIRROR_DIR`: keep a static mirror of bundles and the key set there. */
   mirrorDir?: string;
+  /** `TOOLGATE_REISSUE_CHECK_SECONDS` (60): how often the leader looks for bundles and key sets to re-issue before expiry. */
+  reissueCheckSeconds?: number;
 };
 
 /** The shortest `TOOLGATE_ADMIN_TOKEN` accepted: a guessable bootstrap admin is no admin. */
@@ -91,6 +93,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     sso: ssoSettingsFromEnv(env),
     mirrorDir: env.TOOLGATE_MIRROR_DIR ? resolve(env.TOOLGATE_MIRROR_DIR) : undefined,
     trustedProxies: parseTrustedProxies(env.TOOLGATE_TRUSTED_PROXIES),
+    reissueCheckSeconds: positiveInt(env, 'TOOLGATE_REISSUE_CHECK_SECONDS', DEFAULT_REISSUE_CHECK_SECONDS),
   };
 }
 
@@ -111,6 +114,7 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number):
 export const DEFAULT_SESSION_IDLE_SECONDS = 30 * 60;
 export const DEFAULT_SESSION_MAX_SECONDS = 12 * 3600;
 export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 20;
+export const DEFAULT_REISSUE_CHECK_SECONDS = 60;
 
 /** Throws the startup error for a bootstrap token too short to resist guessing. */
 export function checkAdminToken(token: string | undefined): void {

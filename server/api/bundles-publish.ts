@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { Bundle, BundlePublish } from '../../policy-schemas/types.gen.ts';
-import { authorize } from '../auth/guard.ts';
+import { actorOf, authorize } from '../auth/guard.ts';
+import { actorMay } from '../auth/permissions.ts';
 import type { AppEnv } from '../context.ts';
 import { changeMetaOf } from '../audit/change.ts';
 import type { DbOrTx } from '../db/database.ts';
@@ -14,7 +15,7 @@ import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
 import { diffBundles } from '../policy-engine/diff.ts';
 import type { DiffSide } from '../policy-engine/diff.ts';
 import { sharedKeyStore } from '../signing/key-store.ts';
-import { getTenant } from '../store/tenants.ts';
+import { requireTenantExists } from '../store/tenants.ts';
 
 /**
  * `POST /v1/tenants/:tenant/bundles` (publish; roll back with `rollbackTo`; `refresh` re-issues
@@ -38,8 +39,13 @@ bundlePublishRoutes.post('/', async (c) => {
     });
   }
   const deps = c.get('deps');
-  if (!(await getTenant(deps.database.db, tenant))) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-  const gate = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: !!force, allowed: c.get('actor')?.role === 'admin' });
+  await requireTenantExists(deps.database.db, tenant);
+  const gate = await checkPublishTests(
+    deps.database.db,
+    tenant,
+    { rollbackTo },
+    { requested: !!force, allowed: actorMay(deps.authorizer, actorOf(c), 'bundle', 'force', tenant) },
+  );
   const outcome = await publishBundle(deps, changeMetaOf(c, reason), tenant, { rollbackTo, refresh, ...gate }, sharedKeyStore(deps.config.keysDir));
   return c.json({ version: outcome.version, revision: outcome.revision }, outcome.created ? 201 : 200);
 });
@@ -48,7 +54,7 @@ bundlePublishRoutes.get('/', async (c) => {
   const tenant = c.req.param('tenant') as string;
   authorize(c, 'bundle', 'read', tenant);
   const db = c.get('deps').database.db;
-  if (!(await getTenant(db, tenant))) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  await requireTenantExists(db, tenant);
   return c.json({ items: await listBundleVersions(db, tenant) });
 });
 
@@ -56,7 +62,7 @@ bundlePublishRoutes.get('/:a/diff/:b', async (c) => {
   const tenant = c.req.param('tenant') as string;
   authorize(c, 'bundle', 'read', tenant);
   const db = c.get('deps').database.db;
-  if (!(await getTenant(db, tenant))) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  await requireTenantExists(db, tenant);
   const from = await side(c, db, tenant, c.req.param('a'), 'a');
   const to = await side(c, db, tenant, c.req.param('b'), 'b');
   return c.json(await diffBundles(from, to, { casbin: true }));

@@ -22,7 +22,10 @@ const crud = (base: string, key: string, kind: string, tag: string, patch = true
   { method: 'delete', path: `${base}/{${key}}`, summary: `Delete a ${kind} (If-Match)`, tag },
 ];
 
-/** Every route of the API; the OpenAPI document is built from this list and the schemas. */
+/**
+ * Every route of the API; the OpenAPI document is built from this list and the schemas.
+ * test/api/openapi-routes.test.ts fails when a mounted route is missing here or a listed one is not mounted.
+ */
 const operations: Op[] = [
   {
     method: 'get',
@@ -198,10 +201,11 @@ const operations: Op[] = [
     path: '/v1/session',
     summary: 'Console login: token → HttpOnly session cookie + CSRF token',
     body: 'session-create',
+    response: 'session',
     tag: 'Auth',
     status: '200',
   },
-  { method: 'get', path: '/v1/session', summary: 'The current console session', tag: 'Auth' },
+  { method: 'get', path: '/v1/session', summary: 'The current console session and what it may do', response: 'session', tag: 'Auth' },
   {
     method: 'delete',
     path: '/v1/session',
@@ -241,6 +245,13 @@ const operations: Op[] = [
     tag: 'Distribution',
   },
   { method: 'get', path: '/healthz', summary: 'Liveness', tag: 'Operations' },
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: "Prometheus metrics (an admin's or auditor's token unless TOOLGATE_METRICS_PUBLIC=1)",
+    tag: 'Operations',
+  },
+  { method: 'get', path: '/v1/openapi.json', summary: 'This document (no token needed)', tag: 'Operations' },
 ];
 
 const ref = (kind: string) => ({ $ref: `${SCHEMA_BASE}${kind}.schema.json` });

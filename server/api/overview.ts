@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { Bundle, McpServer, Overview, TenantOverview, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
-import { sha256Canonical } from '../../runtime/canonical-json.ts';
+import { sha256Canonical } from '../../runtime/sha256.ts';
 import { actorOf } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';

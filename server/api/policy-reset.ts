@@ -27,7 +27,7 @@ policyResetRoutes.post('/:tenant/policy/reset', async (c) => {
   const { version } = validOrThrow<PolicyReset>('policy-reset', body);
   const now = new Date().toISOString();
   const updated = await withChange(c, reason, async (ch) => {
-    if (!(await store.getTenant(ch.tx, id))) throw new ApiError(404, 'not_found', `tenant ${id} does not exist`);
+    await store.requireTenantExists(ch.tx, id);
     const row = await bundleRow(ch.tx, id, version);
     if (!row)
       throw new ApiError(404, 'not_found', `bundle version ${version} of tenant ${id} does not exist`, {

@@ -1,12 +1,13 @@
 import { type Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { runChange } from '../audit/change.ts';
 import { failureLimiterFor, recordFailure } from '../auth/failure-limiter.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { isSecureRequest } from '../auth/session-cookie.ts';
 import { CALLBACK_PATH, type SsoFailure, beginSignIn, finishSignIn } from '../auth/sso/oidc-client.ts';
 import { continuePage, signInPage } from '../auth/sso/pages.ts';
+import { pruneSignIns, recordSignIn, takeSignIn } from '../auth/sso/pending-sign-ins.ts';
 import { currentAccess, personOf, startPersonSession } from '../auth/sso/person-session.ts';
 import type { AppEnv } from '../context.ts';
 
@@ -23,8 +24,6 @@ const LOGIN_COOKIE = 'toolgate_sso_login';
 const SIGN_IN_SECONDS = 10 * 60;
 const MAX_PENDING_SIGN_INS = 10_000;
 
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-
 ssoSessionRoutes.get('/', (c) => c.json({ enabled: Boolean(c.get('deps').config.sso) }));
 
 ssoSessionRoutes.get('/start', async (c) => {
@@ -35,26 +34,12 @@ ssoSessionRoutes.get('/start', async (c) => {
   const pending = begun.value;
   const { database } = c.get('deps');
   const now = new Date();
-  await database.db.deleteFrom('sso_logins').where('expires_at', '<=', now.toISOString()).execute();
   // Anyone may start a sign-in: a flood of them must not grow the table without bound.
-  const underWay = await database.db
-    .selectFrom('sso_logins')
-    .select((e) => e.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  if (Number(underWay.n) >= MAX_PENDING_SIGN_INS) {
+  if ((await pruneSignIns(database.db, now)) >= MAX_PENDING_SIGN_INS) {
     c.header('Retry-After', '60');
     return c.html(signInPage('Too many sign-ins under way', 'Too many sign-ins were started in the last minutes. Try again in a minute.'), 503);
   }
-  await database.db
-    .insertInto('sso_logins')
-    .values({
-      state_hash: sha256(pending.state),
-      nonce: pending.nonce,
-      code_verifier: pending.codeVerifier,
-      created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + SIGN_IN_SECONDS * 1000).toISOString(),
-    })
-    .execute();
+  await recordSignIn(database.db, { state: pending.state, nonce: pending.nonce, codeVerifier: pending.codeVerifier, now, seconds: SIGN_IN_SECONDS });
   setCookie(c, LOGIN_COOKIE, pending.state, { httpOnly: true, sameSite: 'Lax', path: CALLBACK_PATH, secure: isSecureRequest(c), maxAge: SIGN_IN_SECONDS });
   c.header('Cache-Control', 'no-store');
   return c.redirect(pending.url, 302);
@@ -76,9 +61,8 @@ ssoSessionRoutes.get('/callback', async (c) => {
   deleteCookie(c, LOGIN_COOKIE, { path: CALLBACK_PATH });
   if (!state)
     return refused(c, signInPage('Sign-in failed', "The identity provider sent this browser back without the sign-in's state, so it cannot be checked."));
-  // Taken once: a second use of the same callback (replay, or a reload) finds nothing.
-  const pending = await c.get('deps').database.db.deleteFrom('sso_logins').where('state_hash', '=', sha256(state)).returningAll().executeTakeFirst();
-  if (!pending || pending.expires_at <= new Date().toISOString()) {
+  const pending = await takeSignIn(c.get('deps').database.db, state);
+  if (!pending || pending.expiresAt <= new Date().toISOString()) {
     return refused(c, signInPage('Sign-in link used or expired', 'This sign-in was already completed, has expired, or was never started here. Start again.'));
   }
   if (!started || !sameText(started, state)) {
@@ -95,7 +79,7 @@ ssoSessionRoutes.get('/callback', async (c) => {
     const description = query.get('error_description');
     return c.html(signInPage('Sign-in cancelled', `The identity provider did not sign you in (${providerError}).`, { detail: description ?? undefined }), 400);
   }
-  const finished = await finishSignIn(sso, query, { state, nonce: pending.nonce, codeVerifier: pending.code_verifier });
+  const finished = await finishSignIn(sso, query, { state, nonce: pending.nonce, codeVerifier: pending.codeVerifier });
   if (!finished.ok) return failurePage(c, finished.failure);
   const claims = finished.value;
   const access = await currentAccess(c.get('deps'), claims);

@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { deleteCookie, getCookie } from 'hono/cookie';
-import { randomBytes } from 'node:crypto';
-import { SESSION_COOKIE, authenticate, sessionDeadline } from '../auth/authenticate.ts';
+import { SESSION_COOKIE, authenticate, toActor } from '../auth/authenticate.ts';
 import { recordFailure, refuseWhenLimited } from '../auth/failure-limiter.ts';
 import { actorOf } from '../auth/guard.ts';
-import { issueSessionCookie } from '../auth/session-cookie.ts';
+import { sessionPermissions } from '../auth/permissions.ts';
+import { endSession, openSession, pruneSessions, sessionCsrfToken } from '../auth/sessions.ts';
 import { endSessionUrl } from '../auth/sso/oidc-client.ts';
-import { hashSecret, toToken, tokenExpired } from '../auth/tokens.ts';
+import { findTokenBySecret, toToken, tokenExpired } from '../auth/tokens.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { SessionCreate } from '../../policy-schemas/types.gen.ts';
@@ -21,39 +21,24 @@ export const sessionRoutes = new Hono<AppEnv>();
 sessionRoutes.post('/', async (c) => {
   refuseWhenLimited(c);
   const { token } = await readValid<SessionCreate>(c, 'session-create');
-  const { database, config } = c.get('deps');
-  const row = await database.db.selectFrom('tokens').selectAll().where('token_hash', '=', hashSecret(token)).executeTakeFirst();
+  const row = await findTokenBySecret(c.get('deps').database.db, token);
   if (!row) {
     recordFailure(c);
     throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
   }
   if (tokenExpired(row)) throw new ApiError(401, 'unauthorized', 'The token has expired');
   if (row.role === 'runtime') throw new ApiError(403, 'forbidden', 'Runtime tokens pull bundles; they cannot log in to the console');
-  const sessionId = randomBytes(32).toString('base64url');
-  const csrfToken = randomBytes(24).toString('base64url');
-  const now = new Date();
-  await database.db
-    .insertInto('sessions')
-    .values({
-      id_hash: hashSecret(sessionId),
-      token_id: row.id,
-      csrf_token: csrfToken,
-      created_at: now.toISOString(),
-      expires_at: new Date(sessionDeadline(config, now.getTime(), now.getTime())).toISOString(),
-    })
-    .execute();
-  await database.db.deleteFrom('sessions').where('expires_at', '<=', now.toISOString()).execute();
-  issueSessionCookie(c, sessionId);
+  const { csrfToken } = await openSession(c, { kind: 'token', tokenId: row.id });
+  await pruneSessions(c.get('deps').database.db, new Date());
   const t = toToken(row);
-  return c.json({ tokenId: t.id, label: t.label, role: t.role, tenants: t.tenants, csrfToken });
+  const permissions = sessionPermissions(c.get('deps').authorizer, toActor(row, 'session'));
+  return c.json({ tokenId: t.id, label: t.label, role: t.role, tenants: t.tenants, csrfToken, permissions });
 });
 
 sessionRoutes.get('/', authenticate, async (c) => {
   const actor = actorOf(c);
   const cookie = getCookie(c, SESSION_COOKIE);
-  const session = cookie
-    ? await c.get('deps').database.db.selectFrom('sessions').select('csrf_token').where('id_hash', '=', hashSecret(cookie)).executeTakeFirst()
-    : undefined;
+  const csrfToken = cookie ? await sessionCsrfToken(c.get('deps').database.db, cookie) : undefined;
   const person = actor.person
     ? { user: { id: `user:${actor.person.sub}`, email: actor.person.email, name: actor.person.name }, tenantRoles: actor.tenantRoles ?? {} }
     : {};
@@ -62,14 +47,15 @@ sessionRoutes.get('/', authenticate, async (c) => {
     label: actor.label,
     role: actor.role,
     tenants: actor.tenants ?? [],
-    csrfToken: session?.csrf_token ?? null,
+    csrfToken: csrfToken ?? null,
     ...person,
+    permissions: sessionPermissions(c.get('deps').authorizer, actor),
   });
 });
 
 sessionRoutes.delete('/', authenticate, async (c) => {
   const cookie = getCookie(c, SESSION_COOKIE);
-  if (cookie) await c.get('deps').database.db.deleteFrom('sessions').where('id_hash', '=', hashSecret(cookie)).execute();
+  if (cookie) await endSession(c.get('deps').database.db, cookie);
   deleteCookie(c, SESSION_COOKIE, { path: '/' });
   // A person signed out here is sent on to sign out at their identity provider too, when it can.
   const sso = c.get('deps').config.sso;

@@ -5,6 +5,7 @@ import type { ProblemDetail } from '../errors.ts';
 import { readValid } from '../http/body.ts';
 import { stripStored } from '../store/document-store.ts';
 import { ssoMappingStore } from '../store/sso-mappings.ts';
+import { existingTenantIds } from '../store/tenants.ts';
 import { documentRoutes } from './document-routes.ts';
 
 /**
@@ -23,7 +24,7 @@ export const ssoMappingRoutes = documentRoutes<SsoMapping>({
     if (scoped && tenants.length === 0) return [{ pointer: '/tenants', message: `an ${mapping.role} mapping must name the tenants it gives` }];
     if (!scoped && mapping.tenants) return [{ pointer: '/tenants', message: `an ${mapping.role} mapping reaches every tenant; remove tenants` }];
     if (tenants.length === 0) return problems;
-    const known = new Set((await tx.selectFrom('tenants').select('id').where('id', 'in', tenants).execute()).map((r) => r.id));
+    const known = await existingTenantIds(tx, tenants);
     tenants.forEach((t, i) => {
       if (!known.has(t)) problems.push({ pointer: `/tenants/${i}`, message: `unknown tenant "${t}"`, code: 'unknown_reference' });
     });

@@ -1,9 +1,8 @@
 import { type Context, Hono } from 'hono';
 import type { ConnectionGrant, Tenant, TenantPolicy } from '../../policy-schemas/types.gen.ts';
-import { type Change, withChange } from '../audit/change.ts';
-import { tokenCacheFor } from '../auth/token-cache.ts';
-import { toToken } from '../auth/tokens.ts';
-import { publishEvents } from '../distribution/publish-events.ts';
+import { withChange } from '../audit/change.ts';
+import { unscopeTokens } from '../auth/tokens.ts';
+import { announce } from '../cluster/cluster-events.ts';
 import { actorOf, authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
@@ -14,9 +13,9 @@ import { getPolicyTests } from '../store/policy-tests.ts';
 import * as store from '../store/tenants.ts';
 import { judgeTenantChange } from '../validation/references.ts';
 import { findSecrets } from '../validation/secrets.ts';
-import { throwProblems } from './document-routes.ts';
+import { documentRoutes, throwProblems } from './document-routes.ts';
 
-/** `/v1/tenants`, each tenant's policy, and its connection grants. */
+/** `/v1/tenants` and each tenant's policy (its connection grants: grantRoutes). */
 export const tenantRoutes = new Hono<AppEnv>();
 
 const now = () => new Date().toISOString();
@@ -114,41 +113,11 @@ tenantRoutes.delete('/:tenant', async (c) => {
     });
     await unscopeTokens(ch, id);
   });
-  // After the commit: nothing cached for the old tenant may be served to a new one of the same id.
-  publishEvents.tenantRemoved(id);
-  tokenCacheFor(c.get('deps').database).clear();
+  // After the commit, on every replica: nothing cached for the old tenant (bundles, tokens scoped
+  // to it) may be served to a new one of the same id.
+  announce(c.get('deps').database, { type: 'tenant-removed', tenant: id });
   return c.body(null, 204);
 });
-
-/**
- * A deleted tenant takes its access with it: tokens scoped to it lose it, and a token left with no
- * tenant at all is revoked (its sessions go with it), so a new tenant of the same id starts clean.
- */
-async function unscopeTokens(ch: Change, tenant: string): Promise<void> {
-  for (const row of await ch.tx.selectFrom('tokens').selectAll().where('role', 'in', ['editor', 'viewer', 'runtime']).execute()) {
-    const tenants = JSON.parse(row.tenants) as string[];
-    if (!tenants.includes(tenant)) continue;
-    const rest = tenants.filter((t) => t !== tenant);
-    if (rest.length === 0) {
-      await ch.tx.deleteFrom('tokens').where('id', '=', row.id).execute();
-      await ch.record({ action: 'delete', entityType: 'token', entityId: row.id, before: toToken(row), after: null, reason: `tenant ${tenant} was deleted` });
-    } else {
-      await ch.tx
-        .updateTable('tokens')
-        .set({ tenants: JSON.stringify(rest), version: row.version + 1 })
-        .where('id', '=', row.id)
-        .execute();
-      await ch.record({
-        action: 'update',
-        entityType: 'token',
-        entityId: row.id,
-        before: toToken(row),
-        after: { ...toToken(row), tenants: rest, version: row.version + 1 },
-        reason: `tenant ${tenant} was deleted`,
-      });
-    }
-  }
-}
 
 // ---- policy
 
@@ -189,111 +158,17 @@ tenantRoutes.put('/:tenant/policy', async (c) => {
 
 // ---- grants
 
-function parseGrant(body: unknown, tenant: string): ConnectionGrant {
-  const secrets = findSecrets(body);
-  if (secrets.length) throwProblems(secrets);
-  const obj = asObject(body);
-  if (obj) {
-    dropReadOnly(obj);
-    if (obj.tenant !== undefined && obj.tenant !== tenant) {
-      throw new ApiError(400, 'validation', `The body names tenant ${String(obj.tenant)} but the URL names ${tenant}`, {
-        errors: [{ pointer: '/tenant', message: `must be ${tenant}` }],
-      });
-    }
-    delete obj.tenant;
-  }
-  return validOrThrow<ConnectionGrant>('connection-grant', body);
-}
-
-async function requireGrant(db: DbOrTx, tenant: string, connectionId: string) {
-  const g = await store.getGrant(db, tenant, connectionId);
-  if (!g) throw new ApiError(404, 'not_found', `grant ${connectionId} does not exist in tenant ${tenant}`);
-  return g;
-}
-
-const grantDoc = (g: store.GrantRecord): ConnectionGrant => store.tenantDocument<ConnectionGrant>(g);
-
-tenantRoutes.get('/:tenant/grants', async (c) => {
-  const id = c.req.param('tenant');
-  authorize(c, 'grant', 'read', id);
-  const db = c.get('deps').database.db;
-  await requireTenant(db, id);
-  return c.json({ items: await store.listGrants(db, id) });
-});
-
-tenantRoutes.post('/:tenant/grants', async (c) => {
-  const id = c.req.param('tenant');
-  authorize(c, 'grant', 'write', id);
-  const body = await readJson(c);
-  const reason = takeReason(c, asObject(body));
-  const grant = parseGrant(body, id);
-  const created = await withChange(c, reason, async (ch) => {
-    await requireTenant(ch.tx, id);
-    if (await store.getGrant(ch.tx, id, grant.connectionId)) {
-      throw new ApiError(409, 'conflict', `grant ${grant.connectionId} already exists in tenant ${id}`, {
-        errors: [{ pointer: '/connectionId', message: 'already exists' }],
-      });
-    }
-    throwProblems((await judgeTenantChange(ch.tx, id, { grant })).own);
-    const rec = await store.insertGrant(ch.tx, id, grant, now());
-    await ch.record({ action: 'create', entityType: 'grant', entityId: grant.connectionId, tenant: id, before: null, after: grant });
-    return rec;
-  });
-  c.header('ETag', etagOf(created.version));
-  c.header('Location', `/v1/tenants/${id}/grants/${encodeURIComponent(created.connectionId)}`);
-  return c.json(created, 201);
-});
-
-tenantRoutes.get('/:tenant/grants/:connectionId', async (c) => {
-  const id = c.req.param('tenant');
-  authorize(c, 'grant', 'read', id);
-  const db = c.get('deps').database.db;
-  await requireTenant(db, id);
-  const g = await requireGrant(db, id, c.req.param('connectionId'));
-  c.header('ETag', etagOf(g.version));
-  return c.json(g);
-});
-
-tenantRoutes.put('/:tenant/grants/:connectionId', async (c) => {
-  const id = c.req.param('tenant');
-  const connectionId = c.req.param('connectionId');
-  authorize(c, 'grant', 'write', id);
-  const expected = requiredIfMatch(c);
-  const body = await readJson(c);
-  const reason = takeReason(c, asObject(body));
-  const grant = parseGrant(body, id);
-  if (grant.connectionId !== connectionId) {
-    throw new ApiError(400, 'validation', `The body names ${grant.connectionId} but the URL names ${connectionId}`, {
-      errors: [{ pointer: '/connectionId', message: `must be ${connectionId}` }],
-    });
-  }
-  const updated = await withChange(c, reason, async (ch) => {
-    await requireTenant(ch.tx, id);
-    const existing = await requireGrant(ch.tx, id, connectionId);
-    checkVersion(expected, existing);
-    throwProblems((await judgeTenantChange(ch.tx, id, { grant })).own);
-    if (!(await store.updateGrant(ch.tx, id, grant, existing.version, now())))
-      throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
-    await ch.record({ action: 'update', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: grant });
-    return (await store.getGrant(ch.tx, id, connectionId))!;
-  });
-  c.header('ETag', etagOf(updated.version));
-  return c.json(updated);
-});
-
-tenantRoutes.delete('/:tenant/grants/:connectionId', async (c) => {
-  const id = c.req.param('tenant');
-  const connectionId = c.req.param('connectionId');
-  authorize(c, 'grant', 'write', id);
-  const expected = requiredIfMatch(c);
-  const reason = takeReason(c);
-  await withChange(c, reason, async (ch) => {
-    await requireTenant(ch.tx, id);
-    const existing = await requireGrant(ch.tx, id, connectionId);
-    checkVersion(expected, existing);
-    if (!(await store.deleteGrant(ch.tx, id, connectionId, existing.version)))
-      throw changedMeanwhile(`grant ${connectionId}`, await store.getGrant(ch.tx, id, connectionId));
-    await ch.record({ action: 'delete', entityType: 'grant', entityId: connectionId, tenant: id, before: grantDoc(existing), after: null });
-  });
-  return c.body(null, 204);
+/**
+ * `/v1/tenants/:tenant/grants`: the tenant's connection grants, through the same document routes as
+ * the inventory (no merge patch). Credentials in a body are refused before anything else.
+ */
+export const grantRoutes = documentRoutes<ConnectionGrant>({
+  kind: 'connection-grant',
+  entityType: 'grant',
+  resource: 'grant',
+  store: store.grantStore,
+  tenantScoped: true,
+  patch: false,
+  screen: findSecrets,
+  check: async (tx, grant, _existing, c) => (await judgeTenantChange(tx, c.req.param('tenant') as string, { grant })).own,
 });

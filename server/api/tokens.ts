@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { TokenCreate } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
-import { tokenCacheFor } from '../auth/token-cache.ts';
-import { insertToken, newTokenSecret, toToken } from '../auth/tokens.ts';
+import { announce } from '../cluster/cluster-events.ts';
+import { deleteTokenRow, getTokenRow, insertToken, listTokenRows, newTokenSecret, toToken } from '../auth/tokens.ts';
+import { existingTenantIds } from '../store/tenants.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, takeReason, validOrThrow } from '../http/body.ts';
@@ -15,7 +16,7 @@ export const tokenRoutes = new Hono<AppEnv>();
 
 tokenRoutes.get('/', async (c) => {
   authorize(c, 'token', 'read');
-  const rows = await c.get('deps').database.db.selectFrom('tokens').selectAll().orderBy('created_at').orderBy('id').execute();
+  const rows = await listTokenRows(c.get('deps').database.db);
   return c.json({ items: rows.map(toToken) });
 });
 
@@ -49,7 +50,7 @@ tokenRoutes.post('/', async (c) => {
   const secret = newTokenSecret();
   const id = `tok_${randomBytes(8).toString('hex')}`;
   const row = await withChange(c, reason, async (ch) => {
-    const known = new Set((await ch.tx.selectFrom('tenants').select('id').execute()).map((t) => t.id));
+    const known = await existingTenantIds(ch.tx, tenants);
     const unknown = tenants.map((t, i) => ({ t, i })).filter(({ t }) => !known.has(t));
     if (unknown.length) {
       throw new ApiError(400, 'unknown_reference', `unknown tenant ${unknown[0].t}`, {
@@ -68,7 +69,7 @@ tokenRoutes.post('/', async (c) => {
 tokenRoutes.get('/:id', async (c) => {
   authorize(c, 'token', 'read');
   const id = c.req.param('id');
-  const row = await c.get('deps').database.db.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await getTokenRow(c.get('deps').database.db, id);
   if (!row) throw new ApiError(404, 'not_found', `token ${id} does not exist`);
   c.header('ETag', etagOf(row.version));
   return c.json(toToken(row));
@@ -80,17 +81,16 @@ tokenRoutes.delete('/:id', async (c) => {
   const expected = requiredIfMatch(c);
   const reason = takeReason(c);
   await withChange(c, reason, async (ch) => {
-    const row = await ch.tx.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await getTokenRow(ch.tx, id);
     if (!row) throw new ApiError(404, 'not_found', `token ${id} does not exist`);
     checkVersion(expected, toToken(row));
-    const gone = await ch.tx.deleteFrom('tokens').where('id', '=', id).where('version', '=', row.version).executeTakeFirst();
-    if (Number(gone.numDeletedRows) !== 1) {
-      const now = await ch.tx.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!(await deleteTokenRow(ch.tx, id, row.version))) {
+      const now = await getTokenRow(ch.tx, id);
       throw changedMeanwhile(`token ${id}`, now && toToken(now));
     }
     await ch.record({ action: 'delete', entityType: 'token', entityId: id, before: toToken(row), after: null });
   });
-  // After the commit: a lookup racing the delete cannot re-cache the revoked token.
-  tokenCacheFor(c.get('deps').database).clear();
+  // After the commit, on every replica: a lookup racing the delete cannot re-cache the revoked token.
+  announce(c.get('deps').database, { type: 'tokens-changed' });
   return c.body(null, 204);
 });

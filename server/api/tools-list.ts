@@ -1,13 +1,11 @@
 import { Hono } from 'hono';
-import { sql } from 'kysely';
 import type { Tool, ToolList, ToolQuery } from '../../policy-schemas/types.gen.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
-import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 import { validOrThrow } from '../http/body.ts';
 import type { Stored } from '../store/document-store.ts';
-import { toolStore } from '../store/inventory.ts';
+import { cachedToolList } from '../store/inventory.ts';
 
 type SortKey = NonNullable<ToolQuery['sort']>;
 
@@ -20,27 +18,9 @@ export const toolListRoutes = new Hono<AppEnv>();
 toolListRoutes.get('/', async (c) => {
   authorize(c, 'inventory', 'read');
   const q = validOrThrow<ToolQuery>('tool-query', { ...c.req.query() });
-  const all = await inventory(c.get('deps').database.db);
+  const all = await cachedToolList(c.get('deps').database.db);
   return c.json(listTools(all, q));
 });
-
-// The parsed inventory, reused while the table is unchanged: parsing 5,000 tool documents on every
-// keystroke of a search would cost more than the search itself.
-const parsed = new WeakMap<object, { fingerprint: string; tools: Stored<Tool>[] }>();
-
-async function inventory(db: DbOrTx): Promise<Stored<Tool>[]> {
-  // Any insert, update or delete changes the count, the newest stamp or the sum of versions.
-  const f = await db
-    .selectFrom('tools')
-    .select([sql<number>`count(*)`.as('n'), sql<string | null>`max(updated_at)`.as('at'), sql<number | null>`sum(version)`.as('v')])
-    .executeTakeFirstOrThrow();
-  const fingerprint = `${f.n}:${f.at}:${f.v}`;
-  const hit = parsed.get(db);
-  if (hit && hit.fingerprint === fingerprint) return hit.tools;
-  const tools = await toolStore.list(db);
-  parsed.set(db, { fingerprint, tools });
-  return tools;
-}
 
 /** The answer of `GET /v1/tools` for a query, over the whole inventory. */
 export function listTools(all: Stored<Tool>[], q: ToolQuery): ToolList {

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
 import { type AppDeps, type AppEnv, actorName } from '../context.ts';
 import type { Tx } from '../db/database.ts';
-import { noteAuditAppended } from './checkpoints.ts';
+import { announce } from '../cluster/cluster-events.ts';
 import { type ActorPerson, type NewAuditEvent, appendAuditEvent } from './events.ts';
 
 export type ChangeMeta = { actor: string; person?: ActorPerson | null; requestId: string | null; reason: string | null };
@@ -36,7 +36,8 @@ export async function runChange<T>(deps: Pick<AppDeps, 'database' | 'metrics'>, 
     return fn(change);
   });
   for (const ev of written) deps.metrics.auditEvents.inc({ action: ev.action });
-  if (written.length) noteAuditAppended(deps.database, written[written.length - 1].seq);
+  // The leader's checkpoint rule counts appends made on every replica.
+  if (written.length) announce(deps.database, { type: 'audit-appended', seq: written[written.length - 1].seq });
   return result;
 }
 

@@ -44,6 +44,15 @@ export async function appendAuditEvent(tx: Tx, e: NewAuditEvent, at = new Date()
   return event;
 }
 
+/** The seq of the newest audit event (0 before the first): any change since shows as a higher one. */
+export async function lastAuditSeq(db: DbOrTx): Promise<number> {
+  const row = await db
+    .selectFrom('audit_events')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .executeTakeFirst();
+  return Number(row?.seq ?? 0);
+}
+
 /** Events of a person (`user:<sub>`) carry `actorEmail` and `actorName`, and no others do. */
 export function isPerson(actor: string): boolean {
   return actor.startsWith('user:');

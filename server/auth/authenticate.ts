@@ -129,7 +129,8 @@ export function sessionDeadline(config: AppConfig, createdAt: number, now: numbe
 
 const DEFAULT_IDLE_SECONDS = 30 * 60;
 
-function toActor(row: { id: string; label: string; role: string; tenants: string }, via: Actor['via']): Actor {
+/** The actor a token row stands for. */
+export function toActor(row: { id: string; label: string; role: string; tenants: string }, via: Actor['via']): Actor {
   const role = row.role as Role;
   const tenants = JSON.parse(row.tenants) as string[];
   return { tokenId: row.id, label: row.label, role, tenants: role === 'admin' || role === 'auditor' ? null : tenants, via };

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Actor, AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { type Action, type Resource, tenantScoped } from './permissions.ts';
+import { type Action, type Resource, actorMay, roleFor, tenantScoped } from './permissions.ts';
 
 /** The authenticated actor (the auth middleware has run on every /v1 route). */
 export function actorOf(c: Context<AppEnv>): Actor {
@@ -24,20 +24,9 @@ export function authorize(c: Context<AppEnv>, resource: Resource, action: Action
   if (tenant !== undefined && tenantScoped.has(resource) && !reachesTenant(actor, tenant)) {
     throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
   }
-  const role = roleFor(actor, resource, tenant);
-  const { authorizer } = c.get('deps');
-  // An auditor with an editor tenant keeps reading everything there too.
-  const allowed =
-    authorizer.can(role, resource, action) ||
-    (role !== actor.role && authorizer.can(actor.role, resource, action) && (actor.role === 'auditor' || actor.role === 'admin'));
-  if (!allowed) {
+  if (!actorMay(c.get('deps').authorizer, actor, resource, action, tenant)) {
+    const role = roleFor(actor, resource, tenant);
     throw new ApiError(403, 'forbidden', `role ${role} may not ${action} ${resource}${role !== actor.role && tenant ? ` in tenant ${tenant}` : ''}`);
   }
   return actor;
-}
-
-/** The role that decides a request: a person's role in the named tenant where they have one, else their role. */
-export function roleFor(actor: Actor, resource: Resource, tenant: string | undefined): Actor['role'] {
-  if (tenant === undefined || !tenantScoped.has(resource)) return actor.role;
-  return actor.tenantRoles?.[tenant] ?? actor.role;
 }

@@ -1,23 +1,47 @@
 import { newEnforcer, newModelFromString } from 'casbin';
-import type { Role } from '../context.ts';
+import type { SessionPermissions } from '../../policy-schemas/types.gen.ts';
+import type { Actor, Role } from '../context.ts';
 
-/** What a request wants to do: a resource kind and an action on it. */
-export type Resource =
-  | 'inventory'
-  | 'tenant'
-  | 'policy'
-  | 'grant'
-  | 'bundle'
-  | 'runtime'
-  | 'audit'
-  | 'token'
-  | 'simulate'
-  | 'mcp'
-  | 'metrics'
-  | 'decision'
-  | 'sso'
-  | 'key';
-export type Action = 'read' | 'write' | 'publish' | 'pull' | 'report' | 'export' | 'run';
+/** The resource kinds a request may act on. */
+export const RESOURCES = [
+  'inventory',
+  'tenant',
+  'policy',
+  'grant',
+  'bundle',
+  'runtime',
+  'audit',
+  'token',
+  'simulate',
+  'mcp',
+  'metrics',
+  'decision',
+  'sso',
+  'key',
+] as const;
+/** What a request wants to do to a resource; `force` publishes past failing policy tests. */
+export const ACTIONS = ['read', 'write', 'publish', 'force', 'pull', 'report', 'export', 'run'] as const;
+
+export type Resource = (typeof RESOURCES)[number];
+export type Action = (typeof ACTIONS)[number];
+
+/** The actions each resource has: what a session's permissions list (a `*` rule grants no others). */
+export const RESOURCE_ACTIONS: Readonly<Record<Resource, readonly Action[]>> = {
+  inventory: ['read', 'write'],
+  tenant: ['read', 'write'],
+  policy: ['read', 'write'],
+  grant: ['read', 'write'],
+  bundle: ['read', 'publish', 'force', 'pull'],
+  runtime: ['read', 'report'],
+  audit: ['read', 'export'],
+  token: ['read', 'write'],
+  simulate: ['run'],
+  mcp: ['read', 'write'],
+  metrics: ['read'],
+  decision: ['read', 'export', 'report'],
+  sso: ['read', 'write'],
+  key: ['read', 'write'],
+};
 
 // Role × resource × action, decided by Casbin. Tenant scoping is separate (an editor of `acme`
 // passes this check for `policy/write`, then the tenant check confines it to `acme`).
@@ -42,7 +66,10 @@ const rules: [Role, string, string][] = [
   ['editor', 'tenant', 'read'],
   ['editor', 'policy', '*'],
   ['editor', 'grant', '*'],
-  ['editor', 'bundle', '*'],
+  // Not `*`: forcing a publish past failing tests is the admin's.
+  ['editor', 'bundle', 'read'],
+  ['editor', 'bundle', 'pull'],
+  ['editor', 'bundle', 'publish'],
   ['editor', 'simulate', 'run'],
   ['editor', 'runtime', 'read'],
   ['editor', 'decision', 'read'],
@@ -90,4 +117,39 @@ export async function createAuthorizer(): Promise<Authorizer> {
       return v;
     },
   };
+}
+
+/** The role that decides a request: a person's role in the named tenant where they have one, else their role. */
+export function roleFor(actor: Actor, resource: Resource, tenant: string | undefined): Role {
+  if (tenant === undefined || !tenantScoped.has(resource)) return actor.role;
+  return actor.tenantRoles?.[tenant] ?? actor.role;
+}
+
+/**
+ * Whether the actor's roles allow an action (in a tenant, for tenant-scoped resources). Whether
+ * the actor reaches that tenant at all is the caller's question (guard.ts answers 404).
+ */
+export function actorMay(authorizer: Authorizer, actor: Actor, resource: Resource, action: Action, tenant?: string): boolean {
+  const role = roleFor(actor, resource, tenant);
+  if (authorizer.can(role, resource, action)) return true;
+  // An auditor with an editor tenant keeps reading everything there too.
+  return role !== actor.role && (actor.role === 'auditor' || actor.role === 'admin') && authorizer.can(actor.role, resource, action);
+}
+
+/**
+ * What a session may do, by the same rules the API enforces: the console shows and hides by this
+ * answer and keeps no rules of its own.
+ */
+export function sessionPermissions(authorizer: Authorizer, actor: Actor): SessionPermissions {
+  const allowed = (resources: readonly Resource[], tenant?: string) => {
+    const out: Record<string, Action[]> = {};
+    for (const resource of resources) {
+      const actions = RESOURCE_ACTIONS[resource].filter((action) => actorMay(authorizer, actor, resource, action, tenant));
+      if (actions.length) out[resource] = actions;
+    }
+    return out;
+  };
+  const tenants: Record<string, Record<string, Action[]>> = {};
+  for (const tenant of Object.keys(actor.tenantRoles ?? {}).sort()) tenants[tenant] = allowed([...tenantScoped], tenant);
+  return { everyTenant: actor.tenants === null, actions: allowed(RESOURCES), tenants };
 }

@@ -10,8 +10,8 @@ type Entry = { row: TokensRow | undefined; until: number };
 
 /**
  * Token lookups by hash, cached briefly: the bundle-pull path answers thousands of requests a
- * second with the same few tokens. Revocation in this process clears the cache at once; another
- * process sharing the database sees it within TOKEN_CACHE_MS.
+ * second with the same few tokens. A revocation clears the cache at once, in this process and (through
+ * the cluster events) in every replica; a process that hears nothing sees it within TOKEN_CACHE_MS.
  */
 export class TokenCache {
   private entries = new Map<string, Entry>();

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Token } from '../../policy-schemas/types.gen.ts';
-import { runChange } from '../audit/change.ts';
+import { type Change, runChange } from '../audit/change.ts';
 import type { AppDeps, Role } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { TokensRow } from '../db/tables/tokens.ts';
@@ -31,6 +31,51 @@ export function toToken(row: TokensRow): Token {
 /** Whether a token row has passed its expiry at `now`. */
 export function tokenExpired(row: { expires_at: string | null }, now = Date.now()): boolean {
   return row.expires_at !== null && Date.parse(row.expires_at) <= now;
+}
+
+/** Every token, oldest first. */
+export async function listTokenRows(db: DbOrTx): Promise<TokensRow[]> {
+  return db.selectFrom('tokens').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export async function getTokenRow(db: DbOrTx, id: string): Promise<TokensRow | undefined> {
+  return db.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Deletes the token if it is still at `version`. */
+export async function deleteTokenRow(db: DbOrTx, id: string, version: number): Promise<boolean> {
+  const gone = await db.deleteFrom('tokens').where('id', '=', id).where('version', '=', version).executeTakeFirst();
+  return Number(gone.numDeletedRows) === 1;
+}
+
+/**
+ * A deleted tenant takes its access with it: tokens scoped to it lose it, and a token left with no
+ * tenant at all is revoked (its sessions go with it), so a new tenant of the same id starts clean.
+ */
+export async function unscopeTokens(ch: Change, tenant: string): Promise<void> {
+  for (const row of await ch.tx.selectFrom('tokens').selectAll().where('role', 'in', ['editor', 'viewer', 'runtime']).execute()) {
+    const tenants = JSON.parse(row.tenants) as string[];
+    if (!tenants.includes(tenant)) continue;
+    const rest = tenants.filter((t) => t !== tenant);
+    if (rest.length === 0) {
+      await ch.tx.deleteFrom('tokens').where('id', '=', row.id).execute();
+      await ch.record({ action: 'delete', entityType: 'token', entityId: row.id, before: toToken(row), after: null, reason: `tenant ${tenant} was deleted` });
+    } else {
+      await ch.tx
+        .updateTable('tokens')
+        .set({ tenants: JSON.stringify(rest), version: row.version + 1 })
+        .where('id', '=', row.id)
+        .execute();
+      await ch.record({
+        action: 'update',
+        entityType: 'token',
+        entityId: row.id,
+        before: toToken(row),
+        after: { ...toToken(row), tenants: rest, version: row.version + 1 },
+        reason: `tenant ${tenant} was deleted`,
+      });
+    }
+  }
 }
 
 export async function findTokenBySecret(db: DbOrTx, secret: string): Promise<TokensRow | undefined> {
@@ -68,19 +113,15 @@ export async function ensureBootstrapAdmin(deps: Pick<AppDeps, 'database' | 'met
   const meta = { actor: 'system', requestId: null, reason: null };
   return runChange(deps, meta, async (ch) => {
     const db = ch.tx;
+    const createBootstrap = async (secret: string, reason: string) => {
+      const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret, now });
+      await ch.record({ action: 'create', entityType: 'token', entityId: BOOTSTRAP_TOKEN_ID, before: null, after: toToken(row), reason });
+    };
     const existing = await db.selectFrom('tokens').selectAll().where('id', '=', BOOTSTRAP_TOKEN_ID).executeTakeFirst();
     if (configured) {
       const hash = hashSecret(configured);
       if (!existing) {
-        const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret: configured, now });
-        await ch.record({
-          action: 'create',
-          entityType: 'token',
-          entityId: BOOTSTRAP_TOKEN_ID,
-          before: null,
-          after: toToken(row),
-          reason: 'bootstrap admin token from TOOLGATE_ADMIN_TOKEN',
-        });
+        await createBootstrap(configured, 'bootstrap admin token from TOOLGATE_ADMIN_TOKEN');
       } else if (existing.token_hash !== hash) {
         await db.updateTable('tokens').set({ token_hash: hash }).where('id', '=', BOOTSTRAP_TOKEN_ID).execute();
         // Sessions signed in with the old secret must not outlive it.
@@ -99,15 +140,7 @@ export async function ensureBootstrapAdmin(deps: Pick<AppDeps, 'database' | 'met
     const anyAdmin = await db.selectFrom('tokens').select('id').where('role', '=', 'admin').executeTakeFirst();
     if (anyAdmin) return null;
     const secret = newTokenSecret();
-    const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret, now });
-    await ch.record({
-      action: 'create',
-      entityType: 'token',
-      entityId: BOOTSTRAP_TOKEN_ID,
-      before: null,
-      after: toToken(row),
-      reason: 'bootstrap admin token generated at first start',
-    });
+    await createBootstrap(secret, 'bootstrap admin token generated at first start');
     return secret;
   });
 }

@@ -15,8 +15,8 @@ import type {
   Tool,
 } from '../../policy-schemas/types.gen.ts';
 import { escapePointer, validate } from '../../policy-schemas/index.ts';
-import { createHash } from 'node:crypto';
-import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
+import { BUNDLE_FORMAT, bundleMember, bundleMembers, bundleRevision, joinBundleMembers } from '../../runtime/bundle-format.ts';
+import { sha256Hex } from '../../runtime/sha256.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { globMatcher } from '../../runtime/glob.ts';
 import { casbinPolicy } from '../policy-engine/casbin-policy.ts';
@@ -24,8 +24,6 @@ import { draftNames, judgeGroups, judgeTenant, judgeTool } from '../validation/d
 import type { DraftSnapshot } from '../store/snapshot.ts';
 import { conformanceVectors } from './conformance.ts';
 
-/** The bundle format this compiler writes. */
-export const BUNDLE_FORMAT = 'toolgate.bundle/v1';
 const DEFAULT_TTL_SECONDS = 86400;
 
 /** Everything one tenant's bundle is compiled from: what `loadDraftSnapshot` reads. */
@@ -177,30 +175,18 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   };
   const conformance = conformanceVectors(draft);
   const bundle: Bundle = { ...draft, conformance };
-  // RFC 8785 writes an object as its members sorted by key, so each top-level member is serialised
-  // once and the content (for the revision) and the whole bundle are assembled from the same parts.
-  const parts = new Map<string, string>();
-  for (const k of Object.keys(bundle).sort()) if (k !== 'revision') parts.set(k, `${canonicalJson(k)}:${canonicalJson(bundle[k as keyof Bundle])}`);
-  const contentText = `{${[...parts]
-    .filter(([k]) => !ENVELOPE.has(k))
-    .map(([, v]) => v)
-    .join(',')}}`;
-  const revision = `sha256:${createHash('sha256').update(contentText).digest('hex')}`;
+  // Each top-level member is serialised once; the content (for the revision) and the whole bundle
+  // are assembled from the same parts.
+  const members = bundleMembers(bundle);
+  const revision = bundleRevision(members, sha256Hex);
   bundle.revision = revision;
-  parts.set('revision', `${canonicalJson('revision')}:${canonicalJson(revision)}`);
-  const text = `{${[...parts.keys()]
-    .sort()
-    .map((k) => parts.get(k))
-    .join(',')}}`;
+  const text = joinBundleMembers(members.map((m) => (m.key === 'revision' ? bundleMember('revision', revision) : m)));
   return { ok: true, bundle, bytes: Buffer.from(text, 'utf8'), text, revision };
 }
 
-const ENVELOPE = new Set(['version', 'revision', 'previousRevision', 'issuedAt', 'expiresAt']);
-
-/** The hash naming a bundle's content: everything but version, revision, previousRevision, issuedAt, expiresAt. */
+/** The hash naming a bundle's content: everything but its envelope fields (runtime/bundle-format.ts). */
 export function contentRevision(bundle: Bundle): string {
-  const { version: _v, revision: _r, previousRevision: _p, issuedAt: _i, expiresAt: _e, ...content } = bundle;
-  return sha256Canonical(content);
+  return bundleRevision(bundleMembers(bundle), sha256Hex);
 }
 
 function bundleTool(t: Tool): BundleTool | ExcludedTool {

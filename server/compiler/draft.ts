@@ -1,5 +1,5 @@
 import type { Bundle, TenantPolicy } from '../../policy-schemas/types.gen.ts';
-import { sha256Canonical } from '../../runtime/canonical-json.ts';
+import { sha256Canonical } from '../../runtime/sha256.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
 import type { DbOrTx } from '../db/database.ts';

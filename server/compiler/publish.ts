@@ -1,14 +1,16 @@
 import type { Bundle, BundleSummary } from '../../policy-schemas/types.gen.ts';
-import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { sha256Canonical } from '../../runtime/sha256.ts';
 import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
+import { lastAuditSeq } from '../audit/events.ts';
+import { announce } from '../cluster/cluster-events.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
-import { publishEvents } from '../distribution/publish-events.ts';
 import { ApiError } from '../errors.ts';
 import { summarize } from '../policy-engine/diff.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { signBundle } from '../signing/sign.ts';
-import { bundleRow, latestBundleHead, latestBundleRow, type StoredSummary } from '../store/bundles.ts';
+import { bundleRow, insertBundle, latestBundleHead, latestBundleRow, type StoredSummary } from '../store/bundles.ts';
 import { loadDraftSnapshot } from '../store/snapshot.ts';
 import { compileBundle, contentRevision } from './compile-bundle.ts';
 import type { GateOutcome } from './tests-gate.ts';
@@ -61,7 +63,7 @@ export async function publishBundle(
     if (prepared.kind === 'unchanged') return { created: false, version: prepared.version, revision: prepared.revision };
     const outcome = await runChange(deps, meta, (ch) => commitPublish(ch, tenant, prepared, meta, opts));
     if (outcome === 'stale') continue;
-    publishEvents.published(tenant, outcome.version);
+    announce(deps.database, { type: 'published', tenant, version: outcome.version });
     return outcome;
   }
   throw new ApiError(
@@ -144,22 +146,19 @@ async function commitPublish(
   const { bundle, summary } = p;
   const stored: StoredSummary = { summary, previousRevision: bundle.previousRevision, issuedAt: bundle.issuedAt, expiresAt: bundle.expiresAt };
   const rollbackOf = opts.rollbackTo ?? null;
-  await ch.tx
-    .insertInto('bundles')
-    .values({
-      tenant,
-      version: bundle.version,
-      revision: bundle.revision,
-      content: p.text,
-      signature: p.signature,
-      kid: p.kid,
-      published_by: meta.actor,
-      published_at: bundle.issuedAt,
-      reason: meta.reason,
-      summary: JSON.stringify(stored),
-      rollback_of: rollbackOf,
-    })
-    .execute();
+  await insertBundle(ch.tx, {
+    tenant,
+    version: bundle.version,
+    revision: bundle.revision,
+    content: p.text,
+    signature: p.signature,
+    kid: p.kid,
+    published_by: meta.actor,
+    published_at: bundle.issuedAt,
+    reason: meta.reason,
+    summary: JSON.stringify(stored),
+    rollback_of: rollbackOf,
+  });
   await ch.record({
     action: rollbackOf === null ? 'publish' : 'rollback',
     entityType: 'bundle',
@@ -176,14 +175,6 @@ async function commitPublish(
     },
   });
   return { created: true, version: bundle.version, revision: bundle.revision };
-}
-
-async function lastAuditSeq(db: DbOrTx): Promise<number> {
-  const row = await db
-    .selectFrom('audit_events')
-    .select((eb) => eb.fn.max('seq').as('seq'))
-    .executeTakeFirst();
-  return Number(row?.seq ?? 0);
 }
 
 /** The 422 for a draft that does not compile, listing every error with its pointer. */

@@ -32,6 +32,9 @@ export async function seedDatabase(deps: Pick<AppDeps, 'database' | 'metrics'>, 
   const fresh = !(await db.selectFrom('audit_events').select('seq').limit(1).executeTakeFirst());
   const data: DemoData | null = demo && fresh && existsSync(DEMO_DATA_FILE) ? JSON.parse(readFileSync(DEMO_DATA_FILE, 'utf8')) : null;
   return runChange(deps, { actor: 'system', requestId: null, reason: data ? 'demo data' : 'built-in entities' }, async (ch) => {
+    // Asked again under the write lock: replicas started together on a new PostgreSQL database
+    // all saw it new, and only the first to get here seeds it.
+    const stillFresh = !(await ch.tx.selectFrom('audit_events').select('seq').limit(1).executeTakeFirst());
     const now = new Date().toISOString();
     const fail = (what: string, problems: { pointer: string; message: string }[]) => {
       if (problems.length) throw new Error(`demo data: ${what}: ${problems.map((p) => `${p.pointer} ${p.message}`).join('; ')}`);
@@ -45,7 +48,7 @@ export async function seedDatabase(deps: Pick<AppDeps, 'database' | 'metrics'>, 
     };
     await ensure('group', DEFAULT_GROUP, 'Tools every request gets unless it names other groups');
     await ensure('state', INITIAL_STATE, 'The initial workflow state');
-    if (!data) return { seeded: false };
+    if (!data || !stillFresh) return { seeded: false };
 
     for (const s of data.states) {
       const doc = validOrThrow<State>('state', structuredClone(s));

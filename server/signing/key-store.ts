@@ -4,10 +4,16 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK } from 'j
 import type { CryptoKey, JWK } from 'jose';
 import type { KeySet, RootPublicKey } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
-import { KEYSET_FORMAT } from '../../runtime/verify-key-set.ts';
+import { KEYSET_FORMAT } from '../../runtime/key-set-format.ts';
 import { signKeySet } from './sign.ts';
 
 export type KeyStatus = 'next' | 'active' | 'retired';
+
+/** Who signed a new key set: this process, or another sharing the keys directory. */
+export type KeySetOrigin = 'this-process' | 'another-process';
+
+/** Runs `fn` while holding a lock other processes sharing the keys directory respect. */
+export type CrossProcessLock = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** One Ed25519 signing key as kept on disk (`<kid>.json`, mode 0600; `<kid>.json.retired` once retired). */
 type KeyFile = {
@@ -94,7 +100,8 @@ export class KeyStore {
   private latestKeySet: SignedKeySet | undefined;
   private seen = '';
   private lock: Promise<unknown> = Promise.resolve();
-  private readonly keySetListeners = new Set<() => void>();
+  private readonly keySetListeners = new Set<(origin: KeySetOrigin) => void>();
+  private crossProcessLock: CrossProcessLock | undefined;
   private readonly now: () => Date;
   private readonly ttlSeconds: number;
 
@@ -129,10 +136,33 @@ export class KeyStore {
     };
   }
 
-  /** Calls `listener` after each new key set this store signs; returns the function that stops it. */
-  onKeySetChanged(listener: () => void): () => void {
+  /**
+   * Calls `listener` after each new key set this store signs (`this-process`), and after reload()
+   * finds one another process signed in the shared directory (`another-process`); returns the
+   * function that stops it.
+   */
+  onKeySetChanged(listener: (origin: KeySetOrigin) => void): () => void {
     this.keySetListeners.add(listener);
     return () => this.keySetListeners.delete(listener);
+  }
+
+  /**
+   * Re-reads the directory now (another replica changed it) and tells the listeners when the key
+   * set is a new one.
+   */
+  async reload(): Promise<void> {
+    const before = this.latestKeySet?.keySet.version;
+    await this.exclusiveHere(() => this.refresh(true));
+    const after = this.latestKeySet?.keySet.version;
+    if (after !== undefined && after !== before) for (const listener of this.keySetListeners) listener('another-process');
+  }
+
+  /**
+   * Makes every change of the directory (first keys, rotation, promotion, retirement, re-issue)
+   * also hold `lock`, so replicas sharing the directory change it one at a time.
+   */
+  setCrossProcessLock(lock: CrossProcessLock | undefined): void {
+    this.crossProcessLock = lock;
   }
 
   /** The latest signed key set, for `GET /.well-known/toolgate-keyset.json`. */
@@ -308,7 +338,7 @@ export class KeyStore {
     writeAtomic(join(this.keySetDir, `v${keySet.version}.jws`), `${signature}\n`, 0o644);
     writeAtomic(join(this.keySetDir, `v${keySet.version}.json`), bytes, 0o644);
     await this.refresh(true);
-    for (const listener of this.keySetListeners) listener();
+    for (const listener of this.keySetListeners) listener('this-process');
     return { bytes, signature, keySet };
   }
 
@@ -357,7 +387,13 @@ export class KeyStore {
     return { bytes, signature, keySet: JSON.parse(bytes.toString('utf8')) as KeySet };
   }
 
+  /** One change at a time: in this process, and across processes when a cross-process lock is set. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const lock = this.crossProcessLock;
+    return this.exclusiveHere(lock ? () => lock(fn) : fn);
+  }
+
+  private exclusiveHere<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.lock.then(fn, fn);
     this.lock = run.catch(() => undefined);
     return run;

@@ -1,10 +1,8 @@
 import { FlattenedSign } from 'jose';
 import type { CryptoKey } from 'jose';
+import { BUNDLE_JWS_TYP } from '../../runtime/bundle-format.ts';
+import { KEYSET_JWS_TYP } from '../../runtime/key-set-format.ts';
 
-/** The `typ` of every bundle signature. */
-export const BUNDLE_JWS_TYP = 'toolgate-bundle+jws';
-/** The `typ` of a key-set signature (made by a root key). */
-export const KEYSET_JWS_TYP = 'toolgate-keyset+jws';
 /** The `typ` of an audit checkpoint's signature (made by an active signing key). */
 export const CHECKPOINT_JWS_TYP = 'toolgate-audit-checkpoint+jws';
 

@@ -1,9 +1,14 @@
 import type { BundleSummary, BundleVersion } from '../../policy-schemas/types.gen.ts';
 import type { DbOrTx } from '../db/database.ts';
-import type { BundlesRow } from '../db/tables/bundles.ts';
+import type { BundlesRow, NewBundlesRow } from '../db/tables/bundles.ts';
 
 /** What a bundle row's `summary` column holds beside the diff summary. */
 export type StoredSummary = { summary: BundleSummary; previousRevision: string | null; issuedAt: string; expiresAt: string };
+
+/** Stores a published version: the exact signed bytes and signature, as served from then on. */
+export async function insertBundle(db: DbOrTx, row: NewBundlesRow): Promise<void> {
+  await db.insertInto('bundles').values(row).execute();
+}
 
 /** The version and revision of the tenant's latest bundle: what a publish or a cache compares against. */
 export async function latestBundleHead(db: DbOrTx, tenant: string): Promise<{ version: number; revision: string } | undefined> {

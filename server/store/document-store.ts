@@ -3,6 +3,22 @@ import type { DbOrTx } from '../db/database.ts';
 /** A stored entity as the API shows it: the document plus its version and timestamps. */
 export type Stored<T> = T & { version: number; createdAt: string; updatedAt: string };
 
+/**
+ * What the document routes need of a repository. `scope` is the tenant of a tenant-scoped entity
+ * (grants); repositories of global entities ignore it.
+ */
+export type DocumentRepository<T extends object> = {
+  /** The field that names a document, also its key column. */
+  readonly key: string;
+  list(db: DbOrTx, scope?: string): Promise<Stored<T>[]>;
+  get(db: DbOrTx, key: string, scope?: string): Promise<Stored<T> | undefined>;
+  insert(db: DbOrTx, key: string, doc: T, now: string, scope?: string): Promise<Stored<T>>;
+  /** Replaces the document if it is still at `version`; undefined when it is not. */
+  update(db: DbOrTx, key: string, doc: T, version: number, createdAt: string, now: string, scope?: string): Promise<Stored<T> | undefined>;
+  /** Deletes the document if it is still at `version`. */
+  remove(db: DbOrTx, key: string, version: number, scope?: string): Promise<boolean>;
+};
+
 type DocTable = 'tools' | 'groups' | 'states' | 'mcp_servers' | 'sso_mappings';
 type Row = { body: string; version: number; created_at: string; updated_at: string } & Record<string, unknown>;
 
@@ -10,7 +26,11 @@ type Row = { body: string; version: number; created_at: string; updated_at: stri
  * Repository for the entities kept as one JSON document per row (tools, groups, states, MCP
  * servers). Writes check the version in the WHERE clause too, so a lost race can never overwrite.
  */
-export function documentStore<T extends object>(table: DocTable, key: 'id' | 'name', columns: (doc: T) => Record<string, string> = () => ({})) {
+export function documentStore<T extends object>(
+  table: DocTable,
+  key: 'id' | 'name',
+  columns: (doc: T) => Record<string, string> = () => ({}),
+): DocumentRepository<T> & { key: 'id' | 'name' } {
   // Kysely cannot type a table chosen at run time; the casts stay inside this function.
   const from = (db: DbOrTx) => db.selectFrom(table as 'tools');
   const toStored = (r: Row): Stored<T> => ({ ...(JSON.parse(r.body) as T), version: r.version, createdAt: r.created_at, updatedAt: r.updated_at });

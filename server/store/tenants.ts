@@ -1,7 +1,7 @@
 import type { ConnectionGrant, Tenant, TenantPolicy } from '../../policy-schemas/types.gen.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
-import type { Stored } from './document-store.ts';
+import type { DocumentRepository, Stored } from './document-store.ts';
 
 export type TenantRecord = Stored<Pick<Tenant, 'id' | 'name'>>;
 export type PolicyRecord = Stored<TenantPolicy> & { tenant: string };
@@ -27,6 +27,12 @@ export async function listTenants(db: DbOrTx, only: string[] | null): Promise<Te
 /** Whether a tenant exists: the one place that asks (routes answer 404 through requireTenantExists). */
 export async function tenantExists(db: DbOrTx, id: string): Promise<boolean> {
   return (await db.selectFrom('tenants').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+/** Which of these tenant ids exist. */
+export async function existingTenantIds(db: DbOrTx, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set((await db.selectFrom('tenants').select('id').where('id', 'in', ids).execute()).map((r) => r.id));
 }
 
 /** Throws the API's 404 for a tenant that does not exist. */
@@ -126,4 +132,22 @@ export async function deleteGrant(db: DbOrTx, tenant: string, connectionId: stri
     .where('version', '=', version)
     .executeTakeFirst();
   return Number(r.numDeletedRows) === 1;
+}
+
+/** Grants as the document routes see them: documents keyed by connectionId within a tenant. */
+export const grantStore: DocumentRepository<ConnectionGrant> = {
+  key: 'connectionId',
+  list: (db, tenant) => listGrants(db, scoped(tenant)),
+  get: (db, connectionId, tenant) => getGrant(db, scoped(tenant), connectionId),
+  insert: (db, _connectionId, grant, now, tenant) => insertGrant(db, scoped(tenant), grant, now),
+  async update(db, connectionId, grant, version, _createdAt, now, tenant) {
+    if (!(await updateGrant(db, scoped(tenant), grant, version, now))) return undefined;
+    return getGrant(db, scoped(tenant), connectionId);
+  },
+  remove: (db, connectionId, version, tenant) => deleteGrant(db, scoped(tenant), connectionId, version),
+};
+
+function scoped(tenant: string | undefined): string {
+  if (tenant === undefined) throw new Error('grants live in a tenant: a tenant is required');
+  return tenant;
 }

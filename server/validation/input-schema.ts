@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 // No node: imports here (directly or through what is imported): the console runs subsetProblems as you type.
-import { escapePointer } from '../../policy-schemas/pointer.ts';
+import { escapePointer, unescapePointer } from '../../policy-schemas/pointer.ts';
 import { compileLinearPattern } from '../../runtime/linear-regexp.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
@@ -180,7 +180,7 @@ function refProblem(ref: string, subschemas: Set<string>): string | undefined {
   try {
     target = fragment
       .split('/')
-      .map((part, i) => (i === 0 ? part : escapePointer(decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))))
+      .map((part, i) => (i === 0 ? part : escapePointer(unescapePointer(decodeURIComponent(part)))))
       .join('/');
   } catch {
     return 'is not a valid URI fragment';

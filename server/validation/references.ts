@@ -1,4 +1,4 @@
-import { escapePointer } from '../../policy-schemas/index.ts';
+import { escapePointer, unescapePointer } from '../../policy-schemas/pointer.ts';
 import type { ConnectionGrant, Group, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { ProblemDetail } from '../errors.ts';
@@ -115,11 +115,9 @@ export async function referrersOf(db: DbOrTx, kind: 'tool' | 'group' | 'state', 
   }));
 }
 
-const unescape = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
-
 /** Who a judge pointer names, in words: `tool x`, `group g`, `role r of tenant t`, `grant c of tenant t`. */
 function referrer(pointer: string): string {
-  const [, kind, name, ...rest] = pointer.split('/').map(unescape);
+  const [, kind, name, ...rest] = pointer.split('/').map(unescapePointer);
   if (kind === 'tools') return `tool ${name}`;
   if (kind === 'groups') return `group ${name}`;
   if (kind !== 'tenants') return pointer;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validatorFor } from '../../policy-schemas/index.ts';
 import { ADMIN_TOKEN, type TestApp, startTestApp } from '../support/harness.ts';
 
 let t: TestApp;
@@ -58,6 +59,57 @@ describe('console session', () => {
     const { r, cookie } = await login(viewer);
     expect(r.json).toMatchObject({ role: 'viewer', tenants: ['acme-research'] });
     expect((await t.request('GET', '/v1/tenants/globex-eng', { token: null, headers: { cookie } })).status).toBe(404);
+  });
+});
+
+describe('what the session may do', () => {
+  const validSession = validatorFor('session');
+
+  it('answers the permissions of each role, on login and on GET, in the session schema', async () => {
+    const editor = await t.tokenFor('editor', ['acme-research']);
+    const auditor = await t.tokenFor('auditor');
+    const viewer = await t.tokenFor('viewer', ['acme-research']);
+    const answers = {
+      admin: (await login(ADMIN_TOKEN)).r.json,
+      editor: (await login(editor)).r.json,
+      auditor: (await login(auditor)).r.json,
+      viewer: (await login(viewer)).r.json,
+    };
+    for (const a of Object.values(answers)) expect(validSession(a), JSON.stringify(validSession.errors)).toBe(true);
+    const { admin, editor: ed, auditor: au, viewer: vi } = answers;
+    expect(admin.permissions.everyTenant).toBe(true);
+    expect(admin.permissions.actions.inventory).toContain('write');
+    expect(admin.permissions.actions.bundle).toContain('force');
+    expect(ed.permissions.everyTenant).toBe(false);
+    expect(ed.permissions.actions.inventory).toEqual(['read']);
+    expect(ed.permissions.actions.policy).toEqual(expect.arrayContaining(['read', 'write']));
+    expect(ed.permissions.actions.bundle).toContain('publish');
+    expect(ed.permissions.actions.bundle).not.toContain('force');
+    expect(ed.permissions.actions.audit).toBeUndefined();
+    expect(au.permissions.everyTenant).toBe(true);
+    expect(au.permissions.actions.audit).toEqual(expect.arrayContaining(['read', 'export']));
+    expect(au.permissions.actions.policy).toEqual(['read']);
+    expect(vi.permissions.actions.policy).toEqual(['read']);
+    expect(vi.permissions.actions.decision).not.toContain('export');
+
+    const { cookie } = await login(editor);
+    const me = await t.request('GET', '/v1/session', { token: null, headers: { cookie } });
+    expect(me.json.permissions).toEqual(ed.permissions);
+  });
+
+  it('says exactly what the API then allows', async () => {
+    const editor = await t.tokenFor('editor', ['acme-research']);
+    const { permissions } = (await login(editor)).r.json;
+    const may = (resource: string, action: string) => (permissions.actions[resource] ?? []).includes(action);
+    const group = await t.request('POST', '/v1/groups', { token: editor, body: { name: 'editor-made' } });
+    expect(group.status === 403).toBe(!may('inventory', 'write'));
+    const audit = await t.request('GET', '/v1/audit', { token: editor });
+    expect(audit.status === 403).toBe(!may('audit', 'read'));
+    const keys = await t.request('GET', '/v1/keys', { token: editor });
+    expect(keys.status === 403).toBe(!may('key', 'read'));
+    const forced = await t.request('POST', '/v1/tenants/acme-research/bundles', { token: editor, body: { reason: 'try', force: true } });
+    expect(may('bundle', 'force')).toBe(false);
+    expect(forced.status).toBe(403);
   });
 });
 

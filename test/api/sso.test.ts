@@ -275,6 +275,9 @@ describe('single sign-on', () => {
     expect((await get(b, pathOf(await throughProvider(b, alice.sub)))).status).toBe(200);
     const me = JSON.parse((await get(b, '/v1/session')).text);
     expect(me.tenantRoles).toEqual({ 'acme-research': 'editor', 'globex-eng': 'viewer' });
+    // The session says, per tenant, what the API then allows.
+    expect(me.permissions.tenants['acme-research'].policy).toEqual(expect.arrayContaining(['read', 'write']));
+    expect(me.permissions.tenants['globex-eng'].policy).toEqual(['read']);
     // Viewer of globex: reads its policy, cannot change it.
     expect((await get(b, '/v1/tenants/globex-eng/policy')).status).toBe(200);
     const put = await t.app.request('/v1/tenants/globex-eng/policy', {
@@ -306,6 +309,10 @@ describe('single sign-on', () => {
       expect((await get(b, pathOf(await throughProvider(b, alice.sub)))).status).toBe(200);
       const me = JSON.parse((await get(b, '/v1/session')).text);
       expect(me).toMatchObject({ role: 'auditor', tenants: [], tenantRoles: { 'acme-research': 'editor' } });
+      expect(me.permissions).toMatchObject({ everyTenant: true, actions: { policy: ['read'], token: ['read'] } });
+      // An editor tenant keeps the auditor's reading and export there, and adds editing.
+      expect(me.permissions.tenants['acme-research'].policy).toEqual(['read', 'write']);
+      expect(me.permissions.tenants['acme-research'].decision).toEqual(expect.arrayContaining(['read', 'export']));
       const put = async (tenant: string) => {
         const current = await t.app.request(`/v1/tenants/${tenant}/policy`, { headers: { cookie: cookieHeader(b) } });
         expect(current.status).toBe(200);

@@ -2,19 +2,22 @@
 //  1. GET …/bundles/latest at 50 connections, 200 and 304, requests/s and p99 (autocannon), beside
 //     nginx serving the same bytes from a file on another loopback port (one worker each side).
 //  2. Publish (POST …/bundles: compile, sign, commit) → 1,000 long-polling pulls holding the new
-//     version (p50, p99), 100-tool bundle sent
-//     gzip-encoded (as the SDK's fetch asks), plus what decoding and verifying it costs each runtime,
-//     and 100 real SDK clients in one process.
+//     bytes (p50, p99), 100-tool bundle sent gzip-encoded (as the SDK's fetch asks), and what
+//     decoding and verifying it costs one runtime.
+//  3. End to end: publish → real SDK clients (createBundleClient) holding the new version, pulled,
+//     verified and loaded, measured where they run: SDK_HOSTS separate processes
+//     (sdk-client-process.ts) of SDK_CLIENTS_PER_HOST clients each.
 // The server runs in a child process (this file with --serve), so the load generator and the
 // server do not share an event loop.
 import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessByStdio, ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { type Interface, createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { freePort } from '../support/free-port.ts';
@@ -26,7 +29,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const POLLERS = 1000;
 const ROUNDS = 5;
 const ROUNDS_THROUGHPUT = 2;
-const SDK_CLIENTS = 100;
+const SDK_HOSTS = Number(process.env.BENCH_SDK_HOSTS ?? 10);
+const SDK_CLIENTS_PER_HOST = Number(process.env.BENCH_SDK_CLIENTS_PER_HOST ?? 10);
+const SDK_ROUNDS = 3;
 
 type Hello = { url: string; jwks: { keys: never[] }; big: { token: string; etag: string; bytes: number }; acme: { token: string; etag: string } };
 
@@ -124,16 +129,14 @@ async function main(): Promise<void> {
   let nginx: { url: string; stop: () => Promise<void> } | undefined;
   try {
     console.log(`bundle for throughput: ${(hello.big.bytes / 1024).toFixed(0)} KiB · ${CONNECTIONS} connections · ${SECONDS}s per run`);
-    // BENCH_PART=throughput|publish runs one half (for quick looks); the default runs both.
+    // BENCH_PART=throughput|publish|sdk runs one part (for quick looks; publish includes sdk); the default runs all.
     const part = process.env.BENCH_PART;
-    if (part !== 'publish') {
+    if (!part || part === 'throughput') {
       nginx = await startNginx(hello);
       await throughput(hello, nginx?.url);
     }
-    if (part !== 'throughput') {
-      await publishToPollers(hello, next, send);
-      await publishToSdkClients(hello, next, send);
-    }
+    if (!part || part === 'publish') await publishToPollers(hello, next, send);
+    if (!part || part === 'publish' || part === 'sdk') await publishToSdkHosts(hello, next, send);
   } finally {
     send('quit');
     await nginx?.stop();
@@ -289,53 +292,88 @@ async function publishToPollers(hello: Hello, next: <T>() => Promise<T>, send: (
   console.log(
     `gunzip + verifyBundle + load, 100-tool bundle (${(bytes / 1024).toFixed(0)} KiB, ${(lastWire!.length / 1024).toFixed(0)} KiB gzip on the wire): p50 ${pct(times, 50).toFixed(2)} ms · p99 ${pct(times, 99).toFixed(2)} ms per runtime`,
   );
-  console.log(
-    `publish → runtime holding it (pull p50/p99 + verify p50/p99): ~${(pct(all, 50) + pct(times, 50)).toFixed(1)} ms / ~${(pct(all, 99) + pct(times, 99)).toFixed(1)} ms`,
-  );
 }
 
-async function publishToSdkClients(hello: Hello, next: <T>() => Promise<T>, send: (c: string) => void): Promise<void> {
-  const { createBundleClient } = await import('../../runtime/client/index.ts');
-  const dir = await mkdtemp(join(tmpdir(), 'toolgate-bench-clients-'));
-  const trustedKeys = hello.jwks;
-  const clients = await Promise.all(
-    Array.from({ length: SDK_CLIENTS }, (_, i) =>
-      createBundleClient({
-        url: hello.url,
-        tenant: 'acme',
-        token: hello.acme.token,
-        trustedKeys,
-        cacheDir: join(dir, String(i)),
-        runtimeId: `bench-${i}`,
-        waitSeconds: 60,
-        statusIntervalMs: 0,
-      }),
-    ),
-  );
+type Host = { child: ChildProcessByStdio<Writable, Readable, null>; lines: Interface };
+
+/**
+ * Publish → every SDK client holding the new version, end to end: each client's own 'update' (the
+ * bundle pulled, verified and loaded) timed in its own process, against the start of the POST.
+ */
+async function publishToSdkHosts(hello: Hello, next: <T>() => Promise<T>, send: (c: string) => void): Promise<void> {
+  const total = SDK_HOSTS * SDK_CLIENTS_PER_HOST;
+  const held: { version: number; at: number }[] = [];
+  const hosts: Host[] = [];
   try {
-    const start = Date.now();
-    while (!clients.every((c) => c.status().health === 'fresh')) {
-      if (Date.now() - start > 60_000) throw new Error('SDK clients did not all become fresh');
-      await new Promise((r) => setTimeout(r, 20));
+    const ready: Promise<void>[] = [];
+    for (let h = 0; h < SDK_HOSTS; h++) {
+      const setup = { url: hello.url, tenant: 'acme', token: hello.acme.token, jwks: hello.jwks, count: SDK_CLIENTS_PER_HOST, name: `bench-host-${h}` };
+      const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'sdk-client-process.ts')], {
+        cwd: root,
+        stdio: ['pipe', 'pipe', 'inherit'],
+        env: { ...process.env, BENCH_CLIENT_SETUP: JSON.stringify(setup) },
+      });
+      const lines = createInterface({ input: child.stdout });
+      hosts.push({ child, lines });
+      ready.push(
+        new Promise((resolve, reject) => {
+          child.once('exit', (code) => reject(new Error(`SDK host ${h} exited with ${code} before its clients were ready`)));
+          lines.on('line', (line) => {
+            const m = JSON.parse(line) as { ready?: number; held?: number; at?: number };
+            if (m.ready !== undefined) resolve();
+            else if (m.held !== undefined && m.at !== undefined) held.push({ version: m.held, at: m.at });
+          });
+        }),
+      );
     }
-    for (;;) {
-      send('waiting');
-      if ((await next<{ waiting: number }>()).waiting >= SDK_CLIENTS) break;
-      await new Promise((r) => setTimeout(r, 50));
+    await Promise.all(ready);
+    const all: number[] = [];
+    const afterCommit: number[] = [];
+    // Round 0 warms the clients' code paths up and is not counted.
+    for (let round = 0; round <= SDK_ROUNDS; round++) {
+      for (;;) {
+        send('waiting');
+        if ((await next<{ waiting: number }>()).waiting >= total) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      send('publish');
+      const pub = await next<{ published: number; t0: number; committed: number }>();
+      const deadline = Date.now() + 60_000;
+      const mine = () => held.filter((e) => e.version === pub.published);
+      while (mine().length < total) {
+        if (Date.now() > deadline) throw new Error(`only ${mine().length} of ${total} SDK clients came to hold v${pub.published} within 60 s`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const lat = mine()
+        .map((e) => e.at - pub.t0)
+        .sort((a, b) => a - b);
+      const fromCommit = mine()
+        .map((e) => e.at - pub.committed)
+        .sort((a, b) => a - b);
+      if (round > 0) {
+        all.push(...lat);
+        afterCommit.push(...fromCommit);
+      }
+      console.log(
+        `${round === 0 ? '(warm-up) ' : ''}publish v${pub.published} → ${total} SDK clients in ${SDK_HOSTS} processes holding it (pulled, verified, loaded): p50 ${pct(lat, 50).toFixed(1)} ms · p99 ${pct(lat, 99).toFixed(1)} ms · last ${lat[lat.length - 1].toFixed(1)} ms from the POST`,
+      );
     }
-    const target = clients[0].status().version! + 1;
-    const at: number[] = [];
-    for (const c of clients) c.on('update', (b) => b.bundle.version === target && at.push(performance.timeOrigin + performance.now()));
-    send('publish');
-    const pub = await next<{ published: number; t0: number }>();
-    while (at.length < SDK_CLIENTS) await new Promise((r) => setTimeout(r, 5));
-    const lat = at.map((t) => t - pub.t0).sort((a, b) => a - b);
+    all.sort((a, b) => a - b);
+    afterCommit.sort((a, b) => a - b);
     console.log(
-      `publish → ${SDK_CLIENTS} SDK clients in ONE process holding v${pub.published} (verification serialised on one core): p50 ${pct(lat, 50).toFixed(1)} ms · p99 ${pct(lat, 99).toFixed(1)} ms`,
+      `publish → runtimes holding the new version, end to end (${total} SDK clients, ${SDK_HOSTS} processes, ${SDK_ROUNDS} rounds): p50 ${pct(all, 50).toFixed(1)} ms · p99 ${pct(all, 99).toFixed(1)} ms from the POST; p50 ${pct(afterCommit, 50).toFixed(1)} ms · p99 ${pct(afterCommit, 99).toFixed(1)} ms from the commit`,
     );
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
-    await rm(dir, { recursive: true, force: true });
+    await Promise.all(
+      hosts.map(
+        ({ child }) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.stdin.end('quit\n');
+          }),
+      ),
+    );
   }
 }
 

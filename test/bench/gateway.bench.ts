@@ -1,12 +1,17 @@
 // Gateway benchmark (figures only, no assertions), same run, same machine:
-//  1. Added latency per tools/call: an MCP SDK client calling a stdio upstream directly, against
-//     the same client calling it through `toolgate gateway` (a separate process) over HTTP.
+//  1. Added latency per tools/call: the same MCP SDK client calling the same upstream with the
+//     same arguments directly and through `toolgate gateway` (a separate process), interleaved,
+//     on warm connections: (a) both over streamable HTTP, to one HTTP upstream process; (b) both
+//     over stdio (the gateway listening on stdio); (c) the previous round's mixed figure: stdio
+//     straight to the upstream against HTTP to the gateway. BENCH_PARTS picks parts
+//     (http,stdio,mixed,sessions,list); BENCH_CALLS the calls per path.
 //  2. 200 concurrent sessions × 50 calls each through the gateway: errors, throughput, latency.
 //     Then a publish reaching those 200 sessions as tools/list_changed.
 //  3. tools/list with 2,000 visible tools: as the client sees it (HTTP round trip), and the
 //     gateway's own work per list in process.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +25,7 @@ import { definitionHash } from '../../runtime/definition-hash.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import { startLiveServer } from '../distribution/live-server.ts';
 import { jwksOf, makeKey, revisionOf, signBytes } from '../distribution/signed-bundles.ts';
+import type { TestKey } from '../distribution/signed-bundles.ts';
 import type { UpstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { startGatewayProcess } from '../gateway/gateway-process.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
@@ -27,6 +33,7 @@ import { freePort } from '../support/free-port.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(here, '..', 'fixtures', 'mcp', 'gateway-upstream.ts');
+const ROOT = join(here, '..', '..');
 const TOOLS = 2000;
 const SEQUENTIAL_CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const SESSIONS = 200;
@@ -34,6 +41,11 @@ const CALLS_PER_SESSION = 50;
 const PUBLISH_ROUNDS = 5;
 const KEY = 'bench-client-key-0123456789';
 const SUBJECT = MCP_BUNDLE_SUBJECT;
+
+// The SDK's streamable HTTP client passes one AbortSignal to every fetch, and fetch leaves a
+// listener on it per request until garbage collection: past 1,500 Node prints a warning on every
+// call. Printing it would load the measuring process (not the gateway), so it is not printed.
+process.removeAllListeners('warning');
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-gw-bench-'));
 const srv = await startLiveServer();
@@ -63,58 +75,99 @@ async function run(): Promise<void> {
   await srv.place('bench', 1, { text, signature: await signBytes(text, key), revision: bundle.revision });
   writeFileSync(join(dir, 'jwks.json'), JSON.stringify(jwksOf(key)));
   const runtimeToken = await srv.tokenFor('runtime', ['bench']);
+  const control = { url: srv.url, tenant: 'bench', token: runtimeToken, jwksFile: 'jwks.json' };
+  const clients = [{ name: 'bench', key: KEY, subject: SUBJECT }];
+  const args = { text: 'hello' };
+  const parts = (process.env.BENCH_PARTS ?? 'http,stdio,mixed,sessions,list').split(',');
+
+  console.log(
+    `tools/call added latency: ${SEQUENTIAL_CALLS} calls per path after 300 warm-up calls, the direct and gateway calls interleaved one by one; added = p(gateway) − p(direct). Load average at start: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+
+  // 1a. Same client (MCP SDK, streamable HTTP), same upstream process (an MCP SDK server over
+  //     streamable HTTP): straight to the upstream, or through an HTTP gateway in front of it.
+  if (parts.includes('http')) {
+    const upPort = await freePort();
+    const up = await startHttpUpstream(stateFile, upPort);
+    try {
+      const gwPort = await freePort();
+      writeFileSync(
+        join(dir, 'gateway-http.json'),
+        JSON.stringify({
+          control: { ...control, cacheDir: 'cache-http' },
+          listen: { http: { port: gwPort } },
+          clients,
+          upstreams: { bench: { kind: 'http', url: `http://127.0.0.1:${upPort}/mcp` } },
+        }),
+      );
+      const gw = await startReadyGateway(join(dir, 'gateway-http.json'), gwPort);
+      try {
+        const direct = await httpClient(`http://127.0.0.1:${upPort}/mcp`);
+        const via = await httpClient(gw.url);
+        await pair('HTTP client, HTTP upstream', direct, via, args, gw.child.pid);
+        await Promise.all([direct.close(), via.close()]);
+      } finally {
+        await gw.stop();
+      }
+    } finally {
+      up.kill();
+    }
+  }
+
+  // 1b. Same client (MCP SDK, stdio), same upstream program (stdio): the client starts the upstream
+  //     itself, or starts `toolgate gateway` listening on stdio, which starts the upstream.
+  if (parts.includes('stdio')) {
+    writeFileSync(
+      join(dir, 'gateway-stdio.json'),
+      JSON.stringify({ control: { ...control, cacheDir: 'cache-stdio' }, listen: { stdio: { client: 'bench' } }, clients, upstreams: { bench: upstream } }),
+    );
+    const direct = new Client({ name: 'bench-direct', version: '1' });
+    await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args, stderr: 'ignore' }));
+    const via = new Client({ name: 'bench-via-gateway', version: '1' });
+    const viaTransport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...gatewayNodeArgs(), '--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', join(dir, 'gateway-stdio.json')],
+      cwd: ROOT,
+      env: { ...(process.env as Record<string, string>), TOOLGATE_LOG_LEVEL: 'warn' },
+      stderr: 'ignore',
+    });
+    await via.connect(viaTransport);
+    // The gateway answers tools/list once its upstream is connected and the bundle is loaded.
+    for (let i = 0; i < 600 && (await via.listTools()).tools.length < TOOLS; i++) await new Promise((r) => setTimeout(r, 100));
+    await pair('stdio client, stdio upstream', direct, via, args, viaTransport.pid ?? undefined);
+    await Promise.all([direct.close(), via.close()]);
+  }
+
   const port = await freePort();
   writeFileSync(
     join(dir, 'gateway.json'),
-    JSON.stringify({
-      control: { url: srv.url, tenant: 'bench', token: runtimeToken, jwksFile: 'jwks.json', cacheDir: 'cache' },
-      listen: { http: { port } },
-      clients: [{ name: 'bench', key: KEY, subject: SUBJECT }],
-      upstreams: { bench: upstream },
-    }),
+    JSON.stringify({ control: { ...control, cacheDir: 'cache' }, listen: { http: { port } }, clients, upstreams: { bench: upstream } }),
   );
-  const gw = await startGatewayProcess(
-    join(dir, 'gateway.json'),
-    port,
-    { TOOLGATE_LOG_LEVEL: 'warn' },
-    process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean),
-  );
+  const gw = await startReadyGateway(join(dir, 'gateway.json'), port);
   gatewayStop = () => gw.stop();
-  for (let i = 0; i < 600; i++) {
-    const h = await gw.health();
-    if (h.status === 'ok') break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-
-  const direct = new Client({ name: 'bench-direct', version: '1' });
-  await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args, stderr: 'ignore' }));
   const via = await httpClient(gw.url);
 
-  // 1. Added latency per call, interleaved so both paths see the same machine state.
-  const args = { text: 'hello' };
-  for (let i = 0; i < 300; i++) {
-    await direct.callTool({ name: 'tool-0001', arguments: args });
-    await via.callTool({ name: 'mcp__bench__tool-0001', arguments: args });
+  // 1c. The previous figure: the client talks stdio to the upstream directly but streamable HTTP to
+  //     the gateway (stdio upstream), so it also charges the gateway with the client's own HTTP transport.
+  if (parts.includes('mixed')) {
+    const direct = new Client({ name: 'bench-direct', version: '1' });
+    await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args, stderr: 'ignore' }));
+    await pair('stdio client direct, HTTP client through the gateway, stdio upstream', direct, via, args, gw.child.pid);
+    await direct.close();
   }
-  const d: number[] = [];
-  const g: number[] = [];
-  for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
-    let t = performance.now();
-    await direct.callTool({ name: 'tool-0001', arguments: args });
-    d.push(performance.now() - t);
-    t = performance.now();
-    const r = await via.callTool({ name: 'mcp__bench__tool-0001', arguments: args });
-    g.push(performance.now() - t);
-    if (r.isError) throw new Error(`gateway call failed: ${JSON.stringify(r)}`);
-  }
-  const [dp50, dp99, gp50, gp99] = [pct(d, 50), pct(d, 99), pct(g, 50), pct(g, 99)];
-  console.log(`tools/call, ${SEQUENTIAL_CALLS} sequential calls each path (stdio upstream; gateway over streamable HTTP):`);
-  console.log(`  direct to upstream   p50 ${f(dp50)} ms  p99 ${f(dp99)} ms`);
-  console.log(`  through the gateway  p50 ${f(gp50)} ms  p99 ${f(gp99)} ms`);
-  console.log(`  added by the gateway p50 ${f(gp50 - dp50)} ms (target ≤ 1 ms)  p99 ${f(gp99 - dp99)} ms (target ≤ 3 ms)`);
+  if (!parts.includes('sessions') && !parts.includes('list')) return void (await via.close());
 
   // 2. 200 sessions × 50 calls, all at once.
-  const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => httpClient(gw.url)));
+  if (parts.includes('sessions')) await sessionsAndPublish(gw.url, state, key);
+  if (parts.includes('list')) await lists(gw.url, via, bundle, state);
+  await via.close();
+}
+
+async function sessionsAndPublish(url: string, state: UpstreamFixtureState, key: TestKey): Promise<void> {
+  const args = { text: 'hello' };
+  const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => httpClient(url)));
   let errors = 0;
   const lat: number[] = [];
   const t0 = performance.now();
@@ -156,14 +209,16 @@ async function run(): Promise<void> {
     `publish → tools/list_changed at ${SESSIONS} connected sessions (${PUBLISH_ROUNDS} rounds): p50 ${f(pct(arrivals, 50))} ms, p99 ${f(pct(arrivals, 99))} ms (target p99 < 1 s)`,
   );
   await Promise.all(sessions.map((c) => c.close()));
+}
 
+async function lists(url: string, via: Client, bundle: Bundle, state: UpstreamFixtureState): Promise<void> {
   // 3. tools/list with 2,000 visible tools: the SDK client (which validates every tool with zod)
   // and a bare HTTP request (the gateway's answer as it leaves the process).
   const raw: number[] = [];
   const sid = (via.transport as StreamableHTTPClientTransport).sessionId!;
   for (let i = 0; i < 60; i++) {
     const t = performance.now();
-    const res = await fetch(gw.url, {
+    const res = await fetch(url, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${KEY}`,
@@ -189,9 +244,6 @@ async function run(): Promise<void> {
   }
   console.log(`tools/list with ${count} visible tools, MCP SDK client round trip: p50 ${f(pct(lists, 50))} ms, p99 ${f(pct(lists, 99))} ms (target < 20 ms)`);
   await listInProcess(bundle, state);
-
-  await via.close();
-  await direct.close();
 }
 
 /** The gateway's own work for one tools/list (evaluate, pin checks, tool objects), without HTTP. */
@@ -234,6 +286,82 @@ async function listInProcess(bundle: Bundle, state: UpstreamFixtureState): Promi
     `tools/call, the gateway's own work in process (decide, pin check, budgets, redaction, record, metrics): p50 ${f(pct(calls, 50))} ms, p99 ${f(pct(calls, 99))} ms`,
   );
   gateway.close();
+}
+
+/** Interleaved sequential calls of the same tool with the same arguments on both paths. */
+async function pair(label: string, direct: Client, via: Client, args: Record<string, unknown>, gatewayPid: number | undefined): Promise<void> {
+  const call = async (c: Client, name: string) => {
+    const r = await c.callTool({ name, arguments: args });
+    if (r.isError) throw new Error(`${label}: call failed: ${JSON.stringify(r)}`);
+  };
+  for (let i = 0; i < 300; i++) {
+    await call(direct, 'tool-0001');
+    await call(via, 'mcp__bench__tool-0001');
+  }
+  const d: number[] = [];
+  const g: number[] = [];
+  const load = loadavg()[0];
+  const cpu0 = cpuMs(gatewayPid);
+  for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
+    let t = performance.now();
+    await call(direct, 'tool-0001');
+    d.push(performance.now() - t);
+    t = performance.now();
+    await call(via, 'mcp__bench__tool-0001');
+    g.push(performance.now() - t);
+  }
+  const cpu1 = cpuMs(gatewayPid);
+  const [user, system] = [(cpu1.user - cpu0.user) / SEQUENTIAL_CALLS, (cpu1.system - cpu0.system) / SEQUENTIAL_CALLS];
+  const [dp50, dp99, gp50, gp99] = [pct(d, 50), pct(d, 99), pct(g, 50), pct(g, 99)];
+  console.log(`\n${label} (load ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}):`);
+  // CPU time does not grow with the machine's load as wall time does: the steadier figure here.
+  if (gatewayPid !== undefined) console.log(`  gateway process CPU per call: user ${f(user)} ms, system ${f(system)} ms`);
+  console.log(`  direct to upstream   p50 ${f(dp50)} ms  p99 ${f(dp99)} ms`);
+  console.log(`  through the gateway  p50 ${f(gp50)} ms  p99 ${f(gp99)} ms`);
+  console.log(`  added by the gateway p50 ${f(gp50 - dp50)} ms (target ≤ 1 ms)  p99 ${f(gp99 - dp99)} ms (target ≤ 3 ms)`);
+}
+
+/** User and system CPU time of a process so far, from /proc (Linux), in ms; NaN elsewhere. */
+function cpuMs(pid: number | undefined): { user: number; system: number } {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
+  } catch {
+    return { user: Number.NaN, system: Number.NaN };
+  }
+}
+
+/** The fixture upstream over streamable HTTP, as its own process (group). */
+async function startHttpUpstream(stateFile: string, port: number): Promise<{ kill(): void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, stateFile, '-', String(port)], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (c) => String(c).includes('listening') && resolve());
+    child.once('exit', (code) => reject(new Error(`the HTTP upstream exited with ${code}`)));
+  });
+  return {
+    kill() {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    },
+  };
+}
+
+/** `BENCH_GATEWAY_NODE_ARGS`, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, for every gateway process. */
+function gatewayNodeArgs(): string[] {
+  return process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+}
+
+/** A gateway process whose upstream is connected and whose bundle is loaded. */
+async function startReadyGateway(configFile: string, port: number) {
+  const gw = await startGatewayProcess(configFile, port, { TOOLGATE_LOG_LEVEL: 'warn' }, gatewayNodeArgs());
+  for (let i = 0; i < 600; i++) {
+    if ((await gw.health()).status === 'ok') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return gw;
 }
 
 async function httpClient(url: string): Promise<Client> {

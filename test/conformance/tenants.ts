@@ -3,23 +3,9 @@
 import type { Bundle, ConnectionGrant, EvaluationRequest, Group, TenantPolicy, Tool, VectorCall } from '../../policy-schemas/types.gen.ts';
 import type { Snapshot } from '../../server/compiler/compile-bundle.ts';
 import { CONFORMANCE_AT } from '../../server/compiler/conformance.ts';
+import { type Rng, rng } from '../support/seeded-random.ts';
 
-/** mulberry32: small, deterministic, good enough to pick things. */
-export function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
-  const some = <T>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
-  const chance = (p: number) => next() < p;
-  return { next, int, pick, some, chance };
-}
-export type Rng = ReturnType<typeof rng>;
+export { type Rng, rng };
 
 const GROUPS = ['default', 'g1', 'g2', 'g3', 'g4'];
 const STATES = ['undefined', 's1', 's2'];

@@ -15,6 +15,7 @@ import { publishEvents } from '../../server/distribution/publish-events.ts';
 import { bundleCacheFor } from '../../server/distribution/serving.ts';
 import { statusRecorderFor } from '../../server/distribution/status-recorder.ts';
 import { openToolgate } from '../../server/startup.ts';
+import { insertBundle as storeBundle } from '../../server/store/bundles.ts';
 import type { Settings } from '../../server/startup.ts';
 import type { SignedBundle } from './signed-bundles.ts';
 
@@ -126,20 +127,17 @@ async function insertBundle(
   } catch {
     // A deliberately broken signature has no readable kid.
   }
-  await database.db
-    .insertInto('bundles')
-    .values({
-      tenant,
-      version,
-      revision: signed.revision,
-      content: signed.text,
-      signature: signed.signature,
-      kid,
-      published_by: 'test',
-      published_at: new Date().toISOString(),
-      reason: null,
-      summary: '{}',
-      rollback_of: null,
-    })
-    .execute();
+  await storeBundle(database.db, {
+    tenant,
+    version,
+    revision: signed.revision,
+    content: signed.text,
+    signature: signed.signature,
+    kid,
+    published_by: 'test',
+    published_at: new Date().toISOString(),
+    reason: null,
+    summary: '{}',
+    rollback_of: null,
+  });
 }

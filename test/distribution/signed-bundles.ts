@@ -3,7 +3,8 @@
 import { CompactSign, exportJWK, generateKeyPair } from 'jose';
 import type { JWK } from 'jose';
 import type { Bundle, BundleTool } from '../../policy-schemas/types.gen.ts';
-import { canonicalJson, sha256Canonical } from '../../runtime/canonical-json.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { sha256Canonical } from '../../runtime/sha256.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { evaluate } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';

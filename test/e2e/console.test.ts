@@ -391,6 +391,10 @@ describe('the admin console in a real browser', () => {
       await e.page.getByRole('button', { name: 'Save draft', exact: true }).waitFor();
       await e.page.getByRole('link', { name: 'Publish and versions' }).click();
       await e.page.getByLabel('Reason for publishing (required)').waitFor();
+      // What the server's session answer allows an editor: publish, but not past failing tests; keys to read, no tokens.
+      expect(await e.page.getByLabel(/Publish even if policy tests fail/).count()).toBe(0);
+      expect(await e.page.getByRole('link', { name: 'Keys' }).count()).toBeGreaterThan(0);
+      expect(await e.page.getByRole('link', { name: 'Tokens' }).count()).toBe(0);
     } finally {
       await e.context.close();
     }

@@ -10,23 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BundleCasbin } from '../../policy-schemas/types.gen.ts';
+import { rng } from '../support/seeded-random.ts';
 import { build, snapshot, tool } from './build.ts';
-
-/** Small deterministic PRNG (mulberry32), so a failure names a reproducible seed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
-  const some = <T>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
-  return { next, int, pick, some };
-}
 
 const NAMESPACES = ['core', 'mcp__github', 'mcp__fs', 'host'];
 const ODD_SUBJECTS = ['user:alice@example.com', 'agent:a/b|c+d=e~f!g$h%i&j*k?l^m;n[o]p{q}r<s>t`u', 'user:ünïcødé-名前', 'svc:role:x', 'x:-1.5e3'];

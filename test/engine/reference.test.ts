@@ -8,6 +8,7 @@ import { globMatches } from '../../runtime/glob.ts';
 import { compileBundle } from '../../server/compiler/compile-bundle.ts';
 import type { Snapshot } from '../../server/compiler/compile-bundle.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
+import { rng as seededRng } from '../support/seeded-random.ts';
 
 function referenceEvaluate(s: Snapshot, r: EvaluationRequest): EvaluationResult {
   const tools = s.tools.filter((t) => (t.status ?? 'active') !== 'removed').sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -61,22 +62,14 @@ function referenceEvaluate(s: Snapshot, r: EvaluationRequest): EvaluationResult 
   return out;
 }
 
+/** The seeded picks, and `someOr`: some, or the fallback when that came out empty. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
-  const some = <T>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
+  const r = seededRng(seed);
   const someOr = <T>(xs: readonly T[], max: number, fallback: T[]): T[] => {
-    const got = some(xs, max);
+    const got = r.some(xs, max);
     return got.length ? got : fallback;
   };
-  return { next, int, pick, some, someOr };
+  return { ...r, someOr };
 }
 
 const GROUPS = ['default', 'g1', 'g2', 'g3', 'g4'];

@@ -7,24 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { compileBundle } from '../../server/compiler/compile-bundle.ts';
 import { loadDraftSnapshot } from '../../server/store/snapshot.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
+import { rng } from '../support/seeded-random.ts';
 import { importQuarantinedTool } from './support.ts';
-
-/** Small deterministic PRNG (mulberry32), so a failure names a reproducible seed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
-  const some = <T>(xs: readonly T[], max: number): T[] => [...new Set(Array.from({ length: int(max + 1) }, () => pick(xs)))];
-  const chance = (p: number) => next() < p;
-  return { int, pick, some, chance };
-}
 
 const GROUPS = ['default', 'g1', 'g2', 'g3', 'ghost'];
 const STATES = ['undefined', 's1', 's2', 'nowhere'];

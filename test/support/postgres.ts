@@ -17,7 +17,7 @@ function binDir(): string {
  * A throwaway PostgreSQL cluster on 127.0.0.1 in a temp directory, for the portability test.
  * PostgreSQL refuses to run as root, so as root it runs as the `postgres` system user.
  */
-export async function startTempPostgres(): Promise<{ url: string; stop: () => void }> {
+export async function startTempPostgres(opts: { durable?: boolean } = {}): Promise<{ url: string; stop: () => void }> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-pg-'));
   const data = join(dir, 'data');
@@ -35,7 +35,9 @@ export async function startTempPostgres(): Promise<{ url: string; stop: () => vo
   const port = await freePort();
   // Locale C: text sorts by code point, as SQLite's BINARY collation does.
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'toolgate', '--no-sync', '--locale=C', '--encoding=UTF8']);
-  run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+  // Tests skip fsync; `durable` keeps it (benchmarks comparing engines must pay for durability on both).
+  const fsync = opts.durable ? '' : ' -c fsync=off';
+  run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${fsync}`, 'start']);
   return {
     url: `postgres://toolgate@127.0.0.1:${port}/postgres`,
     stop() {

@@ -1,14 +1,11 @@
 import type { Context } from 'hono';
-import { randomBytes } from 'node:crypto';
 import type { SsoAccess } from '../../../policy-schemas/types.gen.ts';
 import type { Actor, AppDeps, AppEnv, Role } from '../../context.ts';
 import type { SessionsRow } from '../../db/tables/sessions.ts';
 import { ApiError } from '../../errors.ts';
 import { stripStored } from '../../store/document-store.ts';
 import { ssoMappingStore } from '../../store/sso-mappings.ts';
-import { sessionDeadline } from '../authenticate.ts';
-import { issueSessionCookie } from '../session-cookie.ts';
-import { hashSecret } from '../tokens.ts';
+import { openSession } from '../sessions.ts';
 import { accessFor } from './access.ts';
 
 const DEFAULT_RECHECK_SECONDS = 30;
@@ -31,27 +28,7 @@ export async function currentAccess(deps: Pick<AppDeps, 'database'>, claims: Rec
 
 /** Starts a console session for a person the mappings let in; answers the CSRF token. */
 export async function startPersonSession(c: Context<AppEnv>, claims: Record<string, unknown>, access: SsoAccess): Promise<void> {
-  const { database, config } = c.get('deps');
-  const person = personOf(claims);
-  const sessionId = randomBytes(32).toString('base64url');
-  const now = new Date();
-  await database.db
-    .insertInto('sessions')
-    .values({
-      id_hash: hashSecret(sessionId),
-      token_id: null,
-      user_sub: person.sub,
-      user_email: person.email,
-      user_name: person.name,
-      user_claims: JSON.stringify(claims),
-      user_access: JSON.stringify(access),
-      access_checked_at: now.toISOString(),
-      csrf_token: randomBytes(24).toString('base64url'),
-      created_at: now.toISOString(),
-      expires_at: new Date(sessionDeadline(config, now.getTime(), now.getTime())).toISOString(),
-    })
-    .execute();
-  issueSessionCookie(c, sessionId);
+  await openSession(c, { kind: 'person', ...personOf(claims), claims, access });
 }
 
 /**

@@ -4,10 +4,10 @@ import { applyChanges } from '../../config-as-code/apply-changes.ts';
 import { type Change, describePlan, planChanges } from '../../config-as-code/plan.ts';
 import { readDir } from '../../config-as-code/read-dir.ts';
 import { readServer } from '../../config-as-code/read-server.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = 'usage: toolgate apply --dir DIR [--plan] [--prune] --reason TEXT   (with TOOLGATE_URL and TOOLGATE_TOKEN set)';
 
-type Output = { log: (line: string) => void; error: (line: string) => void };
 type Deps = { env?: NodeJS.ProcessEnv; fetch?: typeof fetch };
 
 const verb = { create: 'created', update: 'updated', delete: 'deleted' } as const;
@@ -20,7 +20,7 @@ const describe = (c: Change) => (c.op === 'note' ? c.path : `${verb[c.op]} ${c.p
  * change with If-Match of what it read, in reference order, and stops at the first refusal (exit 1),
  * naming the file, the server's problem, and what was applied before it.
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }, deps: Deps = {}): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput, deps: Deps = {}): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({ args, options: { dir: { type: 'string' }, plan: { type: 'boolean' }, prune: { type: 'boolean' }, reason: { type: 'string' } } }));

@@ -10,10 +10,9 @@ import { sharedKeyStore } from '../../signing/key-store.ts';
 import { signBundle } from '../../signing/sign.ts';
 import { settingsFromEnv } from '../../startup.ts';
 import { loadDraftSnapshot } from '../../store/snapshot.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = 'usage: toolgate compile --tenant T --out DIR [--sign [--reason TEXT]]';
-
-type Output = { log: (line: string) => void; error: (line: string) => void };
 
 /**
  * `toolgate compile --tenant T --out DIR [--sign]`: compiles the tenant's current draft from
@@ -22,7 +21,7 @@ type Output = { log: (line: string) => void; error: (line: string) => void };
  * runtime would trust), and that signing is recorded in the audit log (action `sign`). Exit 1
  * listing every compile error.
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({ args, options: { tenant: { type: 'string' }, out: { type: 'string' }, sign: { type: 'boolean' }, reason: { type: 'string' } } }));

@@ -4,16 +4,15 @@ import type { Bundle, EvaluationRequest } from '../../../policy-schemas/types.ge
 import { evaluate } from '../../../runtime/evaluate.ts';
 import { loadBundle } from '../../../runtime/load-bundle.ts';
 import { BUNDLE_MAX_DEPTH, readJsonFile } from '../read-json-file.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = 'usage: toolgate evaluate --bundle FILE --request FILE';
-
-type Output = { log: (line: string) => void; error: (line: string) => void };
 
 /**
  * `toolgate evaluate --bundle F --request F`: prints exactly what `POST …/simulate` answers for the
  * same request (the same evaluate(), the same JSON), here over a bundle file instead of the draft.
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({ args, options: { bundle: { type: 'string' }, request: { type: 'string' } } }));

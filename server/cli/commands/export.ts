@@ -5,10 +5,10 @@ import { ServerRefusal, clientOptionsFromEnv, createApiClient } from '../../conf
 import { fileBytes, parsePath } from '../../config-as-code/layout.ts';
 import { MANAGED_DIRS, layoutFiles } from '../../config-as-code/read-dir.ts';
 import { readServer } from '../../config-as-code/read-server.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = 'usage: toolgate export --dir DIR   (with TOOLGATE_URL and TOOLGATE_TOKEN set)';
 
-type Output = { log: (line: string) => void; error: (line: string) => void };
 type Deps = { env?: NodeJS.ProcessEnv; fetch?: typeof fetch };
 
 /**
@@ -16,7 +16,7 @@ type Deps = { env?: NodeJS.ProcessEnv; fetch?: typeof fetch };
  * entity (see config-as-code/layout.ts), and removes layout files of entities that no longer
  * exist, so D can be committed as is. Other files in D (README, CI, .git) are left alone.
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }, deps: Deps = {}): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput, deps: Deps = {}): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({ args, options: { dir: { type: 'string' } } }));

@@ -1,12 +1,15 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import pino from 'pino';
 import type { ChangeMeta } from '../../audit/change.ts';
+import { type Cluster, startCluster } from '../../cluster/cluster.ts';
 import { ToolgateDatabase, isPostgresUrl } from '../../db/database.ts';
 import { ApiError } from '../../errors.ts';
 import { createMetrics } from '../../observability/metrics.ts';
 import { promoteSigningKey, reissueKeySet, retireSigningKey, rotateRootKey, rotateSigningKey, tenantsSignedBy } from '../../signing/key-changes.ts';
 import { KeyStore } from '../../signing/key-store.ts';
 import { settingsFromEnv } from '../../startup.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = [
   'usage: toolgate keys list',
@@ -19,13 +22,11 @@ const USAGE = [
   'options: --root-key FILE (the root private key, when it is kept off the server), --reason TEXT',
 ].join('\n');
 
-type Output = { log: (line: string) => void; error: (line: string) => void };
-
 /**
  * `toolgate keys …`: staged rotation of the bundle-signing keys and the root-signed key set. A
  * running server picks every change up without a restart. Changes are audited.
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput): Promise<number> {
   const [sub, ...rest] = args;
   let values;
   let positionals: string[];
@@ -57,9 +58,12 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
   };
 
   const database = isPostgresUrl(settings.dbFile) || existsSync(settings.dbFile) || sub === 'retire' ? new ToolgateDatabase(settings.dbFile) : undefined;
+  let cluster: Cluster | undefined;
   try {
     if (database) await database.migrateToLatest();
     const deps = { database, metrics: createMetrics() };
+    // On PostgreSQL: change the shared keys directory under the replicas' lock, and tell them.
+    if (database?.engine === 'postgres') cluster = await startCluster({ ...deps, database, logger: pino({ level: 'silent' }) }, store, { lead: false });
     const meta = (fallback: string): ChangeMeta => ({ actor: 'system', requestId: null, reason: values.reason ?? fallback });
     switch (sub) {
       case 'list': {
@@ -144,6 +148,7 @@ export async function run(args: string[], out: Output = { log: (l) => console.lo
     }
     throw err;
   } finally {
+    await cluster?.close();
     await database?.close();
   }
 }

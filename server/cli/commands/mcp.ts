@@ -4,6 +4,7 @@ import { syncMcpServer } from '../../mcp/sync.ts';
 import { createMetrics } from '../../observability/metrics.ts';
 import { type Settings, settingsFromEnv } from '../../startup.ts';
 import type { AppConfig } from '../../context.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 /** The parts of the server's config a sync reads, from the same environment `serve` reads. */
 function cliConfig(s: Settings): AppConfig {
@@ -18,13 +19,11 @@ function cliConfig(s: Settings): AppConfig {
 
 const USAGE = 'usage: toolgate mcp sync ID [--timeout MS] [--reason TEXT]';
 
-type Output = { log: (line: string) => void; error: (line: string) => void };
-
 /**
  * `toolgate mcp sync ID`: the same sync as `POST /v1/mcp-servers/:id/sync`, against TOOLGATE_DB,
  * audited as `system`. Exit 0 on success, 1 when the server cannot be listed or does not exist.
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'sync') {
     out.error(USAGE);

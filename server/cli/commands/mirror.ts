@@ -4,17 +4,12 @@ import { ToolgateDatabase } from '../../db/database.ts';
 import { StaticMirror } from '../../distribution/static-mirror.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
 import { settingsFromEnv } from '../../startup.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = 'usage: toolgate mirror --dir DIR   (reads TOOLGATE_DB and TOOLGATE_KEYS_DIR)';
 
-type Output = { log: (line: string) => void; error: (line: string) => void };
-
 /** `toolgate mirror --dir D`: writes the static mirror (key set and every tenant's latest bundle) once. */
-export async function run(
-  args: string[],
-  out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) },
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({ args, options: { dir: { type: 'string' } } }));

@@ -2,13 +2,15 @@ import { serve } from '@hono/node-server';
 import { createApp } from '../../app.ts';
 import { warmCompiler } from '../../compiler/warm-up.ts';
 import { startCheckpointScheduler } from '../../audit/checkpoints.ts';
+import { startCluster } from '../../cluster/cluster.ts';
+import { whileLeader } from '../../cluster/leadership.ts';
 import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
 import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { StaticMirror, startStaticMirror } from '../../distribution/static-mirror.ts';
 import { describeDatabase } from '../../db/database.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
-import { openToolgate, settingsFromEnv } from '../../startup.ts';
+import { DEFAULT_REISSUE_CHECK_SECONDS, openToolgate, settingsFromEnv } from '../../startup.ts';
 
 const WARM_UP_DELAY_MS = 100;
 
@@ -18,6 +20,8 @@ export async function run(): Promise<number> {
   const { deps, generatedAdminToken } = await openToolgate(settings);
   // The first start creates the first signing key, the root key and key set v1; later starts say where the root is.
   const keys = sharedKeyStore(deps.config.keysDir);
+  // Before the keys are first used: replicas on one PostgreSQL database create them one at a time.
+  const cluster = await startCluster(deps, keys);
   const { keySet } = await keys.keySet();
   const root = await keys.rootInfo();
   deps.logger.info(
@@ -40,10 +44,19 @@ export async function run(): Promise<number> {
       );
     }
   });
-  const stopMcp = startMcpScheduler(deps);
-  const stopReissue = startReissueScheduler(deps);
-  const stopCheckpoints = startCheckpointScheduler(deps, keys);
-  const stopRetention = startDecisionRetention(deps);
+  // Jobs that must run once across replicas run on the leader (on SQLite, this one process, from now on).
+  const stopJobs = whileLeader(cluster.leadership, () => {
+    const stopMcp = startMcpScheduler(deps);
+    const stopReissue = startReissueScheduler(deps, { everyMs: (settings.reissueCheckSeconds ?? DEFAULT_REISSUE_CHECK_SECONDS) * 1000 });
+    const stopCheckpoints = startCheckpointScheduler(deps, keys);
+    const stopRetention = startDecisionRetention(deps);
+    return async () => {
+      await stopMcp();
+      await stopReissue();
+      await stopCheckpoints();
+      await stopRetention();
+    };
+  });
   const mirrorDir = deps.config.mirrorDir;
   const stopMirror = mirrorDir ? startStaticMirror(new StaticMirror(mirrorDir, deps.database.db, keys), keys, deps.logger) : () => undefined;
   await new Promise<void>((resolve) => {
@@ -55,11 +68,9 @@ export async function run(): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  await stopMcp();
-  await stopReissue();
-  await stopCheckpoints();
-  await stopRetention();
+  await stopJobs();
   stopMirror();
+  await cluster.close();
   await deps.database.close();
   return 0;
 }

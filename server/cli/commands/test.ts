@@ -10,10 +10,9 @@ import type { LoadedBundle } from '../../../runtime/load-bundle.ts';
 import { runPolicyTests } from '../../../runtime/policy-tests.ts';
 import { describeSafeParse, parseSafeJson } from '../../http/safe-json.ts';
 import { BUNDLE_MAX_DEPTH } from '../read-json-file.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = 'usage: toolgate test --bundle FILE --tests FILE | toolgate test --dir DIR --tenant T';
-
-type Output = { log: (line: string) => void; error: (line: string) => void };
 
 /**
  * `toolgate test --bundle F --tests F` (or `--dir D --tenant T`, see testDir): runs a tenant's policy tests (the `{ "tests": [...] }`
@@ -21,7 +20,7 @@ type Output = { log: (line: string) => void; error: (line: string) => void };
  * without a server. Prints each failure; exit 0 when all pass, 1 on any failure, 2 when a file
  * cannot be used (unreadable, not JSON, not a bundle, tests not valid).
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({ args, options: { bundle: { type: 'string' }, tests: { type: 'string' }, dir: { type: 'string' }, tenant: { type: 'string' } } }));

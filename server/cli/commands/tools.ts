@@ -11,18 +11,17 @@ import { settingsFromEnv } from '../../startup.ts';
 import { toolStore } from '../../store/inventory.ts';
 import { loadDraftSnapshot } from '../../store/snapshot.ts';
 import { BUNDLE_MAX_DEPTH, readJsonFile } from '../read-json-file.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = `usage: toolgate tools list [--tenant T | --bundle FILE] [--draft] [--subject S] [--groups a,b] [--state X]
                           [--facts k=v,...] [--profile P] [--connections c1,c2] [--format openai|anthropic]`;
-
-type Output = { log: (line: string) => void; error: (line: string) => void };
 
 /**
  * `toolgate tools list`: with a subject, exactly the tool specs a model would be given (the
  * visible tools of the tenant's latest published bundle, or of its draft with --draft, or of a
  * bundle file) in the OpenAI or Anthropic wire format; without one, the inventory.
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput): Promise<number> {
   const [sub, ...rest] = args;
   let values;
   try {

@@ -4,6 +4,7 @@ import { verifyBundle } from '../../../runtime/verify-bundle.ts';
 import type { TrustedKeys } from '../../../runtime/verify-bundle.ts';
 import { verifyKeySet } from '../../../runtime/verify-key-set.ts';
 import type { RootKey } from '../../../runtime/verify-key-set.ts';
+import { type Output, consoleOutput } from '../output.ts';
 
 const USAGE = [
   'usage: toolgate verify --bundle FILE --signature FILE --root FILE --keyset FILE [--keyset-signature FILE] [--tenant T] [--min-version N] [--min-keyset-version N]',
@@ -11,14 +12,12 @@ const USAGE = [
   '--root: the root public key(s) (a JWK or a JWKS); --keyset: toolgate-keyset.json, its JWS in --keyset-signature (default: the same path ending .jws)',
 ].join('\n');
 
-type Output = { log: (line: string) => void; error: (line: string) => void };
-
 /**
  * `toolgate verify`: the checks a runtime makes before accepting a bundle (signature under a
  * trusted kid, format, tenant, rollback, expiry, revision, conformance vectors). Exit 0 when
  * accepted; exit 1 naming the reason code otherwise. The tenant defaults to the one the bundle names.
  */
-export async function run(args: string[], out: Output = { log: (l) => console.log(l), error: (l) => console.error(l) }): Promise<number> {
+export async function run(args: string[], out: Output = consoleOutput): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({

@@ -6,7 +6,7 @@ import { RouteErrorBoundary } from '../components/error-boundary.tsx';
 import { Loading } from '../components/page.tsx';
 import { Notice } from '../components/notice.tsx';
 import { clearFlash, useFlash } from '../lib/flash.ts';
-import { canReadAudit } from '../lib/permissions.ts';
+import { canReadAudit, may } from '../lib/permissions.ts';
 import { href, useLocation } from '../lib/router.ts';
 import { routeFor } from './routes.tsx';
 
@@ -30,9 +30,9 @@ function Shell({ session }: { session: Session }) {
     { key: 'tenants', label: 'Tenants', show: true },
     { key: 'mcp', label: 'MCP servers', show: true },
     { key: 'audit', label: 'Audit', show: canReadAudit(session) },
-    { key: 'tokens', label: 'Tokens', show: session.role === 'admin' },
-    { key: 'sso', label: 'Single sign-on', show: session.role === 'admin' || session.role === 'auditor' },
-    { key: 'keys', label: 'Keys', show: session.role !== 'runtime' },
+    { key: 'tokens', label: 'Tokens', show: may(session, 'token', 'write') },
+    { key: 'sso', label: 'Single sign-on', show: may(session, 'sso', 'read') },
+    { key: 'keys', label: 'Keys', show: may(session, 'key', 'read') },
   ];
   const page: ReactNode = routeFor(loc, session);
   const title = nav.find((n) => n.key === section)?.label;

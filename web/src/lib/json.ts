@@ -1,3 +1,5 @@
+import { escapePointer } from '../../../policy-schemas/pointer.ts';
+
 /** Stable, readable JSON for editors and diffs. */
 export function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? '';
@@ -52,7 +54,7 @@ export function diffJson(before: unknown, after: unknown, path = ''): Change[] {
   if (isObject(before) && isObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     return keys.flatMap((k) => {
-      const p = `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      const p = `${path}/${escapePointer(k)}`;
       if (before[k] === undefined) return [{ path: p, kind: 'added' as const, after: after[k] }];
       if (after[k] === undefined) return [{ path: p, kind: 'removed' as const, before: before[k] }];
       return diffJson(before[k], after[k], p);
@@ -103,7 +105,7 @@ export function pointerLines(text: string): Map<string, number> {
         ws();
         const keyLine = line;
         const key = str();
-        const child = `${ptr}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+        const child = `${ptr}/${escapePointer(key)}`;
         ws();
         i++; // colon
         value(child);

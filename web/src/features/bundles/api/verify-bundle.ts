@@ -1,3 +1,5 @@
+import { BUNDLE_FORMAT, BUNDLE_JWS_TYP, bundleContentText, bundleMembers, revisionFromSha256Hex } from '../../../../../runtime/bundle-format.ts';
+import { KEYSET_FORMAT, KEYSET_JWS_TYP } from '../../../../../runtime/key-set-format.ts';
 import { apiRaw } from '../../../lib/api-client.ts';
 
 /** Where the root key to check against comes from. */
@@ -28,6 +30,15 @@ function bytesToB64url(bytes: Uint8Array): string {
 }
 
 class Refused extends Error {}
+
+/** The signed bytes name the bundle format and a revision their content hashes to, as a runtime checks. */
+async function checkFormatAndRevision(bytes: Uint8Array<ArrayBuffer>): Promise<void> {
+  const doc = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
+  if (doc.format !== BUNDLE_FORMAT) throw new Refused(`The bundle has format ${String(doc.format ?? '(none)')}, not ${BUNDLE_FORMAT}.`);
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(bundleContentText(bundleMembers(doc)))));
+  const revision = revisionFromSha256Hex(Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join(''));
+  if (revision !== doc.revision) throw new Refused(`The bundle's content hashes to ${revision}, not its stated revision ${String(doc.revision)}.`);
+}
 
 /**
  * Root public keys from pasted text: a JWK, a JWKS (`{ "keys": [...] }`) or a key set's `roots`,
@@ -92,7 +103,7 @@ export async function verifyBundle(tenant: string, version: number, source: Root
     const keySet = JSON.parse(new TextDecoder().decode(keySetBytes)) as KeySetDoc;
 
     // 1. The key set, under a root.
-    const ks = headerOf(keySetSig, 'toolgate-keyset+jws', 'key set');
+    const ks = headerOf(keySetSig, KEYSET_JWS_TYP, 'key set');
     const roots = pasted ?? keySet.roots ?? [];
     let root: RootJwk | undefined;
     for (const r of roots) if ((r.kid ?? (await thumbprint(r.x!))) === ks.kid) root = r;
@@ -104,7 +115,7 @@ export async function verifyBundle(tenant: string, version: number, source: Root
       );
     }
     if (!(await verifies(root.x!, ks.protectedB64, ks.sigB64, keySetBytes))) throw new Refused(`The key set's signature does not verify under root ${ks.kid}.`);
-    if (keySet.format !== 'toolgate.keyset/v1') throw new Refused(`The key set has format ${keySet.format ?? '(none)'}, not toolgate.keyset/v1.`);
+    if (keySet.format !== KEYSET_FORMAT) throw new Refused(`The key set has format ${keySet.format ?? '(none)'}, not ${KEYSET_FORMAT}.`);
     if (!keySet.expiresAt || Date.parse(keySet.expiresAt) <= Date.now()) throw new Refused(`The key set expired at ${keySet.expiresAt ?? '(unknown)'}.`);
     // Like a runtime, this browser remembers the highest key-set version it verified under a root.
     const seenKey = 'toolgate.keySetVersion';
@@ -115,11 +126,12 @@ export async function verifyBundle(tenant: string, version: number, source: Root
     localStorage.setItem(seenKey, String(keySetVersion));
 
     // 2. The bundle, under a key of the key set.
-    const b = headerOf(jws, 'toolgate-bundle+jws', 'bundle');
+    const b = headerOf(jws, BUNDLE_JWS_TYP, 'bundle');
     const key = keySet.keys?.find((k) => k.kid === b.kid);
     if (!key) throw new Refused(`The bundle is signed by ${b.kid}, which the key set does not list.`);
     if (key.status === 'retired') throw new Refused(`The bundle is signed by ${b.kid}, which the key set lists as retired.`);
     if (!(await verifies(key.x, b.protectedB64, b.sigB64, bytes))) throw new Refused('The signature does not match the bundle bytes.');
+    await checkFormatAndRevision(bytes);
     return { ok: true, kid: b.kid, keyStatus: key.status, bytes: bytes.length, keySetVersion: keySet.version ?? 0, root: ks.kid, source: source.kind };
   } catch (err) {
     if (err instanceof Refused) return { ok: false, reason: err.message };

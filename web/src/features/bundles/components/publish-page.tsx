@@ -3,7 +3,7 @@ import { Badge } from '../../../components/badge.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
-import { canEditTenant } from '../../../lib/permissions.ts';
+import { may } from '../../../lib/permissions.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { usePolicy } from '../../tenants/api/get-policy.ts';
 import { useResetPolicy } from '../../tenants/api/reset-policy.ts';
@@ -24,7 +24,7 @@ const ROOT_STORAGE = 'toolgate.trustedRoot';
 export function PublishPage({ tenant, session }: { tenant: string; session: Session }) {
   const bundles = useBundles(tenant);
   const policy = usePolicy(tenant);
-  const editable = canEditTenant(session, tenant);
+  const editable = may(session, 'bundle', 'publish', tenant);
   const latest = bundles.data?.[0];
   const diff = useDiff(tenant, latest?.version, 'draft', policy.data?.version);
   const publish = usePublish();
@@ -193,7 +193,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                 <label htmlFor={`${ids}-reason`}>Reason for publishing (required)</label>
                 <textarea id={`${ids}-reason`} rows={2} required value={reason} onChange={(e) => setReason(e.target.value)} />
               </div>
-              {session.role === 'admin' ? (
+              {may(session, 'bundle', 'force', tenant) ? (
                 <label className="check">
                   <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Publish even if policy tests fail (recorded in the
                   audit log as forced)
@@ -234,7 +234,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               and grants
               <span className="muted small"> (otherwise the next publish ships the rolled-back change again)</span>
             </label>
-            {session.role === 'admin' ? (
+            {may(session, 'bundle', 'force', tenant) ? (
               <label className="check">
                 <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Roll back even if policy tests fail (recorded as forced)
               </label>

@@ -11,6 +11,7 @@ import { useUrlFilters } from '../../../lib/use-url-filters.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { download } from '../../bundles/api/download.ts';
 import { decisionExportPath, type DecisionFilters, useDecisionSummary, useDecisions } from '../api/get-decisions.ts';
+import { may } from '../../../lib/permissions.ts';
 
 const keys = ['subject', 'tool', 'decision', 'errorCode', 'runtimeId', 'from', 'to'] as const;
 const decisionTone = { allow: 'ok', deny: 'bad', require_approval: 'warn' } as const;
@@ -39,7 +40,7 @@ export function DecisionsPage({ tenant, session }: { tenant: string; session: Se
   const summary = useDecisionSummary(tenant, apiFilters);
   const list = useDecisions(tenant, apiFilters);
   const records = list.data?.pages.flatMap((p) => p.items) ?? [];
-  const canExport = session.role === 'admin' || session.role === 'auditor';
+  const canExport = may(session, 'decision', 'export', tenant);
   const [exportError, setExportError] = useState<unknown>(null);
   const ids = useId();
   return (

@@ -6,6 +6,7 @@ import { Loading, PageHeader } from '../../../components/page.tsx';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useChangeKeys, type KeyChange } from '../api/change-keys.ts';
 import { useKeys, type KeyOverview } from '../api/get-keys.ts';
+import { may } from '../../../lib/permissions.ts';
 
 const statusTone = { next: 'info', active: 'ok', retired: 'muted' } as const;
 const delays: [string, number | undefined][] = [
@@ -22,7 +23,7 @@ const delays: [string, number | undefined][] = [
 export function KeysPage({ session }: { session: Session }) {
   const keys = useKeys();
   const change = useChangeKeys();
-  const admin = session.role === 'admin';
+  const admin = may(session, 'key', 'write');
   const [reason, setReason] = useState('');
   const [delay, setDelay] = useState(0);
   const [done, setDone] = useState<string | null>(null);

@@ -13,6 +13,7 @@ import { ssoRoles } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useTenants } from '../../tenants/api/get-tenants.ts';
 import { useCreateMapping, useDeleteMapping, useMappings, usePreview } from '../api/sso-mappings.ts';
+import { may } from '../../../lib/permissions.ts';
 
 const scoped = (role: SsoMapping['role']) => role === 'editor' || role === 'viewer';
 
@@ -20,7 +21,7 @@ const scoped = (role: SsoMapping['role']) => role === 'editor' || role === 'view
 export function SsoPage({ session }: { session: Session }) {
   const mappings = useMappings();
   const remove = useDeleteMapping();
-  const admin = session.role === 'admin';
+  const admin = may(session, 'sso', 'write');
   return (
     <section className="page">
       <PageHeader

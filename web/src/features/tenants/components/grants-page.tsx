@@ -7,7 +7,7 @@ import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
 import { TextField } from '../../../components/text-field.tsx';
-import { canEditTenant } from '../../../lib/permissions.ts';
+import { may } from '../../../lib/permissions.ts';
 import { limits, patterns } from '../../../lib/schema.ts';
 import { useDraft } from '../../../lib/use-draft.ts';
 import type { Session } from '../../auth/api/get-session.ts';
@@ -21,7 +21,7 @@ const blank: ConnectionGrant = { connectionId: '', label: '', subjects: [''], to
 export function GrantsPage({ tenant, session }: { tenant: string; session: Session }) {
   const grants = useGrants(tenant);
   const tools = useTools();
-  const editable = canEditTenant(session, tenant);
+  const editable = may(session, 'grant', 'write', tenant);
   const [selected, setSelected] = useState<string | null>(null);
   if (grants.isPending) return <Loading what="grants" />;
   if (grants.error) return <Notice error={grants.error} />;

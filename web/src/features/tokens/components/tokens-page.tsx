@@ -14,13 +14,14 @@ import type { Session } from '../../auth/api/get-session.ts';
 import { useTenants } from '../../tenants/api/get-tenants.ts';
 import { useTokens } from '../api/get-tokens.ts';
 import { useCreateToken, useRevokeToken } from '../api/save-token.ts';
+import { may } from '../../../lib/permissions.ts';
 
 const scoped = (role: Token['role']) => role === 'editor' || role === 'viewer' || role === 'runtime';
 
 /** API tokens: who can sign in or pull bundles. Secrets are shown once, at creation. */
 export function TokensPage({ session }: { session: Session }) {
   // Typing the address is no way round the menu: only admins see tokens or the form.
-  if (session.role !== 'admin')
+  if (!may(session, 'token', 'write'))
     return (
       <section className="page">
         <PageHeader title="Tokens" />

@@ -1,0 +1,179 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { createParser } from 'eventsource-parser';
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+
+export type HttpUpstreamTransportOptions = {
+  /** Extra request headers from the configuration (e.g. Authorization). */
+  headers?: Record<string, string>;
+  /** Most connections kept open to the upstream (default 128). */
+  connections?: number;
+  /** Wait before reopening the server's notification stream after it ended (default 1 s). */
+  reopenMs?: number;
+};
+
+/**
+ * The client side of MCP's streamable HTTP transport towards one upstream, on a keep-alive undici
+ * connection pool. The SDK's StreamableHTTPClientTransport goes through WHATWG fetch and web
+ * streams for every message, which on the gateway's hot path costs more than the call itself;
+ * this transport speaks the same protocol (POST per message with JSON or SSE answers, the GET
+ * stream for server notifications, session id and protocol version headers) with one undici
+ * request per message. Redirects are not followed: an upstream's URL is configured, not found.
+ */
+export class HttpUpstreamTransport implements Transport {
+  sessionId?: string;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private protocolVersion: string | undefined;
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly aborter = new AbortController();
+  private readonly headers: Record<string, string>;
+  private closed = false;
+  private reopenTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    url: URL,
+    private readonly options: HttpUpstreamTransportOptions = {},
+  ) {
+    this.path = `${url.pathname}${url.search}`;
+    this.headers = { ...(options.headers ?? {}) };
+    // Timeouts belong to the caller (the per-call limit); a long silent call or notification stream is normal.
+    this.pool = new Pool(url.origin, { connections: options.connections ?? 128, headersTimeout: 0, bodyTimeout: 0 });
+  }
+
+  async start(): Promise<void> {}
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) throw new Error('the transport is closed');
+    const res = await this.pool.request({
+      path: this.path,
+      method: 'POST',
+      headers: this.requestHeaders({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
+      body: JSON.stringify(message),
+      signal: this.aborter.signal,
+    });
+    const sid = res.headers['mcp-session-id'];
+    if (typeof sid === 'string') this.sessionId = sid;
+    if (res.statusCode === 202) {
+      await res.body.dump();
+      // Once the session is initialized, the server may offer a stream of its own notifications.
+      if ('method' in message && message.method === 'notifications/initialized') void this.openStream();
+      return;
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      await res.body.dump();
+      throw new StreamableHTTPError(res.statusCode, `Error POSTing to endpoint (HTTP ${res.statusCode})`);
+    }
+    const type = String(res.headers['content-type'] ?? '');
+    if (type.includes('text/event-stream')) {
+      // The answers come as events; send() is done once the server accepted the message.
+      void this.readEvents(res.body);
+      return;
+    }
+    if (type.includes('application/json')) {
+      let data: unknown;
+      try {
+        data = await res.body.json();
+      } catch (err) {
+        this.onerror?.(err as Error);
+        return;
+      }
+      for (const m of Array.isArray(data) ? data : [data]) this.deliver(m);
+      return;
+    }
+    await res.body.dump();
+    throw new StreamableHTTPError(-1, `Unexpected content type: ${type.slice(0, 100)}`);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.reopenTimer);
+    this.aborter.abort();
+    await this.pool.destroy().catch(() => undefined);
+    this.onclose?.();
+  }
+
+  /** The GET stream of server-initiated messages (tools/list_changed); reopened when it ends. */
+  private async openStream(): Promise<void> {
+    if (this.closed) return;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.pool.request({
+        path: this.path,
+        method: 'GET',
+        headers: this.requestHeaders({ accept: 'text/event-stream' }),
+        signal: this.aborter.signal,
+      });
+    } catch (err) {
+      if (!this.closed) this.onerror?.(err as Error);
+      return;
+    }
+    if (res.statusCode === 405) {
+      // The server offers no such stream.
+      await res.body.dump();
+      return;
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      await res.body.dump();
+      if (!this.closed) this.onerror?.(new StreamableHTTPError(res.statusCode, `Failed to open SSE stream (HTTP ${res.statusCode})`));
+      return;
+    }
+    await this.readEvents(res.body);
+    if (this.closed) return;
+    this.reopenTimer = setTimeout(() => void this.openStream(), this.options.reopenMs ?? 1000);
+    this.reopenTimer.unref();
+  }
+
+  private async readEvents(body: Dispatcher.ResponseData['body']): Promise<void> {
+    const parser = createParser({
+      onEvent: (event) => {
+        // Empty data is a priming event (resumption cursor only).
+        if ((event.event === undefined || event.event === 'message') && event.data !== '') this.deliverText(event.data);
+      },
+    });
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of body) parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+    } catch (err) {
+      if (!this.closed) this.onerror?.(err as Error);
+    }
+  }
+
+  private deliverText(text: string): void {
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (err) {
+      this.onerror?.(err as Error);
+      return;
+    }
+    for (const m of Array.isArray(data) ? data : [data]) this.deliver(m);
+  }
+
+  private deliver(raw: unknown): void {
+    const parsed = JSONRPCMessageSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.onerror?.(parsed.error);
+      return;
+    }
+    this.onmessage?.(parsed.data);
+  }
+
+  private requestHeaders(own: Record<string, string>): Record<string, string> {
+    const h: Record<string, string> = { ...this.headers, ...own };
+    if (this.sessionId !== undefined) h['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== undefined) h['mcp-protocol-version'] = this.protocolVersion;
+    return h;
+  }
+}

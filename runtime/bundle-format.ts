@@ -1,0 +1,66 @@
+// What makes a document a Toolgate bundle: its format name, the `typ` of its signature, which
+// fields are envelope and how the revision is derived. The compiler writes by these rules, the
+// SDK and the console check by them. Browser-safe: no `node:` modules, so the hash function is
+// passed in (node:crypto on the server and in the Node SDK).
+import { canonicalJson } from './canonical-json.ts';
+
+/** The bundle format this runtime understands and the compiler writes. */
+export const BUNDLE_FORMAT = 'toolgate.bundle/v1';
+/** The `typ` of a bundle signature's protected header. */
+export const BUNDLE_JWS_TYP = 'toolgate-bundle+jws';
+/**
+ * Fields outside the content hash: `revision` names the content, whatever version it ships as,
+ * whenever it was issued and whatever came before it.
+ */
+export const BUNDLE_ENVELOPE_FIELDS = ['version', 'revision', 'previousRevision', 'issuedAt', 'expiresAt'] as const;
+
+const envelope = new Set<string>(BUNDLE_ENVELOPE_FIELDS);
+
+/** One top-level member of a bundle as RFC 8785 writes it: `"key":<canonical value>`. */
+export type BundleMember = { readonly key: string; readonly text: string };
+
+/** A top-level member's canonical text. */
+export function bundleMember(key: string, value: unknown): BundleMember {
+  return { key, text: `${canonicalJson(key)}:${canonicalJson(value)}` };
+}
+
+/**
+ * A bundle's top-level members, sorted as RFC 8785 sorts them. Canonical JSON of an object is its
+ * sorted members joined, so the whole bundle and the content hashed for the revision share one
+ * serialization of each top-level value.
+ */
+export function bundleMembers(doc: object): BundleMember[] {
+  const fields = doc as Readonly<Record<string, unknown>>;
+  return Object.keys(fields)
+    .filter((k) => fields[k] !== undefined)
+    .sort(compareUtf16)
+    .map((k) => bundleMember(k, fields[k]));
+}
+
+/** The canonical JSON text of the object made of these (sorted) members. */
+export function joinBundleMembers(members: readonly BundleMember[]): string {
+  return `{${members.map((m) => m.text).join(',')}}`;
+}
+
+/** The text the revision hashes: the canonical JSON of the bundle without its envelope fields. */
+export function bundleContentText(members: readonly BundleMember[]): string {
+  return joinBundleMembers(members.filter((m) => !envelope.has(m.key)));
+}
+
+/** A revision from the lowercase hex SHA-256 of bundleContentText. */
+export function revisionFromSha256Hex(hex: string): string {
+  return `sha256:${hex}`;
+}
+
+/**
+ * The revision of a bundle: `sha256:` and the hex SHA-256 of its canonical content (everything but
+ * the envelope fields). `sha256Hex` hashes a text's UTF-8 bytes.
+ */
+export function bundleRevision(members: readonly BundleMember[], sha256Hex: (text: string) => string): string {
+  return revisionFromSha256Hex(sha256Hex(bundleContentText(members)));
+}
+
+// RFC 8785 orders member names by UTF-16 code units, which is what the default sort compares.
+function compareUtf16(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { validate } from '../../policy-schemas/index.ts';
+import type { ClusterEvent as ClusterNotice } from '../../policy-schemas/types.gen.ts';
+import { noteAuditAppended } from '../audit/checkpoints.ts';
+import { tokenCacheFor } from '../auth/token-cache.ts';
+import type { ToolgateDatabase } from '../db/database.ts';
+import { publishEvents } from '../distribution/publish-events.ts';
+import type { KeyStore } from '../signing/key-store.ts';
+import { type Leadership, SoleLeader } from './leadership.ts';
+import type { NotifyChannel } from './notify-channel.ts';
+
+/** Something that happened in one replica and matters to every replica's in-memory state. */
+export type ClusterEvent = ClusterNotice['event'];
+
+/** The PostgreSQL channel replicas of one database talk on. */
+export const CLUSTER_CHANNEL = 'toolgate_cluster';
+// Audit appends come by the thousand; others learn the newest seq at most this often.
+const AUDIT_NOTICE_EVERY_MS = 100;
+
+/**
+ * What crosses replicas without being a write. Every event takes effect in this process at once
+ * (in the same turn, exactly as one SQLite process always did: publishEvents, the token cache,
+ * the checkpoint rule) and, with a PostgreSQL channel, is sent to every other replica, which
+ * applies it the same way on arrival. Events are announced after the change they describe
+ * committed, so a replica that hears one reads the change.
+ */
+export class ClusterEvents {
+  /** This process's id on the channel: it ignores its own notices, already applied when announced. */
+  readonly replica = randomUUID();
+  private keys: KeyStore | null = null;
+  private auditSeq = 0;
+  private auditTimer: NodeJS.Timeout | undefined;
+  private offKeySet: (() => void) | undefined;
+
+  constructor(
+    private readonly database: ToolgateDatabase,
+    readonly leadership: Leadership = new SoleLeader(),
+    private readonly channel: NotifyChannel | null = null,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** True when other processes hear these events (PostgreSQL); false for a process on its own. */
+  get shared(): boolean {
+    return this.channel !== null;
+  }
+
+  /** Follows the key store: a key set this process signs is announced; one announced elsewhere is re-read here. */
+  followKeys(keys: KeyStore): void {
+    this.keys = keys;
+    this.offKeySet?.();
+    this.offKeySet = keys.onKeySetChanged((origin) => {
+      if (origin === 'this-process') this.send({ type: 'keyset-changed' });
+    });
+  }
+
+  /** Applies `event` here and tells the other replicas. */
+  announce(event: ClusterEvent): void {
+    this.apply(event);
+    if (event.type === 'audit-appended') this.sendAuditSeq(event.seq);
+    else this.send(event);
+  }
+
+  /** A notification from the channel: applied unless it is this process's own or malformed. */
+  receive(payload: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(payload);
+    } catch {
+      this.logger?.warn('cluster events: a notice that is not JSON was ignored');
+      return;
+    }
+    const checked = validate<ClusterNotice>('cluster-event', parsed);
+    if (!checked.ok) {
+      this.logger?.warn({ errors: checked.errors }, 'cluster events: a malformed notice was ignored');
+      return;
+    }
+    if (checked.value.replica === this.replica) return;
+    this.apply(checked.value.event);
+  }
+
+  /**
+   * After the channel was down: notices sent meanwhile never arrived, so what they would have
+   * dropped is dropped now (cached tokens) or re-read (the key set). Bundles need nothing: the
+   * bundle cache re-reads the latest version on its own within seconds.
+   */
+  resync(): void {
+    tokenCacheFor(this.database).clear();
+    void this.keys?.reload().catch((err: Error) => this.logger?.error({ err: { message: err.message } }, 'cluster events: cannot re-read the keys'));
+  }
+
+  /** Sends what is still pending and stops following the key store. */
+  async close(): Promise<void> {
+    this.offKeySet?.();
+    if (this.auditTimer) {
+      clearTimeout(this.auditTimer);
+      this.auditTimer = undefined;
+      this.flushAuditSeq();
+    }
+  }
+
+  private apply(event: ClusterEvent): void {
+    switch (event.type) {
+      case 'published':
+        publishEvents.published(event.tenant, event.version);
+        return;
+      case 'tenant-removed':
+        publishEvents.tenantRemoved(event.tenant);
+        tokenCacheFor(this.database).clear();
+        return;
+      case 'tokens-changed':
+        tokenCacheFor(this.database).clear();
+        return;
+      case 'keyset-changed':
+        // The keys directory is shared: the new files are there, this process re-reads them.
+        void this.keys?.reload().catch((err: Error) => this.logger?.error({ err: { message: err.message } }, 'cluster events: cannot re-read the keys'));
+        return;
+      case 'audit-appended':
+        noteAuditAppended(this.database, event.seq);
+        return;
+    }
+  }
+
+  private send(event: ClusterEvent): void {
+    if (!this.channel) return;
+    this.channel.notify(JSON.stringify({ replica: this.replica, event } satisfies ClusterNotice));
+  }
+
+  private sendAuditSeq(seq: number): void {
+    if (!this.channel) return;
+    this.auditSeq = Math.max(this.auditSeq, seq);
+    if (this.auditTimer) return;
+    this.auditTimer = setTimeout(() => {
+      this.auditTimer = undefined;
+      this.flushAuditSeq();
+    }, AUDIT_NOTICE_EVERY_MS);
+    this.auditTimer.unref();
+  }
+
+  private flushAuditSeq(): void {
+    if (this.auditSeq > 0) this.send({ type: 'audit-appended', seq: this.auditSeq });
+  }
+}
+
+const clusters = new WeakMap<ToolgateDatabase, ClusterEvents>();
+
+/** The events of a database: the one `startCluster` set up, or one for this process alone. */
+export function clusterEventsFor(database: ToolgateDatabase): ClusterEvents {
+  let events = clusters.get(database);
+  if (!events) {
+    events = new ClusterEvents(database);
+    clusters.set(database, events);
+  }
+  return events;
+}
+
+/** Makes `events` the ones announcements on `database` go through (see startCluster). */
+export function setClusterEvents(database: ToolgateDatabase, events: ClusterEvents): void {
+  clusters.set(database, events);
+}
+
+/** Applies an event in this process and sends it to the other replicas of the database. */
+export function announce(database: ToolgateDatabase, event: ClusterEvent): void {
+  clusterEventsFor(database).announce(event);
+}

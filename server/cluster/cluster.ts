@@ -1,0 +1,84 @@
+import { Gauge } from 'prom-client';
+import type { AppDeps } from '../context.ts';
+import type { KeyStore } from '../signing/key-store.ts';
+import { CLUSTER_CHANNEL, ClusterEvents, setClusterEvents } from './cluster-events.ts';
+import { type Leadership, NeverLeader, SoleLeader } from './leadership.ts';
+import type { NotifyChannel } from './notify-channel.ts';
+
+export type Cluster = {
+  events: ClusterEvents;
+  leadership: Leadership;
+  /** Stops leading (jobs must be stopped first), sends what is pending and closes the connections. */
+  close(): Promise<void>;
+};
+
+export type ClusterOptions = {
+  /** Wait between attempts to take leadership (default 5 s). */
+  leaderRetryMs?: number;
+  /**
+   * False for a process that only changes things and exits (the CLI): it sends and hears events
+   * and takes the keys lock, but never competes for leadership (it would hold the jobs back).
+   */
+  lead?: boolean;
+};
+
+/**
+ * Joins this server process to the others on its database. On SQLite the process is alone: events
+ * stay in-process and it always leads. On PostgreSQL it listens for the other replicas' events on
+ * a dedicated connection, competes for leadership on another, and changes the shared keys
+ * directory only while holding an advisory lock. Exposes `toolgate_cluster_leader` in the metrics.
+ */
+export async function startCluster(deps: Pick<AppDeps, 'database' | 'logger' | 'metrics'>, keys: KeyStore, options: ClusterOptions = {}): Promise<Cluster> {
+  const { database, logger } = deps;
+  const url = database.engine === 'postgres' ? database.url : null;
+  let events: ClusterEvents;
+  let channel: NotifyChannel | null = null;
+  let leadership: Leadership;
+  if (!url) {
+    leadership = new SoleLeader();
+    events = new ClusterEvents(database, leadership);
+  } else {
+    // Loaded only here, as the database wrapper loads pg: a SQLite server never pays for it.
+    const [{ NotifyChannel }, { AdvisoryLockLeadership }, { KEYS_LOCK_KEY, advisoryLock }] = await Promise.all([
+      import('./notify-channel.ts'),
+      import('./advisory-leadership.ts'),
+      import('./advisory-lock.ts'),
+    ]);
+    let receiver: ClusterEvents | undefined;
+    channel = new NotifyChannel({
+      url,
+      channel: CLUSTER_CHANNEL,
+      logger,
+      onMessage: (payload) => receiver?.receive(payload),
+      onReconnect: () => receiver?.resync(),
+    });
+    await channel.start();
+    const advisory = options.lead === false ? null : new AdvisoryLockLeadership({ url, logger, retryMs: options.leaderRetryMs });
+    leadership = advisory ?? new NeverLeader();
+    events = receiver = new ClusterEvents(database, leadership, channel, logger);
+    keys.setCrossProcessLock(advisoryLock(url, KEYS_LOCK_KEY));
+    await advisory?.start();
+    // A replica (re)starting may have rotated the bootstrap admin token: other replicas drop cached lookups.
+    events.announce({ type: 'tokens-changed' });
+  }
+  events.followKeys(keys);
+  setClusterEvents(database, events);
+  new Gauge({
+    name: 'toolgate_cluster_leader',
+    help: '1 while this replica runs the background jobs (re-issue, MCP re-sync, audit checkpoints, decision retention)',
+    registers: [deps.metrics.registry],
+    collect() {
+      this.set(leadership.leader ? 1 : 0);
+    },
+  });
+  return {
+    events,
+    leadership,
+    async close() {
+      await leadership.close();
+      await events.close();
+      await channel?.close();
+      keys.setCrossProcessLock(undefined);
+    },
+  };
+}

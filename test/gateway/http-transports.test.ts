@@ -1,0 +1,293 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResolvedClient } from '../../gateway/config.ts';
+import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
+import { Gateway } from '../../gateway/gateway.ts';
+import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
+import { createGatewayMetrics } from '../../gateway/metrics.ts';
+import { Upstream } from '../../gateway/upstream.ts';
+import { definitionHash } from '../../runtime/definition-hash.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { freePort } from '../support/free-port.ts';
+import { eventually } from './gateway-process.ts';
+import { MCP_BUNDLE_SUBJECT, mcpBundle } from './mcp-bundle.ts';
+
+// The gateway's own streamable HTTP transports: the session side the clients talk to (every
+// refusal the protocol defines, JSON and SSE answers, the notification stream), and the upstream
+// side, against the fixture MCP server serving streamable HTTP as its own process.
+const here = dirname(fileURLToPath(import.meta.url));
+const FIXTURE = join(here, '..', 'fixtures', 'mcp', 'gateway-upstream.ts');
+const KEY = 'transport-test-key-0123456789';
+const VERSION = '2025-06-18';
+
+describe("the gateway's client-facing HTTP transport", () => {
+  let listener: HttpListener;
+  let gateway: Gateway;
+  const upstreamCalls: string[] = [];
+
+  beforeAll(async () => {
+    const state = upstreamFixtureState();
+    const bundle = mcpBundle('transport', 1, 'rec', state);
+    const loaded = loadBundle(bundle);
+    const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
+    const upstream = {
+      isReady: () => true,
+      definitionHashOf: (n: string) => hashes.get(n),
+      call: async (name: string, args: { text?: string }) => {
+        upstreamCalls.push(name);
+        return { ok: true, result: { content: [{ type: 'text', text: `echo: ${args.text ?? ''}` }] } };
+      },
+      on() {},
+      off() {},
+    };
+    gateway = new Gateway({
+      config: { timeouts: { callMs: 1000, approvalMs: 1000 } },
+      policy: { current: () => ({ ok: true, current: { loaded, bundle } }), on() {}, off() {} } as never,
+      upstreams: new Map([['rec', upstream as never]]),
+      sink: memoryDecisionSink(),
+      metrics: createGatewayMetrics(),
+    });
+    const client: ResolvedClient = {
+      name: 'bot',
+      subject: MCP_BUNDLE_SUBJECT,
+      keyDigest: createHash('sha256').update(KEY).digest(),
+      request: { subject: MCP_BUNDLE_SUBJECT },
+      initialState: 'undefined',
+    };
+    listener = await startHttpListener({
+      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
+      clients: [client],
+      metricsKeyDigest: null,
+      gateway,
+      metrics: createGatewayMetrics(),
+      health: () => ({ status: 'ok' }),
+    });
+  });
+
+  afterAll(async () => {
+    await listener?.close();
+    gateway?.close();
+  });
+
+  const headers = (sid?: string, extra: Record<string, string> = {}) => ({
+    authorization: `Bearer ${KEY}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': VERSION } : {}),
+    ...extra,
+  });
+  const post = (body: unknown, sid?: string, extra: Record<string, string> = {}) =>
+    fetch(listener.url, { method: 'POST', headers: headers(sid, extra), body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+  async function open(elicitation = false): Promise<string> {
+    const r = await post({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: VERSION, capabilities: elicitation ? { elicitation: {} } : {}, clientInfo: { name: 't', version: '1' } },
+    });
+    expect(r.status).toBe(200);
+    const sid = r.headers.get('mcp-session-id')!;
+    await r.text();
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sid)).status).toBe(202);
+    return sid;
+  }
+
+  const callTool = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'mcp__rec__echo', arguments: { text: `n${id}` } } });
+
+  it('answers a call with one JSON body, and a batch of calls with one JSON array in request order', async () => {
+    const sid = await open();
+    const one = await post(callTool(1), sid);
+    expect(one.headers.get('content-type')).toBe('application/json');
+    expect(one.headers.get('mcp-session-id')).toBe(sid);
+    const body = await one.json();
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'echo: n1' }] } });
+    const batch = await (await post([callTool(2), callTool(3)], sid)).json();
+    expect(batch.map((m: { id: number }) => m.id)).toEqual([2, 3]);
+    expect(batch[1].result.content[0].text).toBe('echo: n3');
+  });
+
+  it('answers over SSE for a client that can be asked for approval', async () => {
+    const sid = await open(true);
+    const r = await post(callTool(7), sid);
+    expect(r.headers.get('content-type')).toBe('text/event-stream');
+    const text = await r.text();
+    expect(text).toMatch(/^event: message\ndata: /);
+    expect(JSON.parse(text.split('data: ')[1])).toMatchObject({ id: 7, result: { content: [{ text: 'echo: n7' }] } });
+  });
+
+  it('refuses what the streamable HTTP protocol refuses, and never reaches the upstream for it', async () => {
+    const sid = await open();
+    const before = upstreamCalls.length;
+    const status = async (r: Promise<Response>) => {
+      const res = await r;
+      const body = await res.json().catch(() => null);
+      return { status: res.status, code: body?.error?.code as number | undefined, allow: res.headers.get('allow') };
+    };
+    expect(await status(post(callTool(1), sid, { accept: 'application/json' }))).toMatchObject({ status: 406, code: -32000 });
+    expect(await status(post(callTool(1), sid, { 'content-type': 'text/plain' }))).toMatchObject({ status: 415 });
+    expect(await status(post({ jsonrpc: '2.0', id: 1, params: {} }, sid))).toMatchObject({ status: 400, code: -32700 });
+    expect(
+      await status(
+        post(
+          Array.from({ length: 101 }, (_, i) => callTool(i)),
+          sid,
+        ),
+      ),
+    ).toMatchObject({ status: 400, code: -32600 });
+    expect(await status(post(callTool(1), sid, { 'mcp-protocol-version': '1999-01-01' }))).toMatchObject({ status: 400, code: -32000 });
+    const init = {
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'initialize',
+      params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    expect(await status(post(init, sid))).toMatchObject({ status: 400, code: -32600 });
+    const put = fetch(listener.url, { method: 'PUT', headers: headers(sid), body: '{}' });
+    expect(await status(put)).toMatchObject({ status: 405, allow: 'GET, POST, DELETE' });
+    expect(upstreamCalls.length).toBe(before);
+  });
+
+  it('keeps one notification stream per session, and ends the session on DELETE', async () => {
+    const sid = await open();
+    const stream = await fetch(listener.url, { headers: headers(sid, { accept: 'text/event-stream' }) });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toBe('text/event-stream');
+    const second = await fetch(listener.url, { headers: headers(sid, { accept: 'text/event-stream' }) });
+    expect(second.status).toBe(409);
+    await second.text();
+    const noAccept = await fetch(listener.url, { headers: headers(sid, { accept: 'application/json' }) });
+    expect(noAccept.status).toBe(406);
+    await noAccept.text();
+
+    const sessions = gateway.sessionCount();
+    const del = await fetch(listener.url, { method: 'DELETE', headers: headers(sid) });
+    expect(del.status).toBe(200);
+    // The open stream ends with the session.
+    await stream.text();
+    expect(gateway.sessionCount()).toBe(sessions - 1);
+    const after = await post(callTool(1), sid);
+    expect(after.status).toBe(404);
+    await after.text();
+  });
+});
+
+describe('an upstream over streamable HTTP', () => {
+  let dir: string;
+  let stateFile: string;
+  let port: number;
+  let child: ChildProcess | undefined;
+  let upstream: Upstream;
+
+  function startFixture(): Promise<void> {
+    const proc = spawnFixture(stateFile, port);
+    child = proc;
+    return listening(proc);
+  }
+
+  const killFixture = () => killGroup(child);
+
+  function writeState(state: unknown): void {
+    writeFileSync(`${stateFile}.tmp`, JSON.stringify(state));
+    renameSync(`${stateFile}.tmp`, stateFile);
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-http-upstream-'));
+    stateFile = join(dir, 'state.json');
+    writeState(upstreamFixtureState());
+    port = await freePort();
+    await startFixture();
+    upstream = new Upstream(
+      'web',
+      { kind: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { 'x-test': 'yes' } },
+      { backoff: { initialMs: 100, maxMs: 300 } },
+    );
+    await upstream.start();
+  });
+
+  afterAll(async () => {
+    await upstream?.close();
+    killFixture();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('connects, pins what it offers, answers calls, and follows its tools/list_changed', async () => {
+    expect(upstream.status()).toMatchObject({ state: 'ready', tools: upstreamFixtureState().tools.length });
+    const echo = upstreamFixtureState().tools.find((t) => t.name === 'echo')!;
+    expect(upstream.definitionHashOf('echo')).toBe(definitionHash(echo));
+    const answer = await upstream.call('echo', { text: 'over http' }, 2000);
+    expect(answer).toMatchObject({ ok: true, result: { content: [{ type: 'text', text: 'echo: over http' }] } });
+
+    // The fixture announces the change on its notification stream; the upstream re-lists.
+    const changed = new Promise<void>((resolve) => upstream.once('change', resolve));
+    writeState(upstreamFixtureState({ echo: 'Echoes the text back, and now something else.' }));
+    await changed;
+    expect(upstream.definitionHashOf('echo')).not.toBe(definitionHash(echo));
+  });
+
+  it('answers upstream_unavailable while the server is gone, and reconnects when it is back', async () => {
+    killFixture();
+    const answer = await upstream.call('echo', { text: 'x' }, 2000);
+    expect(answer).toMatchObject({ ok: false, code: 'upstream_unavailable' });
+    await eventually(() => (upstream.status().state === 'down' ? true : undefined), 10_000, 'the upstream to be down');
+    await startFixture();
+    await eventually(() => (upstream.isReady() ? true : undefined), 20_000, 'the upstream to reconnect');
+    expect(await upstream.call('echo', { text: 'back' }, 2000)).toMatchObject({ ok: true });
+  });
+});
+
+describe('an upstream over streamable HTTP that answers plain JSON', () => {
+  it('answers calls, and a refused POST is upstream_unavailable, not a crash', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-http-upstream-json-'));
+    const stateFile = join(dir, 'state.json');
+    writeFileSync(stateFile, JSON.stringify(upstreamFixtureState()));
+    const port = await freePort();
+    const child = spawnFixture(stateFile, port, 'json');
+    const upstream = new Upstream('web', { kind: 'http', url: `http://127.0.0.1:${port}/mcp` }, {});
+    // A path the fixture does not serve MCP on answers 404 to every POST.
+    const wrongPath = new Upstream('nowhere', { kind: 'http', url: `http://127.0.0.1:${port}/elsewhere?x=1` }, {});
+    try {
+      await listening(child);
+      await upstream.start();
+      expect(upstream.isReady()).toBe(true);
+      expect(await upstream.call('echo', { text: 'json' }, 2000)).toMatchObject({ ok: true, result: { content: [{ text: 'echo: json' }] } });
+      await wrongPath.start();
+      expect(wrongPath.status().state).toBe('down');
+      expect(await wrongPath.call('echo', { text: 'x' }, 2000)).toMatchObject({ ok: false, code: 'upstream_unavailable' });
+    } finally {
+      await upstream.close();
+      await wrongPath.close();
+      killGroup(child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+function spawnFixture(stateFile: string, port: number, mode?: 'json'): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', FIXTURE, stateFile, '-', String(port), ...(mode ? [mode] : [])], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached: true,
+  });
+}
+
+function listening(proc: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    proc.stdout!.on('data', (c) => String(c).includes('listening') && resolve());
+    proc.once('exit', (code) => reject(new Error(`the fixture exited with ${code}`)));
+  });
+}
+
+function killGroup(child: ChildProcess | undefined): void {
+  try {
+    process.kill(-child!.pid!, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
