@@ -3,15 +3,12 @@ import type { EvaluationRequest, EvaluationResult, FilterReason } from '../polic
 import type { Effect, LoadedBundle, LoadedGrant, LoadedTool, SubjectInfo } from './load-bundle.ts';
 
 /** evaluate()'s answer plus, per tool position, 0 (not visible), 1 (allow) or 2 (require approval). */
-export type Evaluation = { result: EvaluationResult; decisions: Uint8Array; atMs: number; subject: SubjectInfo };
+export type Evaluation = { readonly result: EvaluationResult; readonly decisions: Uint8Array; readonly atMs: number; readonly subject: SubjectInfo };
 
 /** Per-position decisions of an evaluation. */
 export const NOT_VISIBLE = 0;
 export const ALLOW = 1;
 export const REQUIRE_APPROVAL = 2;
-// Cached answers hold one entry per tool: bound the cache by entries (about 8 MB of references).
-const MAX_CACHED_ENTRIES = 1_000_000;
-const MAX_CACHED_RESULTS = 4096;
 const MAX_MEMO_ENTRIES = 4096;
 const EMPTY: readonly never[] = Object.freeze([]);
 
@@ -29,20 +26,21 @@ export function evaluate(loaded: LoadedBundle, request: EvaluationRequest): Eval
 /** evaluate() with the per-position decisions the call-time functions need. */
 export function evaluateDetailed(loaded: LoadedBundle, request: EvaluationRequest): Evaluation {
   if (!request || typeof request.subject !== 'string') throw new TypeError('request.subject must be a string');
+  const memo = loaded.memo;
+  const hit = memo.results.get(request);
+  // A hit at an explicit instant is the very evaluation made at that instant: answered as it is.
+  if (hit !== undefined) {
+    if (request.at !== undefined) return hit.evaluation;
+    const now = Date.now();
+    if (now < hit.validUntil) return { result: hit.evaluation.result, decisions: hit.evaluation.decisions, atMs: now, subject: hit.evaluation.subject };
+  }
   const explicitAt = request.at !== undefined;
   const atMs = explicitAt ? Date.parse(request.at as string) : Date.now();
-  const key = cacheKey(request);
-  const memo = loaded.memo;
-  const hit = memo.results.get(key);
   const subject = subjectInfo(loaded, request.subject);
-  if (hit && (explicitAt || atMs < hit.validUntil)) return { result: hit.result, decisions: hit.decisions, atMs, subject };
-
   const { result, decisions } = compute(loaded, request, subject, atMs);
-  if (memo.results.size >= Math.min(MAX_CACHED_RESULTS, Math.max(64, Math.floor(MAX_CACHED_ENTRIES / (loaded.tools.length + 1))))) {
-    memo.results.clear();
-  }
-  memo.results.set(key, { result, decisions, validUntil: explicitAt ? Infinity : nextExpiry(loaded, atMs) });
-  return { result, decisions, atMs, subject };
+  const evaluation: Evaluation = Object.freeze({ result, decisions, atMs, subject });
+  memo.results.set(request, evaluation, explicitAt ? Infinity : nextExpiry(loaded, atMs));
+  return evaluation;
 }
 
 /**
@@ -271,25 +269,6 @@ function stateMask(loaded: LoadedBundle, state: string): Uint8Array {
 function nextExpiry(loaded: LoadedBundle, atMs: number): number {
   for (const ms of loaded.expiryInstants) if (ms > atMs) return ms;
   return Infinity;
-}
-
-function cacheKey(r: EvaluationRequest): string {
-  let facts = '';
-  if (r.facts) {
-    for (const k of Object.keys(r.facts).sort()) {
-      const v = r.facts[k];
-      facts += `${k}\u0001${typeof v}\u0001${String(v)}\u0002`;
-    }
-  }
-  return [
-    r.subject,
-    r.groups === undefined ? '\u0003' : r.groups.join('\u0001'),
-    r.state ?? '',
-    r.profile ?? '\u0003',
-    facts,
-    r.allowedConnectionIds === undefined ? '\u0003' : r.allowedConnectionIds.join('\u0001'),
-    r.at ?? '',
-  ].join('\u0000');
 }
 
 function freezeResult(r: EvaluationResult): EvaluationResult {

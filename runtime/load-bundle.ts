@@ -4,6 +4,7 @@ import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { linearRegExp } from './linear-regexp.ts';
+import { EvaluationCache, cachedResultsLimit } from './evaluation-cache.ts';
 import type { Bundle, BundleTool, EvaluationResult, FilterReason, RuntimeGate } from '../policy-schemas/types.gen.ts';
 
 export type Effect = BundleTool['effect'];
@@ -97,7 +98,7 @@ export type EvaluationMemo = {
   subjects: Map<string, SubjectInfo>;
   groupMasks: Map<string, { expanded: string[]; mask: Uint8Array }>;
   stateMasks: Map<string, Uint8Array>;
-  results: Map<string, { result: EvaluationResult; decisions: Uint8Array; validUntil: number }>;
+  results: EvaluationCache;
 };
 
 // ajv-formats ships CommonJS with a default export that tsx/ESM may wrap once more.
@@ -112,7 +113,8 @@ function runtimeAjv(): Ajv2020 {
   if (!ajv) {
     const fresh = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true, code: { regExp: linearRegExp } });
     // MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
-    fresh.addMetaSchema(draft07);
+    // ajv's own copy is not checked against 2020-12: that would compile a meta-schema for nothing.
+    fresh.addMetaSchema(draft07, undefined, false);
     addFormats(fresh);
     ajv = fresh;
   }
@@ -272,7 +274,7 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
     stateBits,
     allStateBits,
     expiryInstants,
-    memo: { subjects: new Map(), groupMasks: new Map(), stateMasks: new Map(), results: new Map() },
+    memo: { subjects: new Map(), groupMasks: new Map(), stateMasks: new Map(), results: new EvaluationCache(cachedResultsLimit(tools.length)) },
   };
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type Context, Hono } from 'hono';
+import { MemoRouter } from './http/memo-router.ts';
 import { bodyLimit } from 'hono/body-limit';
 import { compress } from 'hono/compress';
 import { routePath } from 'hono/route';
@@ -44,7 +45,7 @@ const BUNDLE_BYTES = /^\/v1\/tenants\/[^/]+\/bundles\/(?:latest|\d+)(?:\/signatu
 
 /** The whole HTTP surface: API under /v1, health, metrics, and the console at `/`. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  const app = new Hono<AppEnv>({ router: new MemoRouter() });
 
   app.use('*', async (c, next) => {
     const incoming = c.req.header('x-request-id');

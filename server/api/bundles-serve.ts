@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { ServedBundle } from '../distribution/bundle-cache.ts';
-import { MAX_WAIT_SECONDS, acceptsGzip, bundleCacheFor, bundleHeaders, parseIfNoneMatch, parseWait } from '../distribution/serving.ts';
+import { MAX_WAIT_SECONDS, bundleCacheFor, bundleEncoding, bundleHeaders, parseIfNoneMatch, parseWait } from '../distribution/serving.ts';
 import { ApiError } from '../errors.ts';
 import { requireTenantExists } from '../store/tenants.ts';
 
@@ -36,24 +36,24 @@ bundleServeRoutes.get('/latest', async (c) => {
     latest = await cache.waitForNewer(tenant, (b) => !unchanged(b), wait * 1000, c.req.raw.signal);
   }
   if (!latest) throw new ApiError(404, 'not_found', `tenant ${tenant} has no published bundle yet`);
-  const gzip = acceptsGzip(c.req.header('accept-encoding'));
-  const h = bundleHeaders(latest, wait > 0 ? 'poll' : 'latest', gzip);
+  const { encoding, bytes } = bundleEncoding(latest, c.req.header('accept-encoding'));
+  const h = bundleHeaders(latest, wait > 0 ? 'poll' : 'latest', encoding);
   if (unchanged(latest)) return c.body(null, 304, h.notModified);
-  return c.body(gzip ? latest.gzip : latest.body, 200, h.ok);
+  return c.body(bytes, 200, h.ok);
 });
 
 bundleServeRoutes.get('/:version{[0-9]+}', async (c) => {
   const b = await pinned(c);
-  const gzip = acceptsGzip(c.req.header('accept-encoding'));
-  const h = bundleHeaders(b, 'pinned', gzip);
+  const { encoding, bytes } = bundleEncoding(b, c.req.header('accept-encoding'));
+  const h = bundleHeaders(b, 'pinned', encoding);
   const inm = parseIfNoneMatch(c.req.header('if-none-match'));
   if (inm.any || inm.etags.has(b.etag)) return c.body(null, 304, h.notModified);
-  return c.body(gzip ? b.gzip : b.body, 200, h.ok);
+  return c.body(bytes, 200, h.ok);
 });
 
 bundleServeRoutes.get('/:version{[0-9]+}/signature', async (c) => {
   const b = await pinned(c);
-  const h = bundleHeaders(b, 'pinned', false).notModified;
+  const h = bundleHeaders(b, 'pinned', 'identity').notModified;
   return c.body(`${b.signature}\n`, 200, { ...h, vary: 'Authorization', 'content-type': 'text/plain; charset=utf-8' });
 });
 

@@ -15,14 +15,26 @@ type Entry = { row: TokensRow | undefined; until: number };
  */
 export class TokenCache {
   private entries = new Map<string, Entry>();
-  // Bumped by clear(): a lookup that began before a clear must not put its answer back afterwards.
+  // Lookups under way: when an entry runs out, the many pulls then in flight for the same token
+  // share one query instead of each sending its own.
+  private pending = new Map<string, Promise<TokensRow | undefined>>();
+  // Bumped by clear(): a lookup that started before a revocation must not refill the cache after it.
   private generation = 0;
 
   constructor(private readonly database: ToolgateDatabase) {}
 
-  async find(hash: string, now = Date.now()): Promise<TokensRow | undefined> {
+  find(hash: string, now = Date.now()): Promise<TokensRow | undefined> {
     const hit = this.entries.get(hash);
-    if (hit && hit.until > now) return hit.row;
+    if (hit && hit.until > now) return Promise.resolve(hit.row);
+    let lookup = this.pending.get(hash);
+    if (!lookup) {
+      lookup = this.lookUp(hash, now).finally(() => this.pending.delete(hash));
+      this.pending.set(hash, lookup);
+    }
+    return lookup;
+  }
+
+  private async lookUp(hash: string, now: number): Promise<TokensRow | undefined> {
     const generation = this.generation;
     const row = await this.database.db.selectFrom('tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
     if (this.entries.size > 10_000) this.entries.clear();
@@ -43,6 +55,7 @@ export class TokenCache {
   clear(): void {
     this.generation++;
     this.entries.clear();
+    this.pending.clear();
   }
 }
 

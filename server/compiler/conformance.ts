@@ -181,15 +181,15 @@ class VectorChooser {
   private requestFor(w: Who, t: LoadedTool, want: Want): EvaluationRequest | null {
     if (!this.feasible(t, want)) return null;
     const i = t.pos;
-    const fixed: Partial<Record<Check, boolean>> = { excluded: t.excluded === null, denied: w.denied[i] === 0, not_allowed: w.allowed[i] === 1 };
+    // The checks no request changes, first and without allocating: searches ask this of every
+    // (tool, subject) pair, and most pairs fail here.
+    if (want.excluded !== undefined && want.excluded !== (t.excluded === null)) return null;
+    if (want.denied !== undefined && want.denied !== (w.denied[i] === 0)) return null;
+    if (want.not_allowed !== undefined && want.not_allowed !== (w.allowed[i] === 1)) return null;
     const req: EvaluationRequest = { subject: w.subject };
     for (const check of CHECKS) {
       const pass = want[check];
-      if (pass === undefined) continue;
-      if (check in fixed) {
-        if (fixed[check] !== pass) return null;
-        continue;
-      }
+      if (pass === undefined || check === 'excluded' || check === 'denied' || check === 'not_allowed') continue;
       const frag = this.fragment(w, t, check, pass);
       if (frag === null) return null;
       Object.assign(req, frag);
@@ -701,9 +701,9 @@ class VectorChooser {
           this.call(['R7.6'], r, { name: x.id, arguments: args });
         }
       }
-      const empty = visible((w, x) => !x.requiresConnection && x.validateInput !== null && x.validateInput({}) === true);
+      const empty = visible((w, x) => !x.requiresConnection && acceptsNoArguments(x) === true);
       if (empty) this.call(['R7.5'], empty.req, { name: empty.t.id });
-      const required = visible((w, x) => !x.requiresConnection && x.validateInput !== null && x.validateInput({}) === false);
+      const required = visible((w, x) => !x.requiresConnection && acceptsNoArguments(x) === false);
       if (required) this.call(['R7.5', 'R7.6'], required.req, { name: required.t.id });
       // A connection named for a tool that needs none is still checked against the grants.
       const granted = this.loaded.grants.map((g) => g.connectionId);
@@ -713,6 +713,8 @@ class VectorChooser {
     }
     // A granted connection outside the request's allowedConnectionIds is refused at call time too.
     const twice = this.find((w, t) => {
+      // Most tools no grant covers: that needs no subject to tell.
+      if (!this.loaded.grants.some((g) => g.tools[t.pos] === 1)) return null;
       const ids = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
       if (ids.length < (t.requiresConnection ? 2 : 1) || validArguments(t) === null) return null;
       const req = this.requestFor(w, t, this.allPass());
@@ -797,7 +799,7 @@ function orderWitness(ids: readonly string[], kinds: readonly string[]): string[
   for (const id of [...firstOf.values(), ...lastOf.values()]) pick.add(id);
   if (ids.length > 1) pick.add(ids[1]);
   for (let i = 0; i + 1 < ids.length; i++) {
-    if (ids[i].localeCompare(ids[i + 1]) > 0) {
+    if (localeOrder.compare(ids[i], ids[i + 1]) > 0) {
       pick.add(ids[i]);
       pick.add(ids[i + 1]);
       break;
@@ -806,8 +808,11 @@ function orderWitness(ids: readonly string[], kinds: readonly string[]): string[
   return ids.filter((id) => pick.has(id));
 }
 
+// What String.prototype.localeCompare does, with one collator made once instead of per call.
+const localeOrder = new Intl.Collator();
+
 function localeInverted(ids: readonly string[]): boolean {
-  for (let i = 0; i + 1 < ids.length; i++) if (ids[i].localeCompare(ids[i + 1]) > 0) return true;
+  for (let i = 0; i + 1 < ids.length; i++) if (localeOrder.compare(ids[i], ids[i + 1]) > 0) return true;
   return false;
 }
 
@@ -815,6 +820,21 @@ function localeInverted(ids: readonly string[]): boolean {
 function inverted(xs: readonly string[]): boolean {
   for (let i = 0; i + 1 < xs.length; i++) if (xs[i] > xs[i + 1]) return true;
   return false;
+}
+
+// By validator: tools with one schema share one, and a search asks the same question of many tools.
+const emptyAccepted = new WeakMap<object, boolean>();
+
+/** Whether the tool's input schema accepts `{}` (absent arguments); null for a tool without one. */
+function acceptsNoArguments(t: LoadedTool): boolean | null {
+  const validate = t.validateInput;
+  if (!validate) return null;
+  let ok = emptyAccepted.get(validate);
+  if (ok === undefined) {
+    ok = validate({}) === true;
+    emptyAccepted.set(validate, ok);
+  }
+  return ok;
 }
 
 const validArgumentsOf = new WeakMap<LoadedTool, string | null>();

@@ -1,4 +1,4 @@
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { Db } from '../db/database.ts';
 import { latestBundleHead } from '../store/bundles.ts';
 import { publishEvents } from './publish-events.ts';
@@ -14,8 +14,14 @@ export type ServedBundle = {
   body: Uint8Array<ArrayBuffer>;
   /** The same bytes gzip-encoded once, for pulls that accept it (about a tenth of the size). */
   gzip: Uint8Array<ArrayBuffer>;
+  /** The same bytes brotli-encoded once, smaller still, for pulls that prefer it. */
+  brotli: Uint8Array<ArrayBuffer>;
   signature: string;
 };
+
+// Quality 5: on a 2,000-tool bundle 7% smaller than gzip at 9 in a fifth of its time; 11 saves 14%
+// more but takes seconds of CPU per version.
+const BROTLI_QUALITY = 5;
 
 type TenantState = {
   latest: ServedBundle | undefined;
@@ -208,6 +214,9 @@ export class BundleCache {
 
 function toServed(row: { tenant: string; version: number; revision: string; content: string; signature: string }): ServedBundle {
   const body = Buffer.from(row.content, 'utf8');
+  // Synchronous on purpose: the new latest is in place in the same turn the database answered, so a
+  // pull never sees the previous bundle after a publish was read (brotli at this quality adds a
+  // fifth of gzip's time).
   return {
     tenant: row.tenant,
     version: row.version,
@@ -215,6 +224,9 @@ function toServed(row: { tenant: string; version: number; revision: string; cont
     etag: `"${row.revision}"`,
     body,
     gzip: new Uint8Array(gzipSync(body, { level: 9 })),
+    brotli: new Uint8Array(
+      brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+    ),
     signature: row.signature,
   };
 }

@@ -24,44 +24,64 @@ export function bundleCacheFor(database: ToolgateDatabase): BundleCache {
 }
 
 type BundleHeaders = { ok: Record<string, string>; notModified: Record<string, string> };
-type Variant = `${'latest' | 'pinned' | 'poll'}:${'identity' | 'gzip'}`;
+/** How a bundle goes on the wire. */
+export type BundleEncoding = 'identity' | 'gzip' | 'br';
+type Variant = `${'latest' | 'pinned' | 'poll'}:${BundleEncoding}`;
 const headerMemo = new WeakMap<ServedBundle, Partial<Record<Variant, BundleHeaders>>>();
 
 /**
  * Headers of a 200 carrying a bundle, and of the 304 answering a matching If-None-Match; built
- * once per bundle and variant. The gzip variant's ETag is weak (`W/"<revision>"`): same content,
- * other bytes on the wire, as nginx does.
+ * once per bundle and variant. A compressed variant's ETag is weak (`W/"<revision>"`): same
+ * content, other bytes on the wire, as nginx does.
  */
-export function bundleHeaders(b: ServedBundle, kind: 'latest' | 'pinned' | 'poll', gzip: boolean): BundleHeaders {
-  const variant: Variant = `${kind}:${gzip ? 'gzip' : 'identity'}`;
+export function bundleHeaders(b: ServedBundle, kind: 'latest' | 'pinned' | 'poll', encoding: BundleEncoding): BundleHeaders {
+  const variant: Variant = `${kind}:${encoding}`;
+  const compressed = encoding !== 'identity';
   let memo = headerMemo.get(b);
   if (!memo) headerMemo.set(b, (memo = {}));
   let h = memo[variant];
   if (!h) {
     const cacheControl = kind === 'poll' ? 'no-store' : kind === 'pinned' ? IMMUTABLE : REVALIDATE;
     const notModified: Record<string, string> = {
-      etag: gzip ? `W/${b.etag}` : b.etag,
+      etag: compressed ? `W/${b.etag}` : b.etag,
       'cache-control': cacheControl,
       vary: 'Authorization, Accept-Encoding',
       'toolgate-version': String(b.version),
     };
     const ok: Record<string, string> = { ...notModified, 'content-type': 'application/json', 'toolgate-signature': b.signature };
-    if (gzip) ok['content-encoding'] = 'gzip';
+    if (compressed) ok['content-encoding'] = encoding;
     h = memo[variant] = { notModified, ok };
   }
   return h;
 }
 
+/**
+ * The encoding a bundle goes out in: of brotli and gzip, the one the client's Accept-Encoding
+ * weighs higher (brotli on a tie), else the bytes as signed. Precompressed: a pull compresses nothing.
+ */
+export function bundleEncoding(b: ServedBundle, acceptEncoding: string | undefined): { encoding: BundleEncoding; bytes: Uint8Array<ArrayBuffer> } {
+  const br = weight(acceptEncoding, 'br');
+  const gz = weight(acceptEncoding, 'gzip');
+  if (br > 0 && br >= gz) return { encoding: 'br', bytes: b.brotli };
+  if (gz > 0) return { encoding: 'gzip', bytes: b.gzip };
+  return { encoding: 'identity', bytes: b.body };
+}
+
 /** True when an Accept-Encoding header accepts gzip (explicitly, with q above 0). */
 export function acceptsGzip(header: string | undefined): boolean {
-  if (!header) return false;
+  return weight(header, 'gzip') > 0;
+}
+
+/** The q an Accept-Encoding header gives `coding` when it names it (1 without a q), else 0. */
+function weight(header: string | undefined, coding: string): number {
+  if (!header) return 0;
   for (const part of header.split(',')) {
     const [name, ...params] = part.split(';');
-    if (name.trim().toLowerCase() !== 'gzip') continue;
+    if (name.trim().toLowerCase() !== coding) continue;
     const q = params.map((p) => /^\s*q\s*=\s*([\d.]+)\s*$/i.exec(p)?.[1]).find((v) => v !== undefined);
-    return q === undefined || Number(q) > 0;
+    return q === undefined ? 1 : Number(q) || 0;
   }
-  return false;
+  return 0;
 }
 
 /**

@@ -30,7 +30,8 @@ export type ReconcileResult = {
 };
 
 // The tool id rule is the schema's (common.schema.json#/$defs/toolId), not a copy of it.
-const isToolId = validatorFor('common#/$defs/toolId');
+// Compiled on first use (validatorFor keeps it): not on every server start.
+const isToolId = (id: string) => validatorFor('common#/$defs/toolId')(id);
 const MAX_TOOL_ID = 64;
 
 /**

@@ -1,7 +1,7 @@
 import type { McpServer } from '../../policy-schemas/types.gen.ts';
 import type { AppDeps } from '../context.ts';
 import { mcpServerStore } from '../store/inventory.ts';
-import { type McpClientOptions, type McpSession, openMcpSession } from './client.ts';
+import type { McpClientOptions, McpSession } from './client.ts';
 import { mcpPolicyOf, syncMcpServer } from './sync.ts';
 
 export type SchedulerDeps = Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config'>;
@@ -146,6 +146,8 @@ class Watcher {
           list: async (server) => {
             if (!this.session) {
               let mine: McpSession | null = null;
+              // Loaded on the first sync: the MCP SDK is not part of every server start.
+              const { openMcpSession } = await import('./client.ts');
               const opened = await openMcpSession(server, {
                 ...this.options.client,
                 policy: mcpPolicyOf(this.deps.config),

@@ -5,7 +5,7 @@ import type { AppDeps } from '../context.ts';
 import { type Stored, stripStored } from '../store/document-store.ts';
 import { mcpServerStore, toolStore } from '../store/inventory.ts';
 import { checkInputSchema } from '../validation/input-schema.ts';
-import { type McpClientOptions, type McpResult, type OfferedTool, fetchMcpTools } from './client.ts';
+import type { McpClientOptions, McpResult, OfferedTool } from './client.ts';
 import { reconcileTools } from './reconcile.ts';
 import { CLOSED_MCP_POLICY, type McpTransportPolicy } from './transport-policy.ts';
 
@@ -46,7 +46,9 @@ export type SyncOutcome =
 export async function syncMcpServer(deps: SyncDeps, id: string, meta: ChangeMeta, options: SyncOptions = {}): Promise<SyncOutcome> {
   const server = await mcpServerStore.get(deps.database.db, id);
   if (!server) return { ok: false, code: 'not_found', message: `MCP server ${id} does not exist` };
-  const list = options.list ?? ((s: McpServer) => fetchMcpTools(s, { ...options.client, policy: mcpPolicyOf(deps.config) }));
+  // The MCP SDK (and zod, undici) load on the first sync, not with every server start.
+  const list =
+    options.list ?? (async (s: McpServer) => (await import('./client.ts')).fetchMcpTools(s, { ...options.client, policy: mcpPolicyOf(deps.config) }));
   const listed = await list(stripStored(server));
   const now = (options.now ?? (() => new Date()))().toISOString();
 

@@ -1,5 +1,4 @@
 import type { Bundle, BundleDiff, BundleTool, DecisionChange, PolicyDecision, RoleDiff } from '../../policy-schemas/types.gen.ts';
-import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
@@ -22,12 +21,12 @@ export async function diffBundles(from: DiffSide, to: DiffSide, opts: { casbin?:
   const a = loadBundle(from.bundle);
   const b = loadBundle(to.bundle);
 
-  const entries = (l: LoadedBundle) => new Map(l.bundle.catalog.tools.map((t) => [t.id, canonicalJson(t)]));
+  const entries = (l: LoadedBundle) => new Map<string, unknown>(l.bundle.catalog.tools.map((t) => [t.id, t]));
   const ca = entries(a);
   const cb = entries(b);
   const added = [...cb.keys()].filter((id) => !ca.has(id));
   const removed = [...ca.keys()].filter((id) => !cb.has(id));
-  const changed = [...cb.keys()].filter((id) => ca.has(id) && ca.get(id) !== cb.get(id));
+  const changed = [...cb.keys()].filter((id) => ca.has(id) && !sameJson(ca.get(id), cb.get(id)));
 
   const roles: RoleDiff[] = [];
   for (const role of union(a.roles.keys(), b.roles.keys())) {
@@ -95,6 +94,28 @@ function decision(l: LoadedBundle, subject: string, toolId: string, enforcer?: T
   if (!allowed) return 'deny';
   if (!info.permitsAnyGroup && !tool.groups.some((g) => info.permittedGroups.has(g))) return 'deny';
   return info.requireApproval.has((tool.def as BundleTool).effect) ? 'require_approval' : 'allow';
+}
+
+/**
+ * Whether two JSON values have the same canonical form, compared in place: a publish compares
+ * every catalog entry with the previous version's, and writing both out was most of its diff.
+ */
+export function sameJson(x: unknown, y: unknown): boolean {
+  if (x === y) return true;
+  if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
+  if (Array.isArray(x) || Array.isArray(y)) {
+    if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (!sameJson(x[i] ?? null, y[i] ?? null)) return false;
+    return true;
+  }
+  const a = x as Record<string, unknown>;
+  const b = y as Record<string, unknown>;
+  // Members holding undefined have no JSON form: they are absent, as canonical JSON leaves them out.
+  const names = (o: Record<string, unknown>) => Object.keys(o).filter((k) => o[k] !== undefined);
+  const na = names(a);
+  if (na.length !== names(b).length) return false;
+  for (const k of na) if (!Object.hasOwn(b, k) || !sameJson(a[k], b[k])) return false;
+  return true;
 }
 
 function union(a: Iterable<string>, b: Iterable<string>): string[] {

@@ -57,6 +57,11 @@ export function judgeTool(tool: Tool, names: DraftNames): RuleProblem[] {
 const schemaChecks = new Map<string, RuleProblem[]>();
 const MAX_SCHEMA_CHECKS = 20_000;
 
+/** Judges an input schema ahead of need (a server warming up after a start): fills the cache above. */
+export function warmInputSchema(schema: unknown): void {
+  inputSchemaProblems(schema);
+}
+
 function inputSchemaProblems(schema: unknown): RuleProblem[] {
   const key = JSON.stringify(schema) ?? 'undefined';
   let problems = schemaChecks.get(key);

@@ -38,7 +38,9 @@ function metaAjv(): Ajv2020 {
   if (!metaAjvInstance) {
     const fresh = new Ajv2020({ strict: false, validateFormats: false });
     // MCP servers built with zod commonly declare draft-07; without its meta-schema validateSchema throws.
-    fresh.addMetaSchema(draft07MetaSchema);
+    // ajv's own copy needs no check against 2020-12 (that would compile the 2020-12 meta-schema an
+    // extra time on first use; it is compiled once, when a schema is first checked).
+    fresh.addMetaSchema(draft07MetaSchema, undefined, false);
     metaAjvInstance = fresh;
   }
   return metaAjvInstance;

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acceptsGzip, bundleCacheFor, parseIfNoneMatch, parseWait } from '../../server/distribution/serving.ts';
 import { ADMIN_TOKEN, insertBundleInto, startLiveServer } from './live-server.ts';
@@ -50,8 +50,23 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
     expect(r.headers.get('content-encoding')).toBeNull();
   });
 
+  it('sends the same bytes brotli-encoded, with a weak ETag, to a pull that weighs brotli at least as high as gzip', async () => {
+    for (const accept of ['br;q=1, gzip;q=0.5', 'gzip, deflate, br']) {
+      const raw = await rawGet(`/v1/tenants/acme/bundles/latest`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': accept });
+      expect(raw.status).toBe(200);
+      expect(raw.headers['content-encoding'], accept).toBe('br');
+      expect(raw.headers.etag).toBe(`W/"${v2.bundle.revision}"`);
+      expect(brotliDecompressSync(raw.body).equals(Buffer.from(v2.text))).toBe(true);
+    }
+    const pinned = await rawGet(`/v1/tenants/acme/bundles/1`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': 'br' });
+    expect(pinned.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(pinned.body).equals(Buffer.from(v1.text))).toBe(true);
+    const gzipFirst = await rawGet(`/v1/tenants/acme/bundles/latest`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': 'gzip, br;q=0.5' });
+    expect(gzipFirst.headers['content-encoding']).toBe('gzip');
+  });
+
   it('sends the same bytes gzip-encoded, with a weak ETag, to a pull that accepts gzip', async () => {
-    const raw = await rawGet(`/v1/tenants/acme/bundles/latest`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': 'br;q=1, gzip;q=0.5' });
+    const raw = await rawGet(`/v1/tenants/acme/bundles/latest`, { authorization: `Bearer ${acmeRuntime}`, 'accept-encoding': 'gzip, deflate' });
     expect(raw.status).toBe(200);
     expect(raw.headers['content-encoding']).toBe('gzip');
     expect(raw.headers.etag).toBe(`W/"${v2.bundle.revision}"`);

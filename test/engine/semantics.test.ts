@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { evaluate, policyAllows } from '../../runtime/evaluate.ts';
 import type { TenantPolicy } from '../../policy-schemas/types.gen.ts';
 import { build, tool } from './build.ts';
@@ -152,6 +152,28 @@ describe('evaluate', () => {
     expect(visible(a)).toContain('core__write_gated');
     expect(visible(b)).not.toContain('core__write_gated');
   });
+
+  it('R6.15 answers from the cache only a request equal in every field, whatever the caller does to its objects later', () => {
+    const groups = ['write'];
+    const facts: Record<string, string | number | boolean> = { hostSession: 'ready' };
+    const req = { subject: 'agent:w', groups, state: 'review', facts };
+    const first = evaluate(loaded, req);
+    expect(visible(first)).toContain('core__write_gated');
+    // The cached answer belongs to the request as it was: changing the caller's objects asks anew.
+    facts.hostSession = 'starting';
+    expect(visible(evaluate(loaded, req))).not.toContain('core__write_gated');
+    groups[0] = 'read';
+    expect(visible(evaluate(loaded, req))).not.toContain('core__write');
+    // Absent groups are the default group; [] is no group; the same facts in another key order are the same request.
+    expect(visible(evaluate(loaded, { subject: 'agent:r' }))).toContain('core__plain');
+    expect(visible(evaluate(loaded, { subject: 'agent:r', groups: [] }))).toEqual([]);
+    const two = { subject: 'agent:w', groups: ['write'], state: 'review', facts: { hostSession: 'ready', extra: 1 } };
+    expect(evaluate(loaded, { ...two, facts: { extra: 1, hostSession: 'ready' } })).toBe(evaluate(loaded, two));
+    // One fact more or less, or another profile, is another request.
+    expect(visible(evaluate(loaded, { ...two, facts: { extra: 1 } }))).not.toContain('core__write_gated');
+    expect(visible(evaluate(loaded, { subject: 'agent:r', groups: ['read'], profile: 'openai' }))).not.toContain('core__read');
+    expect(visible(evaluate(loaded, { subject: 'agent:r', groups: ['read'] }))).toContain('core__read');
+  });
 });
 
 describe('evaluate with connection grants', () => {
@@ -177,6 +199,25 @@ describe('evaluate with connection grants', () => {
 
   it('R6.13 treats a grant as gone from its expiry instant on', () => {
     expect(reasons(evaluate(l, { subject: 'agent:a', at: '2026-06-01T00:00:00Z' })).core__mail).toBe('no_connection');
+  });
+
+  it('R6.13 answers a request without `at` from the cache only until the next grant expiry, then anew', () => {
+    vi.useFakeTimers();
+    try {
+      vi.setSystemTime(new Date('2026-05-31T23:59:59.999Z'));
+      const req = { subject: 'agent:a' };
+      const before = evaluate(l, req);
+      expect(visible(before)).toContain('core__mail');
+      expect(evaluate(l, req)).toBe(before);
+      vi.setSystemTime(new Date('2026-06-01T00:00:00Z'));
+      expect(reasons(evaluate(l, req)).core__mail).toBe('no_connection');
+      const cached = l.memo.results.size;
+      expect(evaluate(l, req)).toBe(evaluate(l, req));
+      // The out-of-date answer was replaced, not kept beside the new one.
+      expect(l.memo.results.size).toBe(cached);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('R6.13 intersects grants with the request allowedConnectionIds', () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.ts';
 import { startTempPostgres } from '../support/postgres.ts';
@@ -67,8 +68,14 @@ async function healthy(r: Replica): Promise<void> {
   }
 }
 
+// As a real client or load balancer would: a bounded number of connections per replica. (Two
+// thousand sockets at once overflow a server's listen backlog on a loaded machine, and sockets
+// left idle between tests race the server's keep-alive close.)
+const agent = new Agent({ connections: 32, keepAliveTimeout: 1000 });
+
 async function call(r: Replica, method: string, path: string, opts: { body?: unknown; token?: string; headers?: Record<string, string> } = {}) {
   const res = await fetch(r.url + path, {
+    dispatcher: agent,
     method,
     headers: {
       authorization: `Bearer ${opts.token ?? ADMIN}`,
@@ -128,6 +135,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => {
+  void agent.close();
   for (const r of replicas) killGroup(r, 'SIGKILL');
   stopPg();
   rmSync(dir, { recursive: true, force: true });

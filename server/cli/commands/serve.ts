@@ -1,17 +1,18 @@
 import { serve } from '@hono/node-server';
 import { createApp } from '../../app.ts';
-import { compileDraft } from '../../compiler/draft.ts';
+import { warmCompiler } from '../../compiler/warm-up.ts';
 import { startCheckpointScheduler } from '../../audit/checkpoints.ts';
 import { startCluster } from '../../cluster/cluster.ts';
 import { whileLeader } from '../../cluster/leadership.ts';
 import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
-import type { AppDeps } from '../../context.ts';
 import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { StaticMirror, startStaticMirror } from '../../distribution/static-mirror.ts';
 import { describeDatabase } from '../../db/database.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
 import { DEFAULT_REISSUE_CHECK_SECONDS, openToolgate, settingsFromEnv } from '../../startup.ts';
+
+const WARM_UP_DELAY_MS = 100;
 
 /** `toolgate serve`: migrate, seed, serve, and keep MCP servers with an interval in sync and bundles from expiring, until SIGINT/SIGTERM. */
 export async function run(): Promise<number> {
@@ -30,8 +31,12 @@ export async function run(): Promise<number> {
       : 'key set ready; the root key is kept elsewhere, so key changes need toolgate keys … --root-key FILE',
   );
   const app = createApp(deps);
+  let closing = false;
   const server = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, (info) => {
     deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: describeDatabase(settings.dbFile) }, 'toolgate listening');
+    // Once listening (the first requests, health checks among them, go first), warm the compiler in
+    // slices so the first publish after a start is as fast as the later ones.
+    setTimeout(() => void warmCompiler(deps.database.db, () => closing).catch(() => undefined), WARM_UP_DELAY_MS).unref();
     if (generatedAdminToken) {
       // Printed once, to the terminal only; it is stored hashed and cannot be shown again.
       process.stdout.write(
@@ -39,9 +44,6 @@ export async function run(): Promise<number> {
       );
     }
   });
-  // Warm the compiler (JIT, every input schema compiled once) so the first simulate or publish
-  // after a start is as fast as the later ones. Failures are the draft's and show when it is used.
-  setImmediate(() => void warmCompiler(deps).catch(() => undefined));
   // Jobs that must run once across replicas run on the leader (on SQLite, this one process, from now on).
   const stopJobs = whileLeader(cluster.leadership, () => {
     const stopMcp = startMcpScheduler(deps);
@@ -59,6 +61,7 @@ export async function run(): Promise<number> {
   const stopMirror = mirrorDir ? startStaticMirror(new StaticMirror(mirrorDir, deps.database.db, keys), keys, deps.logger) : () => undefined;
   await new Promise<void>((resolve) => {
     const stop = () => {
+      closing = true;
       server.close(() => resolve());
       setTimeout(() => resolve(), 3000).unref();
     };
@@ -70,9 +73,4 @@ export async function run(): Promise<number> {
   await cluster.close();
   await deps.database.close();
   return 0;
-}
-
-async function warmCompiler(deps: AppDeps): Promise<void> {
-  const first = await deps.database.db.selectFrom('tenants').select('id').orderBy('id').limit(1).executeTakeFirst();
-  if (first) await compileDraft(deps.database.db, first.id);
 }

@@ -1,0 +1,35 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ToolgateDatabase } from '../db/database.ts';
+import { TokenCache } from './token-cache.ts';
+
+describe('TokenCache', () => {
+  let database: ToolgateDatabase | undefined;
+  afterEach(async () => {
+    await database?.close();
+    database = undefined;
+  });
+
+  async function open() {
+    database = new ToolgateDatabase(':memory:');
+    await database.migrateToLatest();
+    return { cache: new TokenCache(database), queries: vi.spyOn(database.db, 'selectFrom') };
+  }
+
+  it('answers many pulls that find the entry gone with one query', async () => {
+    const { cache, queries } = await open();
+    const rows = await Promise.all(Array.from({ length: 50 }, () => cache.find('sha256:unknown')));
+    expect(rows.every((r) => r === undefined)).toBe(true);
+    expect(queries).toHaveBeenCalledTimes(1);
+    await cache.find('sha256:unknown');
+    expect(queries).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not let a lookup that began before clear() (a revocation) refill the cache after it', async () => {
+    const { cache, queries } = await open();
+    const before = cache.find('sha256:revoked');
+    cache.clear();
+    await before;
+    await cache.find('sha256:revoked');
+    expect(queries).toHaveBeenCalledTimes(2);
+  });
+});

@@ -1,0 +1,43 @@
+import { validatorFor } from '../../policy-schemas/index.ts';
+import type { Db } from '../db/database.ts';
+import { toolStore } from '../store/inventory.ts';
+import { warmInputSchema } from '../validation/draft-rules.ts';
+import { compileDraft } from './draft.ts';
+
+// What the compiler and the publish route validate on every publish: compiled once per process.
+const PUBLISH_SCHEMAS = ['tool', 'group', 'state', 'connection-grant', 'tenant-policy', 'bundle-publish'];
+// Held at most this long between chances for requests to run (a whole draft's compile aside).
+const SLICE_MS = 15;
+
+const letRequestsRun = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The one-time work a first publish after a start would otherwise do inline, done after the server
+ * listens, in slices with requests answered between them: compiling the schema validators a publish
+ * runs, judging every distinct input schema of the inventory (which compiles it for the runtime's
+ * ajv too; both are cached by schema text), then compiling one tenant's draft, which leaves the
+ * compiler's own code optimised. A publish that comes first does
+ * the remaining part itself, on the same caches: the answers are the same either way.
+ */
+export async function warmCompiler(db: Db, stopped: () => boolean = () => false): Promise<void> {
+  for (const kind of PUBLISH_SCHEMAS) {
+    validatorFor(kind);
+    await letRequestsRun();
+  }
+  const tools = await toolStore.list(db);
+  let sliceStart = performance.now();
+  for (const tool of tools) {
+    if (stopped()) return;
+    if (tool.status !== 'removed') warmInputSchema(tool.inputSchema);
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await letRequestsRun();
+      sliceStart = performance.now();
+    }
+  }
+  // One draft is enough to optimise the compiler's code; compiling every tenant's would hold the
+  // event loop once per tenant, in the way of the first publishes.
+  const first = await db.selectFrom('tenants').select('id').orderBy('id').limit(1).executeTakeFirst();
+  if (!first || stopped()) return;
+  await letRequestsRun();
+  await compileDraft(db, first.id).catch(() => undefined); // a draft that does not compile says so when it is used
+}
