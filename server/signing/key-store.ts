@@ -98,6 +98,8 @@ export class KeyStore {
   private roots: RootKey[] = [];
   private keySetVersions: number[] = [];
   private latestKeySet: SignedKeySet | undefined;
+  // The key-set version the listeners were last told of (or the first one this store read).
+  private announcedVersion: number | undefined;
   private seen = '';
   private lock: Promise<unknown> = Promise.resolve();
   private readonly keySetListeners = new Set<(origin: KeySetOrigin) => void>();
@@ -137,9 +139,10 @@ export class KeyStore {
   }
 
   /**
-   * Calls `listener` after each new key set this store signs (`this-process`), and after reload()
-   * finds one another process signed in the shared directory (`another-process`); returns the
-   * function that stops it.
+   * Calls `listener` after each new key set this store signs (`this-process`), and once for each
+   * newer one another process signed that this store reads from the shared directory
+   * (`another-process`: found by reload() or by any other read, whichever comes first); returns
+   * the function that stops it. The first key set the store reads is its starting point, not a change.
    */
   onKeySetChanged(listener: (origin: KeySetOrigin) => void): () => void {
     this.keySetListeners.add(listener);
@@ -147,14 +150,13 @@ export class KeyStore {
   }
 
   /**
-   * Re-reads the directory now (another replica changed it) and tells the listeners when the key
-   * set is a new one.
+   * Re-reads the directory now (another replica changed it); the listeners hear of a key set newer
+   * than the last one they were told of. What this store held when reload() was called is no
+   * measure: the re-read waits behind this store's other changes, which may read the same new key
+   * set first, and a listener added meanwhile must not hear of a key set that was already current.
    */
   async reload(): Promise<void> {
-    const before = this.latestKeySet?.keySet.version;
     await this.exclusiveHere(() => this.refresh(true));
-    const after = this.latestKeySet?.keySet.version;
-    if (after !== undefined && after !== before) for (const listener of this.keySetListeners) listener('another-process');
   }
 
   /**
@@ -337,6 +339,8 @@ export class KeyStore {
     // The signature first: a reader that sees v<N>.json finds its .jws beside it.
     writeAtomic(join(this.keySetDir, `v${keySet.version}.jws`), `${signature}\n`, 0o644);
     writeAtomic(join(this.keySetDir, `v${keySet.version}.json`), bytes, 0o644);
+    // Told below as this process's own: no re-read may tell it as another process's.
+    this.announcedVersion = keySet.version;
     await this.refresh(true);
     for (const listener of this.keySetListeners) listener('this-process');
     return { bytes, signature, keySet };
@@ -461,6 +465,11 @@ export class KeyStore {
     this.keySetVersions = versions;
     this.latestKeySet = versions.length ? this.readKeySet(versions[versions.length - 1]) : undefined;
     this.seen = stamp;
+    const version = this.latestKeySet?.keySet.version;
+    if (version === undefined || (this.announcedVersion !== undefined && version <= this.announcedVersion)) return;
+    const first = this.announcedVersion === undefined;
+    this.announcedVersion = version;
+    if (!first) for (const listener of [...this.keySetListeners]) listener('another-process');
   }
 }
 
