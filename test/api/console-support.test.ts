@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { brotliCompressSync, gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Overview, Tool, ToolList } from '../../policy-schemas/types.gen.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
@@ -161,14 +161,19 @@ describe('served like a product', () => {
     expect(list.total).toBeGreaterThan(0);
   });
 
-  it('leaves bundle bytes to the distribution code', async () => {
+  it('leaves bundle bytes to the distribution code: its own precompressed brotli, not the JSON compressor', async () => {
     expect((await h.request('POST', '/v1/tenants/acme-research/bundles', { body: { reason: 'first' } })).status).toBe(201);
     const res = await h.app.request('/v1/tenants/acme-research/bundles/latest', {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'accept-encoding': 'br' },
     });
     expect(res.status).toBe(200);
-    expect(res.headers.get('content-encoding')).toBeNull();
-    expect(res.headers.get('etag')).toMatch(/^"sha256:/);
+    expect(res.headers.get('content-encoding')).toBe('br');
+    // A compressed variant's ETag is the weak form of the revision (same content, other bytes).
+    const etag = res.headers.get('etag') ?? '';
+    expect(etag).toMatch(/^W\/"sha256:/);
+    // Compressed once: one brotli decode gives the bundle whose revision the ETag names.
+    const bundle = JSON.parse(brotliDecompressSync(Buffer.from(await res.arrayBuffer())).toString('utf8'));
+    expect(`W/"${bundle.revision}"`).toBe(etag);
   });
 
   it('sends the console HTML with strict security headers and hashed assets as immutable, precompressed', async () => {
