@@ -11,6 +11,7 @@ import pino from 'pino';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { createApp } from '../../server/app.ts';
 import { openToolgate } from '../../server/startup.ts';
+import { jsonOrUndefined } from '../support/json-or-undefined.ts';
 
 export const ADMIN_TOKEN = 'tg_e2e_admin_token_for_console_tests';
 // Screenshots are always taken; they replace the README's (docs/screenshots) only when asked,
@@ -66,12 +67,7 @@ export async function startConsole() {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    let json: any;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
+    const json = jsonOrUndefined(text);
     return { status: res.status, json, text, headers: res.headers };
   };
 

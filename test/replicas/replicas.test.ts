@@ -8,6 +8,7 @@ import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.ts';
 import { startTempPostgres } from '../support/postgres.ts';
+import { jsonOrUndefined } from '../support/json-or-undefined.ts';
 
 // Two real `toolgate serve` processes (replicas A and B) on one throwaway PostgreSQL cluster,
 // sharing one keys directory, as the README's "Running more than one replica" sets them up (with
@@ -85,12 +86,7 @@ async function call(r: Replica, method: string, path: string, opts: { body?: unk
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
   });
   const text = await res.text();
-  let json: any;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
+  const json = jsonOrUndefined(text);
   return { status: res.status, headers: res.headers, text, json };
 }
 

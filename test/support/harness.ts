@@ -6,6 +6,7 @@ import { createApp } from '../../server/app.ts';
 import type { Role } from '../../server/context.ts';
 import { type Settings, openToolgate } from '../../server/startup.ts';
 import { freshTestDatabase, testBackend } from './test-database.ts';
+import { jsonOrUndefined } from './json-or-undefined.ts';
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 export type Call = { token?: string | null; body?: unknown; headers?: Record<string, string>; raw?: string };
@@ -51,12 +52,7 @@ export async function startTestApp(opts: { seed?: boolean; webDir?: string | nul
     }
     const res = await app.request(path, { method, headers, body });
     const text = await res.text();
-    let json: any;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
+    const json = jsonOrUndefined(text);
     return { status: res.status, headers: res.headers, text, json };
   };
 
