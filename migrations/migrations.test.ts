@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ToolgateDatabase } from '../server/db/database.ts';
 import { migrations } from './index.ts';
+import { MIGRATED_TABLES } from '../test/support/migrated-tables.ts';
 
 const tables = async (d: ToolgateDatabase) =>
   (
@@ -15,25 +16,7 @@ describe('migrations', () => {
     const d = new ToolgateDatabase(':memory:');
     const up = await d.migrateToLatest();
     expect(up).toEqual(Object.keys(migrations));
-    expect(await tables(d)).toEqual(
-      expect.arrayContaining([
-        'audit_events',
-        'bundles',
-        'grants',
-        'groups',
-        'runtimes',
-        'sessions',
-        'sso_logins',
-        'sso_mappings',
-        'states',
-        'tenant_policies',
-        'tenant_tests',
-        'tenants',
-        'tokens',
-        'tools',
-        'mcp_servers',
-      ]),
-    );
+    expect(await tables(d)).toEqual(expect.arrayContaining(MIGRATED_TABLES));
     const down = await d.migrateDown();
     expect(down).toEqual(Object.keys(migrations).reverse());
     expect(await tables(d)).toEqual([]);

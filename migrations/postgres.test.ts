@@ -8,6 +8,7 @@ import { expireDecisions, listDecisions, storeBatch, summarizeDecisions } from '
 import { analyzeImpact } from '../server/decisions/impact.ts';
 import { makeBundle } from '../test/distribution/signed-bundles.ts';
 import { migrations } from './index.ts';
+import { MIGRATED_TABLES } from '../test/support/migrated-tables.ts';
 
 // The embedded default is SQLite; these are the same migrations on a real PostgreSQL server, the
 // path for installations that outgrow one machine.
@@ -36,27 +37,7 @@ describe('migrations on PostgreSQL', () => {
     const { error, results } = await migrator().migrateToLatest();
     expect(error).toBeUndefined();
     expect(results?.map((r) => r.migrationName)).toEqual(Object.keys(migrations));
-    expect(await tables()).toEqual([
-      'audit_checkpoints',
-      'audit_events',
-      'bundles',
-      'decision_sources',
-      'decision_stats',
-      'decisions',
-      'grants',
-      'groups',
-      'mcp_servers',
-      'runtimes',
-      'sessions',
-      'sso_logins',
-      'sso_mappings',
-      'states',
-      'tenant_policies',
-      'tenant_tests',
-      'tenants',
-      'tokens',
-      'tools',
-    ]);
+    expect(await tables()).toEqual(MIGRATED_TABLES);
   });
 
   it('keep the audit log append-only there too', async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecisionRecord } from '../../policy-schemas/types.gen.ts';
 import { expireDecisions } from '../../server/decisions/decision-store.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
+import { decisionRecord } from '../support/decision-records.ts';
 
 let t: TestApp;
 let runtime: string;
@@ -20,17 +21,7 @@ let seq = 0;
 
 function rec(over: Partial<DecisionRecord> = {}): DecisionRecord {
   seq++;
-  return {
-    at: new Date(Date.now() - 60_000 + seq).toISOString(),
-    toolCallId: `call-${seq}`,
-    subject: 'agent:research-bot',
-    groups: ['knowledge'],
-    state: 'undefined',
-    tool: 'core__knowledge-query',
-    decision: 'allow',
-    bundleVersion: 1,
-    ...over,
-  };
+  return decisionRecord({ at: new Date(Date.now() - 60_000 + seq).toISOString(), toolCallId: `call-${seq}`, ...over });
 }
 
 async function postGzip(path: string, body: unknown, token = runtime, headers: Record<string, string> = {}) {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { DecisionRecord } from '../../policy-schemas/types.gen.ts';
 import { startConsole, type Console } from './harness.ts';
+import { decisionRecord } from '../support/decision-records.ts';
 
 let c: Console;
 let page: Page;
@@ -9,17 +10,13 @@ const tenant = 'acme-research';
 
 /** `n` calls as a runtime would log them, spread over the last 18 hours. */
 function calls(n: number, over: Partial<DecisionRecord>): DecisionRecord[] {
-  return Array.from({ length: n }, (_, i) => ({
-    at: new Date(Date.now() - 5 * 60_000 - ((i * 7) % 12) * 90 * 60_000 - i).toISOString(),
-    toolCallId: `${over.tool}-${over.subject}-${i}`,
-    subject: 'agent:research-bot',
-    groups: ['knowledge'],
-    state: 'undefined',
-    tool: 'core__knowledge-query',
-    decision: 'allow',
-    bundleVersion: 1,
-    ...over,
-  }));
+  return Array.from({ length: n }, (_, i) =>
+    decisionRecord({
+      at: new Date(Date.now() - 5 * 60_000 - ((i * 7) % 12) * 90 * 60_000 - i).toISOString(),
+      toolCallId: `${over.tool}-${over.subject}-${i}`,
+      ...over,
+    }),
+  );
 }
 
 beforeAll(async () => {

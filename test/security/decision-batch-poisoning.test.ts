@@ -5,6 +5,7 @@ import { createView, decide } from '../../runtime/decide.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import { makeBundle } from '../distribution/signed-bundles.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
+import { decisionRecord } from '../support/decision-records.ts';
 
 // The server refuses a whole decision batch for one bad record. A record that evaluate() and the
 // SDK accept but the log's schema does not (a subject with an apostrophe, a fact named
@@ -23,17 +24,7 @@ afterAll(async () => t.close());
 let seq = 0;
 function rec(over: Partial<DecisionRecord> = {}): DecisionRecord {
   seq++;
-  return {
-    at: new Date(Date.now() - 1000).toISOString(),
-    toolCallId: `good-${seq}`,
-    subject: 'agent:research-bot',
-    groups: ['knowledge'],
-    state: 'undefined',
-    tool: 'core__knowledge-query',
-    decision: 'allow',
-    bundleVersion: 1,
-    ...over,
-  };
+  return decisionRecord({ at: new Date(Date.now() - 1000).toISOString(), toolCallId: `good-${seq}`, ...over });
 }
 
 /** A decision log shipping into the real API, as a runtime of the tenant would. */

@@ -1,0 +1,22 @@
+/** Every table the migrations create, sorted: what a fully migrated database holds on either engine. */
+export const MIGRATED_TABLES = [
+  'audit_checkpoints',
+  'audit_events',
+  'bundles',
+  'decision_sources',
+  'decision_stats',
+  'decisions',
+  'grants',
+  'groups',
+  'mcp_servers',
+  'runtimes',
+  'sessions',
+  'sso_logins',
+  'sso_mappings',
+  'states',
+  'tenant_policies',
+  'tenant_tests',
+  'tenants',
+  'tokens',
+  'tools',
+];
