@@ -38,6 +38,8 @@ export class ClusterEvents {
     readonly leadership: Leadership = new SoleLeader(),
     private readonly channel: NotifyChannel | null = null,
     private readonly logger?: Logger,
+    /** Told of each notice from another replica that was applied (counted in the metrics). */
+    private readonly onApplied?: (type: ClusterEvent['type']) => void,
   ) {}
 
   /** True when other processes hear these events (PostgreSQL); false for a process on its own. */
@@ -77,6 +79,7 @@ export class ClusterEvents {
     }
     if (checked.value.replica === this.replica) return;
     this.apply(checked.value.event);
+    this.onApplied?.(checked.value.event.type);
   }
 
   /**

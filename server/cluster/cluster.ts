@@ -1,4 +1,4 @@
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { AppDeps } from '../context.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { CLUSTER_CHANNEL, ClusterEvents, setClusterEvents } from './cluster-events.ts';
@@ -55,7 +55,14 @@ export async function startCluster(deps: Pick<AppDeps, 'database' | 'logger' | '
     await channel.start();
     const advisory = options.lead === false ? null : new AdvisoryLockLeadership({ url, logger, retryMs: options.leaderRetryMs });
     leadership = advisory ?? new NeverLeader();
-    events = receiver = new ClusterEvents(database, leadership, channel, logger);
+    // What other replicas told this one: operators (and the replica tests) see the channel works.
+    const received = new Counter({
+      name: 'toolgate_cluster_notices_received_total',
+      help: 'Notices from other replicas applied here, by type (published, tokens-changed, tenant-removed, keyset-changed, audit-appended)',
+      labelNames: ['type'],
+      registers: [deps.metrics.registry],
+    });
+    events = receiver = new ClusterEvents(database, leadership, channel, logger, (type) => received.inc({ type }));
     keys.setCrossProcessLock(advisoryLock(url, KEYS_LOCK_KEY));
     await advisory?.start();
     // A replica (re)starting may have rotated the bootstrap admin token: other replicas drop cached lookups.

@@ -90,6 +90,13 @@ async function call(r: Replica, method: string, path: string, opts: { body?: unk
   return { status: res.status, headers: res.headers, text, json };
 }
 
+/** How many notices of `type` from other replicas `r` has applied (its /metrics). */
+async function noticesReceived(r: Replica, type: string): Promise<number> {
+  const metrics = await call(r, 'GET', '/metrics');
+  const line = metrics.text.split('\n').find((l) => l.startsWith(`toolgate_cluster_notices_received_total{type="${type}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
 async function ok(r: Replica, method: string, path: string, body?: unknown) {
   const res = await call(r, method, path, { body });
   if (res.status >= 300) throw new Error(`${r.name} ${method} ${path}: ${res.status} ${res.text}`);
@@ -177,11 +184,14 @@ describe('two replicas on one PostgreSQL database', () => {
     // Held on B: it answers only when a newer bundle exists (or after 60 s with a 304).
     const held = call(B, 'GET', '/v1/tenants/acme/bundles/latest?wait=60', { token: runtime, headers: { 'if-none-match': etag } });
     await ok(A, 'POST', '/v1/states', { name: 'reviewing', description: 'a change worth publishing' });
+    const publishedBefore = await noticesReceived(B, 'published');
     const v2 = (await ok(A, 'POST', '/v1/tenants/acme/bundles', { reason: 'second' })).json;
     expect(v2.version).toBe(v1.version + 1);
     const woken = await held;
     expect(woken.status).toBe(200);
     expect(woken.json.version).toBe(v2.version);
+    // Woken by A's notice, not only by B's own periodic re-read of the database.
+    await until(async () => (await noticesReceived(B, 'published')) > publishedBefore);
   });
 
   it('50 concurrent If-Match edits of one state, split across A and B, have exactly one winner', async () => {
@@ -233,6 +243,7 @@ describe('two replicas on one PostgreSQL database', () => {
     // B has looked it up (and caches the lookup).
     expect((await call(B, 'GET', '/v1/tools', { token })).status).toBe(200);
     const etag = (await ok(A, 'GET', `/v1/tokens/${created.id}`)).headers.get('etag')!;
+    const heardBefore = await noticesReceived(B, 'tokens-changed');
     const revoked = await call(A, 'DELETE', `/v1/tokens/${created.id}`, { headers: { 'if-match': etag, 'toolgate-reason': 'leaving' } });
     expect(revoked.status).toBe(204);
     const refused = await until(async () => {
@@ -240,6 +251,8 @@ describe('two replicas on one PostgreSQL database', () => {
       return r.status === 401 ? r : undefined;
     }, 20);
     expect(refused.json.title ?? refused.json.detail).toBeDefined();
+    // B dropped its cached lookup because A told it, not because the cache entry aged out.
+    await until(async () => (await noticesReceived(B, 'tokens-changed')) > heardBefore);
   });
 
   it('kill -9 the leader: the other replica takes over and the re-issue job resumes there', async () => {
