@@ -32,4 +32,15 @@ describe('TokenCache', () => {
     await cache.find('sha256:revoked');
     expect(queries).toHaveBeenCalledTimes(2);
   });
+
+  it('keeps sharing the lookup begun after clear() when the older one settles', async () => {
+    const { cache, queries } = await open();
+    const before = cache.find('sha256:t');
+    cache.clear();
+    const after = cache.find('sha256:t');
+    await before; // the older lookup settling must not drop the newer one from the shared lookups
+    const joined = cache.find('sha256:t');
+    await Promise.all([after, joined]);
+    expect(queries).toHaveBeenCalledTimes(2);
+  });
 });

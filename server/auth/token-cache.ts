@@ -28,7 +28,11 @@ export class TokenCache {
     if (hit && hit.until > now) return Promise.resolve(hit.row);
     let lookup = this.pending.get(hash);
     if (!lookup) {
-      lookup = this.lookUp(hash, now).finally(() => this.pending.delete(hash));
+      const started: Promise<TokensRow | undefined> = this.lookUp(hash, now).finally(() => {
+        // A clear() meanwhile may have let a newer lookup of the same token take this place.
+        if (this.pending.get(hash) === started) this.pending.delete(hash);
+      });
+      lookup = started;
       this.pending.set(hash, lookup);
     }
     return lookup;
