@@ -1,7 +1,6 @@
 import { serveStatic } from '@hono/node-server/serve-static';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type Context, Hono } from 'hono';
 import { MemoRouter } from './http/memo-router.ts';
@@ -36,8 +35,8 @@ import type { AppDeps, AppEnv } from './context.ts';
 import { databaseUnavailable } from './db/database.ts';
 import { ApiError } from './errors.ts';
 import { MAX_BODY_BYTES } from './http/body.ts';
+import { recordRequest, requestIdFor } from './http/request-record.ts';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 // Routes that answer without a token.
 const PUBLIC_V1 = new Set(['/v1/session', '/v1/openapi.json', '/v1/session/sso', '/v1/session/sso/start', '/v1/session/sso/callback']);
 // Bundle bytes and signatures: served by the distribution code with its own encoding and validators.
@@ -48,8 +47,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ router: new MemoRouter() });
 
   app.use('*', async (c, next) => {
-    const incoming = c.req.header('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdFor(c.req.header('x-request-id'));
     c.set('requestId', requestId);
     c.set('deps', deps);
     c.set('actor', null);
@@ -60,11 +58,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // way, so the connection cannot carry another request; say so rather than drop it later.
     if (bodyLeftUnread(c.env)) closeAfter(c);
     const seconds = (performance.now() - started) / 1000;
-    const route = routePath(c) || 'unmatched';
-    deps.metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
-    deps.metrics.httpDuration.observe({ method: c.req.method, route }, seconds);
-    // Never log headers or bodies: they carry tokens and policy content.
-    deps.logger.info({ requestId, method: c.req.method, route, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 10000) / 10 }, 'request');
+    recordRequest(deps, { requestId, method: c.req.method, route: routePath(c) || 'unmatched', path: c.req.path, status: c.res.status, seconds });
   });
 
   app.onError((err, c) => {

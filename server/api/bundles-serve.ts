@@ -3,7 +3,16 @@ import type { Context } from 'hono';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { ServedBundle } from '../distribution/bundle-cache.ts';
-import { MAX_WAIT_SECONDS, bundleCacheFor, bundleEncoding, bundleHeaders, parseIfNoneMatch, parseWait } from '../distribution/serving.ts';
+import {
+  MAX_WAIT_SECONDS,
+  bundleCacheFor,
+  bundleEncoding,
+  bundleHeaders,
+  clientHolds,
+  heldVersion,
+  parseIfNoneMatch,
+  parseWait,
+} from '../distribution/serving.ts';
 import { ApiError } from '../errors.ts';
 import { requireTenantExists } from '../store/tenants.ts';
 
@@ -28,10 +37,8 @@ bundleServeRoutes.get('/latest', async (c) => {
   const inm = parseIfNoneMatch(c.req.header('if-none-match'));
   let latest = await cache.latest(tenant);
   if (!latest) await requireTenantExists(c.get('deps').database.db, tenant);
-  // A client may say which version it holds: the same content re-issued as a newer version
-  // (a rollback to it) has the same ETag, yet is news to that client.
-  const held = Number(c.req.header('toolgate-version') ?? NaN);
-  const unchanged = (b: ServedBundle | undefined) => !b || inm.any || (inm.etags.has(b.etag) && !(held < b.version));
+  const held = heldVersion(c.req.header('toolgate-version'));
+  const unchanged = (b: ServedBundle | undefined) => !b || clientHolds(b, inm, held);
   if (wait > 0 && unchanged(latest) && !(inm.any && latest)) {
     latest = await cache.waitForNewer(tenant, (b) => !unchanged(b), wait * 1000, c.req.raw.signal);
   }

@@ -24,12 +24,12 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   let actor: Actor | null = null;
   if (auth !== undefined) {
     refuseWhenLimited(c);
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (!m) {
+    const token = bearerToken(auth);
+    if (token === undefined) {
       recordFailure(c);
       throw new ApiError(401, 'unauthorized', 'Authorization must be "Bearer <token>"');
     }
-    const row = await tokenCacheFor(database).find(hashSecret(m[1]));
+    const row = await tokenCacheFor(database).find(hashSecret(token));
     if (!row) {
       recordFailure(c);
       throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
@@ -99,6 +99,13 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const cache = c.res.headers.get('cache-control');
   if (cache && /\bpublic\b/i.test(cache)) c.res.headers.set('Cache-Control', cache.replace(/\bpublic\b/gi, 'private'));
 });
+
+/** The token of an `Authorization: Bearer <token>` header; undefined for any other form. */
+export function bearerToken(header: string): string | undefined {
+  return BEARER.exec(header)?.[1];
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * A session lives while unused for less than the idle time (`expires_at`, pushed forward as it

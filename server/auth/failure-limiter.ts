@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 
-import type { AppEnv } from '../context.ts';
+import type { AppDeps, AppEnv } from '../context.ts';
 import { clientAddress } from '../http/client-address.ts';
 import type { ToolgateDatabase } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
@@ -61,11 +61,15 @@ const limiters = new WeakMap<ToolgateDatabase, FailureLimiter>();
 
 /** The failure limiter of a server (one per open database, as the token cache). */
 export function failureLimiterFor(c: Context<AppEnv>): FailureLimiter {
-  const { database, config } = c.get('deps');
-  let limiter = limiters.get(database);
+  return failureLimiterOf(c.get('deps'));
+}
+
+/** failureLimiterFor, from the server's deps rather than a request's context. */
+export function failureLimiterOf(deps: Pick<AppDeps, 'database' | 'config'>): FailureLimiter {
+  let limiter = limiters.get(deps.database);
   if (!limiter) {
-    limiter = new FailureLimiter(config.authFailuresPerMinute ?? 20);
-    limiters.set(database, limiter);
+    limiter = new FailureLimiter(deps.config.authFailuresPerMinute ?? 20);
+    limiters.set(deps.database, limiter);
   }
   return limiter;
 }

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Actor, AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { type Action, type Resource, actorMay, roleFor, tenantScoped } from './permissions.ts';
+import { type Action, type Authorizer, type Resource, actorMay, roleFor, tenantScoped } from './permissions.ts';
 
 /** The authenticated actor (the auth middleware has run on every /v1 route). */
 export function actorOf(c: Context<AppEnv>): Actor {
@@ -13,6 +13,12 @@ export function actorOf(c: Context<AppEnv>): Actor {
 /** True when the actor's token reaches this tenant. */
 export function reachesTenant(actor: Actor, tenant: string): boolean {
   return actor.tenants === null || actor.tenants.includes(tenant);
+}
+
+/** Whether authorize() would let the actor act (in the tenant), as a yes or no instead of an error. */
+export function permits(authorizer: Authorizer, actor: Actor, resource: Resource, action: Action, tenant?: string): boolean {
+  if (tenant !== undefined && tenantScoped.has(resource) && !reachesTenant(actor, tenant)) return false;
+  return actorMay(authorizer, actor, resource, action, tenant);
 }
 
 /**

@@ -23,6 +23,15 @@ export class TokenCache {
 
   constructor(private readonly database: ToolgateDatabase) {}
 
+  /**
+   * The row a lookup of `hash` found while that answer is still trusted, without asking the
+   * database; undefined when nothing fresh is cached (or the token is unknown: only find() says so).
+   */
+  peek(hash: string, now = Date.now()): TokensRow | undefined {
+    const hit = this.entries.get(hash);
+    return hit && hit.until > now ? hit.row : undefined;
+  }
+
   find(hash: string, now = Date.now()): Promise<TokensRow | undefined> {
     const hit = this.entries.get(hash);
     if (hit && hit.until > now) return Promise.resolve(hit.row);

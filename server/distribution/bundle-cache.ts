@@ -71,6 +71,15 @@ export class BundleCache {
     return s.latest;
   }
 
+  /**
+   * The tenant's latest bundle when latest() would answer it without reading the database (read
+   * within `revalidateMs`); undefined when it would re-read first or the tenant has none.
+   */
+  fresh(tenant: string, now = Date.now()): ServedBundle | undefined {
+    const s = this.tenants.get(tenant);
+    return s && !(now - s.checkedAt > this.revalidateMs) ? s.latest : undefined;
+  }
+
   async version(tenant: string, version: number): Promise<ServedBundle | undefined> {
     const key = `${tenant}\u0000${version}`;
     const hit = this.versions.get(key);

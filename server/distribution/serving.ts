@@ -96,6 +96,20 @@ export function parseIfNoneMatch(header: string | undefined): { any: boolean; et
   return { any: false, etags };
 }
 
+/** The version a `Toolgate-Version` header says the client holds (NaN when it says none). */
+export function heldVersion(header: string | undefined): number {
+  return Number(header ?? Number.NaN);
+}
+
+/**
+ * Whether a client already holds `b`, by its If-None-Match and the version it says it holds: the
+ * same content re-issued as a newer version (a rollback to it) has the same ETag, yet is news to
+ * a client holding an older version.
+ */
+export function clientHolds(b: ServedBundle, inm: { any: boolean; etags: Set<string> }, held: number): boolean {
+  return inm.any || (inm.etags.has(b.etag) && !(held < b.version));
+}
+
 /** The `wait` query value in seconds, capped; undefined when it is not a whole number of seconds. */
 export function parseWait(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return 0;

@@ -42,10 +42,13 @@ function trusted(address: string, proxies: TrustedProxy[]): boolean {
  */
 export function clientAddress(c: Context<AppEnv>): string {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  const peer = incoming?.socket?.remoteAddress ?? 'unknown';
-  const proxies = c.get('deps').config.trustedProxies ?? [];
+  return addressOf(incoming?.socket?.remoteAddress ?? 'unknown', () => c.req.header('x-forwarded-for'), c.get('deps').config.trustedProxies ?? []);
+}
+
+/** clientAddress from its parts: the TCP peer, the X-Forwarded-For header (read only when the peer is a trusted proxy). */
+export function addressOf(peer: string, forwardedFor: () => string | undefined, proxies: TrustedProxy[]): string {
   if (proxies.length === 0 || !trusted(peer, proxies)) return peer;
-  const forwarded = (c.req.header('x-forwarded-for') ?? '')
+  const forwarded = (forwardedFor() ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);

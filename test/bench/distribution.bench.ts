@@ -122,6 +122,8 @@ async function main(): Promise<void> {
     [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'],
     { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
   );
+  // Listened for from the start: the server may be gone before the finally below gets to wait for it.
+  const exited = new Promise((r) => child.once('exit', r));
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async <T>(): Promise<T> => JSON.parse(String((await lines.next()).value)) as T;
   const send = (cmd: string) => child.stdin.write(`${cmd}\n`);
@@ -140,7 +142,7 @@ async function main(): Promise<void> {
   } finally {
     send('quit');
     await nginx?.stop();
-    await new Promise((r) => child.once('exit', r));
+    await exited;
   }
 }
 

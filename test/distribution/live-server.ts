@@ -1,10 +1,8 @@
-// A real Toolgate server on 127.0.0.1 for distribution tests and benches: the lead's createApp on
-// a fresh database, served by @hono/node-server, with helpers to mint tokens and place bundles.
-import { serve } from '@hono/node-server';
+// A real Toolgate server on 127.0.0.1 for distribution tests and benches: createApp on a fresh
+// database, served as `toolgate serve` serves it (createToolgateServer), with helpers to mint tokens and place bundles.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -12,6 +10,7 @@ import { createApp } from '../../server/app.ts';
 import type { Role } from '../../server/context.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
 import { publishEvents } from '../../server/distribution/publish-events.ts';
+import { createToolgateServer } from '../../server/http/node-server.ts';
 import { bundleCacheFor } from '../../server/distribution/serving.ts';
 import { statusRecorderFor } from '../../server/distribution/status-recorder.ts';
 import { openToolgate } from '../../server/startup.ts';
@@ -41,8 +40,9 @@ export async function startLiveServer(opts: { dir?: string; port?: number; seed?
     pino({ level: 'silent' }),
   );
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: opts.port ?? 0 }) as Server;
-  if (!server.listening) await once(server, 'listening');
+  const server = createToolgateServer(app, deps, { hostname: '127.0.0.1' });
+  server.listen(opts.port ?? 0, '127.0.0.1');
+  await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
 

@@ -1,4 +1,4 @@
-import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
 import { createApp } from '../../app.ts';
 import { warmCompiler } from '../../compiler/warm-up.ts';
 import { startCheckpointScheduler } from '../../audit/checkpoints.ts';
@@ -9,6 +9,7 @@ import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { StaticMirror, startStaticMirror } from '../../distribution/static-mirror.ts';
 import { describeDatabase } from '../../db/database.ts';
+import { createToolgateServer } from '../../http/node-server.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
 import { DEFAULT_REISSUE_CHECK_SECONDS, openToolgate, settingsFromEnv } from '../../startup.ts';
 
@@ -32,7 +33,9 @@ export async function run(): Promise<number> {
   );
   const app = createApp(deps);
   let closing = false;
-  const server = serve({ fetch: app.fetch, hostname: settings.host, port: settings.port }, (info) => {
+  const server = createToolgateServer(app, deps, { hostname: settings.host });
+  server.listen(settings.port, settings.host, () => {
+    const info = server.address() as AddressInfo;
     deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: describeDatabase(settings.dbFile) }, 'toolgate listening');
     // Once listening (the first requests, health checks among them, go first), warm the compiler in
     // slices so the first publish after a start is as fast as the later ones.
