@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ToolgateDatabase } from '../db/database.ts';
-import { TokenCache } from './token-cache.ts';
+import { TOKEN_CACHE_MS, TokenCache } from './token-cache.ts';
 
 describe('TokenCache', () => {
   let database: ToolgateDatabase | undefined;
@@ -42,5 +42,21 @@ describe('TokenCache', () => {
     const joined = cache.find('sha256:t');
     await Promise.all([after, joined]);
     expect(queries).toHaveBeenCalledTimes(2);
+  });
+
+  it('peeks at a looked-up row only while it is trusted, and never queries', async () => {
+    const { cache, queries } = await open();
+    const { insertToken, hashSecret } = await import('./tokens.ts');
+    await insertToken(database!.db, { id: 't1', label: 'rt', role: 'runtime', tenants: ['acme'], secret: 'tg_peek', now: '2026-01-01T00:00:00.000Z' });
+    const queriesBefore = queries.mock.calls.length;
+    expect(cache.peek(hashSecret('tg_peek'), 1_000)).toBeUndefined();
+    expect(queries).toHaveBeenCalledTimes(queriesBefore);
+    const row = await cache.find(hashSecret('tg_peek'), 1_000);
+    expect(row?.id).toBe('t1');
+    expect(cache.peek(hashSecret('tg_peek'), 1_000 + TOKEN_CACHE_MS - 1)).toBe(row);
+    expect(cache.peek(hashSecret('tg_peek'), 1_000 + TOKEN_CACHE_MS)).toBeUndefined();
+    cache.clear();
+    expect(cache.peek(hashSecret('tg_peek'), 1_000)).toBeUndefined();
+    expect(queries).toHaveBeenCalledTimes(queriesBefore + 1);
   });
 });

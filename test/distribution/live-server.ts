@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { createApp } from '../../server/app.ts';
 import type { Role } from '../../server/context.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
@@ -22,8 +22,8 @@ export const ADMIN_TOKEN = 'tg_distribution_test_admin_0123456789';
 
 export type LiveServer = Awaited<ReturnType<typeof startLiveServer>>;
 
-/** Starts a server; pass the `dir` and `port` of a stopped one to restart it on the same database and address; `settings` override the defaults. */
-export async function startLiveServer(opts: { dir?: string; port?: number; seed?: boolean; settings?: Partial<Settings> } = {}) {
+/** Starts a server; pass the `dir` and `port` of a stopped one to restart it on the same database and address; `settings` override the defaults; `logger` replaces the silent one. */
+export async function startLiveServer(opts: { dir?: string; port?: number; seed?: boolean; settings?: Partial<Settings>; logger?: Logger } = {}) {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'toolgate-dist-'));
   const { deps } = await openToolgate(
     {
@@ -37,7 +37,7 @@ export async function startLiveServer(opts: { dir?: string; port?: number; seed?
       logLevel: 'silent',
       ...opts.settings,
     },
-    pino({ level: 'silent' }),
+    opts.logger ?? pino({ level: 'silent' }),
   );
   const app = createApp(deps);
   const server = createToolgateServer(app, deps, { hostname: '127.0.0.1' });
