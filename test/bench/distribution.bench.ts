@@ -1,6 +1,8 @@
 // Bundle distribution benchmark (figures only, no assertions):
 //  1. GET …/bundles/latest at 50 connections, 200 and 304, requests/s and p99 (autocannon), beside
-//     nginx serving the same bytes from a file on another loopback port (one worker each side).
+//     nginx serving the same bytes from a file on another loopback port (one worker each side), and
+//     the CPU each server spent per request (from /proc: other load on the machine slows a run
+//     down, but barely changes what a request costs the server).
 //  2. Publish (POST …/bundles: compile, sign, commit) → 1,000 long-polling pulls holding the new
 //     bytes (p50, p99), 100-tool bundle sent gzip-encoded (as the SDK's fetch asks), and what
 //     decoding and verifying it costs one runtime.
@@ -10,11 +12,14 @@
 // The server runs in a child process (this file with --serve), so the load generator and the
 // server do not share an event loop.
 import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import type { ChildProcessByStdio, ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type Interface, createInterface } from 'node:readline';
@@ -28,12 +33,20 @@ const CONNECTIONS = 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const POLLERS = 1000;
 const ROUNDS = 5;
-const ROUNDS_THROUGHPUT = 2;
+const ROUNDS_THROUGHPUT = Number(process.env.BENCH_THROUGHPUT_ROUNDS ?? 2);
 const SDK_HOSTS = Number(process.env.BENCH_SDK_HOSTS ?? 10);
 const SDK_CLIENTS_PER_HOST = Number(process.env.BENCH_SDK_CLIENTS_PER_HOST ?? 10);
 const SDK_ROUNDS = 3;
+// USER_HZ, the unit of CPU times in /proc: 100 on every Linux architecture Node runs on.
+const CLOCK_TICKS_PER_SECOND = 100;
 
-type Hello = { url: string; jwks: { keys: never[] }; big: { token: string; etag: string; bytes: number }; acme: { token: string; etag: string } };
+type Hello = {
+  url: string;
+  bareNodeUrl: string;
+  jwks: { keys: never[] };
+  big: { token: string; etag: string; bytes: number };
+  acme: { token: string; etag: string };
+};
 
 if (process.argv[2] === '--serve') await serveRole();
 else await main();
@@ -82,10 +95,12 @@ async function serveRole(): Promise<void> {
   };
   await must('POST', '/v1/tenants', { id: 'acme', name: 'Bench', policy }, 201);
   const first = await must('POST', '/v1/tenants/acme/bundles', { reason: 'benchmark' }, 201);
+  const bigToken = await srv.tokenFor('runtime', ['big']);
   const hello = {
     url: srv.url,
+    bareNodeUrl: await bareNode304(srv.url, bigToken, big.bundle.revision),
     jwks: (await srv.api('GET', '/.well-known/jwks.json', { token: null })).json,
-    big: { token: await srv.tokenFor('runtime', ['big']), etag: `"${big.bundle.revision}"`, bytes: Buffer.byteLength(big.text) },
+    big: { token: bigToken, etag: `"${big.bundle.revision}"`, bytes: Buffer.byteLength(big.text) },
     acme: { token: await srv.tokenFor('runtime', ['acme']), etag: `"${first.revision}"` },
   };
   process.stdout.write(`${JSON.stringify(hello)}\n`);
@@ -116,6 +131,26 @@ async function serveRole(): Promise<void> {
   process.exit(0);
 }
 
+/**
+ * A bare node:http server in the server process answering a matching If-None-Match with the same
+ * 304 headers Toolgate sends (a fresh request id each): the least any Node server could spend on it.
+ */
+async function bareNode304(toolgateUrl: string, token: string, revision: string): Promise<string> {
+  const etag = `"${revision}"`;
+  const sample = await fetch(`${toolgateUrl}/v1/tenants/big/bundles/latest`, {
+    headers: { authorization: `Bearer ${token}`, 'if-none-match': etag, 'accept-encoding': 'identity' },
+  });
+  if (sample.status !== 304) throw new Error(`a conditional pull answered ${sample.status}, not 304`);
+  const headers = [...sample.headers].filter(([name]) => name !== 'x-request-id' && name !== 'date' && name !== 'connection' && name !== 'keep-alive');
+  const server = http.createServer((req, res) => {
+    if (req.headers['if-none-match'] !== etag) return void res.writeHead(404).end();
+    res.writeHead(304, [...headers.flat(), 'x-request-id', randomUUID()]).end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 async function main(): Promise<void> {
   const child = spawn(
     process.execPath,
@@ -128,14 +163,14 @@ async function main(): Promise<void> {
   const next = async <T>(): Promise<T> => JSON.parse(String((await lines.next()).value)) as T;
   const send = (cmd: string) => child.stdin.write(`${cmd}\n`);
   const hello = await next<Hello>();
-  let nginx: { url: string; stop: () => Promise<void> } | undefined;
+  let nginx: Awaited<ReturnType<typeof startNginx>>;
   try {
     console.log(`bundle for throughput: ${(hello.big.bytes / 1024).toFixed(0)} KiB · ${CONNECTIONS} connections · ${SECONDS}s per run`);
     // BENCH_PART=throughput|publish|sdk runs one part (for quick looks; publish includes sdk); the default runs all.
     const part = process.env.BENCH_PART;
     if (!part || part === 'throughput') {
       nginx = await startNginx(hello);
-      await throughput(hello, nginx?.url);
+      await throughput(hello, nginx, child.pid);
     }
     if (!part || part === 'publish') await publishToPollers(hello, next, send);
     if (!part || part === 'publish' || part === 'sdk') await publishToSdkHosts(hello, next, send);
@@ -146,16 +181,52 @@ async function main(): Promise<void> {
   }
 }
 
-type Cannon = { rps: number; p50: number; p99: number; statuses: Record<string, number>; errors: number };
+type Cannon = { rps: number; p50: number; p99: number; statuses: Record<string, number>; errors: number; cpuUsPerRequest: number };
 
-function cannon(url: string, headers: Record<string, string>, seconds: number): Cannon {
+/** CPU time (user + system, ms) the processes have used so far, from /proc (Linux); NaN elsewhere. */
+function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  try {
+    for (const pid of pids) {
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+  } catch {
+    return Number.NaN;
+  }
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** A process and its children (nginx's master and workers). */
+function processTree(pid: number): number[] {
+  const pids = [pid];
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid) pids.push(Number(entry));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return pids;
+}
+
+function cannon(url: string, headers: Record<string, string>, seconds: number, serverPids: number[] = []): Cannon {
+  const cpuBefore = cpuMs(serverPids);
   const args = ['-c', String(CONNECTIONS), '-d', String(seconds), '-j'];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   const bin = join(root, 'node_modules', 'autocannon', 'autocannon.js');
   const r = spawnSync(process.execPath, [bin, ...args, url], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (r.status !== 0) throw new Error(`autocannon failed: ${r.stderr}`);
   const j = JSON.parse(r.stdout);
+  const cpuUsed = cpuMs(serverPids) - cpuBefore;
   return {
+    cpuUsPerRequest: (cpuUsed * 1000) / j.requests.total,
     rps: j.requests.average,
     p50: j.latency.p50,
     p99: j.latency.p99,
@@ -164,31 +235,37 @@ function cannon(url: string, headers: Record<string, string>, seconds: number): 
   };
 }
 
-async function throughput(hello: Hello, nginxUrl: string | undefined): Promise<void> {
+async function throughput(hello: Hello, nginx: { url: string; pid: number | undefined } | undefined, serverPid: number | undefined): Promise<void> {
+  const nginxUrl = nginx?.url;
   const path = '/v1/tenants/big/bundles/latest';
   const auth = { authorization: `Bearer ${hello.big.token}` };
   const nginxEtag = nginxUrl ? (await fetch(nginxUrl + path)).headers.get('etag') : null;
-  const runs: [string, string, Record<string, string>, number][] = [
-    ['toolgate 200', hello.url + path, auth, 200],
-    ['toolgate 304', hello.url + path, { ...auth, 'if-none-match': hello.big.etag }, 304],
+  const toolgatePids = serverPid ? [serverPid] : [];
+  const nginxPids = nginx?.pid ? processTree(nginx.pid) : [];
+  const runs: [string, string, Record<string, string>, number, number[]][] = [
+    ['toolgate 200', hello.url + path, auth, 200, toolgatePids],
+    ['toolgate 304', hello.url + path, { ...auth, 'if-none-match': hello.big.etag }, 304, toolgatePids],
+    ['node     304', hello.bareNodeUrl + path, { ...auth, 'if-none-match': hello.big.etag }, 304, toolgatePids],
   ];
   if (nginxUrl && nginxEtag) {
-    runs.push(['nginx    200', nginxUrl + path, {}, 200], ['nginx    304', nginxUrl + path, { 'if-none-match': nginxEtag }, 304]);
+    runs.push(['nginx    200', nginxUrl + path, {}, 200, nginxPids], ['nginx    304', nginxUrl + path, { 'if-none-match': nginxEtag }, 304, nginxPids]);
   }
   // Interleaved rounds, best of each: the machine is shared, and interference only ever slows a run down.
   const results = new Map<string, Cannon>();
+  const leastCpu = new Map<string, number>();
   for (let round = 1; round <= ROUNDS_THROUGHPUT; round++) {
-    for (const [name, url, headers, expect] of runs) {
+    for (const [name, url, headers, expect, pids] of runs) {
       cannon(url, headers, 1); // warm-up
-      const r = cannon(url, headers, SECONDS);
+      const r = cannon(url, headers, SECONDS, pids);
       const best = results.get(name);
       if (!best || r.rps > best.rps) results.set(name, r);
+      if (!(r.cpuUsPerRequest >= (leastCpu.get(name) ?? Number.POSITIVE_INFINITY))) leastCpu.set(name, r.cpuUsPerRequest);
       const wrong =
         expect === 200
           ? r.statuses['2xx'] === 0 || r.statuses['3xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0
           : r.statuses['3xx'] === 0 || r.statuses['2xx'] + r.statuses['4xx'] + r.statuses['5xx'] > 0;
       console.log(
-        `  round ${round} ${name}: ${r.rps.toFixed(0).padStart(7)} req/s · p50 ${r.p50} ms · p99 ${r.p99} ms${r.errors ? ` · ${r.errors} errors` : ''}${wrong ? ` · UNEXPECTED STATUSES ${JSON.stringify(r.statuses)}` : ''}`,
+        `  round ${round} ${name}: ${r.rps.toFixed(0).padStart(7)} req/s · p50 ${r.p50} ms · p99 ${r.p99} ms · ${r.cpuUsPerRequest.toFixed(1)} µs server CPU/request${r.errors ? ` · ${r.errors} errors` : ''}${wrong ? ` · UNEXPECTED STATUSES ${JSON.stringify(r.statuses)}` : ''}`,
       );
     }
   }
@@ -202,6 +279,19 @@ async function throughput(hello: Hello, nginxUrl: string | undefined): Promise<v
     const t = results.get(`toolgate ${code}`)!;
     const n = results.get(`nginx    ${code}`)!;
     console.log(`ratio ${code}: toolgate/nginx = ${((t.rps / n.rps) * 100).toFixed(0)}% of requests/s (target ≥ 70%) · p99 ${t.p99} vs ${n.p99} ms`);
+  }
+  const bare = results.get('node     304')!;
+  console.log(
+    `bare node:http 304/nginx = ${((bare.rps / results.get('nginx    304')!.rps) * 100).toFixed(0)}% · toolgate 304/bare node:http = ${((results.get('toolgate 304')!.rps / bare.rps) * 100).toFixed(0)}% of requests/s`,
+  );
+  // What a request costs each server: when both are CPU-bound its inverse ratio is the requests/s
+  // ratio; when the load generator limits the rate instead (nginx), requests/s come out closer.
+  for (const code of ['200', '304']) {
+    const t = leastCpu.get(`toolgate ${code}`) ?? Number.NaN;
+    const n = leastCpu.get(`nginx    ${code}`) ?? Number.NaN;
+    console.log(
+      `server CPU per ${code} (least of ${ROUNDS_THROUGHPUT}): toolgate ${t.toFixed(1)} µs · nginx ${n.toFixed(1)} µs · nginx/toolgate = ${((n / t) * 100).toFixed(0)}%`,
+    );
   }
 }
 
@@ -379,7 +469,7 @@ async function publishToSdkHosts(hello: Hello, next: <T>() => Promise<T>, send: 
   }
 }
 
-async function startNginx(hello: Hello): Promise<{ url: string; stop: () => Promise<void> } | undefined> {
+async function startNginx(hello: Hello): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> } | undefined> {
   const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
   if (!bin) return undefined;
   const dir = await mkdtemp(join(tmpdir(), 'toolgate-bench-nginx-'));
@@ -435,6 +525,7 @@ http {
         console.log(`nginx (${bin}, 1 worker) serving the same ${body.length} bytes at ${url}`);
         return {
           url,
+          pid: proc.pid,
           stop: async () => {
             proc.kill('SIGQUIT');
             await new Promise((r) => proc.once('exit', r));
