@@ -3,7 +3,7 @@ import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { t
 // No node: imports here (directly or through what is imported): the console runs subsetProblems as you type.
 import { escapePointer, unescapePointer } from '../../policy-schemas/pointer.ts';
 import { compileLinearPattern } from '../../runtime/linear-regexp.ts';
-import { compileInputSchema } from '../../runtime/load-bundle.ts';
+import { compileMetaCheckedInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
 import { jsonShapeProblems } from '../http/safe-json.ts';
 
@@ -78,9 +78,10 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
   }
   if (problems.length === 0) {
     // Valid by the meta-schema is not enough (a bad regex, a dangling local $ref): it must compile in
-    // the runtime's own ajv, or every bundle naming the tool would fail to compile.
+    // the runtime's own ajv, or every bundle naming the tool would fail to compile. Valid by the
+    // meta-schema was checked just above, so that ajv does not check it again.
     try {
-      compileInputSchema(root);
+      compileMetaCheckedInputSchema(root);
     } catch (e) {
       problems.push({ pointer, message: `does not compile: ${(e as Error).message}`, code: 'input_schema' });
     }
