@@ -4,6 +4,7 @@ import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { linearRegExp } from './linear-regexp.ts';
+import { metaSchemaValidator } from './json-schema-meta.ts';
 import { EvaluationCache, cachedResultsLimit } from './evaluation-cache.ts';
 import type { Bundle, BundleTool, EvaluationResult, FilterReason, RuntimeGate } from '../policy-schemas/types.gen.ts';
 
@@ -108,9 +109,10 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 // Patterns run on re2js: a bundle's schemas must never be able to stall the runtime's event loop.
 // Made on first use: building it compiles meta-schemas (generated code), which a page under a
 // strict Content-Security-Policy may not run, and an evaluate-only caller never needs it.
-// Two instances, the same but for checking each schema against its meta-schema: the server's judge
-// has checked every schema it compiles against the same meta-schemas already (server/validation),
-// and checking again would compile the 2020-12 meta-schema a second time per process.
+// Two instances, the same but for checking each schema against its meta-schema: a schema the
+// meta-schema validators compiled ahead of time find valid (or that the server's judge has just
+// checked) is compiled without ajv compiling a meta-schema first. Only a schema they refuse, or one
+// naming another `$schema`, goes to the checking instance, which throws ajv's usual error.
 const ajvs: { checking?: Ajv2020; trusting?: Ajv2020 } = {};
 function runtimeAjv(validateSchema: boolean): Ajv2020 {
   const which = validateSchema ? 'checking' : 'trusting';
@@ -149,7 +151,8 @@ function compileCached(schema: Record<string, unknown>, validateSchema: boolean)
   const key = JSON.stringify(schema);
   fn = validators.get(key);
   if (!fn) {
-    fn = runtimeAjv(validateSchema).compile(structuredClone(schema));
+    const checked = !validateSchema || metaSchemaValidator(schema)?.(schema) === true;
+    fn = runtimeAjv(!checked).compile(structuredClone(schema));
     if (validators.size >= MAX_VALIDATORS) validators.clear();
     validators.set(key, fn);
   }
