@@ -2,7 +2,8 @@ import { validatorFor } from '../../policy-schemas/index.ts';
 import type { Db } from '../db/database.ts';
 import { toolStore } from '../store/inventory.ts';
 import { warmInputSchema } from '../validation/draft-rules.ts';
-import { compileDraft } from './draft.ts';
+import { loadDraftSnapshot } from '../store/snapshot.ts';
+import { compileBundle } from './compile-bundle.ts';
 
 // What the compiler and the publish route validate on every publish: compiled once per process.
 const PUBLISH_SCHEMAS = ['tool', 'group', 'state', 'connection-grant', 'tenant-policy', 'bundle-publish'];
@@ -39,5 +40,10 @@ export async function warmCompiler(db: Db, stopped: () => boolean = () => false)
   const first = await db.selectFrom('tenants').select('id').orderBy('id').limit(1).executeTakeFirst();
   if (!first || stopped()) return;
   await letRequestsRun();
-  await compileDraft(db, first.id).catch(() => undefined); // a draft that does not compile says so when it is used
+  // Compiled as a publish compiles it, not loaded for simulation too: loading the canonical bundle
+  // would compile every input schema a second time (its keys sorted, so under another cache key).
+  const snapshot = await loadDraftSnapshot(db, first.id);
+  if (!snapshot || stopped()) return;
+  // A draft that does not compile says so when it is published or simulated.
+  compileBundle(snapshot, { version: 1, previousRevision: null, issuedAt: new Date().toISOString() });
 }
