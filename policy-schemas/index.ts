@@ -4,12 +4,12 @@ import { addSchemaFormats } from './formats.ts';
 import * as generated from './validators.gen.ts';
 import { escapePointer } from './pointer.ts';
 import { SCHEMA_BASE, SCHEMA_OPTIONS, schemas, schemasHash } from './schema-files.ts';
-import { linearRegExp } from '../runtime/linear-regexp.ts';
+import { memoizedLinearRegExp } from '../runtime/linear-regexp.ts';
 
 export { SCHEMA_BASE, SCHEMA_OPTIONS, schemas } from './schema-files.ts';
 
 /** The one shared ajv instance: every schema is added once at load, compiled lazily once per kind. */
-export const ajv = new Ajv2020({ ...SCHEMA_OPTIONS, code: { regExp: linearRegExp } });
+export const ajv = new Ajv2020({ ...SCHEMA_OPTIONS, code: { regExp: memoizedLinearRegExp } });
 addSchemaFormats(ajv as unknown as Ajv);
 // Not checked against the meta-schema here: that compiled the 2020-12 meta-schema on every start
 // for schemas that only change with the code. schemas.test.ts checks each one, and ajv's strict mode

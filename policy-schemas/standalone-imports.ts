@@ -11,4 +11,4 @@ const unwrap = <T>(m: T): T => ((m as { default?: T }).default ?? m) as T;
 export const equal = unwrap(equalModule);
 export const ucs2length = unwrap(ucs2lengthModule);
 export { schemaFormats } from './formats.ts';
-export { linearRegExp } from '../runtime/linear-regexp.ts';
+export { memoizedLinearRegExp } from '../runtime/linear-regexp.ts';

@@ -8,7 +8,7 @@ import { _, type Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import standaloneModule from 'ajv/dist/standalone/index.js';
-import { linearRegExp } from '../runtime/linear-regexp.ts';
+import { memoizedLinearRegExp } from '../runtime/linear-regexp.ts';
 import { addSchemaFormats } from './formats.ts';
 import { SCHEMA_BASE, SCHEMA_OPTIONS, schemas, schemasHash } from './schema-files.ts';
 
@@ -25,7 +25,7 @@ const IMPORTS: Record<string, string> = {
   'require("ajv/dist/runtime/equal").default': 'equal',
   'require("ajv/dist/runtime/ucs2length").default': 'ucs2length',
   'require("./standalone-imports.ts").schemaFormats': 'schemaFormats',
-  'require("./standalone-imports.ts").linearRegExp': 'linearRegExp',
+  'require("./standalone-imports.ts").memoizedLinearRegExp': 'memoizedLinearRegExp',
 };
 
 function asModule(code: string, importFrom: string, header: string): string {
@@ -42,7 +42,9 @@ function asModule(code: string, importFrom: string, header: string): string {
 
 /** validators.gen.ts: the policy schemas' validators, exported by kind. */
 export function policyValidatorsSource(): string {
-  const regExp = Object.assign((pattern: string, u: string) => linearRegExp(pattern, u), { code: 'require("./standalone-imports.ts").linearRegExp' });
+  const regExp = Object.assign((pattern: string, u: string) => memoizedLinearRegExp(pattern, u), {
+    code: 'require("./standalone-imports.ts").memoizedLinearRegExp',
+  });
   const ajv = new Ajv2020({ ...SCHEMA_OPTIONS, code: { source: true, esm: true, regExp, formats: _`require("./standalone-imports.ts").schemaFormats` } });
   addSchemaFormats(ajv as unknown as Ajv);
   for (const schema of Object.values(schemas)) ajv.addSchema(schema, undefined, undefined, false);
