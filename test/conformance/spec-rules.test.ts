@@ -42,6 +42,14 @@ describe('docs/spec.md rules', () => {
     }
   });
 
+  it('gives every refusal code a runtime reports (runtime-status verifyCode) a place in a verification table', () => {
+    const schema = JSON.parse(readFileSync(join(root, 'policy-schemas/runtime-status.schema.json'), 'utf8')) as {
+      $defs: { verifyCode: { enum: string[] } };
+    };
+    const tabled = new Set([...spec.matchAll(/^\| R[\d.]+ +\|.*\| `([a-z_]+)` +\|$/gm)].map((m) => m[1]));
+    for (const code of schema.$defs.verifyCode.enum) expect(tabled, code).toContain(code);
+  });
+
   it('defines every rule that bundle vectors and misreadings name', () => {
     const r = compileBundle(demoSnapshot('acme-research'), { version: 1, previousRevision: null, issuedAt: '2026-01-01T00:00:00.000Z' });
     if (!r.ok) throw new Error('compile failed');
