@@ -14,6 +14,9 @@ const defined = new Set([...spec.matchAll(/\*\*(R\d+\.\d+)\b/g), ...spec.matchAl
 const EVALUATOR_TESTS = [
   'test/engine/semantics.test.ts',
   'test/engine/seed-tool-runner.test.ts',
+  'test/engine/seed-groups-states.test.ts',
+  'test/engine/reference.test.ts',
+  'test/engine/differential.test.ts',
   'test/engine/seed-host-session.test.ts',
   'runtime/plan-batch.test.ts',
   'test/api/profiles.test.ts',
