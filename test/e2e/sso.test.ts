@@ -70,6 +70,25 @@ describe('single sign-on in a real browser', () => {
       const item = admin.page.getByRole('list', { name: 'Audit timeline' }).getByRole('listitem').filter({ hasText: 'Ada shortens the bundle lifetime' });
       await item.waitFor();
       expect(await item.innerText()).toContain('Ada Lovelace <ada@example.com>');
+
+      // The actor filter takes the person as the timeline names them, and suggests them.
+      await admin.page.goto(`${c.url}/#/audit`);
+      const timeline = admin.page.getByRole('list', { name: 'Audit timeline' });
+      await timeline.getByRole('listitem').filter({ hasText: 'Ada shortens the bundle lifetime' }).waitFor();
+      expect(await admin.page.locator('datalist option[value="Ada Lovelace <ada@example.com>"]').count()).toBe(1);
+      for (const typed of ['Ada Lovelace <ada@example.com>', 'Ada Lovelace']) {
+        await admin.page.getByLabel('Actor').fill('');
+        await admin.page.waitForFunction(() => !window.location.hash.includes('actor='));
+        await admin.page.getByLabel('Actor').fill(typed);
+        await admin.page.waitForFunction(() => decodeURIComponent(window.location.hash).includes('actor=user:ada-1815'));
+        await timeline.getByRole('listitem').filter({ hasText: 'Ada shortens the bundle lifetime' }).waitFor();
+        expect(await timeline.getByRole('listitem').filter({ hasNotText: 'by Ada Lovelace <ada@example.com>' }).count()).toBe(0);
+      }
+      await admin.page.getByLabel('Actor').fill('');
+      // Clicking the person in an event filters by them too, and names them in the field.
+      await timeline.getByRole('button', { name: 'Ada Lovelace <ada@example.com>' }).first().click();
+      await admin.page.waitForFunction(() => decodeURIComponent(window.location.hash).includes('actor=user:ada-1815'));
+      expect(await admin.page.getByLabel('Actor').inputValue()).toBe('Ada Lovelace <ada@example.com>');
     } finally {
       await admin.context.close();
     }
