@@ -203,6 +203,8 @@ describe('single sign-on', () => {
     ['wrong-nonce', /nonce is not the one this sign-in sent/],
     ['expired', /ID token has expired/],
     ['foreign-audience', /issued for another application/],
+    ['foreign-issuer', /issued by another provider/],
+    ['forged-signature', /signature does not verify against the identity provider&#39;s published keys/],
   ] as const) {
     it(`refuses an ID token that is ${tamper}: a page, no session, nothing changed`, async () => {
       const b = newBrowser();
