@@ -10,13 +10,15 @@ const PUBLIC_URL = 'http://127.0.0.1:9';
 const CALLBACK = `${PUBLIC_URL}/v1/session/sso/callback`;
 const alice = { sub: 'alice-0001', email: 'alice@example.com', name: 'Alice Example', groups: ['acme-editors', 'staff'] };
 const mallory = { sub: 'mallory-0002', email: 'mallory@example.com', name: 'Mallory Outsider', groups: ['contractors'] };
+// A mapped account whose provider sends U+0000 in its name (PostgreSQL's text cannot hold it).
+const nully = { sub: 'nully-0003', email: 'nully@example.com', name: 'Nul\u0000Name', groups: ['acme-editors'] };
 
 let op: Awaited<ReturnType<typeof startOidcProvider>>;
 let t: TestApp;
 let sso: SsoSettings;
 
 beforeAll(async () => {
-  op = await startOidcProvider({ users: [alice, mallory], redirectUris: [CALLBACK] });
+  op = await startOidcProvider({ users: [alice, mallory, nully], redirectUris: [CALLBACK] });
   sso = {
     issuer: op.issuer,
     clientId: CLIENT_ID,
@@ -219,6 +221,17 @@ describe('single sign-on', () => {
       expect(await auditCount()).toBe(eventsBefore);
     });
   }
+
+  it('refuses claims holding a NUL character with a page naming the claim: no session, nothing changed', async () => {
+    const b = newBrowser();
+    const cb = await get(b, pathOf(await throughProvider(b, nully.sub)));
+    expect(cb.status).toBe(400);
+    expect(cb.text).toContain('Sign-in could not be verified');
+    expect(cb.text).toMatch(/NUL character \(U\+0000\) at \/name/);
+    expect(cb.headers.get('set-cookie') ?? '').not.toMatch(/toolgate_session=[^;]/);
+    expect(await sessionCount()).toBe(sessionsBefore);
+    expect(await auditCount()).toBe(eventsBefore);
+  });
 
   it('counts forged callbacks as failed sign-ins: past the limit a 429 page with Retry-After', async () => {
     const limited = await startTestApp({ settings: { sso, authFailuresPerMinute: 2 } });
