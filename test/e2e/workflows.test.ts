@@ -227,7 +227,17 @@ describe('the simulator explains', () => {
 
 describe('answers where the person looks', () => {
   it('shows "Draft saved" beside the save button and the created tool on its own page with focus on its heading', async () => {
-    await go(page, '/tenants/acme-research');
+    // Both demo tenants open their simulator on what their first subject sees, not on a rejection.
+    for (const [tenant, subject] of [
+      ['globex-eng', 'agent:coding-bot'],
+      ['acme-research', 'agent:research-bot'],
+    ]) {
+      await go(page, `/tenants/${tenant}`);
+      const sim = page.getByRole('region', { name: 'Simulator' });
+      await sim.getByRole('table', { name: 'Visible tools' }).getByRole('row').nth(1).waitFor();
+      expect(await sim.getByLabel('Subject').inputValue()).toBe(subject);
+      expect(await sim.getByText(/Request rejected/).count()).toBe(0);
+    }
     await page.getByLabel('Bundle TTL (seconds)').fill('5400');
     await page.getByRole('button', { name: 'Save draft', exact: true }).click();
     const saved = page.getByRole('status').filter({ hasText: 'Draft saved' });
