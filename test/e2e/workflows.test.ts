@@ -172,6 +172,11 @@ describe('rolling back', () => {
     expect(await page.getByLabel('Reason for publishing (required)').inputValue()).toBe('');
     expect(await page.getByRole('button', { name: 'Publish', exact: true }).isDisabled()).toBe(true);
     expect(await form.getByRole('checkbox', { name: /Also reset the draft to v1's policy and grants/ }).isChecked()).toBe(true);
+    // Nor does forcing the rollback force the next publish.
+    const forceRollback = form.getByRole('checkbox', { name: /Roll back even if policy tests fail/ });
+    await forceRollback.check();
+    expect(await page.getByRole('checkbox', { name: /Publish even if policy tests fail/ }).isChecked()).toBe(false);
+    await forceRollback.uncheck();
     await form.getByRole('button', { name: 'Roll back to v1' }).click();
     await page.getByText("Rolled back: version 3 now carries the content of v1. The draft was reset to v1's policy and grants").waitFor();
     // Nothing is offered for re-publishing: the draft is what is live.
