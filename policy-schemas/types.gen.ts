@@ -1860,7 +1860,7 @@ mappings: string[]
 
 export interface SsoMapping {
 /**
- * Names the mapping in URLs and the audit trail.
+ * Names the mapping in URLs and the audit trail. A POST may leave it out: the server then names the mapping after its role and value (`admin-platform-admins`), with `-2`, `-3`… when that name is taken.
  */
 id: string
 /**
