@@ -36,6 +36,13 @@ export type CompileError = { pointer: string; message: string; code: string };
 
 export type CompileResult = { ok: true; bundle: Bundle; bytes: Buffer; text: string; revision: string } | { ok: false; errors: CompileError[] };
 
+let compiles = 0;
+
+/** How many drafts this process has compiled: the start-up warm-up has nothing left to do after one. */
+export function compilesSoFar(): number {
+  return compiles;
+}
+
 /**
  * Compiles a tenant snapshot into a bundle: validates and normalises every entity, collects
  * every error with its location (pointers name entities: `/tools/<id>/groups/0`,
@@ -43,6 +50,7 @@ export type CompileResult = { ok: true; bundle: Bundle; bytes: Buffer; text: str
  * serialises with RFC 8785 so the same data always gives the same bytes and revision.
  */
 export function compileBundle(snapshot: Snapshot, options: CompileOptions): CompileResult {
+  compiles++;
   const errors: CompileError[] = [];
   const err = (pointer: string, message: string, code: string) => errors.push({ pointer, message, code });
   const tenant = snapshot.tenant.id;
