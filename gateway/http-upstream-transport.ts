@@ -3,6 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
+import { isLeanResultResponse } from './lean-messages.ts';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 
@@ -60,7 +61,7 @@ export class HttpUpstreamTransport implements Transport {
       method: 'POST',
       headers: this.requestHeaders({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
       body: JSON.stringify(message),
-      signal: this.aborter.signal,
+      // No abort signal: close() destroys the pool, which fails every request still open.
     });
     const sid = res.headers['mcp-session-id'];
     if (typeof sid === 'string') this.sessionId = sid;
@@ -162,6 +163,11 @@ export class HttpUpstreamTransport implements Transport {
   }
 
   private deliver(raw: unknown): void {
+    // A plain successful answer (the common case) as the schema would pass it; the rest gets the schema.
+    if (isLeanResultResponse(raw)) {
+      this.onmessage?.(raw as JSONRPCMessage);
+      return;
+    }
     const parsed = JSONRPCMessageSchema.safeParse(raw);
     if (!parsed.success) {
       this.onerror?.(parsed.error);
