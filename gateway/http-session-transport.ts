@@ -39,8 +39,9 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-
  * and from web-standard Request/Response objects and streams and classifies each message with
  * several schema parses; on the gateway's hot path (one tools/call per POST) that costs more
  * than the policy work, so this transport does the same protocol directly: one JSON parse (by
- * the listener), one JSON-RPC validation, one write per answer. Stateful sessions only, no
- * resumability (no event store), as the gateway uses them.
+ * the listener), one JSON-RPC validation, one write per answer. With a `dispatch`, plain
+ * tools/call and tools/list requests skip the SDK server too (see lean-messages.ts). Stateful
+ * sessions only, no resumability (no event store), as the gateway uses them.
  */
 export class HttpSessionTransport implements Transport {
   readonly sessionId: string;
