@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolRequest, CallToolResult, ServerNotification, ServerRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, CallToolResult, RequestId, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Budgets, EvaluationRequest } from '../policy-schemas/types.gen.ts';
 import { createView, decide } from '../runtime/decide.ts';
 import type { DecideErrorCode } from '../runtime/decide.ts';
@@ -11,6 +10,7 @@ import type { LoadedBundle, LoadedTool } from '../runtime/load-bundle.ts';
 import { nextState } from '../runtime/next-state.ts';
 import type { ResolvedClient, ResolvedConfig } from './config.ts';
 import type { DecisionSink, GatewayDecisionRecord } from './decision-sink.ts';
+import { type LeanRequest, callToolResultSchema, isLeanListParams, leanCallParams } from './lean-messages.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { PolicySource } from './policy-source.ts';
 import { redactResult } from './redact-result.ts';
@@ -58,7 +58,8 @@ export class GatewaySession {
 
 type ToolCache = { tools: Map<string, Tool> };
 const toolCaches = new WeakMap<LoadedBundle, ToolCache>();
-type Listed = { tools: Tool[]; signature: string };
+/** A served list; `json` is its tools/list result serialized, kept with it while it is current. */
+type Listed = { tools: Tool[]; signature: string; json?: Buffer };
 
 /**
  * The enforcement core shared by the HTTP and stdio listeners: one policy (the bundle) decides
@@ -95,13 +96,8 @@ export class Gateway {
       { capabilities: { tools: { listChanged: true } }, instructions: 'Tools are filtered and enforced by Toolgate policy.' },
     );
     const session = new GatewaySession(randomUUID(), client, server);
-    server.setRequestHandler(ListToolsRequestSchema, () => {
-      const listed = this.list(session);
-      session.lastSignature = listed.signature;
-      this.deps.metrics.lists.inc();
-      return { tools: listed.tools };
-    });
-    server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.call(session, req.params, extra));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listShown(session).tools }));
+    server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.call(session, req.params, extra.requestId));
     session.lastSignature = this.list(session).signature;
     this.sessions.add(session);
     this.deps.metrics.sessions.set(this.sessions.size);
@@ -123,6 +119,34 @@ export class Gateway {
   close(): void {
     for (const off of this.offs) off();
     for (const s of [...this.sessions]) this.closeSession(s);
+  }
+
+  /**
+   * tools/call and tools/list as the HTTP listener's transport hands them over, before the SDK
+   * server: the same answers (and, for a result the SDK would refuse, the same error) without the
+   * SDK's per-message schema passes, and a tools/list answer serialized once per served list.
+   * Requests of another method or with unusual params return undefined: the SDK server takes them.
+   */
+  dispatch(session: GatewaySession, request: LeanRequest): Promise<string | Buffer> | undefined {
+    if (request.method === 'tools/call') {
+      const params = leanCallParams(request.params);
+      if (!params) return undefined;
+      return this.call(session, params, request.id).then(serializedCallResult);
+    }
+    if (request.method === 'tools/list' && isLeanListParams(request.params)) {
+      const listed = this.listShown(session);
+      listed.json ??= Buffer.from(JSON.stringify({ tools: listed.tools }));
+      return Promise.resolve(listed.json);
+    }
+    return undefined;
+  }
+
+  /** The list answered to a tools/list: from now on a change to it is news for the session. */
+  private listShown(session: GatewaySession): Listed {
+    const listed = this.list(session);
+    session.lastSignature = listed.signature;
+    this.deps.metrics.lists.inc();
+    return listed;
   }
 
   /** The tools a session may see now, each by its Toolgate id with the bundle's description and schema. */
@@ -179,7 +203,8 @@ export class Gateway {
   async call(
     session: GatewaySession,
     params: CallToolRequest['params'],
-    extra?: RequestHandlerExtra<ServerRequest, ServerNotification>,
+    /** The id of the client's request, so an approval question travels on its stream. */
+    requestId?: RequestId,
   ): Promise<CallToolResult> {
     const started = performance.now();
     const name = typeof params.name === 'string' ? params.name : '';
@@ -244,7 +269,7 @@ export class Gateway {
     if (spent) return finish('deny', 'budget_exceeded', spent);
 
     if (d.decision === 'require_approval') {
-      const answer = await this.askApproval(session, tool, args, extra);
+      const answer = await this.askApproval(session, tool, args, requestId);
       if (answer !== 'approved')
         return finish(
           'require_approval',
@@ -302,7 +327,7 @@ export class Gateway {
     session: GatewaySession,
     tool: LoadedTool,
     args: Record<string, unknown>,
-    extra: RequestHandlerExtra<ServerRequest, ServerNotification> | undefined,
+    requestId: RequestId | undefined,
   ): Promise<'approved' | 'approval_required' | 'approval_declined'> {
     const caps = session.server.getClientCapabilities();
     if (!caps?.elicitation) return 'approval_required';
@@ -315,7 +340,7 @@ export class Gateway {
           message: `Allow the agent to call ${tool.id}?\n\n${tool.def?.description ?? ''}\n\nArguments: ${shown}`,
           requestedSchema: { type: 'object', properties: {} },
         },
-        { timeout: this.deps.config.timeouts.approvalMs, ...(extra ? { relatedRequestId: extra.requestId } : {}) },
+        { timeout: this.deps.config.timeouts.approvalMs, ...(requestId !== undefined ? { relatedRequestId: requestId } : {}) },
       );
       return answer.action === 'accept' ? 'approved' : 'approval_declined';
     } catch (err) {
@@ -345,6 +370,16 @@ export class Gateway {
     session.lastSignature = signature;
     void session.server.sendToolListChanged().catch(() => undefined);
   }
+}
+
+/** A tools/call result as the SDK server sends it: checked against CallToolResultSchema, else its error. */
+function serializedCallResult(result: CallToolResult): string {
+  const checked = callToolResultSchema.safeParse(result);
+  if (!checked.success) {
+    const message = checked.error instanceof Error ? checked.error.message : String(checked.error);
+    throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${message}`);
+  }
+  return JSON.stringify(checked.data);
 }
 
 function budgetSpent(session: GatewaySession, limits: Budgets | undefined): string | null {

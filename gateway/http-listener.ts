@@ -110,6 +110,7 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     const transport = new HttpSessionTransport({
       sessionId: session.id,
       jsonResponse: !declaresElicitation(body),
+      dispatch: (request) => o.gateway.dispatch(session, request),
       onsessioninitialized: (id) => {
         entries.set(id, { session, transport, client, lastSeen: Date.now() });
       },

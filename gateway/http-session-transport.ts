@@ -1,7 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { type LeanRequest, isPlainObject, leanRequest } from './lean-messages.ts';
+
+/**
+ * Answers a request without the SDK's protocol object: resolves with the serialized `result` of
+ * the JSON-RPC answer (or rejects as a request handler throws), or returns undefined to let the
+ * SDK handle the request as usual.
+ */
+export type LeanDispatch = (request: LeanRequest) => Promise<string | Buffer> | undefined;
 
 export type HttpSessionTransportOptions = {
   sessionId: string;
@@ -11,10 +19,15 @@ export type HttpSessionTransportOptions = {
   onsessioninitialized?: (sessionId: string) => void;
   /** A comment line on idle SSE streams this often, so proxies keep them open (default 15 s). */
   keepAliveMs?: number;
+  /** The hot-path requests (tools/call, tools/list) answered directly; the SDK server handles the rest. */
+  dispatch?: LeanDispatch;
 };
 
+/** One serialized JSON-RPC message, in pieces (a cached answer body stays one Buffer). */
+type Serialized = Array<string | Buffer>;
+
 /** The open answer of one POST carrying requests: its answers are collected (JSON) or streamed (SSE). */
-type PostStream = { res: ServerResponse; ids: RequestId[]; answers: Map<RequestId, JSONRPCMessage>; sse: boolean; keepAlive: NodeJS.Timeout | undefined };
+type PostStream = { res: ServerResponse; ids: RequestId[]; answers: Map<RequestId, Serialized>; sse: boolean; keepAlive: NodeJS.Timeout | undefined };
 
 // As the SDK's own server transport limits a batch.
 const MAX_BATCH_SIZE = 100;
@@ -26,8 +39,9 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-
  * and from web-standard Request/Response objects and streams and classifies each message with
  * several schema parses; on the gateway's hot path (one tools/call per POST) that costs more
  * than the policy work, so this transport does the same protocol directly: one JSON parse (by
- * the listener), one JSON-RPC validation, one write per answer. Stateful sessions only, no
- * resumability (no event store), as the gateway uses them.
+ * the listener), one JSON-RPC validation, one write per answer. With a `dispatch`, plain
+ * tools/call and tools/list requests skip the SDK server too (see lean-messages.ts). Stateful
+ * sessions only, no resumability (no event store), as the gateway uses them.
  */
 export class HttpSessionTransport implements Transport {
   readonly sessionId: string;
@@ -39,6 +53,8 @@ export class HttpSessionTransport implements Transport {
   private initialized = false;
   private closed = false;
   private readonly byRequest = new Map<RequestId, PostStream>();
+  /** Requests the dispatcher is answering: true once the client cancelled one. */
+  private readonly dispatched = new Map<RequestId, boolean>();
   private standalone: { res: ServerResponse; keepAlive: NodeJS.Timeout } | undefined;
   private readonly keepAliveMs: number;
 
@@ -73,10 +89,19 @@ export class HttpSessionTransport implements Transport {
     }
     const raw = Array.isArray(body) ? body : [body];
     const messages: JSONRPCMessage[] = [];
+    // Requests the dispatcher may answer, by position; every other message gets the SDK's schema.
+    const lean: Array<LeanRequest | null> = [];
     for (const m of raw) {
+      const plain = this.options.dispatch ? leanRequest(m) : null;
+      if (plain) {
+        messages.push(plain);
+        lean.push(plain);
+        continue;
+      }
       const parsed = JSONRPCMessageSchema.safeParse(m);
       if (!parsed.success) return sendError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message');
       messages.push(parsed.data);
+      lean.push(null);
     }
     const initializing = messages.some((m) => 'method' in m && m.method === 'initialize');
     if (initializing) {
@@ -94,7 +119,7 @@ export class HttpSessionTransport implements Transport {
     if (ids.length === 0) {
       // Only notifications and responses: accepted, nothing to answer.
       res.writeHead(202).end();
-      for (const m of messages) this.onmessage?.(m, extra);
+      for (const m of messages) this.receive(m, null, extra);
       return;
     }
     const stream: PostStream = { res, ids, answers: new Map(), sse: !this.options.jsonResponse, keepAlive: undefined };
@@ -107,7 +132,42 @@ export class HttpSessionTransport implements Transport {
     }
     // A client that goes away stops waiting: its answers are dropped when they come.
     res.once('close', () => this.release(stream));
-    for (const m of messages) this.onmessage?.(m, extra);
+    for (let i = 0; i < messages.length; i++) this.receive(messages[i], lean[i], extra);
+  }
+
+  /** Hands a message to the dispatcher when it takes it, else to the SDK. */
+  private receive(m: JSONRPCMessage, plain: LeanRequest | null, extra: MessageExtraInfo): void {
+    const answer = plain ? this.options.dispatch?.(plain) : undefined;
+    if (!answer) {
+      this.noteCancellation(m);
+      this.onmessage?.(m, extra);
+      return;
+    }
+    const id = plain!.id;
+    this.dispatched.set(id, false);
+    answer.then(
+      (result) => {
+        if (this.dispatched.get(id) === false) this.answer(id, ['{"jsonrpc":"2.0","id":', JSON.stringify(id), ',"result":', result, '}']);
+        this.dispatched.delete(id);
+      },
+      (err: { code?: unknown; message?: unknown; data?: unknown }) => {
+        // As the SDK answers for a request handler that threw.
+        const error: Record<string, unknown> = {
+          code: Number.isSafeInteger(err?.code) ? err.code : ErrorCode.InternalError,
+          message: typeof err?.message === 'string' ? err.message : 'Internal error',
+        };
+        if (err?.data !== undefined) error.data = err.data;
+        if (this.dispatched.get(id) === false) this.answer(id, [JSON.stringify({ jsonrpc: '2.0', id, error })]);
+        this.dispatched.delete(id);
+      },
+    );
+  }
+
+  /** A request the client cancelled is not answered, as the SDK does for the requests it handles. */
+  private noteCancellation(m: JSONRPCMessage): void {
+    if (!('method' in m) || m.method !== 'notifications/cancelled' || 'id' in m) return;
+    const id = isPlainObject(m.params) ? (m.params.requestId as RequestId | undefined) : undefined;
+    if (id !== undefined && this.dispatched.has(id)) this.dispatched.set(id, true);
   }
 
   private get(req: IncomingMessage, res: ServerResponse): void {
@@ -158,26 +218,41 @@ export class HttpSessionTransport implements Transport {
       if (this.standalone) this.standalone.res.write(sseEvent(message));
       return;
     }
+    if (!answer) {
+      const stream = this.byRequest.get(requestId);
+      // The client left, or the session closed: nobody is waiting for this any more.
+      if (stream?.sse) stream.res.write(sseEvent(message));
+      return;
+    }
+    this.answer(requestId, [JSON.stringify(message)]);
+  }
+
+  /** Sends the answer to a request on the stream of the POST that carried it. */
+  private answer(requestId: RequestId, message: Serialized): void {
     const stream = this.byRequest.get(requestId);
     // The client left, or the session closed: nobody is waiting for this any more.
     if (!stream) return;
-    if (!answer) {
-      if (stream.sse) stream.res.write(sseEvent(message));
-      return;
-    }
     stream.answers.set(requestId, message);
     const last = stream.answers.size === stream.ids.length;
     if (stream.sse) {
       // The last answer and the end of the stream leave in one write.
-      if (last) stream.res.end(sseEvent(message));
-      else stream.res.write(sseEvent(message));
+      const event = joined(['event: message\ndata: ', ...message, '\n\n']);
+      if (last) stream.res.end(event);
+      else stream.res.write(event);
     }
     if (!last) return;
     this.release(stream);
     if (stream.sse) return;
-    const text = JSON.stringify(stream.ids.length === 1 ? message : stream.ids.map((id) => stream.answers.get(id)));
-    stream.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'mcp-session-id': this.sessionId });
-    stream.res.end(text);
+    const pieces: Serialized = [];
+    if (stream.ids.length === 1) pieces.push(...message);
+    else
+      stream.ids.forEach((id, i) => {
+        pieces.push(i === 0 ? '[' : ',', ...stream.answers.get(id)!);
+        if (i === stream.ids.length - 1) pieces.push(']');
+      });
+    const body = joined(pieces);
+    stream.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'mcp-session-id': this.sessionId });
+    stream.res.end(body);
   }
 
   async close(): Promise<void> {
@@ -210,6 +285,12 @@ function isRequest(m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId; me
 
 function isResponse(m: JSONRPCMessage): boolean {
   return 'id' in m && ('result' in m || 'error' in m) && !('method' in m);
+}
+
+/** One string when every piece is a string (the common small answer), else one Buffer. */
+function joined(pieces: Serialized): string | Buffer {
+  if (pieces.every((p) => typeof p === 'string')) return pieces.join('');
+  return Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
 }
 
 function sseEvent(message: JSONRPCMessage): string {

@@ -2,7 +2,8 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { createParser } from 'eventsource-parser';
+import { type EventSourceMessage, type EventSourceParser, createParser } from 'eventsource-parser';
+import { isLeanResultResponse } from './lean-messages.ts';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 
@@ -14,6 +15,86 @@ export type HttpUpstreamTransportOptions = {
   /** Wait before reopening the server's notification stream after it ended (default 1 s). */
   reopenMs?: number;
 };
+
+type Mode = 'accepted' | 'refused' | 'events' | 'json' | 'unexpected';
+
+/**
+ * One POST's answer, read straight off the connection (undici's dispatch handler interface, no
+ * body stream): send() settles once the server accepted the message (at the headers of an SSE
+ * answer, after a JSON body) or refused it; the answers it carries go to the transport.
+ */
+class PostHandler implements Dispatcher.DispatchHandler {
+  private mode: Mode = 'unexpected';
+  private status = 0;
+  private type = '';
+  private settled = false;
+  private readonly chunks: Buffer[] = [];
+  private parser: EventSourceParser | undefined;
+  private decoder: TextDecoder | undefined;
+
+  constructor(
+    private readonly transport: HttpUpstreamTransport,
+    private readonly initializedNotice: boolean,
+    private readonly resolve: () => void,
+    private readonly reject: (err: Error) => void,
+  ) {}
+
+  // Its presence marks the handler as undici's current (controller-based) interface.
+  onRequestStart(): void {}
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return;
+    this.status = statusCode;
+    this.transport.answered(headers);
+    this.type = String(headers['content-type'] ?? '');
+    if (statusCode === 202) this.mode = 'accepted';
+    else if (statusCode >= 300) this.mode = 'refused';
+    else if (this.type.includes('text/event-stream')) {
+      this.mode = 'events';
+      this.decoder = new TextDecoder();
+      this.parser = createParser({ onEvent: (event) => onEvent(this.transport, event) });
+      // The answers come as events; send() is done once the server accepted the message.
+      this.settle();
+    } else if (this.type.includes('application/json')) this.mode = 'json';
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.mode === 'events') this.parser!.feed(this.decoder!.decode(chunk, { stream: true }));
+    else if (this.mode === 'json') this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.mode === 'events') return;
+    if (this.mode === 'accepted') {
+      this.settle();
+      if (this.initializedNotice) this.transport.initialized();
+    } else if (this.mode === 'refused') {
+      this.settle(new StreamableHTTPError(this.status, `Error POSTing to endpoint (HTTP ${this.status})`));
+    } else if (this.mode === 'json') {
+      this.settle();
+      this.transport.deliverText(this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8'));
+    } else {
+      this.settle(new StreamableHTTPError(-1, `Unexpected content type: ${this.type.slice(0, 100)}`));
+    }
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (!this.settled) this.settle(err);
+    else this.transport.failed(err);
+  }
+
+  private settle(err?: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (err) this.reject(err);
+    else this.resolve();
+  }
+}
+
+function onEvent(transport: HttpUpstreamTransport, event: EventSourceMessage): void {
+  // Empty data is a priming event (resumption cursor only).
+  if ((event.event === undefined || event.event === 'message') && event.data !== '') transport.deliverText(event.data);
+}
 
 /**
  * The client side of MCP's streamable HTTP transport towards one upstream, on a keep-alive undici
@@ -53,46 +134,21 @@ export class HttpUpstreamTransport implements Transport {
     this.protocolVersion = version;
   }
 
-  async send(message: JSONRPCMessage): Promise<void> {
-    if (this.closed) throw new Error('the transport is closed');
-    const res = await this.pool.request({
-      path: this.path,
-      method: 'POST',
-      headers: this.requestHeaders({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
-      body: JSON.stringify(message),
-      signal: this.aborter.signal,
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the transport is closed'));
+    return new Promise<void>((resolve, reject) => {
+      const handler = new PostHandler(this, 'method' in message && message.method === 'notifications/initialized', resolve, reject);
+      this.pool.dispatch(
+        {
+          path: this.path,
+          method: 'POST',
+          headers: this.requestHeaders({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
+          body: JSON.stringify(message),
+          // No abort signal: close() destroys the pool, which fails every request still open.
+        },
+        handler,
+      );
     });
-    const sid = res.headers['mcp-session-id'];
-    if (typeof sid === 'string') this.sessionId = sid;
-    if (res.statusCode === 202) {
-      await res.body.dump();
-      // Once the session is initialized, the server may offer a stream of its own notifications.
-      if ('method' in message && message.method === 'notifications/initialized') void this.openStream();
-      return;
-    }
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      await res.body.dump();
-      throw new StreamableHTTPError(res.statusCode, `Error POSTing to endpoint (HTTP ${res.statusCode})`);
-    }
-    const type = String(res.headers['content-type'] ?? '');
-    if (type.includes('text/event-stream')) {
-      // The answers come as events; send() is done once the server accepted the message.
-      void this.readEvents(res.body);
-      return;
-    }
-    if (type.includes('application/json')) {
-      let data: unknown;
-      try {
-        data = await res.body.json();
-      } catch (err) {
-        this.onerror?.(err as Error);
-        return;
-      }
-      for (const m of Array.isArray(data) ? data : [data]) this.deliver(m);
-      return;
-    }
-    await res.body.dump();
-    throw new StreamableHTTPError(-1, `Unexpected content type: ${type.slice(0, 100)}`);
   }
 
   async close(): Promise<void> {
@@ -136,12 +192,7 @@ export class HttpUpstreamTransport implements Transport {
   }
 
   private async readEvents(body: Dispatcher.ResponseData['body']): Promise<void> {
-    const parser = createParser({
-      onEvent: (event) => {
-        // Empty data is a priming event (resumption cursor only).
-        if ((event.event === undefined || event.event === 'message') && event.data !== '') this.deliverText(event.data);
-      },
-    });
+    const parser = createParser({ onEvent: (event) => onEvent(this, event) });
     const decoder = new TextDecoder();
     try {
       for await (const chunk of body) parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
@@ -150,7 +201,24 @@ export class HttpUpstreamTransport implements Transport {
     }
   }
 
-  private deliverText(text: string): void {
+  /** @internal A POST's answer: the session id it carries. */
+  answered(headers: Record<string, string | string[] | undefined>): void {
+    const sid = headers['mcp-session-id'];
+    if (typeof sid === 'string') this.sessionId = sid;
+  }
+
+  /** @internal After notifications/initialized, the server may offer a stream of its own notifications. */
+  initialized(): void {
+    void this.openStream();
+  }
+
+  /** @internal A failure after the POST was accepted: reported unless the transport is closing. */
+  failed(err: Error): void {
+    if (!this.closed) this.onerror?.(err);
+  }
+
+  /** @internal One JSON body or SSE event's data: one message or a batch. */
+  deliverText(text: string): void {
     let data: unknown;
     try {
       data = JSON.parse(text);
@@ -162,6 +230,11 @@ export class HttpUpstreamTransport implements Transport {
   }
 
   private deliver(raw: unknown): void {
+    // A plain successful answer (the common case) as the schema would pass it; the rest gets the schema.
+    if (isLeanResultResponse(raw)) {
+      this.onmessage?.(raw as JSONRPCMessage);
+      return;
+    }
     const parsed = JSONRPCMessageSchema.safeParse(raw);
     if (!parsed.success) {
       this.onerror?.(parsed.error);

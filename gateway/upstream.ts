@@ -2,12 +2,13 @@ import { EventEmitter } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayUpstream } from '../policy-schemas/types.gen.ts';
 import { Backoff } from '../runtime/client/backoff.ts';
 import { definitionHash } from '../runtime/definition-hash.ts';
 import { HttpUpstreamTransport } from './http-upstream-transport.ts';
+import { callToolResultSchema } from './lean-messages.ts';
 
 export type UpstreamState = 'connecting' | 'ready' | 'down';
 
@@ -89,7 +90,8 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     if (this.state !== 'ready' || !client) return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} is not connected` };
     const generation = this.generation;
     try {
-      const result = await client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, {
+      // The SDK takes any schema with `safeParse` (as Zod 3's); this one checks plain results by hand.
+      const result = await client.request({ method: 'tools/call', params: { name, arguments: args } }, callToolResultSchema as never, {
         timeout: timeoutMs,
         maxTotalTimeout: timeoutMs,
       });

@@ -1,51 +1,28 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ErrorObject, ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import { addSchemaFormats } from './formats.ts';
+import * as generated from './validators.gen.ts';
 import { escapePointer } from './pointer.ts';
-import { linearRegExp } from '../runtime/linear-regexp.ts';
+import { SCHEMA_BASE, SCHEMA_OPTIONS, schemas, schemasHash } from './schema-files.ts';
+import { memoizedLinearRegExp } from '../runtime/linear-regexp.ts';
 
-/** Base of every schema `$id`; `<base><kind>.schema.json`. */
-export const SCHEMA_BASE = 'https://toolgate.dev/schemas/';
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-/** Every schema in this folder, by kind (file name without `.schema.json`). */
-export const schemas: Record<string, Record<string, unknown>> = Object.fromEntries(
-  readdirSync(here)
-    .filter((f) => f.endsWith('.schema.json'))
-    .sort()
-    .map((f) => [f.replace(/\.schema\.json$/, ''), JSON.parse(readFileSync(join(here, f), 'utf8')) as Record<string, unknown>]),
-);
-
-// ajv-formats ships CommonJS with a default export that tsx/ESM may wrap once more.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as typeof addFormatsModule;
+export { SCHEMA_BASE, SCHEMA_OPTIONS, schemas } from './schema-files.ts';
 
 /** The one shared ajv instance: every schema is added once at load, compiled lazily once per kind. */
-// Patterns run on re2js (linear time), like the runtime's: no request body can stall the server.
-export const ajv = new Ajv2020({
-  allErrors: true,
-  strict: true,
-  useDefaults: true,
-  allowUnionTypes: true,
-  discriminator: true,
-  code: { regExp: linearRegExp },
-});
-addFormats(ajv);
-// RFC 3339 allows a leap second (23:59:60) that JavaScript dates cannot hold: every instant the
-// schemas accept must be one the server can turn into a Date and store, or it fails later (a 500).
-const rfc3339 = ajv.formats['date-time'] as { validate: (s: string) => boolean; compare?: (a: string, b: string) => number | undefined };
-ajv.addFormat('date-time', {
-  type: 'string',
-  validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)),
-  ...(rfc3339.compare ? { compare: rfc3339.compare } : {}),
-});
+export const ajv = new Ajv2020({ ...SCHEMA_OPTIONS, code: { regExp: memoizedLinearRegExp } });
+addSchemaFormats(ajv as unknown as Ajv);
 // Not checked against the meta-schema here: that compiled the 2020-12 meta-schema on every start
 // for schemas that only change with the code. schemas.test.ts checks each one, and ajv's strict mode
 // still refuses unknown keywords when a schema compiles.
 for (const schema of Object.values(schemas)) ajv.addSchema(schema, undefined, undefined, false);
+
+// The kinds a publish validates, compiled ahead of time (validators.gen.ts, by `npm run gen:types`),
+// used only while they were generated from exactly these schemas: an edited schema is compiled by
+// ajv until the file is generated again (schemas.test.ts fails meanwhile).
+const precompiled: ReadonlyMap<string, ValidateFunction> =
+  generated.SCHEMAS_HASH === schemasHash()
+    ? new Map(Object.entries(generated.KINDS).map(([kind, name]) => [kind, (generated as unknown as Record<string, ValidateFunction>)[name]]))
+    : new Map();
 
 const compiled = new Map<string, ValidateFunction>();
 
@@ -53,7 +30,7 @@ const compiled = new Map<string, ValidateFunction>();
 export function validatorFor(ref: string): ValidateFunction {
   let fn = compiled.get(ref);
   if (!fn) {
-    const fn2 = ajv.getSchema(SCHEMA_BASE + (ref.includes('#') ? ref.replace('#', '.schema.json#') : `${ref}.schema.json`));
+    const fn2 = precompiled.get(ref) ?? ajv.getSchema(SCHEMA_BASE + (ref.includes('#') ? ref.replace('#', '.schema.json#') : `${ref}.schema.json`));
     if (!fn2) throw new Error(`no schema ${ref}`);
     fn = fn2;
     compiled.set(ref, fn);

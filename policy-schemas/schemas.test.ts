@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ajv, SCHEMA_BASE, schemas, validate, validatorFor } from './index.ts';
+import { metaValidatorsSource, PRECOMPILED_KINDS, policyValidatorsSource } from './validators-source.ts';
 import { generateTypesSource } from './types-source.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -25,6 +26,38 @@ describe('policy schemas', () => {
 
   it('keep types.gen.ts in step with the schemas (run npm run gen:types)', async () => {
     expect(readFileSync(join(here, 'types.gen.ts'), 'utf8')).toBe(await generateTypesSource());
+  });
+
+  it('keep the validators compiled ahead of time in step with the schemas (run npm run gen:types)', () => {
+    expect(readFileSync(join(here, 'validators.gen.ts'), 'utf8')).toBe(policyValidatorsSource());
+    expect(readFileSync(join(here, '../runtime/json-schema-meta.gen.ts'), 'utf8')).toBe(metaValidatorsSource());
+  });
+
+  it('answer through the validators compiled ahead of time exactly as ajv compiling the schema does', () => {
+    const documents: unknown[] = [
+      null,
+      'text',
+      [],
+      {},
+      { id: 'core__x', description: 'd', inputSchema: { type: 'object' }, effect: 'read_only', extra: 1 },
+      { id: 'Not An Id', description: 7, inputSchema: [], effect: 'sometimes', groups: ['a', 'a'], redaction: { allow: ['bad path!'] } },
+      { name: 'g', includes: ['x', 'x'], description: 'x'.repeat(9000) },
+      { connectionId: 'has space', subjects: [], tools: ['x'], expiresAt: '2026-12-31T23:59:60Z' },
+      { roles: { r: { allow: ['*'], deny: 3 } }, bindings: { s: ['r', 'r'] }, profiles: { p: { enable: [1] } }, bundleTtlSeconds: -1 },
+      { reason: '', refresh: 'yes', rollbackTo: 0 },
+    ];
+    for (const kind of PRECOMPILED_KINDS) {
+      const precompiled = validatorFor(kind);
+      const compiled = ajv.getSchema(`${SCHEMA_BASE}${kind}.schema.json`)!;
+      expect(precompiled, kind).not.toBe(compiled);
+      for (const doc of documents) {
+        const a = structuredClone(doc);
+        const b = structuredClone(doc);
+        expect(precompiled(a), `${kind} ${JSON.stringify(doc)}`).toBe(compiled(b));
+        expect(precompiled.errors ?? null, kind).toEqual(compiled.errors ?? null);
+        expect(a, 'defaults filled alike').toEqual(b);
+      }
+    }
   });
 
   it('report each problem with a JSON pointer', () => {

@@ -27,14 +27,15 @@ export function bundleMember(key: string, value: unknown): BundleMember {
 /**
  * A bundle's top-level members, sorted as RFC 8785 sorts them. Canonical JSON of an object is its
  * sorted members joined, so the whole bundle and the content hashed for the revision share one
- * serialization of each top-level value.
+ * serialization of each top-level value. `canonicalTexts` may give the canonical JSON of some
+ * values, already written (the compiler reuses its catalog entries' texts).
  */
-export function bundleMembers(doc: object): BundleMember[] {
+export function bundleMembers(doc: object, canonicalTexts: Readonly<Record<string, string>> = {}): BundleMember[] {
   const fields = doc as Readonly<Record<string, unknown>>;
   return Object.keys(fields)
     .filter((k) => fields[k] !== undefined)
     .sort(compareUtf16)
-    .map((k) => bundleMember(k, fields[k]));
+    .map((k) => (Object.hasOwn(canonicalTexts, k) ? { key: k, text: `${canonicalJson(k)}:${canonicalTexts[k]}` } : bundleMember(k, fields[k])));
 }
 
 /** The canonical JSON text of the object made of these (sorted) members. */

@@ -4,6 +4,7 @@ import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { linearRegExp } from './linear-regexp.ts';
+import { metaSchemaValidator } from './json-schema-meta.ts';
 import { EvaluationCache, cachedResultsLimit } from './evaluation-cache.ts';
 import type { Bundle, BundleTool, EvaluationResult, FilterReason, RuntimeGate } from '../policy-schemas/types.gen.ts';
 
@@ -108,17 +109,23 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 // Patterns run on re2js: a bundle's schemas must never be able to stall the runtime's event loop.
 // Made on first use: building it compiles meta-schemas (generated code), which a page under a
 // strict Content-Security-Policy may not run, and an evaluate-only caller never needs it.
-let ajv: Ajv2020 | undefined;
-function runtimeAjv(): Ajv2020 {
-  if (!ajv) {
-    const fresh = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema: true, code: { regExp: linearRegExp } });
+// Two instances, the same but for checking each schema against its meta-schema: a schema the
+// meta-schema validators compiled ahead of time find valid (or that the server's judge has just
+// checked) is compiled without ajv compiling a meta-schema first. Only a schema they refuse, or one
+// naming another `$schema`, goes to the checking instance, which throws ajv's usual error.
+const ajvs: { checking?: Ajv2020; trusting?: Ajv2020 } = {};
+function runtimeAjv(validateSchema: boolean): Ajv2020 {
+  const which = validateSchema ? 'checking' : 'trusting';
+  let instance = ajvs[which];
+  if (!instance) {
+    instance = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema, code: { regExp: linearRegExp } });
     // MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
     // ajv's own copy is not checked against 2020-12: that would compile a meta-schema for nothing.
-    fresh.addMetaSchema(draft07, undefined, false);
-    addFormats(fresh);
-    ajv = fresh;
+    instance.addMetaSchema(draft07, undefined, false);
+    addFormats(instance);
+    ajvs[which] = instance;
   }
-  return ajv;
+  return instance;
 }
 // Compiled validators by schema text, so a new bundle version recompiles only what changed.
 const validators = new Map<string, ValidateFunction>();
@@ -126,13 +133,26 @@ const MAX_VALIDATORS = 20_000;
 
 /** Compiles (once per distinct schema) a tool input schema; throws when the schema is invalid. */
 export function compileInputSchema(schema: Record<string, unknown>): ValidateFunction {
+  return compileCached(schema, true);
+}
+
+/**
+ * Like compileInputSchema, for a schema its caller has just found valid against its meta-schema
+ * (draft 2020-12 or draft-07, as ajv reads `$schema`): ajv does not check it again.
+ */
+export function compileMetaCheckedInputSchema(schema: Record<string, unknown>): ValidateFunction {
+  return compileCached(schema, false);
+}
+
+function compileCached(schema: Record<string, unknown>, validateSchema: boolean): ValidateFunction {
   let fn = byObject.get(schema);
   if (fn) return fn;
   // Bundles are canonical JSON, so equal schemas parse with equal key order: JSON text is a fine key.
   const key = JSON.stringify(schema);
   fn = validators.get(key);
   if (!fn) {
-    fn = runtimeAjv().compile(structuredClone(schema));
+    const checked = !validateSchema || metaSchemaValidator(schema)?.(schema) === true;
+    fn = runtimeAjv(!checked).compile(structuredClone(schema));
     if (validators.size >= MAX_VALIDATORS) validators.clear();
     validators.set(key, fn);
   }

@@ -122,6 +122,12 @@ export class BundleClient {
   private highestVersionSeen = 0;
   /** The revision of the latest bundle refused, sent in If-None-Match so the server waits for another. */
   private refusedRevision: string | undefined;
+  /**
+   * The version the server gave that refused bundle. Sent as Toolgate-Version when above the held
+   * one: the server treats a version above Toolgate-Version as news even when its ETag is named, so
+   * naming only the held version would have it send the refused bundle again after every backoff.
+   */
+  private refusedVersion: number | undefined;
   /** Whether the last request got an HTTP answer; until one does, pulls do not long-poll. */
   private reachable = false;
   private state: ClientStatus = { health: 'none', version: null, revision: null, lastError: null, detail: null, highestVersionSeen: 0 };
@@ -318,7 +324,8 @@ export class BundleClient {
     const etags = [this.held?.bundle.revision, this.refusedRevision].filter((e): e is string => !!e);
     const headers: Record<string, string> = {};
     if (etags.length > 0) headers['if-none-match'] = etags.map((e) => `"${e}"`).join(', ');
-    if (this.held) headers['toolgate-version'] = String(this.held.bundle.version);
+    const seenVersion = Math.max(this.held?.bundle.version ?? 0, this.refusedRevision ? (this.refusedVersion ?? 0) : 0);
+    if (seenVersion > 0) headers['toolgate-version'] = String(seenVersion);
     // Right after starting or losing the server, ask without waiting so that a reachable server
     // confirms the bundle at once; after that, long-poll (also for a tenant with nothing published yet).
     const wait = this.reachable ? this.waitSeconds : 0;
@@ -351,7 +358,10 @@ export class BundleClient {
       this.setState(null, null);
       return 'again';
     }
-    return this.consider(bytes, res.headers.get('toolgate-signature'), unquote(res.headers.get('etag')));
+    const outcome = await this.consider(bytes, res.headers.get('toolgate-signature'), unquote(res.headers.get('etag')));
+    const served = Number(res.headers.get('toolgate-version'));
+    this.refusedVersion = this.refusedRevision && Number.isSafeInteger(served) && served > 0 ? served : undefined;
+    return outcome;
   }
 
   /**

@@ -4,8 +4,9 @@ import { timingSafeEqual } from 'node:crypto';
 import { runChange } from '../audit/change.ts';
 import { failureLimiterFor, recordFailure } from '../auth/failure-limiter.ts';
 import { clientAddress } from '../http/client-address.ts';
+import { nulProblems } from '../http/safe-json.ts';
 import { isSecureRequest } from '../auth/session-cookie.ts';
-import { CALLBACK_PATH, type SsoFailure, beginSignIn, finishSignIn } from '../auth/sso/oidc-client.ts';
+import { CALLBACK_PATH, SsoFailure, beginSignIn, finishSignIn } from '../auth/sso/oidc-client.ts';
 import { continuePage, signInPage } from '../auth/sso/pages.ts';
 import { pruneSignIns, recordSignIn, takeSignIn } from '../auth/sso/pending-sign-ins.ts';
 import { currentAccess, personOf, startPersonSession } from '../auth/sso/person-session.ts';
@@ -82,6 +83,15 @@ ssoSessionRoutes.get('/callback', async (c) => {
   const finished = await finishSignIn(sso, query, { state, nonce: pending.nonce, codeVerifier: pending.codeVerifier });
   if (!finished.ok) return failurePage(c, finished.failure);
   const claims = finished.value;
+  // PostgreSQL's text cannot hold U+0000 and no claim has a use for it: refused on both engines alike.
+  const nul = nulProblems(claims);
+  if (nul.length) {
+    const where = nul.map((p) => p.pointer).join(', ');
+    return failurePage(
+      c,
+      new SsoFailure('invalid', `The identity provider sent claims holding a NUL character (U+0000) at ${where}; Toolgate does not store it.`),
+    );
+  }
   const access = await currentAccess(c.get('deps'), claims);
   if (!access.access) {
     const person = personOf(claims);

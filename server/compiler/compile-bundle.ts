@@ -16,6 +16,7 @@ import type {
 } from '../../policy-schemas/types.gen.ts';
 import { escapePointer, validate } from '../../policy-schemas/index.ts';
 import { BUNDLE_FORMAT, bundleMember, bundleMembers, bundleRevision, joinBundleMembers } from '../../runtime/bundle-format.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { sha256Hex } from '../../runtime/sha256.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { globMatcher } from '../../runtime/glob.ts';
@@ -35,6 +36,13 @@ export type CompileError = { pointer: string; message: string; code: string };
 
 export type CompileResult = { ok: true; bundle: Bundle; bytes: Buffer; text: string; revision: string } | { ok: false; errors: CompileError[] };
 
+let compiles = 0;
+
+/** How many drafts this process has compiled: the start-up warm-up has nothing left to do after one. */
+export function compilesSoFar(): number {
+  return compiles;
+}
+
 /**
  * Compiles a tenant snapshot into a bundle: validates and normalises every entity, collects
  * every error with its location (pointers name entities: `/tools/<id>/groups/0`,
@@ -42,6 +50,7 @@ export type CompileResult = { ok: true; bundle: Bundle; bytes: Buffer; text: str
  * serialises with RFC 8785 so the same data always gives the same bytes and revision.
  */
 export function compileBundle(snapshot: Snapshot, options: CompileOptions): CompileResult {
+  compiles++;
   const errors: CompileError[] = [];
   const err = (pointer: string, message: string, code: string) => errors.push({ pointer, message, code });
   const tenant = snapshot.tenant.id;
@@ -177,7 +186,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   const bundle: Bundle = { ...draft, conformance };
   // Each top-level member is serialised once; the content (for the revision) and the whole bundle
   // are assembled from the same parts.
-  const members = bundleMembers(bundle);
+  const members = bundleMembers(bundle, { catalog: catalogText(catalog) });
   const revision = bundleRevision(members, sha256Hex);
   bundle.revision = revision;
   const text = joinBundleMembers(members.map((m) => (m.key === 'revision' ? bundleMember('revision', revision) : m)));
@@ -187,6 +196,36 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
 /** The hash naming a bundle's content: everything but its envelope fields (runtime/bundle-format.ts). */
 export function contentRevision(bundle: Bundle): string {
   return bundleRevision(bundleMembers(bundle), sha256Hex);
+}
+
+// Canonical JSON of catalog entries by their plain JSON text. Every tenant's catalog is drawn from
+// the one inventory, and most entries are unchanged between publishes, so each distinct entry is
+// written out once per process instead of once per tenant and publish.
+const entryTexts = new Map<string, string>();
+const MAX_ENTRY_TEXTS = 50_000;
+
+function entryText(entry: BundleTool | ExcludedTool): string {
+  const plain = JSON.stringify(entry);
+  let text = entryTexts.get(plain);
+  if (text === undefined) {
+    text = canonicalJson(entry);
+    // Equal JSON text is an equal JSON value, except that JSON.stringify writes `null` for NaN and
+    // Infinity, which canonical JSON refuses: an entry whose text holds `null` anywhere is never reused.
+    if (!plain.includes('null')) {
+      if (entryTexts.size >= MAX_ENTRY_TEXTS) entryTexts.clear();
+      entryTexts.set(plain, text);
+    }
+  }
+  return text;
+}
+
+/** The catalog's canonical JSON, its tool entries' texts reused (entryText). */
+function catalogText(catalog: Bundle['catalog']): string {
+  const { tools, ...rest } = catalog;
+  // RFC 8785 sorts members by name, and `tools` sorts after the catalog's other members.
+  const head = canonicalJson({ ...rest, tools: [] });
+  if (!head.endsWith('"tools":[]}')) return canonicalJson(catalog);
+  return `${head.slice(0, -2)}${tools.map(entryText).join(',')}]}`;
 }
 
 function bundleTool(t: Tool): BundleTool | ExcludedTool {

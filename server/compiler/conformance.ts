@@ -12,7 +12,7 @@ import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { createView, decide } from '../../runtime/decide.ts';
 import { evaluate, evaluateTools, subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
-import type { LoadedBundle, LoadedTool } from '../../runtime/load-bundle.ts';
+import type { LoadedBundle, LoadedRole, LoadedTool } from '../../runtime/load-bundle.ts';
 
 /** The instant every conformance vector is evaluated at: fixed, so the vectors are part of the content. */
 export const CONFORMANCE_AT = '2000-01-01T00:00:00.000Z';
@@ -573,10 +573,13 @@ class VectorChooser {
     const seen = new Set<string>();
     for (const w of this.who.slice(0, 6)) {
       const roles = w.roles.map((r) => this.loaded.roles.get(r)!);
+      // The subject's roles asking approval for an effect are the same for every tool of that effect.
+      const askingFor = new Map<string, LoadedRole[]>();
       for (const t of this.live) {
         if (w.allowed[t.pos] === 0 || w.denied[t.pos] === 1) continue;
         const effect = t.def!.effect;
-        const asking = roles.filter((r) => r.requireApproval.has(effect));
+        let asking = askingFor.get(effect);
+        if (asking === undefined) askingFor.set(effect, (asking = roles.filter((r) => r.requireApproval.has(effect))));
         const kind =
           asking.length === 0 ? `allow:${effect}` : `${asking.some((r) => !r.allow[t.pos])}:${asking[0] !== roles[0]}:${asking.length < roles.length}`;
         if (seen.has(kind)) continue;
@@ -608,11 +611,7 @@ class VectorChooser {
       for (const req of candidates) {
         const got = evaluate(this.loaded, req);
         if (got.rejected) continue;
-        const score =
-          new Set(got.filtered.map((f) => f.reason)).size +
-          new Set(got.tools.map((t) => t.decision)).size +
-          (inverted(got.filtered.map((f) => f.reason)) ? 10 : 0) +
-          (localeInverted(got.tools.slice(0, 200).map((t) => t.id)) ? 10 : 0);
+        const score = answerScore(got);
         if (!best || score > best.score) best = { req, got, score };
       }
       if (!best || best.got.tools.length + best.got.filtered.length < 2) continue;
@@ -693,9 +692,14 @@ class VectorChooser {
       this.call(['R7.5', 'R7.8'], req, { name: t.id, arguments: '{"a":' });
       // One schema failure of each kind the tenant's schemas allow: each has its own pointer rule.
       const kinds = new Set<string>();
+      // Tools with equal schemas (equal text, one validator) give equal tries: each is tried once.
+      const invalidBySchema = new Map<string, [string, string][]>();
       for (const { w, t: x, req: r } of pool.slice(0, 200)) {
         if (x.requiresConnection || w.denied[x.pos] === 1) continue;
-        for (const [kind, args] of invalidArguments(x)) {
+        const schemaText = JSON.stringify(x.def?.inputSchema);
+        let invalid = invalidBySchema.get(schemaText);
+        if (invalid === undefined) invalidBySchema.set(schemaText, (invalid = invalidArguments(x)));
+        for (const [kind, args] of invalid) {
           if (kinds.has(kind)) continue;
           kinds.add(kind);
           this.call(['R7.6'], r, { name: x.id, arguments: args });
@@ -811,15 +815,31 @@ function orderWitness(ids: readonly string[], kinds: readonly string[]): string[
 // What String.prototype.localeCompare does, with one collator made once instead of per call.
 const localeOrder = new Intl.Collator();
 
-function localeInverted(ids: readonly string[]): boolean {
-  for (let i = 0; i + 1 < ids.length; i++) if (localeOrder.compare(ids[i], ids[i + 1]) > 0) return true;
-  return false;
-}
-
-/** True when the list is not in ascending order: sorting by it would reorder ids. */
-function inverted(xs: readonly string[]): boolean {
-  for (let i = 0; i + 1 < xs.length; i++) if (xs[i] > xs[i + 1]) return true;
-  return false;
+/**
+ * How much an answer shows of its order: how many distinct reasons and decisions it holds, plus 10
+ * when its filtered reasons are out of ascending order (sorting by reason would reorder them) and
+ * 10 when locale collation would reorder its first 200 visible ids. One pass over each list, as
+ * every candidate request of each subject is scored.
+ */
+function answerScore(got: EvaluationResult): number {
+  const reasons = new Set<string>();
+  let reasonsInverted = false;
+  const filtered = got.filtered;
+  for (let i = 0; i < filtered.length; i++) {
+    reasons.add(filtered[i].reason);
+    if (!reasonsInverted && i + 1 < filtered.length && filtered[i].reason > filtered[i + 1].reason) reasonsInverted = true;
+  }
+  const decisions = new Set<string>();
+  for (const t of got.tools) decisions.add(t.decision);
+  let idsInverted = false;
+  const shown = Math.min(got.tools.length, 200);
+  for (let i = 0; i + 1 < shown; i++) {
+    if (localeOrder.compare(got.tools[i].id, got.tools[i + 1].id) > 0) {
+      idsInverted = true;
+      break;
+    }
+  }
+  return reasons.size + decisions.size + (reasonsInverted ? 10 : 0) + (idsInverted ? 10 : 0);
 }
 
 // By validator: tools with one schema share one, and a search asks the same question of many tools.

@@ -1,10 +1,10 @@
 import type { Bundle, TenantPolicy } from '../../policy-schemas/types.gen.ts';
-import { sha256Canonical } from '../../runtime/sha256.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 import { loadDraftSnapshot } from '../store/snapshot.ts';
+import { snapshotFingerprint } from './snapshot-fingerprint.ts';
 import { compileBundle } from './compile-bundle.ts';
 import { compileError } from './publish.ts';
 
@@ -22,7 +22,7 @@ export async function compileDraft(db: DbOrTx, tenant: string, policy?: TenantPo
   const saved = await loadDraftSnapshot(db, tenant);
   if (!saved) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
   const snapshot = policy ? { ...saved, policy } : saved;
-  const key = sha256Canonical(snapshot);
+  const key = snapshotFingerprint(snapshot);
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);

@@ -1,6 +1,5 @@
 import type { Bundle, BundleSummary } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
-import { sha256Canonical } from '../../runtime/sha256.ts';
 import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
 import { lastAuditSeq } from '../audit/events.ts';
 import { announce } from '../cluster/cluster-events.ts';
@@ -12,6 +11,7 @@ import type { KeyStore } from '../signing/key-store.ts';
 import { signBundle } from '../signing/sign.ts';
 import { bundleRow, insertBundle, latestBundleHead, latestBundleRow, type StoredSummary } from '../store/bundles.ts';
 import { loadDraftSnapshot } from '../store/snapshot.ts';
+import { snapshotFingerprint } from './snapshot-fingerprint.ts';
 import { compileBundle, contentRevision } from './compile-bundle.ts';
 import type { GateOutcome } from './tests-gate.ts';
 
@@ -111,7 +111,7 @@ async function preparePublish(
   } else {
     const snapshot = await loadDraftSnapshot(db, tenant);
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-    snapshotHash = sha256Canonical(snapshot);
+    snapshotHash = snapshotFingerprint(snapshot);
     const r = compileBundle(snapshot, { version, previousRevision, issuedAt });
     if (!r.ok) throw compileError(tenant, r.errors);
     if (opts.testedRevision !== undefined && r.revision !== opts.testedRevision)
@@ -141,7 +141,7 @@ async function commitPublish(
   if (p.snapshotHash !== undefined && (await lastAuditSeq(ch.tx)) !== p.auditSeq) {
     const snapshot = await loadDraftSnapshot(ch.tx, tenant);
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} was deleted during the publish`);
-    if (sha256Canonical(snapshot) !== p.snapshotHash) return 'stale';
+    if (snapshotFingerprint(snapshot) !== p.snapshotHash) return 'stale';
   }
   const { bundle, summary } = p;
   const stored: StoredSummary = { summary, previousRevision: bundle.previousRevision, issuedAt: bundle.issuedAt, expiresAt: bundle.expiresAt };

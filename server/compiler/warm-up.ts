@@ -2,7 +2,8 @@ import { validatorFor } from '../../policy-schemas/index.ts';
 import type { Db } from '../db/database.ts';
 import { toolStore } from '../store/inventory.ts';
 import { warmInputSchema } from '../validation/draft-rules.ts';
-import { compileDraft } from './draft.ts';
+import { loadDraftSnapshot } from '../store/snapshot.ts';
+import { compileBundle, compilesSoFar } from './compile-bundle.ts';
 
 // What the compiler and the publish route validate on every publish: compiled once per process.
 const PUBLISH_SCHEMAS = ['tool', 'group', 'state', 'connection-grant', 'tenant-policy', 'bundle-publish'];
@@ -16,8 +17,8 @@ const letRequestsRun = () => new Promise<void>((resolve) => setImmediate(resolve
  * listens, in slices with requests answered between them: compiling the schema validators a publish
  * runs, judging every distinct input schema of the inventory (which compiles it for the runtime's
  * ajv too; both are cached by schema text), then compiling one tenant's draft, which leaves the
- * compiler's own code optimised. A publish that comes first does
- * the remaining part itself, on the same caches: the answers are the same either way.
+ * compiler's own code optimised. A publish that comes first does the remaining part itself, on the
+ * same caches (the answers are the same either way), and the warm-up then stops.
  */
 export async function warmCompiler(db: Db, stopped: () => boolean = () => false): Promise<void> {
   for (const kind of PUBLISH_SCHEMAS) {
@@ -27,7 +28,8 @@ export async function warmCompiler(db: Db, stopped: () => boolean = () => false)
   const tools = await toolStore.list(db);
   let sliceStart = performance.now();
   for (const tool of tools) {
-    if (stopped()) return;
+    // A publish or simulation that came first has judged the inventory and run the compiler already.
+    if (stopped() || compilesSoFar() > 0) return;
     if (tool.status !== 'removed') warmInputSchema(tool.inputSchema);
     if (performance.now() - sliceStart > SLICE_MS) {
       await letRequestsRun();
@@ -39,5 +41,11 @@ export async function warmCompiler(db: Db, stopped: () => boolean = () => false)
   const first = await db.selectFrom('tenants').select('id').orderBy('id').limit(1).executeTakeFirst();
   if (!first || stopped()) return;
   await letRequestsRun();
-  await compileDraft(db, first.id).catch(() => undefined); // a draft that does not compile says so when it is used
+  // Compiled as a publish compiles it, not loaded for simulation too: loading the canonical bundle
+  // would compile every input schema a second time (its keys sorted, so under another cache key).
+  const snapshot = await loadDraftSnapshot(db, first.id);
+  // Compiling again after a publish would only hold the event loop, in the way of its commit.
+  if (!snapshot || stopped() || compilesSoFar() > 0) return;
+  // A draft that does not compile says so when it is published or simulated.
+  compileBundle(snapshot, { version: 1, previousRevision: null, issuedAt: new Date().toISOString() });
 }

@@ -48,7 +48,7 @@ export function jsonShapeProblems(root: unknown, maxDepth = MAX_DEPTH): JsonShap
  * cannot store it: refusing it here keeps both engines answering the same 400 instead of one
  * storing it and the other failing.
  */
-function nulProblems(root: unknown): JsonShapeProblem[] {
+export function nulProblems(root: unknown): JsonShapeProblem[] {
   const problems: JsonShapeProblem[] = [];
   const found = (pointer: string) => problems.push({ pointer, message: 'contains a NUL character (U+0000), which is not allowed', code: 'nul_character' });
   const stack: [unknown, string][] = [[root, '']];

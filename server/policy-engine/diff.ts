@@ -18,8 +18,10 @@ const CASBIN_CONFIRM_LIMIT = 2000;
  * answer is the one reported.
  */
 export async function diffBundles(from: DiffSide, to: DiffSide, opts: { casbin?: boolean } = {}): Promise<BundleDiff> {
-  const a = loadBundle(from.bundle);
-  const b = loadBundle(to.bundle);
+  // Decisions need no argument checks: leaving the input schemas uncompiled spares a publish
+  // compiling the previous version's (cold after a start).
+  const a = loadBundle(from.bundle, { inputValidators: false });
+  const b = loadBundle(to.bundle, { inputValidators: false });
 
   const entries = (l: LoadedBundle) => new Map<string, unknown>(l.bundle.catalog.tools.map((t) => [t.id, t]));
   const ca = entries(a);

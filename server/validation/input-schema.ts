@@ -1,9 +1,11 @@
+import type { ErrorObject } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 // No node: imports here (directly or through what is imported): the console runs subsetProblems as you type.
 import { escapePointer, unescapePointer } from '../../policy-schemas/pointer.ts';
 import { compileLinearPattern } from '../../runtime/linear-regexp.ts';
-import { compileInputSchema } from '../../runtime/load-bundle.ts';
+import { metaSchemaValidator } from '../../runtime/json-schema-meta.ts';
+import { compileMetaCheckedInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
 import { jsonShapeProblems } from '../http/safe-json.ts';
 
@@ -63,8 +65,12 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
   const root = schema as Record<string, unknown>;
   const problems = subsetProblems(root, pointer);
   let valid: boolean;
+  let errors: ErrorObject[] | null | undefined;
+  // The usual meta-schemas are compiled ahead of time (runtime/json-schema-meta.ts); ajv judges any other.
+  const meta = metaSchemaValidator(root);
   try {
-    valid = metaAjv().validateSchema(schema) as boolean;
+    valid = meta ? (meta(schema) as boolean) : (metaAjv().validateSchema(schema) as boolean);
+    errors = meta ? meta.errors : metaAjv().errors;
   } catch (e) {
     return [
       ...problems,
@@ -72,15 +78,16 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
     ];
   }
   if (!valid) {
-    for (const e of metaAjv().errors ?? []) {
+    for (const e of errors ?? []) {
       problems.push({ pointer: pointer + e.instancePath, message: `is not valid JSON Schema: ${e.message}`, code: 'input_schema' });
     }
   }
   if (problems.length === 0) {
     // Valid by the meta-schema is not enough (a bad regex, a dangling local $ref): it must compile in
-    // the runtime's own ajv, or every bundle naming the tool would fail to compile.
+    // the runtime's own ajv, or every bundle naming the tool would fail to compile. Valid by the
+    // meta-schema was checked just above, so that ajv does not check it again.
     try {
-      compileInputSchema(root);
+      compileMetaCheckedInputSchema(root);
     } catch (e) {
       problems.push({ pointer, message: `does not compile: ${(e as Error).message}`, code: 'input_schema' });
     }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bundle, ConnectionGrant, Group, State, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { definitionHash } from '../../runtime/definition-hash.ts';
 import { conformanceFailures, runtimeSubject } from '../../runtime/conformance.ts';
 import { createView, decide } from '../../runtime/decide.ts';
 import type { ToolCall } from '../../runtime/decide.ts';
@@ -33,18 +34,24 @@ let seed = 42;
 const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
 
+// Shaped as the server stores a tool saved through the API: with its source and the definition
+// hash computed on save (the compiler takes the stored hash instead of hashing 2,000 definitions).
 const tools: Tool[] = Array.from({ length: TOOLS }, (_, i) => {
   const ns = NAMESPACES[i % NAMESPACES.length];
   const id = `${ns}__${VERBS[(i >> 3) % VERBS.length]}_${String(i).padStart(4, '0')}`;
+  const description = `Tool number ${i}: does ${VERBS[(i >> 3) % VERBS.length]} things in ${ns}.`;
+  const inputSchema = {
+    type: 'object',
+    additionalProperties: false,
+    required: [`arg${i % 7}`],
+    properties: { [`arg${i % 7}`]: { type: 'string', maxLength: 100 + (i % 13) }, limit: { type: 'integer', minimum: 1, maximum: 100 } },
+  };
   return {
     id,
-    description: `Tool number ${i}: does ${VERBS[(i >> 3) % VERBS.length]} things in ${ns}.`,
-    inputSchema: {
-      type: 'object',
-      additionalProperties: false,
-      required: [`arg${i % 7}`],
-      properties: { [`arg${i % 7}`]: { type: 'string', maxLength: 100 + (i % 13) }, limit: { type: 'integer', minimum: 1, maximum: 100 } },
-    },
+    description,
+    inputSchema,
+    source: { kind: 'core' },
+    definitionHash: definitionHash({ name: id, description, inputSchema }),
     effect: pick(['read_only', 'state_change', 'external_side_effect'] as const),
     redaction: { allow: ['result', 'items[].id'] },
     groups: [pick(GROUPS), pick(GROUPS)].filter((g, k, a) => a.indexOf(g) === k),
@@ -151,7 +158,10 @@ try {
   });
   const bundles: LoadedBundle[] = compiled.map((b) => loadBundle(b));
   const bytes = first.value.r.ok ? first.value.r.bytes.length : 0;
-  row('compile + sign, one tenant (first, cold)', `${first.ms.toFixed(1)} ms`, 'target < 200 ms');
+  // The first compile in this process: the schema validators (policy schemas, the JSON Schema
+  // meta-schema, each distinct input schema) and the compiler's code are all cold, as in a server's
+  // first publish; that publish itself (with its database read, warm-up and commit) is timed by `npm run bench -- start`.
+  row('compile + sign, one tenant (first in process)', `${first.ms.toFixed(1)} ms`, 'cold; target < 200 ms');
   row('compile + sign, one tenant (median of 5)', `${oneRuns.sort((a, b) => a - b)[2].toFixed(1)} ms`, 'target < 200 ms');
   row(`compile + sign, all ${TENANTS} tenants`, `${(all.ms / 1000).toFixed(2)} s`, `${(all.ms / TENANTS).toFixed(1)} ms per tenant`);
   row('bundle.json bytes, one tenant', `${(bytes / 1024).toFixed(0)} KiB`, `${bytes} bytes; mean ${(totalBytes / TENANTS / 1024).toFixed(0)} KiB`);

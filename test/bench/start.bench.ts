@@ -83,6 +83,7 @@ const TOOLS = 2000;
 {
   const { openToolgate } = await import('../../server/startup.ts');
   const { toolStore } = await import('../../server/store/inventory.ts');
+  const { definitionHash: hashDefinition } = await import('../../runtime/definition-hash.ts');
   const pino = (await import('pino')).default;
   const { deps } = await openToolgate(
     {
@@ -108,10 +109,13 @@ const TOOLS = 2000;
         required: [arg],
         properties: { [arg]: { type: 'string', maxLength: 100 + (i % 13) }, limit: { type: 'integer', minimum: 1, maximum: 100 } },
       };
+      // As a save through the API stores it: with its source and definition hash.
+      const description = `start bench tool ${i}`;
+      const definitionHash = hashDefinition({ name: id, description, inputSchema });
       await toolStore.insert(
         tx,
         id,
-        { id, description: `start bench tool ${i}`, inputSchema, effect: 'read_only', redaction: { allow: ['result'] }, groups: ['default'] },
+        { id, description, inputSchema, effect: 'read_only', redaction: { allow: ['result'] }, groups: ['default'], source: { kind: 'core' }, definitionHash },
         now,
       );
     }

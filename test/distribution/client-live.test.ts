@@ -115,6 +115,33 @@ describe('bundle client against a live server', () => {
     expect(c.status().lastError).toBeNull();
   });
 
+  it('does not download a refused bundle again while nothing newer is published', async () => {
+    const srv = await server();
+    await srv.createTenant('acme');
+    const token = await srv.tokenFor('runtime', ['acme']);
+    await place(srv, 1, await makeSignedBundle({ tenant: 'acme', version: 1 }, key));
+    const latestAnswers: number[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (String(input).includes('/bundles/latest')) latestAnswers.push(res.status);
+      return res;
+    };
+    const c = await client(srv, token, { fetch: recording, waitSeconds: 1 });
+    await until('version 1', () => c.status().version === 1 && c.status().health === 'fresh');
+    const refused: string[] = [];
+    c.on('refused', (r) => refused.push(r.code));
+    await srv.place('acme', 2, withRevision(await makeSignedBundle({ tenant: 'acme', version: 2, flavor: 'stranger' }, stranger)));
+    await until('the refusal', () => refused.length === 1);
+    const afterRefusal = latestAnswers.length;
+    await until('three more pulls', () => latestAnswers.length >= afterRefusal + 3);
+    // Each later pull names the refused bundle, so the server holds it and answers 304, never the bytes again.
+    expect(latestAnswers.slice(afterRefusal)).not.toContain(200);
+    expect(refused).toEqual(['unknown_kid']);
+    expect(c.status()).toMatchObject({ health: 'stale', version: 1, lastError: 'unknown_kid' });
+    await place(srv, 3, await makeSignedBundle({ tenant: 'acme', version: 3, flavor: 'good again' }, key));
+    await until('version 3', () => c.status().version === 3 && c.status().health === 'fresh');
+  });
+
   it('delivers a publish to every long-polling client, and each reports the version it runs', async () => {
     const srv = await server();
     await srv.createTenant('acme');

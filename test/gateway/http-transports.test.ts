@@ -122,6 +122,41 @@ describe("the gateway's client-facing HTTP transport", () => {
     expect(JSON.parse(text.split('data: ')[1])).toMatchObject({ id: 7, result: { content: [{ text: 'echo: n7' }] } });
   });
 
+  it('answers tools/list and tools/call alike whether or not the request carries what only the SDK server handles', async () => {
+    const sid = await open();
+    const answer = async (body: unknown) => (await post(body, sid)).json();
+    // A progress token (or any unusual field) sends the request through the SDK server; a plain one does not.
+    const plain = await answer({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const viaSdk = await answer({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { progressToken: 'p' } } });
+    expect(plain.result.tools.length).toBeGreaterThan(0);
+    expect(viaSdk.result).toEqual(plain.result);
+    expect(await answer({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'x' } })).toEqual({ jsonrpc: '2.0', id: 3, result: plain.result });
+
+    const call = await answer(callTool(4));
+    const callViaSdk = await answer({ ...callTool(5), params: { ...callTool(5).params, _meta: { progressToken: 5 } } });
+    expect(callViaSdk.result.content).toEqual([{ type: 'text', text: 'echo: n5' }]);
+    expect(Object.keys(callViaSdk.result._meta.toolgate).sort()).toEqual(Object.keys(call.result._meta.toolgate).sort());
+
+    // Bad params get the SDK's JSON-RPC error, and never reach the upstream.
+    const before = upstreamCalls.length;
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ name: 5 }, 'name'],
+      [{ name: 'mcp__rec__echo', arguments: [] }, 'arguments'],
+      [{ arguments: {} }, 'name'],
+    ];
+    for (const [params, field] of cases) {
+      const bad = await answer({ jsonrpc: '2.0', id: 6, method: 'tools/call', params });
+      expect(bad.result).toBeUndefined();
+      expect(bad.error.code).toBe(-32603);
+      expect(JSON.parse(bad.error.message)[0].path).toEqual(['params', field]);
+    }
+    expect(upstreamCalls.length).toBe(before);
+    // A message the JSON-RPC schema refuses (an extra member, a fractional id) is refused as a whole.
+    expect((await post({ ...callTool(7), extra: 1 }, sid)).status).toBe(400);
+    expect((await post({ ...callTool(7), id: 1.5 }, sid)).status).toBe(400);
+    expect(upstreamCalls.length).toBe(before);
+  });
+
   it('refuses what the streamable HTTP protocol refuses, and never reaches the upstream for it', async () => {
     const sid = await open();
     const before = upstreamCalls.length;

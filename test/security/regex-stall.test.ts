@@ -5,7 +5,7 @@ import { createView, decide } from '../../runtime/decide.ts';
 import { compileInputSchema, loadBundle } from '../../runtime/load-bundle.ts';
 import { compileBundle } from '../../server/compiler/compile-bundle.ts';
 import { ajv } from '../../policy-schemas/index.ts';
-import { linearRegExp } from '../../runtime/linear-regexp.ts';
+import { linearRegExp, memoizedLinearRegExp } from '../../runtime/linear-regexp.ts';
 import { ISSUED_AT, snapshot, tool } from '../engine/build.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 import { etag, importQuarantinedTool } from './support.ts';
@@ -34,8 +34,15 @@ describe('the runtime matches patterns in linear time', () => {
     for (const p of BACKTRACKING_ONLY) expect(() => compileInputSchema(withPattern(p)), p).toThrow();
   });
 
-  it("validates the server's own request bodies with the same engine", () => {
-    expect(ajv.opts.code.regExp).toBe(linearRegExp);
+  it("validates the server's own request bodies with the same engine (remembering answers for short strings)", () => {
+    const engine = ajv.opts.code.regExp;
+    expect(engine).toBe(memoizedLinearRegExp);
+    for (const p of BACKTRACKING_ONLY) expect(() => engine(p, 'u'), p).toThrow();
+    const evil = engine('^(a+)+$', 'u');
+    expect(evil.test(`${'a'.repeat(10_000)}!`)).toBe(false);
+    expect(evil.test('a'.repeat(10_000))).toBe(true);
+    // Remembered answers are the engine's answers, asked again.
+    for (const s of ['aaa', 'aa!', 'aaa']) expect(evil.test(s)).toBe(linearRegExp('^(a+)+$', 'u').test(s));
   });
 });
 
