@@ -332,13 +332,16 @@ describe('what a pull leaves behind', () => {
       const metric = async () => (await trio.srv.api('GET', '/metrics')).text;
       const series = (text: string, name: string) =>
         Number(new RegExp(`^${name}\\{method="GET",route="/v1/tenants/:tenant/bundles/latest"(?:,status="304")?\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
-      const before = await metric();
+      const counted = (before: string, after: string) =>
+        ['toolgate_http_requests_total', 'toolgate_http_request_duration_seconds_count'].map((name) => series(after, name) - series(before, name));
       lines.length = 0;
+      const beforeApp = await metric();
       for (let i = 0; i < 3; i++) await ask(trio.plainPort, latestOf('acme'), { ...headers, 'x-request-id': `app-${i}` });
+      expect(counted(beforeApp, await metric())).toEqual([3, 3]);
+      await warm(token, 'acme', trio);
+      const beforeListener = await metric();
       for (let i = 0; i < 3; i++) expect((await ask(trio.probePort, latestOf('acme'), { ...headers, 'x-request-id': `listener-${i}` })).status).toBe(304);
-      const after = await metric();
-      expect(series(after, 'toolgate_http_requests_total') - series(before, 'toolgate_http_requests_total')).toBe(6);
-      expect(series(after, 'toolgate_http_request_duration_seconds_count') - series(before, 'toolgate_http_request_duration_seconds_count')).toBe(6);
+      expect(counted(beforeListener, await metric())).toEqual([3, 3]);
       const logged = lines.filter((l) => l.msg === 'request' && String(l.requestId).match(/^(app|listener)-/));
       expect(logged).toHaveLength(6);
       const shape = (l: Record<string, unknown>) => ({
@@ -373,6 +376,7 @@ describe('what a pull leaves behind', () => {
       expect(limited.status).toBe(429);
       expect(limited).toEqual(await ask(trio.plainPort, latestOf('acme'), pull('198.51.100.7')));
       // Another client behind the same proxy is not held back.
+      await warm(token, 'acme', trio);
       expect((await ask(trio.probePort, latestOf('acme'), pull('198.51.100.8'))).status).toBe(304);
     } finally {
       await trio.close();
