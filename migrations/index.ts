@@ -7,6 +7,7 @@ import * as m005 from './005-token-version.ts';
 import * as m006 from './006-token-expiry.ts';
 import * as m007 from './007-single-sign-on.ts';
 import * as m008 from './008-audit-checkpoints.ts';
+import * as m009 from './009-audit-checkpoints-append-only.ts';
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '006-token-expiry': m006,
   '007-single-sign-on': m007,
   '008-audit-checkpoints': m008,
+  '009-audit-checkpoints-append-only': m009,
 };

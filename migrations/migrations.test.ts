@@ -39,6 +39,21 @@ describe('migrations', () => {
     await d.close();
   });
 
+  it('keep the audit log and its checkpoints append-only', async () => {
+    const d = new ToolgateDatabase(':memory:');
+    await d.migrateToLatest();
+    await d.db
+      .insertInto('audit_events')
+      .values({ seq: 1, at: 'now', actor: 'system', action: 'create', entity_type: 'group', entity_id: 'g', prev_hash: '0', hash: '1' })
+      .execute();
+    await d.db.insertInto('audit_checkpoints').values({ seq: 1, hash: '1', at: 'now', kid: 'k', signature: 's' }).execute();
+    await expect(sql`UPDATE audit_events SET reason = 'forged'`.execute(d.db)).rejects.toThrow(/audit_events is append-only/);
+    await expect(sql`DELETE FROM audit_events`.execute(d.db)).rejects.toThrow(/audit_events is append-only/);
+    await expect(sql`UPDATE audit_checkpoints SET hash = 'forged'`.execute(d.db)).rejects.toThrow(/audit_checkpoints is append-only/);
+    await expect(sql`DELETE FROM audit_checkpoints`.execute(d.db)).rejects.toThrow(/audit_checkpoints is append-only/);
+    await d.close();
+  });
+
   it('opens SQLite in WAL mode with foreign keys on and synchronous FULL', async () => {
     const d = new ToolgateDatabase(':memory:');
     expect(d.sqlite?.pragma('foreign_keys', { simple: true })).toBe(1);

@@ -40,13 +40,16 @@ describe('migrations on PostgreSQL', () => {
     expect(await tables()).toEqual(MIGRATED_TABLES);
   });
 
-  it('keep the audit log append-only there too', async () => {
+  it('keep the audit log and its checkpoints append-only there too', async () => {
     await db
       .insertInto('audit_events')
       .values({ seq: 1, at: 'now', actor: 'system', action: 'create', entity_type: 'group', entity_id: 'g', prev_hash: '0', hash: '1' })
       .execute();
     await expect(sql`UPDATE audit_events SET reason = 'forged'`.execute(db)).rejects.toThrow(/append-only/);
     await expect(sql`DELETE FROM audit_events`.execute(db)).rejects.toThrow(/append-only/);
+    await db.insertInto('audit_checkpoints').values({ seq: 1, hash: '1', at: 'now', kid: 'k', signature: 's' }).execute();
+    await expect(sql`UPDATE audit_checkpoints SET hash = 'forged'`.execute(db)).rejects.toThrow(/audit_checkpoints is append-only/);
+    await expect(sql`DELETE FROM audit_checkpoints`.execute(db)).rejects.toThrow(/audit_checkpoints is append-only/);
   });
 
   it('cascade a tenant delete to its policy, grants and tests', async () => {

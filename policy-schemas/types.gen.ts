@@ -1266,7 +1266,7 @@ requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
 }
 
 /**
- * Body of POST /v1/keys/rotate, POST /v1/keys/:kid/promote and POST /v1/keys/:kid/retire. The reason may come in the Toolgate-Reason header instead.
+ * Body of POST /v1/keys/rotate, POST /v1/keys/:kid/promote and POST /v1/keys/:kid/retire. The reason may come in the Toolgate-Reason header instead. Each needs If-Match with the ETag of GET /v1/keys (the key-set version): 428 without it, 412 with the current overview when the key set changed since.
  */
 
 export interface KeyAction {
@@ -1285,7 +1285,7 @@ reissue?: boolean
 }
 
 /**
- * GET /v1/keys: the signing keys with their status, the current key set and its roots, and whether this server holds the root key (without it, key changes need `toolgate keys … --root-key FILE`).
+ * GET /v1/keys: the signing keys with their status, the current key set and its roots, and whether this server holds the root key (without it, key changes need `toolgate keys … --root-key FILE`). The ETag is the key-set version (`keySet.version`), which every key change names as If-Match.
  */
 
 export interface KeyOverview {
@@ -1860,7 +1860,7 @@ mappings: string[]
 
 export interface SsoMapping {
 /**
- * Names the mapping in URLs and the audit trail.
+ * Names the mapping in URLs and the audit trail. A POST may leave it out: the server then names the mapping after its role and value (`admin-platform-admins`), with `-2`, `-3`… when that name is taken.
  */
 id: string
 /**

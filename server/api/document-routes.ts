@@ -30,6 +30,11 @@ export type DocumentRoutesOptions<T extends object> = {
   screen?: (body: unknown) => ProblemDetail[];
   /** Read-only fields beyond version/timestamps that a body may carry and the server ignores. */
   readOnly?: string[];
+  /**
+   * Names a create whose body leaves out the key field (inside the write transaction, so the
+   * name can avoid existing ones); without it the key is required.
+   */
+  nameWhenAbsent?: (tx: Tx, body: Record<string, unknown>) => Promise<string>;
   /** Server-derived fields, set after validation (keeps the existing entity's where relevant). */
   normalize?: (doc: T, existing: Stored<T> | undefined, tx: Tx) => T | Promise<T>;
   /** Referential checks inside the write transaction. */
@@ -123,6 +128,10 @@ export function documentRoutes<T extends object>(o: DocumentRoutesOptions<T>): H
     const body = await readJson(c);
     const reason = takeReason(c, body as Record<string, unknown>);
     const created = await withChange(c, reason, async (ch) => {
+      if (o.nameWhenAbsent && body !== null && typeof body === 'object' && !Array.isArray(body)) {
+        const fields = body as Record<string, unknown>;
+        if (fields[keyField] === undefined) fields[keyField] = await o.nameWhenAbsent(ch.tx, fields);
+      }
       let doc = parse(body, tenant);
       const key = keyOf(doc);
       if (tenant !== undefined) await requireTenantExists(ch.tx, tenant);

@@ -6,7 +6,7 @@ import type { AppEnv } from '../context.ts';
 import { bundleRow } from '../store/bundles.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, takeReason, validOrThrow } from '../http/body.ts';
-import { checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
+import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http/versioning.ts';
 import * as store from '../store/tenants.ts';
 import { judgeTenantChange } from '../validation/references.ts';
 import { throwProblems } from './document-routes.ts';
@@ -37,8 +37,7 @@ policyResetRoutes.post('/:tenant/policy/reset', async (c) => {
     checkVersion(expected, existing);
     const { grants, ...published } = (JSON.parse(row.content) as Bundle).policy;
     const policy = validOrThrow<TenantPolicy>('tenant-policy', structuredClone(published));
-    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now)))
-      throw new ApiError(412, 'precondition_failed', `the policy of ${id} changed meanwhile`);
+    if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now))) throw changedMeanwhile(`the policy of ${id}`, await store.getPolicy(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: store.tenantDocument<TenantPolicy>(existing), after: policy });
 
     const current = new Map((await store.listGrants(ch.tx, id)).map((g) => [g.connectionId, g]));

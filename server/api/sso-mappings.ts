@@ -1,6 +1,8 @@
 import type { SsoMapping, SsoPreview } from '../../policy-schemas/types.gen.ts';
 import { authorize } from '../auth/guard.ts';
 import { accessFor } from '../auth/sso/access.ts';
+import { randomUUID } from 'node:crypto';
+import type { Tx } from '../db/database.ts';
 import type { ProblemDetail } from '../errors.ts';
 import { readValid } from '../http/body.ts';
 import { stripStored } from '../store/document-store.ts';
@@ -17,6 +19,7 @@ export const ssoMappingRoutes = documentRoutes<SsoMapping>({
   entityType: 'sso-mapping',
   resource: 'sso',
   store: ssoMappingStore,
+  nameWhenAbsent: nameMapping,
   check: async (tx, mapping) => {
     const problems: ProblemDetail[] = [];
     const tenants = mapping.tenants ?? [];
@@ -31,6 +34,28 @@ export const ssoMappingRoutes = documentRoutes<SsoMapping>({
     return problems;
   },
 });
+
+/**
+ * A mapping created without an `id` is named after its role and value (`admin-platform-admins`),
+ * made URL-safe, with `-2`, `-3`… when that name is taken: DESIGN's mapping is `{ claim, value,
+ * role, tenants? }`, the id only names it in URLs and the audit trail.
+ */
+async function nameMapping(tx: Tx, body: Record<string, unknown>): Promise<string> {
+  const words = [body.role, body.value].filter((w): w is string => typeof w === 'string').join('-');
+  const base =
+    words
+      .normalize('NFKD')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 56)
+      .replace(/-+$/, '') || 'mapping';
+  for (let n = 1; n <= 100; n++) {
+    const id = n === 1 ? base : `${base}-${n}`;
+    if (!(await ssoMappingStore.get(tx, id))) return id;
+  }
+  return `mapping-${randomUUID().slice(0, 8)}`;
+}
 
 // The document routes take no POST on `/:key`, so this path is free.
 ssoMappingRoutes.post('/preview', async (c) => {

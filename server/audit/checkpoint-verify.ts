@@ -3,17 +3,15 @@ import { validate } from '../../policy-schemas/index.ts';
 import type { AuditCheckpoint, AuditEvent } from '../../policy-schemas/types.gen.ts';
 import { parseDetachedJws } from '../../runtime/detached-jws.ts';
 import type { TrustedKeys } from '../../runtime/verify-bundle.ts';
+import { describeSafeParse, parseSafeJson } from '../http/safe-json.ts';
 import { checkpointBytes } from './checkpoints.ts';
 import { CHECKPOINT_JWS_TYP } from '../signing/sign.ts';
 
 /** Checkpoints from a file: one checkpoint, a list, or the `{ items }` of GET /v1/audit/checkpoints. */
 export function readCheckpoints(text: string, name: string): AuditCheckpoint[] {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    throw new Error(`${name} is not JSON`);
-  }
+  const parsed = parseSafeJson(text);
+  if (!parsed.ok) throw new Error(`${name}: ${describeSafeParse(parsed)}`);
+  const doc = parsed.value;
   const list = Array.isArray(doc)
     ? doc
     : doc && typeof doc === 'object' && Array.isArray((doc as { items?: unknown }).items)

@@ -25,15 +25,26 @@ export function requiredIfMatch(c: Context<AppEnv>): ExpectedVersion {
 
 /** Throws 412 with the current entity when `expected` does not name its version. */
 export function checkVersion(expected: ExpectedVersion, current: { version?: number }): void {
+  const mismatch = versionMismatch(expected, current.version, current);
+  if (mismatch) throw mismatch;
+}
+
+/**
+ * The 412 carrying `current` (what a GET would answer now) when `expected` does not name
+ * `version`, else undefined; for a resource whose version is not a top-level `version` field (the
+ * key set of `GET /v1/keys`).
+ */
+export function versionMismatch(expected: ExpectedVersion, version: number | undefined, current: unknown, what = 'entity'): ApiError | undefined {
   if (typeof expected !== 'number') {
-    const why = expected.unnamed === '*' ? 'If-Match: * names no version' : `If-Match ${expected.unnamed} names no version of this entity`;
-    throw new ApiError(412, 'precondition_failed', `${why}; send the ETag you read (the entity is at version ${current.version})`, { current });
+    const why = expected.unnamed === '*' ? 'If-Match: * names no version' : `If-Match ${expected.unnamed} names no version of this ${what}`;
+    return new ApiError(412, 'precondition_failed', `${why}; send the ETag you read (the ${what} is at version ${version})`, { current });
   }
-  if (expected !== current.version) {
-    throw new ApiError(412, 'precondition_failed', `The entity is at version ${current.version}, not ${expected}; reload and re-apply your change`, {
+  if (expected !== version) {
+    return new ApiError(412, 'precondition_failed', `The ${what} is at version ${version}, not ${expected}; reload and re-apply your change`, {
       current,
     });
   }
+  return undefined;
 }
 
 /** The 412 for a conditional write that lost a race after its check: carries what is there now. */

@@ -246,7 +246,10 @@ function makeTransport(
 
 function secretValues(t: TransportConfig, env: Record<string, string | undefined>): string[] {
   if (t.kind !== 'stdio') return [];
-  return (t.env ?? []).map((n) => env[n]).filter((v): v is string => v !== undefined && v.length >= 3);
+  const values = (t.env ?? []).map((n) => env[n]).filter((v): v is string => v !== undefined && v.length >= 3);
+  // Longest first: a value inside another (a password inside a connection URL) masked first would
+  // leave the rest of the longer one in clear around its `***`.
+  return [...new Set(values)].sort((a, b) => b.length - a.length);
 }
 
 function toOffered(t: {

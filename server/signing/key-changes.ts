@@ -5,7 +5,7 @@ import { latestBundleRow } from '../store/bundles.ts';
 import type { AppDeps } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { RootKeyUnavailableError } from './key-store.ts';
-import type { KeyStore } from './key-store.ts';
+import type { KeySetCondition, KeyStore } from './key-store.ts';
 
 /** Without a database (keys managed before the first `serve`) there is no audit log to write to. */
 type Deps = Pick<AppDeps, 'metrics'> & { database?: AppDeps['database'] };
@@ -24,12 +24,14 @@ function needDatabase(deps: Deps): Pick<AppDeps, 'database' | 'metrics'> {
 // Every change of the key set, from the CLI, the console or the scheduler, goes through here so
 // that each is refused for the same reasons and audited the same way. The key files change first,
 // then the audit event is written: the files are the truth a runtime sees through the key set.
+// `ifKeySetVersion` (the API's If-Match) is checked by the store under its lock, so of two changes
+// based on the same key set only the first passes; the other throws KeySetVersionMismatchError.
 
 /** Adds a `next` key, published in a new key-set version before it ever signs. */
-export async function rotateSigningKey(deps: Deps, meta: ChangeMeta, store: KeyStore, opts: { promoteAfterSeconds?: number } = {}) {
+export async function rotateSigningKey(deps: Deps, meta: ChangeMeta, store: KeyStore, opts: { promoteAfterSeconds?: number } & KeySetCondition = {}) {
   const promoteAt = opts.promoteAfterSeconds === undefined ? undefined : new Date(Date.now() + opts.promoteAfterSeconds * 1000);
-  const key = await guard(() => store.rotate({ promoteAt }));
-  const keySetVersion = (await store.keySet()).keySet.version;
+  const key = await guard(() => store.rotate({ promoteAt, ifKeySetVersion: opts.ifKeySetVersion }));
+  const { keySetVersion } = key;
   await audit(deps, meta, {
     action: 'rotate',
     entityType: 'key',
@@ -42,9 +44,8 @@ export async function rotateSigningKey(deps: Deps, meta: ChangeMeta, store: KeyS
 }
 
 /** Makes a `next` key the signer; the previous signer stays `active` until retired. */
-export async function promoteSigningKey(deps: Deps, meta: ChangeMeta, store: KeyStore, kid?: string) {
-  const { key, previous } = await guard(() => store.promote(kid));
-  const keySetVersion = (await store.keySet()).keySet.version;
+export async function promoteSigningKey(deps: Deps, meta: ChangeMeta, store: KeyStore, kid?: string, opts: KeySetCondition = {}) {
+  const { key, previous, keySetVersion } = await guard(() => store.promote(kid, opts));
   await audit(deps, meta, {
     action: 'promote',
     entityType: 'key',
@@ -67,38 +68,40 @@ export async function tenantsSignedBy(deps: Deps, kid: string): Promise<string[]
 
 /**
  * Retires a key once no tenant's latest bundle is signed by it; with `reissue`, those bundles are
- * first re-signed, content unchanged, by the current signer.
+ * first re-signed, content unchanged, by the current signer. The checks and the re-signing run
+ * under the store's lock, so a change that loses the race (or is refused) re-signs nothing.
  */
-export async function retireSigningKey(deps: Deps, meta: ChangeMeta, store: KeyStore, kid: string, opts: { reissue?: boolean } = {}) {
-  const key = (await store.list({ create: false })).find((k) => k.kid === kid);
-  if (!key) throw new ApiError(404, 'not_found', `no key ${kid} (see toolgate keys list)`);
-  if (key.status === 'retired') throw new ApiError(409, 'conflict', `${kid} is already retired`);
-  if (key.signing) throw new ApiError(409, 'conflict', `${kid} signs now; promote another key before retiring it`);
-  const root = await store.rootInfo();
-  if (!root.canSign) throw new ApiError(409, 'conflict', new RootKeyUnavailableError(root.roots.map((r) => r.kid)).message);
-  const db = needDatabase(deps);
-  const affected = await tenantsSignedBy(deps, kid);
-  if (affected.length && !opts.reissue) {
-    throw new ApiError(
-      409,
-      'conflict',
-      `the latest bundle of ${affected.join(', ')} is signed by ${kid}; runtimes would refuse it. Publish those tenants again, or retire with reissue (--reissue) to re-sign them with the current key first.`,
-      { extra: { tenants: affected } },
-    );
-  }
+export async function retireSigningKey(deps: Deps, meta: ChangeMeta, store: KeyStore, kid: string, opts: { reissue?: boolean } & KeySetCondition = {}) {
+  // Read without creating keys: retiring in an empty directory must not make the first key.
+  if (!(await store.list({ create: false })).some((k) => k.kid === kid)) throw new ApiError(404, 'not_found', `no key ${kid} (see toolgate keys list)`);
   const reissued: { tenant: string; version: number }[] = [];
-  for (const t of affected) {
-    const r = await publishBundle(
-      db,
-      { actor: meta.actor, requestId: meta.requestId, reason: `re-signed before retiring key ${kid}` },
-      t,
-      { reissue: true },
-      store,
-    );
-    reissued.push({ tenant: t, version: r.version });
-  }
-  await guard(() => store.retire(kid));
-  const keySetVersion = (await store.keySet()).keySet.version;
+  const { key, keySetVersion } = await guard(() =>
+    store.retire(kid, {
+      ifKeySetVersion: opts.ifKeySetVersion,
+      beforeRetiring: async () => {
+        const db = needDatabase(deps);
+        const affected = await tenantsSignedBy(deps, kid);
+        if (affected.length && !opts.reissue) {
+          throw new ApiError(
+            409,
+            'conflict',
+            `the latest bundle of ${affected.join(', ')} is signed by ${kid}; runtimes would refuse it. Publish those tenants again, or retire with reissue (--reissue) to re-sign them with the current key first.`,
+            { extra: { tenants: affected } },
+          );
+        }
+        for (const t of affected) {
+          const r = await publishBundle(
+            db,
+            { actor: meta.actor, requestId: meta.requestId, reason: `re-signed before retiring key ${kid}` },
+            t,
+            { reissue: true },
+            store,
+          );
+          reissued.push({ tenant: t, version: r.version });
+        }
+      },
+    }),
+  );
   await audit(deps, meta, {
     action: 'retire',
     entityType: 'key',

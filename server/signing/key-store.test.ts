@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KeyStore } from './key-store.ts';
+import { KeySetVersionMismatchError, KeyStore } from './key-store.ts';
 import type { KeySetOrigin } from './key-store.ts';
 
 const dirs: string[] = [];
@@ -79,5 +79,58 @@ describe('KeyStore key-set listeners across processes', () => {
     expect((await b.keySet()).keySet.version).toBe(2);
     await b.reload();
     expect(heardB).toEqual([]);
+  });
+});
+
+describe('KeyStore changes conditional on the key-set version', () => {
+  /** One lock both stores hold for a change, as the advisory lock replicas share. */
+  function sharedLock() {
+    let tail: Promise<unknown> = Promise.resolve();
+    return <T>(fn: () => Promise<T>): Promise<T> => {
+      const run = tail.then(fn, fn);
+      tail = run.catch(() => undefined);
+      return run;
+    };
+  }
+
+  it('of two replicas changing the key set they both saw, only the first changes it; the other learns the version now', async () => {
+    const { a, b } = twoStores();
+    const lock = sharedLock();
+    a.setCrossProcessLock(lock);
+    b.setCrossProcessLock(lock);
+    const seen = (await a.keySet()).keySet.version;
+    expect((await b.keySet()).keySet.version).toBe(seen);
+    const outcomes = await Promise.allSettled([a.rotate({ ifKeySetVersion: seen }), b.rotate({ ifKeySetVersion: seen })]);
+    const won = outcomes.filter((o) => o.status === 'fulfilled');
+    const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0].reason).toBeInstanceOf(KeySetVersionMismatchError);
+    expect(lost[0].reason).toMatchObject({ expected: seen, current: seen + 1 });
+    expect((await a.list()).filter((k) => k.status === 'next')).toHaveLength(1);
+    expect((await b.keySet()).keySet.version).toBe(seen + 1);
+  });
+
+  it('refuses a stale version before any other check, and runs nothing before retiring', async () => {
+    const { a } = twoStores();
+    const signer = (await a.signer()).kid;
+    const next = await a.rotate({ ifKeySetVersion: 1 });
+    expect(next.keySetVersion).toBe(2);
+    const promoted = await a.promote(next.kid, { ifKeySetVersion: 2 });
+    expect(promoted).toMatchObject({ previous: signer, keySetVersion: 3 });
+    let ran = false;
+    const beforeRetiring = async () => {
+      ran = true;
+    };
+    await expect(a.retire(signer, { ifKeySetVersion: 2, beforeRetiring })).rejects.toThrow('the key set is at version 3, not 2');
+    // A state error too is second to the version: the signing key is refused as stale, not as signing.
+    await expect(a.retire(next.kid, { ifKeySetVersion: 2 })).rejects.toBeInstanceOf(KeySetVersionMismatchError);
+    await expect(a.promote(undefined, { ifKeySetVersion: 1 })).rejects.toBeInstanceOf(KeySetVersionMismatchError);
+    expect(ran).toBe(false);
+    expect((await a.list()).find((k) => k.kid === signer)?.status).toBe('active');
+    const retired = await a.retire(signer, { ifKeySetVersion: 3, beforeRetiring });
+    expect(ran).toBe(true);
+    expect(retired).toMatchObject({ key: { kid: signer, status: 'active' }, keySetVersion: 4 });
+    expect((await a.keySet()).keySet.version).toBe(4);
   });
 });

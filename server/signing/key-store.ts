@@ -68,6 +68,23 @@ export class RootKeyUnavailableError extends Error {
   }
 }
 
+/**
+ * A change named the key-set version it was based on and the key set has moved on since: another
+ * change (here, in another replica, or from the CLI) came first. Checked under the store's lock.
+ */
+export class KeySetVersionMismatchError extends Error {
+  constructor(
+    readonly expected: number,
+    readonly current: number,
+  ) {
+    super(`the key set is at version ${current}, not ${expected}`);
+    this.name = 'KeySetVersionMismatchError';
+  }
+}
+
+/** What a change of the key set may require: the key-set version its author saw (omitted: none). */
+export type KeySetCondition = { ifKeySetVersion?: number };
+
 const KEY_FILE = /^[A-Za-z0-9_-]{43}\.json$/;
 const RETIRED_KEY_FILE = /^[A-Za-z0-9_-]{43}\.json\.retired$/;
 const ROOT_FILE = /^[A-Za-z0-9_-]{43}\.root\.json$/;
@@ -206,25 +223,28 @@ export class KeyStore {
 
   /**
    * Publishes a new key as `next`: runtimes learn it from the key set before it ever signs.
-   * `promoteAt` schedules its promotion (done by maintain()).
+   * `promoteAt` schedules its promotion (done by maintain()). Answers the key with the key-set
+   * version that published it.
    */
-  async rotate(opts: { promoteAt?: Date } = {}): Promise<SigningKey> {
+  async rotate(opts: { promoteAt?: Date } & KeySetCondition = {}): Promise<SigningKey & { keySetVersion: number }> {
     await this.ready();
     return this.exclusive(async () => {
       await this.refresh(true);
+      this.expectKeySetVersion(opts);
       this.currentRoot();
       const kid = await this.createKey('next', opts.promoteAt?.toISOString());
       await this.refresh(true);
-      await this.publishKeySet();
-      return this.find(kid);
+      const published = await this.publishKeySet();
+      return { ...this.find(kid), keySetVersion: published.keySet.version };
     });
   }
 
   /** Makes a `next` key (the newest one when `kid` is omitted) the signer; the previous signer stays active. */
-  async promote(kid?: string): Promise<{ key: SigningKey; previous: string | null }> {
+  async promote(kid?: string, opts: KeySetCondition = {}): Promise<{ key: SigningKey; previous: string | null; keySetVersion: number }> {
     await this.ready();
     return this.exclusive(async () => {
       await this.refresh(true);
+      this.expectKeySetVersion(opts);
       this.currentRoot();
       const candidates = this.keys.filter((k) => k.status === 'next');
       const key = kid ? this.keys.find((k) => k.kid === kid) : candidates[candidates.length - 1];
@@ -237,27 +257,36 @@ export class KeyStore {
         return { ...rest, status: 'active', activatedSeq };
       });
       await this.refresh(true);
-      await this.publishKeySet();
-      return { key: this.find(key.kid), previous };
+      const published = await this.publishKeySet();
+      return { key: this.find(key.kid), previous, keySetVersion: published.keySet.version };
     });
   }
 
   /**
    * Retires a key for good: runtimes refuse what it signed. The key that signs now cannot be
    * retired (promote another first). Its file is kept as `<kid>.json.retired`; the key set lists it
-   * as retired.
+   * as retired; answers the key as it was. `beforeRetiring` runs under the lock once every check passed (re-signing what the
+   * key signed): no other key change can come between it and the retirement, and if it throws
+   * nothing is retired.
    */
-  async retire(kid: string): Promise<void> {
+  async retire(
+    kid: string,
+    opts: KeySetCondition & { beforeRetiring?: (key: KeyInfo) => Promise<void> } = {},
+  ): Promise<{ key: KeyInfo; keySetVersion: number }> {
     await this.ready();
-    await this.exclusive(async () => {
+    return this.exclusive(async () => {
       await this.refresh(true);
+      this.expectKeySetVersion(opts);
       const key = this.keys.find((k) => k.kid === kid);
       if (!key || key.status === 'retired') throw new Error(key ? `${kid} is already retired` : `no key ${kid} (see toolgate keys list)`);
       if ((await this.signerOrNull())?.kid === kid) throw new Error(`${kid} signs now; promote another key before retiring it`);
       this.currentRoot();
+      const info: KeyInfo = { kid, createdAt: key.createdAt, status: key.status, signing: false, ...(key.promoteAt ? { promoteAt: key.promoteAt } : {}) };
+      await opts.beforeRetiring?.(info);
       renameSync(join(this.dir, `${kid}.json`), join(this.dir, `${kid}.json.retired`));
       await this.refresh(true);
-      await this.publishKeySet();
+      const published = await this.publishKeySet();
+      return { key: info, keySetVersion: published.keySet.version };
     });
   }
 
@@ -306,6 +335,12 @@ export class KeyStore {
         await this.publishKeySet({ roots: [this.roots[0].publicJwk], signer: this.roots[0] });
       }
     });
+  }
+
+  /** Refuses a change based on a key set that is no longer the latest (call after the re-read under the lock). */
+  private expectKeySetVersion({ ifKeySetVersion }: KeySetCondition): void {
+    const current = this.latestKeySet?.keySet.version ?? 0;
+    if (ifKeySetVersion !== undefined && ifKeySetVersion !== current) throw new KeySetVersionMismatchError(ifKeySetVersion, current);
   }
 
   private async signerOrNull(): Promise<SigningKey | null> {

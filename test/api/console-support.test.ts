@@ -242,6 +242,28 @@ describe('GET /v1/overview', () => {
     expect(edited.draft).toEqual({ differs: true, changes: ['policy'] });
   });
 
+  it('names grants and inventory as what differs when only they changed since the publish', async () => {
+    const draftOf = async () => ((await h.request('GET', '/v1/overview')).json as Overview).tenants.find((t) => t.id === 'globex-eng')!.draft;
+    expect((await h.request('POST', '/v1/tenants/globex-eng/bundles', { body: { reason: 'baseline for grants' } })).status).toBe(201);
+    expect(await draftOf()).toEqual({ differs: false, changes: [] });
+
+    const role = Object.keys((await h.request('GET', '/v1/tenants/globex-eng/policy')).json.roles)[0];
+    const grant = await h.request('POST', '/v1/tenants/globex-eng/grants', {
+      body: { connectionId: 'conn-overview', subjects: [role], tools: ['core__*'] },
+    });
+    expect(grant.status).toBe(201);
+    expect(await draftOf()).toEqual({ differs: true, changes: ['grants'] });
+    expect((await h.request('POST', '/v1/tenants/globex-eng/bundles', { body: { reason: 'ship the grant' } })).status).toBe(201);
+
+    const tool = await h.request('GET', '/v1/tools/core__knowledge-query');
+    const patched = await h.request('PATCH', '/v1/tools/core__knowledge-query', {
+      body: { description: `${tool.json.description} (reworded)` },
+      headers: { 'if-match': tool.headers.get('etag')! },
+    });
+    expect(patched.status).toBe(200);
+    expect(await draftOf()).toEqual({ differs: true, changes: ['inventory'] });
+  });
+
   it('shows a viewer only its own tenants and no review queue', async () => {
     const viewer = await h.tokenFor('viewer', ['acme-research']);
     const res = await h.request('GET', '/v1/overview', { token: viewer });

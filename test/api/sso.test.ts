@@ -205,6 +205,8 @@ describe('single sign-on', () => {
     ['wrong-nonce', /nonce is not the one this sign-in sent/],
     ['expired', /ID token has expired/],
     ['foreign-audience', /issued for another application/],
+    ['foreign-issuer', /issued by another provider/],
+    ['forged-signature', /signature does not verify against the identity provider&#39;s published keys/],
   ] as const) {
     it(`refuses an ID token that is ${tamper}: a page, no session, nothing changed`, async () => {
       const b = newBrowser();
@@ -410,6 +412,29 @@ describe('/v1/sso/mappings', () => {
     expect((await t.request('DELETE', '/v1/sso/mappings/platform-admins', { headers: { 'if-match': patched.headers.get('etag') as string } })).status).toBe(
       204,
     );
+  });
+
+  it('names a mapping sent without an id after its role and value, as DESIGN gives a mapping', async () => {
+    const body = { claim: 'groups', value: 'Platform Admins', role: 'admin' };
+    const first = await t.request('POST', '/v1/sso/mappings', { body });
+    expect(first.status).toBe(201);
+    expect(first.json).toMatchObject({ id: 'admin-platform-admins', ...body, version: 1 });
+    expect(first.headers.get('location')).toBe('/v1/sso/mappings/admin-platform-admins');
+    // The same words again get the next free name rather than a conflict.
+    const second = await t.request('POST', '/v1/sso/mappings', { body: { ...body, value: 'platform-admins' } });
+    expect(second.status).toBe(201);
+    expect(second.json.id).toBe('admin-platform-admins-2');
+    const events = await t.request('GET', '/v1/audit?entityType=sso-mapping&entityId=admin-platform-admins&action=create');
+    expect(events.json.items[0].after).toMatchObject({ id: 'admin-platform-admins', value: 'Platform Admins' });
+    // A body that is bad apart from the id is still refused by pointer, and stores nothing.
+    const bad = await t.request('POST', '/v1/sso/mappings', { body: { claim: 'groups', value: 'devs', role: 'editor' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/tenants']);
+    expect((await t.request('GET', '/v1/sso/mappings/editor-devs')).status).toBe(404);
+    for (const r of [first, second]) {
+      const id = r.json.id as string;
+      expect((await t.request('DELETE', `/v1/sso/mappings/${id}`, { headers: { 'if-match': r.headers.get('etag') as string } })).status).toBe(204);
+    }
   });
 
   it('refuses bad mappings with pointers and stores nothing', async () => {

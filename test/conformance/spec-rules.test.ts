@@ -14,6 +14,9 @@ const defined = new Set([...spec.matchAll(/\*\*(R\d+\.\d+)\b/g), ...spec.matchAl
 const EVALUATOR_TESTS = [
   'test/engine/semantics.test.ts',
   'test/engine/seed-tool-runner.test.ts',
+  'test/engine/seed-groups-states.test.ts',
+  'test/engine/reference.test.ts',
+  'test/engine/differential.test.ts',
   'test/engine/seed-host-session.test.ts',
   'runtime/plan-batch.test.ts',
   'test/api/profiles.test.ts',
@@ -40,6 +43,14 @@ describe('docs/spec.md rules', () => {
         for (const rule of cited) expect(defined, `${file}: "${name}"`).toContain(rule);
       }
     }
+  });
+
+  it('gives every refusal code a runtime reports (runtime-status verifyCode) a place in a verification table', () => {
+    const schema = JSON.parse(readFileSync(join(root, 'policy-schemas/runtime-status.schema.json'), 'utf8')) as {
+      $defs: { verifyCode: { enum: string[] } };
+    };
+    const tabled = new Set([...spec.matchAll(/^\| R[\d.]+ +\|.*\| `([a-z_]+)` +\|$/gm)].map((m) => m[1]));
+    for (const code of schema.$defs.verifyCode.enum) expect(tabled, code).toContain(code);
   });
 
   it('defines every rule that bundle vectors and misreadings name', () => {

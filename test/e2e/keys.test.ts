@@ -54,6 +54,35 @@ describe('keys, trust and checkpoints in the console', () => {
     ]);
   });
 
+  it('says so when someone else changed the keys since the page showed them, shows the keys as they are, and changes nothing', async () => {
+    await page.goto(`${c.url}/#/keys`);
+    const shown = await c.api('GET', '/v1/keys');
+    const version = shown.json.keySet.version as number;
+    const region = page.getByRole('region', { name: 'Key set' });
+    await region.getByText(`Key set v${version},`).waitFor();
+
+    // Another admin adds a key while this page still shows the key set as it was.
+    const other = await c.api('POST', '/v1/keys/rotate', { reason: 'another admin' }, { 'If-Match': shown.headers.get('etag') ?? '' });
+    expect(other.status, other.text).toBe(201);
+    await page.getByLabel('Reason for the change (required, audited)').fill('based on what the page showed');
+    await page.getByRole('button', { name: 'Add next key' }).click();
+    await page.getByRole('alert').getByText('Someone else changed the keys').waitFor();
+    await page.getByText(`the key set is now v${version + 1}`).waitFor();
+    await region.getByText(`Key set v${version + 1},`).waitFor();
+    await page.getByRole('button', { name: `Promote ${other.json.kid}` }).waitFor();
+    const after = await c.api('GET', '/v1/keys');
+    expect(after.json.keySet.version).toBe(version + 1);
+    expect(after.json.keys.filter((k: { status: string }) => k.status === 'next').map((k: { kid: string }) => k.kid)).toEqual([other.json.kid]);
+    const events = (await c.api('GET', '/v1/audit?entityType=key')).json.items.map((e: { reason: string }) => e.reason);
+    expect(events).not.toContain('based on what the page showed');
+
+    // The reason is kept; trying again on the keys now shown goes through.
+    await page.getByRole('button', { name: 'Add next key' }).click();
+    await page.getByText(/A next key was added/).waitFor();
+    await region.getByText(`Key set v${version + 2},`).waitFor();
+    expect((await c.api('GET', '/v1/audit?entityType=key')).json.items.map((e: { reason: string }) => e.reason)).toContain('based on what the page showed');
+  });
+
   it('shows a viewer the keys without any action', async () => {
     const token = (await c.api('POST', '/v1/tokens', { label: 'viewer', role: 'viewer', tenants: ['globex-eng'] })).json.token;
     const { page: viewer } = await c.newSession();

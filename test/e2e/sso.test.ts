@@ -70,12 +70,31 @@ describe('single sign-on in a real browser', () => {
       const item = admin.page.getByRole('list', { name: 'Audit timeline' }).getByRole('listitem').filter({ hasText: 'Ada shortens the bundle lifetime' });
       await item.waitFor();
       expect(await item.innerText()).toContain('Ada Lovelace <ada@example.com>');
+
+      // The actor filter takes the person as the timeline names them, and suggests them.
+      await admin.page.goto(`${c.url}/#/audit`);
+      const timeline = admin.page.getByRole('list', { name: 'Audit timeline' });
+      await timeline.getByRole('listitem').filter({ hasText: 'Ada shortens the bundle lifetime' }).waitFor();
+      expect(await admin.page.locator('datalist option[value="Ada Lovelace <ada@example.com>"]').count()).toBe(1);
+      for (const typed of ['Ada Lovelace <ada@example.com>', 'Ada Lovelace']) {
+        await admin.page.getByLabel('Actor').fill('');
+        await admin.page.waitForFunction(() => !window.location.hash.includes('actor='));
+        await admin.page.getByLabel('Actor').fill(typed);
+        await admin.page.waitForFunction(() => decodeURIComponent(window.location.hash).includes('actor=user:ada-1815'));
+        await timeline.getByRole('listitem').filter({ hasText: 'Ada shortens the bundle lifetime' }).waitFor();
+        expect(await timeline.getByRole('listitem').filter({ hasNotText: 'by Ada Lovelace <ada@example.com>' }).count()).toBe(0);
+      }
+      await admin.page.getByLabel('Actor').fill('');
+      // Clicking the person in an event filters by them too, and names them in the field.
+      await timeline.getByRole('button', { name: 'Ada Lovelace <ada@example.com>' }).first().click();
+      await admin.page.waitForFunction(() => decodeURIComponent(window.location.hash).includes('actor=user:ada-1815'));
+      expect(await admin.page.getByLabel('Actor').inputValue()).toBe('Ada Lovelace <ada@example.com>');
     } finally {
       await admin.context.close();
     }
   });
 
-  it('lets an admin add a mapping on the Single sign-on page and check what pasted claims would get', async () => {
+  it('lets an admin add and edit a mapping on the Single sign-on page and check what pasted claims would get', async () => {
     const { context, page } = await c.newSession();
     try {
       await c.login(page);
@@ -96,6 +115,24 @@ describe('single sign-on in a real browser', () => {
         role: 'viewer',
         tenants: ['globex-eng'],
       });
+
+      // Edited in place: the same mapping (id, audit trail) now gives acme-research too.
+      await mappings.getByRole('button', { name: 'Edit globex-viewers' }).click();
+      const edit = page.getByRole('form', { name: 'Edit mapping globex-viewers' });
+      expect(await edit.getByLabel('Mapping id').getAttribute('readonly')).not.toBeNull();
+      expect(await edit.getByLabel('globex-eng').isChecked()).toBe(true);
+      await edit.getByLabel('acme-research').check();
+      await edit.getByRole('button', { name: 'Save mapping' }).click();
+      await page.getByRole('status').getByText('Saved mapping globex-viewers.').waitFor();
+      await page.getByRole('form', { name: 'New mapping' }).waitFor();
+      await mappings.getByRole('row', { name: /globex-viewers.*acme-research, globex-eng|globex-viewers.*globex-eng, acme-research/ }).waitFor();
+      expect((await c.api('GET', '/v1/sso/mappings/globex-viewers')).json).toMatchObject({
+        role: 'viewer',
+        tenants: expect.arrayContaining(['globex-eng', 'acme-research']),
+        version: 2,
+      });
+      const events = (await c.api('GET', '/v1/audit?entityType=sso-mapping&entityId=globex-viewers')).json.items;
+      expect(events.map((e: { action: string }) => e.action)).toEqual(['create', 'update']);
 
       await page.getByLabel('ID-token claims (JSON)').fill(JSON.stringify({ sub: 'x', groups: ['acme-editors', 'globex-readers'] }));
       await page.getByRole('button', { name: 'Show access' }).click();

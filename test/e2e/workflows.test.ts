@@ -172,6 +172,11 @@ describe('rolling back', () => {
     expect(await page.getByLabel('Reason for publishing (required)').inputValue()).toBe('');
     expect(await page.getByRole('button', { name: 'Publish', exact: true }).isDisabled()).toBe(true);
     expect(await form.getByRole('checkbox', { name: /Also reset the draft to v1's policy and grants/ }).isChecked()).toBe(true);
+    // Nor does forcing the rollback force the next publish.
+    const forceRollback = form.getByRole('checkbox', { name: /Roll back even if policy tests fail/ });
+    await forceRollback.check();
+    expect(await page.getByRole('checkbox', { name: /Publish even if policy tests fail/ }).isChecked()).toBe(false);
+    await forceRollback.uncheck();
     await form.getByRole('button', { name: 'Roll back to v1' }).click();
     await page.getByText("Rolled back: version 3 now carries the content of v1. The draft was reset to v1's policy and grants").waitFor();
     // Nothing is offered for re-publishing: the draft is what is live.
@@ -227,7 +232,17 @@ describe('the simulator explains', () => {
 
 describe('answers where the person looks', () => {
   it('shows "Draft saved" beside the save button and the created tool on its own page with focus on its heading', async () => {
-    await go(page, '/tenants/acme-research');
+    // Both demo tenants open their simulator on what their first subject sees, not on a rejection.
+    for (const [tenant, subject] of [
+      ['globex-eng', 'agent:coding-bot'],
+      ['acme-research', 'agent:research-bot'],
+    ]) {
+      await go(page, `/tenants/${tenant}`);
+      const sim = page.getByRole('region', { name: 'Simulator' });
+      await sim.getByRole('table', { name: 'Visible tools' }).getByRole('row').nth(1).waitFor();
+      expect(await sim.getByLabel('Subject').inputValue()).toBe(subject);
+      expect(await sim.getByText(/Request rejected/).count()).toBe(0);
+    }
     await page.getByLabel('Bundle TTL (seconds)').fill('5400');
     await page.getByRole('button', { name: 'Save draft', exact: true }).click();
     const saved = page.getByRole('status').filter({ hasText: 'Draft saved' });

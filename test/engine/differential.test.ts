@@ -93,7 +93,7 @@ async function fileEnforcer(casbin: BundleCasbin): Promise<Enforcer> {
 }
 
 describe('SDK index against node-casbin', () => {
-  it('agrees with enforce() on at least 10,000 randomized queries', async () => {
+  it('R2.5 R6.9 R6.10 agrees with enforce() on at least 10,000 randomized queries', async () => {
     let queries = 0;
     let allowed = 0;
     for (let seed = 1; queries < 10_000 || seed <= 60; seed++) {
@@ -137,7 +137,7 @@ describe('SDK index against node-casbin', () => {
     expect(allowed).toBeLessThan(queries * 0.9);
   });
 
-  it('uses only g() and keyMatch in the emitted model, and prefix-or-exact patterns in its rows', () => {
+  it('R2.5 uses only g() and keyMatch in the emitted model, and prefix-or-exact patterns in its rows', () => {
     const t = randomTenant(7);
     const loaded = build(snapshot({ tenant: t.tenant, tools: t.tools, policy: { roles: t.roles, bindings: t.bindings } }));
     const matcher = loaded.bundle.casbin.model.split('\n').find((l) => l.startsWith('m ='))!;

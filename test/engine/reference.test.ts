@@ -168,7 +168,7 @@ function randomRequest(r: ReturnType<typeof rng>, subjects: string[], connection
 }
 
 describe('evaluate against the semantics written out longhand', () => {
-  it('agrees on thousands of randomized snapshots and requests', () => {
+  it('R6.1 R6.2 R6.3 R6.4 R6.5 R6.6 R6.7 R6.8 R6.9 R6.10 R6.11 R6.12 R6.13 R6.14 R6.15 agrees on thousands of randomized snapshots and requests', () => {
     let compared = 0;
     const reasons = new Set<string>();
     for (let seed = 1; seed <= 250; seed++) {

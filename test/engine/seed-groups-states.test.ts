@@ -45,7 +45,7 @@ const steps = [
 
 describe('groups-and-states workflow (reference §5)', () => {
   for (const step of steps) {
-    it(`shows exactly the rule-computed tools in the ${step.name}`, () => {
+    it(`R6.3 R6.7 R6.8 shows exactly the rule-computed tools in the ${step.name}`, () => {
       const byRules = availableByTheRules(workflowTools, step.groups, step.state);
       expect(byRules).toEqual(step.expect);
       const r = evaluate(loaded, { subject: 'agent:workflow', groups: step.groups, state: step.state });
@@ -53,7 +53,7 @@ describe('groups-and-states workflow (reference §5)', () => {
     });
   }
 
-  it('agrees with the rules on every combination of requested groups and states', () => {
+  it('R6.3 R6.7 R6.8 agrees with the rules on every combination of requested groups and states', () => {
     const groupNames = ['read-only', 'knowledge', 'basic', 'write', 'admin', 'text', 'advanced', 'compute', 'expensive', 'default', '*'];
     const stateNames = ['undefined', 'research', 'analysis', 'modification', 'results'];
     let checked = 0;
@@ -69,7 +69,7 @@ describe('groups-and-states workflow (reference §5)', () => {
     expect(checked).toBeGreaterThan(1000);
   });
 
-  it('walks the complete flow: knowledge-query → analysis, complex-analysis → results, reset-workflow → undefined', () => {
+  it('R8.1 R6.8 walks the complete flow: knowledge-query → analysis, complex-analysis → results, reset-workflow → undefined', () => {
     let state: string | undefined;
     const flow = [
       { groups: ['knowledge', 'compute'], call: 'core__knowledge-query', next: 'analysis' },
@@ -87,12 +87,12 @@ describe('groups-and-states workflow (reference §5)', () => {
     expect(again.tools.map((t) => t.id)).toEqual(['core__knowledge-query', 'core__text-completion']);
   });
 
-  it('keeps the state after a tool without a state transition', () => {
+  it('R8.1 keeps the state after a tool without a state transition', () => {
     expect(nextState(loaded, 'analysis', 'core__graph-update')).toBe('analysis');
     expect(nextState(loaded, 'analysis', 'core__unknown')).toBe('analysis');
   });
 
-  it('lets the gateway refuse groups the subject is not permitted instead of narrowing', () => {
+  it('R6.4 refuses groups the subject is not permitted instead of narrowing', () => {
     const demo = build(demoSnapshot('acme-research'));
     const r = evaluate(demo, { subject: 'agent:research-bot', groups: ['read-only', 'admin'] });
     expect(r.rejected).toEqual({ reason: 'group_not_permitted', groups: ['admin'] });

@@ -14,6 +14,12 @@ const SCRIPT = join(import.meta.dirname, 'verify-with-pyjwt.py');
 const TENANT = 'acme-research';
 let srv: LiveServer;
 
+/** A key change through the API, naming the key set as `GET /v1/keys` shows it now (its ETag as If-Match). */
+async function changeKeys(path: string, body: object) {
+  const etag = (await srv.api('GET', '/v1/keys')).headers.get('etag') ?? '';
+  return srv.api('POST', path, { body, headers: { 'If-Match': etag } });
+}
+
 beforeAll(async () => {
   srv = await startLiveServer({ seed: true });
 });
@@ -30,9 +36,9 @@ function python(files: Record<'root' | 'keyset' | 'keysetJws' | 'bundle' | 'bund
 describe('PyJWT drill', () => {
   it('verifies the key set against the root and the bundle against the key set, and refuses forgeries by name', async () => {
     // A staged rotation first, so the key set holds more than one key and the bundle is signed by a promoted one.
-    expect((await srv.api('POST', '/v1/keys/rotate', { body: { reason: 'pyjwt drill' } })).status).toBe(201);
+    expect((await changeKeys('/v1/keys/rotate', { reason: 'pyjwt drill' })).status).toBe(201);
     const next = (await srv.api('GET', '/v1/keys')).json.keys.find((k: { status: string }) => k.status === 'next').kid;
-    expect((await srv.api('POST', `/v1/keys/${next}/promote`, { body: { reason: 'pyjwt drill' } })).status).toBe(200);
+    expect((await changeKeys(`/v1/keys/${next}/promote`, { reason: 'pyjwt drill' })).status).toBe(200);
     expect((await srv.api('POST', `/v1/tenants/${TENANT}/bundles`, { body: { reason: 'pyjwt drill' } })).status).toBe(201);
 
     const keyset = await srv.api('GET', '/.well-known/toolgate-keyset.json', { token: null });

@@ -23,6 +23,12 @@ let root: RootKey[];
 const clients: BundleClient[] = [];
 const dirs: string[] = [];
 
+/** A key change through the API, naming the key set as `GET /v1/keys` shows it now (its ETag as If-Match). */
+async function changeKeys(path: string, body: object) {
+  const etag = (await srv.api('GET', '/v1/keys')).headers.get('etag') ?? '';
+  return srv.api('POST', path, { body, headers: { 'If-Match': etag } });
+}
+
 beforeAll(async () => {
   srv = await startLiveServer({ seed: true });
   token = await srv.tokenFor('runtime', [TENANT]);
@@ -97,7 +103,7 @@ describe('rotation drill', () => {
     const oldKid = signerOf(fleet[0]);
 
     // Stage: a next key is published in the key set before it ever signs.
-    const rotated = await srv.api('POST', '/v1/keys/rotate', { body: { reason: 'drill: scheduled rotation' } });
+    const rotated = await changeKeys('/v1/keys/rotate', { reason: 'drill: scheduled rotation' });
     expect(rotated.status, rotated.text).toBe(201);
     const newKid = rotated.json.kid as string;
     const staged = await publish('still signed by the old key');
@@ -105,14 +111,14 @@ describe('rotation drill', () => {
     expect(signerOf(fleet[0])).toBe(oldKid);
 
     // Promote: the next key signs; clients meet an unknown kid (or know it from the key set already) and accept.
-    const promoted = await srv.api('POST', `/v1/keys/${newKid}/promote`, { body: { reason: 'drill: promote' } });
+    const promoted = await changeKeys(`/v1/keys/${newKid}/promote`, { reason: 'drill: promote' });
     expect(promoted.status, promoted.text).toBe(200);
     const afterPromote = await publish('first bundle signed by the new key');
     await until('every client on the promoted version', () => fleet.every((c) => c.status().version === afterPromote));
     expect(fleet.every((c) => signerOf(c) === newKid)).toBe(true);
 
     // Retire the old key once no tenant's latest bundle uses it (re-issuing any tenant that still does).
-    const retired = await srv.api('POST', `/v1/keys/${oldKid}/retire`, { body: { reason: 'drill: retire', reissue: true } });
+    const retired = await changeKeys(`/v1/keys/${oldKid}/retire`, { reason: 'drill: retire', reissue: true });
     expect(retired.status, retired.text).toBe(200);
     const keyset = await srv.api('GET', '/.well-known/toolgate-keyset.json', { token: null });
     expect(keyset.json.keys.find((k: { kid: string }) => k.kid === oldKid).status).toBe('retired');
@@ -226,9 +232,9 @@ describe('a held bundle whose key is retired', () => {
     const refused: string[] = [];
     c.on('refused', (r) => refused.push(r.code));
     frozen = true;
-    const next = (await srv.api('POST', '/v1/keys/rotate', { body: { reason: 'retire while a client holds an old bundle' } })).json.kid;
-    expect((await srv.api('POST', `/v1/keys/${next}/promote`, { body: { reason: 'promote' } })).status).toBe(200);
-    const retired = await srv.api('POST', `/v1/keys/${held}/retire`, { body: { reason: 'retire', reissue: true } });
+    const next = (await changeKeys('/v1/keys/rotate', { reason: 'retire while a client holds an old bundle' })).json.kid;
+    expect((await changeKeys(`/v1/keys/${next}/promote`, { reason: 'promote' })).status).toBe(200);
+    const retired = await changeKeys(`/v1/keys/${held}/retire`, { reason: 'retire', reissue: true });
     expect(retired.status, retired.text).toBe(200);
     await until(
       () => `the held bundle dropped (refusals so far: ${refused.join(', ') || 'none'}; status ${JSON.stringify(c.status())})`,

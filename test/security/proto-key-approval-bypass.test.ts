@@ -4,7 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readCheckpoints } from '../../server/audit/checkpoint-verify.ts';
 import { run as evaluateCli } from '../../server/cli/commands/evaluate.ts';
+import { readTrustedKeys } from '../../server/cli/commands/verify.ts';
 import { mergePatch } from '../../server/http/merge-patch.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 import { etag, importQuarantinedTool, rawRequest } from './support.ts';
@@ -206,5 +208,24 @@ describe('CLI input files', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('toolgate verify refuses a --jwks or --root file carrying __proto__, naming the file and pointer', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-proto-'));
+    try {
+      const key = '{"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "kid": "k"}';
+      writeFileSync(join(dir, 'jwks.json'), `{"keys": [${key}], "__proto__": {"keys": []}}`);
+      await expect(readTrustedKeys({ jwks: join(dir, 'jwks.json') })).rejects.toThrow(/jwks\.json: \/__proto__ /);
+      writeFileSync(join(dir, 'root.json'), `{"keys": [${key.replace('"kid"', '"constructor": {"prototype": {}}, "kid"')}]}`);
+      writeFileSync(join(dir, 'keyset.json'), '{}');
+      await expect(readTrustedKeys({ root: join(dir, 'root.json'), keyset: join(dir, 'keyset.json') })).rejects.toThrow(/root\.json: \/keys\/0\/constructor /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('toolgate audit verify --checkpoint refuses a checkpoint file carrying __proto__', () => {
+    const cp = '{"format": "toolgate.audit-checkpoint/v1", "seq": 1, "hash": "sha256:00", "at": "2026-01-01T00:00:00.000Z", "signature": "a..b"}';
+    expect(() => readCheckpoints(`{"items": [${cp}], "__proto__": {"items": []}}`, 'cp.json')).toThrow(/cp\.json: \/__proto__ /);
   });
 });

@@ -88,3 +88,37 @@ describe('approving a tool names its version', () => {
     expect(ok.status).toBe(200);
   });
 });
+
+describe('changing the signing keys names the key-set version', () => {
+  const keyChange = (path: string, ifMatch?: string) =>
+    t.request('POST', path, { body: { reason: 'security test' }, headers: ifMatch === undefined ? {} : { 'if-match': ifMatch } });
+
+  it('refuses rotate, promote and retire without If-Match (428) or with * (412 with the current keys); the key set stays', async () => {
+    const before = await t.request('GET', '/v1/keys');
+    expect(before.headers.get('etag')).toBe(`"${before.json.keySet.version}"`);
+    const kid = before.json.keys[0].kid as string;
+    for (const path of ['/v1/keys/rotate', `/v1/keys/${kid}/promote`, `/v1/keys/${kid}/retire`]) {
+      expect((await keyChange(path)).status, path).toBe(428);
+      const star = await keyChange(path, '*');
+      expect(star.status, path).toBe(412);
+      expect(star.json.current).toEqual(before.json);
+    }
+    expect((await t.request('GET', '/v1/keys')).json).toEqual(before.json);
+  });
+
+  it('refuses a promotion based on a key set someone else changed meanwhile, and shows the keys as they are now', async () => {
+    const seen = (await keyChange('/v1/keys/rotate', (await t.request('GET', '/v1/keys')).headers.get('etag')!)).json;
+    const viewed = await t.request('GET', '/v1/keys');
+    // Meanwhile another admin stages a different key with a scheduled promotion.
+    const other = await t.request('POST', '/v1/keys/rotate', {
+      body: { reason: 'other admin', promoteAfterSeconds: 3600 },
+      headers: { 'if-match': viewed.headers.get('etag')! },
+    });
+    expect(other.status).toBe(201);
+    const stale = await keyChange(`/v1/keys/${seen.kid}/promote`, viewed.headers.get('etag')!);
+    expect(stale.status).toBe(412);
+    expect(stale.json.current.keys.map((k: { kid: string }) => k.kid)).toContain(other.json.kid);
+    expect(stale.json.current.keys.find((k: { kid: string }) => k.kid === seen.kid).status).toBe('next');
+    expect((await t.request('GET', '/v1/keys')).json).toEqual(stale.json.current);
+  });
+});

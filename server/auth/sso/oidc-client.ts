@@ -58,7 +58,9 @@ export function providerConfig(s: SsoSettings): Promise<oidc.Configuration> {
     p = oidc
       .discovery(issuer, s.clientId, { redirect_uris: [redirectUrlOf(s)], response_types: ['code'] }, oidc.ClientSecretBasic(s.clientSecret), {
         timeout: DISCOVERY_TIMEOUT_SECONDS,
-        execute: isLoopbackHttp(issuer) ? [oidc.allowInsecureRequests] : [],
+        // openid-client checks an ID token's signature only when asked (it leans on TLS for
+        // tokens from the token endpoint); it is checked here against the provider's JWKS.
+        execute: [oidc.enableNonRepudiationChecks, ...(isLoopbackHttp(issuer) ? [oidc.allowInsecureRequests] : [])],
       })
       .then((config) => {
         config.timeout = DISCOVERY_TIMEOUT_SECONDS;
@@ -96,7 +98,7 @@ export function beginSignIn(s: SsoSettings): Promise<SsoResult<PendingSignIn>> {
 }
 
 /**
- * Redeems the code and validates the ID token (signature against the provider's keys, issuer,
+ * Redeems the code and validates the ID token (signature against the provider's JWKS, issuer,
  * audience, expiry, nonce); returns its claims, completed by the userinfo endpoint when the
  * provider has one (many put `groups` only there). The ID token's own claims win.
  */
@@ -160,6 +162,12 @@ function classify(err: unknown, step: 'discovery' | 'token' | 'userinfo'): SsoFa
     const description = err.error_description ? `: ${err.error_description}` : '';
     return new SsoFailure('refused', `The identity provider refused the sign-in (${err.error}${description})`);
   }
+  if (messagesAlong(err).some((m) => /JWT signature verification failed|no applicable key found/.test(m))) {
+    return new SsoFailure(
+      'invalid',
+      "The identity provider's answer failed validation: the ID token's signature does not verify against the identity provider's published keys",
+    );
+  }
   const claim = failedClaim(err);
   const known = typeof claim === 'string' ? CLAIM_FAILURES[claim] : undefined;
   if (known) return new SsoFailure('invalid', `The identity provider's answer failed validation: ${known}`);
@@ -189,6 +197,13 @@ function failedClaim(err: unknown): string | undefined {
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** The messages of an error and its causes (openid-client wraps what oauth4webapi found). */
+function messagesAlong(err: unknown): string[] {
+  const out: string[] = [];
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as { cause?: unknown }).cause, depth++) out.push(e.message);
+  return out;
 }
 
 function isNetworkFailure(err: unknown): boolean {

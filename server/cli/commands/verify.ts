@@ -5,6 +5,7 @@ import type { TrustedKeys } from '../../../runtime/verify-bundle.ts';
 import { verifyKeySet } from '../../../runtime/verify-key-set.ts';
 import type { RootKey } from '../../../runtime/verify-key-set.ts';
 import { type Output, consoleOutput } from '../output.ts';
+import { readJsonFile } from '../read-json-file.ts';
 
 const USAGE = [
   'usage: toolgate verify --bundle FILE --signature FILE --root FILE --keyset FILE [--keyset-signature FILE] [--tenant T] [--min-version N] [--min-keyset-version N]',
@@ -90,14 +91,14 @@ export async function readTrustedKeys(
     log(`key set v${ks.keySet.version} verified against root ${ks.keySet.roots.map((r) => r.kid).join(', ')}, expires ${ks.keySet.expiresAt}`);
     return ks.trustedKeys;
   }
-  const jwks = JSON.parse(readFileSync(o.jwks!, 'utf8')) as TrustedKeys;
+  const jwks = readJsonFile(o.jwks!) as TrustedKeys;
   if (!Array.isArray(jwks?.keys)) throw new Error(`${o.jwks} has no "keys" array`);
   return jwks;
 }
 
 /** Root public keys from a file: a JWK, a JWKS (`{ keys }`), or a key set's `roots`. Private parts are ignored. */
 function readRoots(file: string): RootKey[] {
-  const doc = JSON.parse(readFileSync(file, 'utf8')) as { keys?: unknown; roots?: unknown; privateJwk?: unknown };
+  const doc = readJsonFile(file) as { keys?: unknown; roots?: unknown; privateJwk?: unknown };
   const list = (Array.isArray(doc.keys) ? doc.keys : Array.isArray(doc.roots) ? doc.roots : [doc.privateJwk ?? doc]) as RootKey[];
   const roots = list
     .filter((k) => k && k.kty === 'OKP' && k.crv === 'Ed25519' && typeof k.x === 'string')

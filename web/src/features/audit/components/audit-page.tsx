@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useId, useRef, useState } from 'react';
 import type { AuditEvent } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge } from '../../../components/badge.tsx';
 import { DiffView } from '../../../components/diff-view.tsx';
@@ -34,15 +34,27 @@ export function AuditPage(_: { session: Session }) {
     download(auditExportPath(apiFilters, format), `toolgate-audit.${format}`).then(() => checkpoint.refetch(), setExportError);
   const tenants = useTenants();
   const tokens = useTokens();
+  // People (`user:<sub>`) seen in any page loaded so far, kept while filters narrow the timeline,
+  // so that their names stay suggested and understood.
+  const people = useRef(new Map<string, { label: string; name?: string | null; email?: string | null }>()).current;
+  for (const page of audit.data?.pages ?? []) {
+    for (const e of page.items) {
+      if (!people.has(e.actor) && personLabel(e)) people.set(e.actor, { label: personLabel(e)!, name: e.actorName, email: e.actorEmail });
+    }
+  }
   const actorLabel = (actor: string) => {
     const t = tokens.data?.find((x) => `token:${x.id}` === actor);
-    return t ? `${t.label} (${t.role})` : actor;
+    return t ? `${t.label} (${t.role})` : (people.get(actor)?.label ?? actor);
   };
-  // The actor filter takes the names the timeline shows ("label (role)", or a label alone) as well as raw ids.
+  // The actor filter takes the names the timeline shows ("label (role)" or a label alone for a
+  // token, "Name <email>", a name or an email for a person) as well as raw ids.
   const actorId = (typed: string) => {
     const name = typed.trim();
     const t = tokens.data?.find((x) => `${x.label} (${x.role})` === name) ?? tokens.data?.find((x) => x.label === name);
-    return t ? `token:${t.id}` : name;
+    if (t) return `token:${t.id}`;
+    for (const [actor, p] of people) if (p.label === name || p.name === name) return actor;
+    // "Name <email>" of a person not seen yet: the server finds people by email.
+    return /<([^<>\s]+@[^<>\s]+)>$/.exec(name)?.[1] ?? name;
   };
   const [actorText, setActorText] = useState(() => (filters.actor ? actorLabel(filters.actor) : ''));
   const filterBy = (patch: Partial<Record<(typeof keys)[number], string>>) => {
@@ -136,6 +148,9 @@ export function AuditPage(_: { session: Session }) {
             {(tokens.data ?? []).map((t) => (
               <option key={t.id} value={`${t.label} (${t.role})`} />
             ))}
+            {[...people].map(([actor, p]) => (
+              <option key={actor} value={p.label} />
+            ))}
           </datalist>
         </div>
         <SelectField empty="Any" label="Entity type" value={filters.entityType} options={auditEntityTypes} onChange={(v) => setFilter('entityType', v)} />
@@ -209,7 +224,7 @@ function AuditItem({
           <span className="muted">
             by{' '}
             <button type="button" className="link-button" title={`Show only events by ${e.actor}`} onClick={only({ actor: e.actor })}>
-              {e.actorName || e.actorEmail ? [e.actorName, e.actorEmail && `<${e.actorEmail}>`].filter(Boolean).join(' ') : actorLabel(e.actor)}
+              {personLabel(e) ?? actorLabel(e.actor)}
             </button>
           </span>
           {e.reason ? <span className="reason"> — “{e.reason}”</span> : null}
@@ -221,4 +236,10 @@ function AuditItem({
       </details>
     </li>
   );
+}
+
+/** How the timeline names a person: "Name <email>", or whichever of the two the provider gave. */
+function personLabel(e: AuditEvent): string | undefined {
+  if (!e.actorName && !e.actorEmail) return undefined;
+  return [e.actorName, e.actorEmail && `<${e.actorEmail}>`].filter(Boolean).join(' ');
 }

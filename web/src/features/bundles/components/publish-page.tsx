@@ -33,8 +33,10 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   // A rollback has its own reason: typing it never fills in (or enables) Publish.
   const [rollbackReason, setRollbackReason] = useState('');
   const [resetDraft, setResetDraft] = useState(true);
-  // Admins may publish past failing policy tests; the failures go into the audit event.
+  // Admins may publish (or roll back) past failing policy tests; the failures go into the audit
+  // event. Each form has its own choice, as it has its own reason.
   const [force, setForce] = useState(false);
+  const [forceRollback, setForceRollback] = useState(false);
   const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean; draftReset?: boolean }) | null>(null);
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
   const [compare, setCompare] = useState<number | null>(null);
@@ -72,16 +74,19 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
     reset.reset();
     const before = latest?.version;
     const why = target === undefined ? reason : rollbackReason;
+    const forced = target === undefined ? force : forceRollback;
     publish.mutate(
-      { tenant, reason: why, rollbackTo: target, ...(force ? { force: true } : {}) },
+      { tenant, reason: why, rollbackTo: target, ...(forced ? { force: true } : {}) },
       {
         onSuccess: (r) => {
           const shown = { ...r, rollbackTo: target, unchanged: r.version === before };
           setResult(shown);
-          setForce(false);
-          if (target === undefined) setReason('');
-          else {
+          if (target === undefined) {
+            setReason('');
+            setForce(false);
+          } else {
             setRollbackReason('');
+            setForceRollback(false);
             setRollbackTo(null);
             if (resetDraft) {
               reset.mutate(
@@ -236,7 +241,8 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
             </label>
             {may(session, 'bundle', 'force', tenant) ? (
               <label className="check">
-                <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Roll back even if policy tests fail (recorded as forced)
+                <input type="checkbox" checked={forceRollback} onChange={(e) => setForceRollback(e.target.checked)} /> Roll back even if policy tests fail
+                (recorded as forced)
               </label>
             ) : null}
             <div className="button-row">

@@ -4,9 +4,11 @@ import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
 import type { Session } from '../../auth/api/get-session.ts';
-import { useChangeKeys, type KeyChange } from '../api/change-keys.ts';
+import { keysChangedMeanwhile, useChangeKeys, type KeyChange } from '../api/change-keys.ts';
 import { useKeys, type KeyOverview } from '../api/get-keys.ts';
 import { may } from '../../../lib/permissions.ts';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 const statusTone = { next: 'info', active: 'ok', retired: 'muted' } as const;
 const delays: [string, number | undefined][] = [
@@ -30,14 +32,19 @@ export function KeysPage({ session }: { session: Session }) {
   const ids = useId();
   const data = keys.data;
   const canChange = admin && !!data?.rootOnServer;
-  const run = (c: KeyChange, said: string) => {
+  // Every change names the key-set version shown here; if the keys changed meanwhile, nothing is done.
+  const run = (c: DistributiveOmit<KeyChange, 'keySetVersion'>, said: string) => {
+    if (!data) return;
     setDone(null);
-    change.mutate(c, {
-      onSuccess: (r) => {
-        setDone(`${said} Key set is now version ${r.keySetVersion}.`);
-        setReason('');
+    change.mutate(
+      { ...c, keySetVersion: data.keySet.version },
+      {
+        onSuccess: (r) => {
+          setDone(`${said} Key set is now version ${r.keySetVersion}.`);
+          setReason('');
+        },
       },
-    });
+    );
   };
 
   return (
@@ -140,7 +147,14 @@ export function KeysPage({ session }: { session: Session }) {
           ) : !admin ? (
             <p className="muted">Only admins change keys.</p>
           ) : null}
-          <Notice error={change.error} success={done} />
+          {keysChangedMeanwhile(change.error) ? (
+            <div role="alert" className="notice notice-error">
+              <strong>Someone else changed the keys</strong> — the key set is now v{data.keySet.version}, not the version this page showed, so nothing was
+              changed. The keys above are current: check them and try again.
+            </div>
+          ) : (
+            <Notice error={change.error} success={done} />
+          )}
         </>
       ) : null}
     </section>

@@ -22,6 +22,16 @@ export function useCreateMapping() {
   });
 }
 
+/** Replaces a mapping (If-Match with the version it was read at; a 412 shows the list as it is now). */
+export function useUpdateMapping() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ mapping, version }: { mapping: SsoMapping; version: number }) =>
+      api<StoredMapping>(`/v1/sso/mappings/${encodeURIComponent(mapping.id)}`, { method: 'PUT', body: mapping, ifMatch: version }),
+    onSettled: () => qc.invalidateQueries({ queryKey: ['sso-mappings'] }),
+  });
+}
+
 export function useDeleteMapping() {
   const qc = useQueryClient();
   return useMutation({

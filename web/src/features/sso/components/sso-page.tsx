@@ -12,7 +12,7 @@ import { TextField } from '../../../components/text-field.tsx';
 import { ssoRoles } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useTenants } from '../../tenants/api/get-tenants.ts';
-import { useCreateMapping, useDeleteMapping, useMappings, usePreview } from '../api/sso-mappings.ts';
+import { type StoredMapping, useCreateMapping, useDeleteMapping, useMappings, usePreview, useUpdateMapping } from '../api/sso-mappings.ts';
 import { may } from '../../../lib/permissions.ts';
 
 const scoped = (role: SsoMapping['role']) => role === 'editor' || role === 'viewer';
@@ -22,6 +22,8 @@ export function SsoPage({ session }: { session: Session }) {
   const mappings = useMappings();
   const remove = useDeleteMapping();
   const admin = may(session, 'sso', 'write');
+  const [editing, setEditing] = useState<StoredMapping | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
   return (
     <section className="page">
       <PageHeader
@@ -48,6 +50,16 @@ export function SsoPage({ session }: { session: Session }) {
                   <td>{m.tenants?.join(', ') ?? 'all'}</td>
                   {admin ? (
                     <td>
+                      <button
+                        type="button"
+                        aria-label={`Edit ${m.id}`}
+                        onClick={() => {
+                          setSaved(null);
+                          setEditing(m);
+                        }}
+                      >
+                        Edit
+                      </button>{' '}
                       <ConfirmButton
                         question={`Remove the mapping "${m.id}"? People who have access only through it are signed out within a minute.`}
                         label={`Remove ${m.id}`}
@@ -62,11 +74,19 @@ export function SsoPage({ session }: { session: Session }) {
             </DataTable>
           ) : null}
           <Notice error={remove.error} success={remove.isSuccess ? 'Mapping removed.' : null} />
+          <Notice success={saved} />
           <ClaimsCheck />
         </div>
         {admin ? (
           <aside className="side-panel">
-            <NewMapping />
+            <MappingForm
+              key={editing ? `${editing.id}@${editing.version}` : 'new'}
+              editing={editing}
+              onDone={(done) => {
+                setEditing(null);
+                setSaved(done);
+              }}
+            />
           </aside>
         ) : null}
       </div>
@@ -74,22 +94,30 @@ export function SsoPage({ session }: { session: Session }) {
   );
 }
 
-function NewMapping() {
+/** Adds a mapping, or, with `editing`, changes that one in place (its id stays: it names it in the audit trail). */
+function MappingForm({ editing, onDone }: { editing: StoredMapping | null; onDone: (saved: string | null) => void }) {
   const create = useCreateMapping();
+  const update = useUpdateMapping();
   const tenants = useTenants();
-  const [id, setId] = useState('');
-  const [claim, setClaim] = useState('groups');
-  const [value, setValue] = useState('');
-  const [role, setRole] = useState<SsoMapping['role']>('editor');
-  const [chosen, setChosen] = useState<string[]>([]);
+  const [id, setId] = useState(editing?.id ?? '');
+  const [claim, setClaim] = useState(editing?.claim ?? 'groups');
+  const [value, setValue] = useState(editing?.value ?? '');
+  const [role, setRole] = useState<SsoMapping['role']>(editing?.role ?? 'editor');
+  const [chosen, setChosen] = useState<string[]>(editing?.tenants ?? []);
+  const mutation = editing ? update : create;
   return (
     <CreateForm
-      title="New mapping"
-      submit="Add mapping"
-      busy={create.isPending}
-      error={create.error}
+      title={editing ? `Edit mapping ${editing.id}` : 'New mapping'}
+      submit={editing ? 'Save mapping' : 'Add mapping'}
+      busy={mutation.isPending}
+      error={mutation.error}
       onSubmit={() => {
-        const body = (scoped(role) ? { id, claim, value, role, tenants: chosen } : { id, claim, value, role }) as SsoMapping;
+        const fields = { id, claim, value, role, ...(editing?.description === undefined ? {} : { description: editing.description }) };
+        const body = (scoped(role) ? { ...fields, tenants: chosen } : fields) as SsoMapping;
+        if (editing) {
+          update.mutate({ mapping: body, version: editing.version }, { onSuccess: (m) => onDone(`Saved mapping ${m.id}.`) });
+          return;
+        }
         create.mutate(body, {
           onSuccess: () => {
             setId('');
@@ -98,8 +126,15 @@ function NewMapping() {
           },
         });
       }}
+      after={
+        editing ? (
+          <button type="button" onClick={() => onDone(null)}>
+            Cancel editing
+          </button>
+        ) : null
+      }
     >
-      <TextField label="Mapping id" required value={id} onChange={setId} placeholder="acme-developers" pattern="[a-z0-9][a-z0-9-]*" />
+      <TextField label="Mapping id" required value={id} onChange={setId} readOnly={!!editing} placeholder="acme-developers" pattern="[a-z0-9][a-z0-9-]*" />
       <TextField label="Claim" required value={claim} onChange={setClaim} />
       <TextField label="Value" required value={value} onChange={setValue} placeholder="acme-developers" />
       <SelectField label="Role" value={role} options={ssoRoles} onChange={(v) => setRole(v as SsoMapping['role'])} />
