@@ -40,8 +40,9 @@ export function createView(loaded: LoadedBundle, request: EvaluationRequest): To
 /**
  * Decides one tool call against a view: unknown name → `unavailable`; not visible →
  * `policy_denied`; missing connection → `validation`; connection outside the granted set →
- * `policy_denied`; unparsable arguments → `invalid_json`; schema failure → `validation`.
- * Messages never echo argument values.
+ * `policy_denied`; unparsable arguments → `invalid_json`; schema failure → `validation`;
+ * a `connectionId` member anywhere in the arguments → `validation`. Messages never echo
+ * argument values.
  *
  * @example
  *   decide(view, { toolCallId: 'call_1', name: 'core__fs_read', arguments: '{"path":"a.txt"}' })
@@ -83,6 +84,17 @@ export function decide(view: ToolView, call: ToolCall): CallDecision {
       errors: argumentProblems(validate?.errors ?? []),
     };
   }
+  // Connections travel beside the arguments: a schema that leaves objects open must not let one
+  // ride inside them, where the tool would read a connection nobody checked against the grants.
+  if (holdsConnectionMember(args, typeof call.arguments === 'string')) {
+    return {
+      toolCallId,
+      decision: 'deny',
+      errorCode: 'validation',
+      message: `the arguments of ${tool.id} hold a connectionId; a connection is passed beside the arguments, never in them`,
+      errors: connectionMembers(args, typeof call.arguments === 'string'),
+    };
+  }
   return { toolCallId, decision: decision === REQUIRE_APPROVAL ? 'require_approval' : 'allow' };
 }
 
@@ -119,3 +131,101 @@ function argumentProblems(errors: ErrorObject[]): { pointer: string; message: st
 }
 
 const PLAIN_FIELD = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+const CONNECTION_MEMBER = 'connectionId';
+// Past this many nodes a walk over arguments handed over as objects remembers what it visited:
+// JSON text cannot make a cycle or share a subtree, but objects can.
+const WALK_UNTRACKED = 1024;
+
+/**
+ * Whether any object at any depth (arrays included) has an own member named `connectionId`.
+ * Runs on every allowed call, so the common flat object costs one pass over its keys and no
+ * allocation; nested containers go on a stack (no recursion: deep JSON must not overflow it).
+ */
+function holdsConnectionMember(root: unknown, fromText: boolean): boolean {
+  if (typeof root !== 'object' || root === null) return false;
+  let node: object = root;
+  let stack: object[] | undefined;
+  let seen: Set<object> | undefined;
+  let visited = 0;
+  for (;;) {
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const v: unknown = node[i];
+        if (typeof v === 'object' && v !== null && !seen?.has(v)) (stack ??= []).push(v);
+      }
+    } else {
+      for (const key in node) {
+        if (!Object.hasOwn(node, key)) continue;
+        if (key === CONNECTION_MEMBER) return true;
+        const v: unknown = (node as Record<string, unknown>)[key];
+        if (typeof v === 'object' && v !== null && !seen?.has(v)) (stack ??= []).push(v);
+      }
+    }
+    if (stack === undefined || stack.length === 0) return false;
+    node = stack.pop()!;
+    if (seen) seen.add(node);
+    else if (!fromText && ++visited > WALK_UNTRACKED) seen = new Set([node]);
+  }
+}
+
+/** A node on the way down, linked to its parent: pointers are spelled only for the members found. */
+type Step = { readonly node: unknown; readonly up: Step | null; readonly token: string | number };
+
+/**
+ * One problem per `connectionId` member, in document order. The pointer names member names only
+ * while they look like field names (as R7.6 does for unknown fields): at the first that does not,
+ * it stops at that member's object, so no key shaped like a secret is repeated back.
+ */
+function connectionMembers(root: unknown, fromText: boolean): { pointer: string; message: string }[] {
+  const out: { pointer: string; message: string }[] = [];
+  const reported = new Set<string>();
+  const seen = fromText ? null : new Set<object>();
+  const stack: Step[] = [{ node: root, up: null, token: '' }];
+  while (stack.length > 0) {
+    const step = stack.pop()!;
+    const node = step.node;
+    if (typeof node !== 'object' || node === null) continue;
+    if (seen) {
+      if (seen.has(node)) continue;
+      seen.add(node);
+    }
+    const from = stack.length;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) if (typeof node[i] === 'object' && node[i] !== null) stack.push({ node: node[i], up: step, token: i });
+    } else {
+      for (const key of Object.keys(node)) {
+        if (key === CONNECTION_MEMBER) {
+          const pointer = pointerOf({ node: null, up: step, token: key });
+          if (!reported.has(pointer.at)) {
+            reported.add(pointer.at);
+            out.push({
+              pointer: pointer.at,
+              message: pointer.exact
+                ? 'is not allowed: a connection is passed beside the arguments'
+                : 'holds a connectionId, which is not allowed in arguments',
+            });
+          }
+          continue;
+        }
+        const v = (node as Record<string, unknown>)[key];
+        if (typeof v === 'object' && v !== null) stack.push({ node: v, up: step, token: key });
+      }
+    }
+    // Children were pushed in order; reversed, they pop in document order.
+    for (let i = from, j = stack.length - 1; i < j; i++, j--) [stack[i], stack[j]] = [stack[j], stack[i]];
+  }
+  return out;
+}
+
+function pointerOf(leaf: Step): { at: string; exact: boolean } {
+  const tokens: (string | number)[] = [];
+  for (let s: Step | null = leaf; s?.up; s = s.up) tokens.push(s.token);
+  tokens.reverse();
+  let at = '';
+  for (const token of tokens) {
+    if (typeof token === 'string' && !PLAIN_FIELD.test(token)) return { at, exact: false };
+    at += `/${token}`;
+  }
+  return { at, exact: true };
+}

@@ -1,3 +1,4 @@
+import type { ErrorObject } from 'ajv';
 import type {
   Bundle,
   DecideVector,
@@ -743,6 +744,25 @@ class VectorChooser {
       // Granted, but not among the request's allowedConnectionIds: the tool is not visible.
       this.call(['R7.3', 'R7.4'], { ...req, allowedConnectionIds: [outside] }, { name: t.id, arguments: args, connectionId: granted[0] });
     }
+    // A connectionId member that a schema left open would accept is refused all the same.
+    // Most catalogs close their schemas: the search then stops here, before pairing tools with subjects.
+    const openTools = this.live.filter((t) => smuggledArguments(t) !== null);
+    const open =
+      openTools.length === 0
+        ? null
+        : (pool.find(({ t }) => smuggledArguments(t) !== null) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), openTools));
+    if (open) {
+      const { w, t, req } = open;
+      const connectionId = t.requiresConnection ? this.grantsFor(w, t, AT_MS)[0]?.connectionId : undefined;
+      this.call(['R7.10'], req, { name: t.id, arguments: smuggledArguments(t)!, ...(connectionId === undefined ? {} : { connectionId }) });
+    }
+    // When the arguments also fail the schema, the schema's errors answer (R7.6 before R7.10).
+    const both = visible((_w, t) => failingWithMember(t) !== null);
+    if (both) {
+      const { w, t, req } = both;
+      const connectionId = t.requiresConnection ? this.grantsFor(w, t, AT_MS)[0]?.connectionId : undefined;
+      this.call(['R7.8', 'R7.10'], req, { name: t.id, arguments: failingWithMember(t)!, ...(connectionId === undefined ? {} : { connectionId }) });
+    }
   }
 }
 
@@ -898,6 +918,87 @@ function invalidArguments(t: LoadedTool): [string, string][] {
     if (!validate(args) && validate.errors?.length === 1) out.push([validate.errors[0].keyword, JSON.stringify(args)]);
   }
   return out;
+}
+
+// By validator, as emptyAccepted: the search may ask this of every tool of a large catalog.
+const smuggledOf = new WeakMap<object, string | null>();
+
+/**
+ * JSON text of arguments the input schema accepts although they hold a `connectionId` member
+ * (R7.10), nested as deep as the schema lets one be (inside an array inside an object first, so
+ * a reading that looks only at the top level fails too), or null when the schema refuses each.
+ */
+function smuggledArguments(t: LoadedTool): string | null {
+  const validate = t.validateInput;
+  if (!validate) return null;
+  const known = smuggledOf.get(validate);
+  if (known !== undefined) return known;
+  let found: string | null = null;
+  const base = closedToMembers(t.def!.inputSchema) ? null : (JSON.parse(validArguments(t) ?? '{}') as unknown);
+  if (typeof base === 'object' && base !== null && !Array.isArray(base)) {
+    const member = { connectionId: 'conformance-conn' };
+    const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>> };
+    const extra = fresh('conformance_extra', (k) => Object.hasOwn(base, k) || Object.hasOwn(schema.properties ?? {}, k));
+    const tries: unknown[] = [
+      { ...base, [extra]: [member] },
+      { ...base, [extra]: member },
+    ];
+    // Declared properties an open object or an array of them may stand in.
+    for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+      if (prop?.type === 'array') tries.push({ ...base, [name]: [member] });
+      if (prop?.type === 'object' || prop?.$ref !== undefined) tries.push({ ...base, [name]: member });
+    }
+    tries.push({ ...base, ...member });
+    for (const args of tries) {
+      if (validate(args)) {
+        found = JSON.stringify(args);
+        break;
+      }
+    }
+  }
+  smuggledOf.set(validate, found);
+  return found;
+}
+
+const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
+
+/**
+ * True when no member named `connectionId` can pass the schema, read off its top level without
+ * running it: no extra members (and no patterns naming some) and only scalar properties, where
+ * nothing nests. (Save refuses a property of that name.) Otherwise the validator is asked.
+ */
+function closedToMembers(schema: unknown): boolean {
+  const s = schema as { additionalProperties?: unknown; patternProperties?: unknown; properties?: Record<string, { type?: unknown }> };
+  if (s.additionalProperties !== false || s.patternProperties !== undefined) return false;
+  for (const name in s.properties ?? {}) {
+    const type = s.properties![name]?.type;
+    if (typeof type !== 'string' || !SCALAR_TYPES.has(type)) return false;
+  }
+  return true;
+}
+
+const failingOf = new WeakMap<object, string | null>();
+
+/** JSON text of arguments failing the schema elsewhere that also hold a top-level `connectionId`, or null. */
+function failingWithMember(t: LoadedTool): string | null {
+  const validate = t.validateInput;
+  if (!validate) return null;
+  if (failingOf.has(validate)) return failingOf.get(validate)!;
+  let found: string | null = null;
+  for (const [, text] of invalidArguments(t)) {
+    const bad = JSON.parse(text) as unknown;
+    if (typeof bad !== 'object' || bad === null || Array.isArray(bad)) continue;
+    const args = { ...bad, connectionId: 'conformance-conn' };
+    // The vector pins the first problem: it must not be the member, which both readings name.
+    const namesMember = (e: ErrorObject) =>
+      e.instancePath.startsWith('/connectionId') || (e.keyword === 'additionalProperties' && e.params.additionalProperty === 'connectionId');
+    if (!validate(args) && validate.errors?.length && !namesMember(validate.errors[0])) {
+      found = JSON.stringify(args);
+      break;
+    }
+  }
+  failingOf.set(validate, found);
+  return found;
 }
 
 function sample(prop: Record<string, unknown> | undefined): unknown {

@@ -88,6 +88,7 @@ describe('conformance vectors against misreadings of the spec', () => {
     const rules = new Set(MISREADINGS.map((m) => m.rule));
     for (let n = 1; n <= 15; n++) expect(rules, `R6.${n}`).toContain(`R6.${n}`);
     for (let n = 1; n <= 8; n++) expect(rules, `R7.${n}`).toContain(`R7.${n}`);
+    expect(rules, 'R7.10').toContain('R7.10');
   });
 
   it('catches, on the demo tenants, every misreading some request can tell apart', () => {

@@ -68,6 +68,9 @@ export const MISREADINGS = [
   { id: 'required-pointer-parent', rule: 'R7.6', what: 'a missing property reported at its parent' },
   { id: 'approval-ignored', rule: 'R7.7', what: 'require_approval answered allow' },
   { id: 'arguments-before-connection', rule: 'R7.8', what: 'arguments checked before the connection' },
+  { id: 'connection-member-ignored', rule: 'R7.10', what: 'a connectionId inside arguments the schema accepts is allowed' },
+  { id: 'connection-member-top-level-only', rule: 'R7.10', what: 'only a top-level connectionId member is refused' },
+  { id: 'connection-member-before-schema', rule: 'R7.8', what: 'a connectionId member in arguments checked before the schema' },
 ] as const;
 
 export type Misreading = (typeof MISREADINGS)[number]['id'];
@@ -316,8 +319,12 @@ function specDecide(bundle: Bundle, r: EvaluationRequest, call: VectorCall, m: M
         return deny(m === 'invalid-json-validation' ? 'validation' : 'invalid_json');
       }
     }
+    if (m === 'connection-member-before-schema') {
+      const refusal = connectionMembers(args);
+      if (refusal) return refusal;
+    }
     const validate = compileInputSchema(tool.inputSchema);
-    if (validate(args)) return null;
+    if (validate(args)) return connectionMembers(args);
     const errors = (validate.errors ?? []).map((e) => {
       if (e.keyword === 'required' && m !== 'required-pointer-parent')
         return { pointer: `${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`, message: 'is required' };
@@ -326,6 +333,30 @@ function specDecide(bundle: Bundle, r: EvaluationRequest, call: VectorCall, m: M
       return { pointer: e.instancePath, message: e.message ?? 'is invalid' };
     });
     return { toolCallId, decision: 'deny', errorCode: 'validation', errors };
+  };
+  // R7.10, after the schema accepted the arguments: one pointer per connectionId member.
+  const connectionMembers = (args: unknown): Answer | null => {
+    if (m === 'connection-member-ignored') return null;
+    const pointers: string[] = [];
+    const walk = (node: unknown, pointer: string, exact: boolean, depth: number): void => {
+      if (typeof node !== 'object' || node === null || (m === 'connection-member-top-level-only' && depth > 0)) return;
+      if (Array.isArray(node)) {
+        node.forEach((v, i) => walk(v, exact ? `${pointer}/${i}` : pointer, exact, depth + 1));
+        return;
+      }
+      for (const [key, v] of Object.entries(node)) {
+        if (key === 'connectionId') {
+          const at = exact ? `${pointer}/connectionId` : pointer;
+          if (!pointers.includes(at)) pointers.push(at);
+          continue;
+        }
+        const plain = exact && /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(key);
+        walk(v, plain ? `${pointer}/${key}` : pointer, plain, depth + 1);
+      }
+    };
+    walk(args, '', true, 0);
+    if (pointers.length === 0) return null;
+    return { toolCallId, decision: 'deny', errorCode: 'validation', errors: pointers.map((pointer) => ({ pointer, message: 'is not allowed' })) };
   };
   const steps = m === 'arguments-before-connection' ? [argumentsCheck, connection] : [connection, argumentsCheck];
   for (const step of steps) {

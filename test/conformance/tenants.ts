@@ -150,7 +150,20 @@ export function randomRequest(r: Rng, bundle: Bundle): EvaluationRequest {
 /** A tool call on the bundle's tools with arguments and connections of every kind. */
 export function randomCall(r: Rng, bundle: Bundle): VectorCall {
   const call: VectorCall = { toolCallId: 'call-1', name: r.chance(0.9) ? r.pick(bundle.catalog.tools).id : 'zz__none' };
-  const args = r.pick([undefined, '{', '{}', '{"q":"ok"}', '{"q":1}', '{"q":"ok","extra":1}', '[]', '{"n":1}', '{"n":"x"}']);
+  const args = r.pick([
+    undefined,
+    '{',
+    '{}',
+    '{"q":"ok"}',
+    '{"q":1}',
+    '{"q":"ok","extra":1}',
+    '[]',
+    '{"n":1}',
+    '{"n":"x"}',
+    '{"connectionId":"c1"}',
+    '{"n":1,"more":[{"connectionId":"c1"}]}',
+    '{"n":"x","connectionId":"c1"}',
+  ]);
   if (args !== undefined) call.arguments = args;
   const granted = bundle.policy.grants.map((c) => c.connectionId);
   if (r.chance(0.6)) call.connectionId = r.pick(['', 'zz-conn', ...granted, ...granted]);

@@ -119,6 +119,71 @@ describe('connections and grant intersection', () => {
   });
 });
 
+describe('no connection in arguments', () => {
+  const open = build({
+    policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+    tools: [
+      tool('core__send', { requiresConnection: true, inputSchema: { type: 'object', properties: { to: { type: 'string' } } } }),
+      tool('core__strict', { inputSchema: { type: 'object', additionalProperties: false, required: ['q'], properties: { q: { type: 'string' } } } }),
+    ],
+    grants: [{ connectionId: 'conn-mine', subjects: ['agent:a'], tools: ['core__send'] }],
+  });
+  const v = createView(open, { subject: 'agent:a', at: AT });
+  const send = (args: string | Record<string, unknown>) => decide(v, { toolCallId: 'c', name: 'core__send', connectionId: 'conn-mine', arguments: args });
+
+  it('R7.10 refuses a connectionId member the open schema accepts, naming it without its value', () => {
+    const d = send('{"to":"x","connectionId":"conn-other"}');
+    expect(d).toMatchObject({ toolCallId: 'c', decision: 'deny', errorCode: 'validation', errors: [{ pointer: '/connectionId' }] });
+    expect(JSON.stringify(d)).not.toContain('conn-other');
+    expect(send('{"to":"x"}').decision).toBe('allow');
+  });
+
+  it('R7.10 looks at every depth, objects inside arrays included, in parsed arguments as in JSON text', () => {
+    expect(send('{"to":"x","meta":{"a":[1,{"b":{"connectionId":1}}]}}').errors?.map((e) => e.pointer)).toEqual(['/meta/a/1/b/connectionId']);
+    expect(send({ to: 'x', list: [{ connectionId: 'c' }, { connectionId: 'd' }] }).errors?.map((e) => e.pointer)).toEqual([
+      '/list/0/connectionId',
+      '/list/1/connectionId',
+    ]);
+    // Any value counts, null included: the name is what is refused.
+    expect(send('{"connectionId":null}').errorCode).toBe('validation');
+    // Member names only: a string or a key that merely contains the name is data.
+    expect(send('{"to":"connectionId","connectionIds":[],"xconnectionId":1}').decision).toBe('allow');
+  });
+
+  it('R7.10 reads JSON escapes as the name they spell', () => {
+    expect(send('{"connection\\u0049d":"c"}').errors?.map((e) => e.pointer)).toEqual(['/connectionId']);
+  });
+
+  it('R7.10 stops the pointer at an object whose member name does not look like a field name', () => {
+    const d = send('{"to":"x","Bearer sk-live/abc":{"connectionId":"c"},"ok":[{"Bearer sk-live/def":{"connectionId":"c"}}]}');
+    expect(d.errors?.map((e) => e.pointer)).toEqual(['', '/ok/0']);
+    expect(JSON.stringify(d)).not.toContain('sk-live');
+  });
+
+  it('R7.10 answers arguments nested deeper than a recursive walk could follow, and cyclic parsed arguments', () => {
+    const deep = `{"to":"x","d":${'['.repeat(100_000)}{"connectionId":1}${']'.repeat(100_000)}}`;
+    expect(send(deep).errorCode).toBe('validation');
+    expect(send(`{"to":"x","d":${'['.repeat(100_000)}${']'.repeat(100_000)}}`).decision).toBe('allow');
+    const cyclic: Record<string, unknown> = { to: 'x', many: Array.from({ length: 2000 }, () => ({})) };
+    cyclic.self = cyclic;
+    expect(send(cyclic).decision).toBe('allow');
+    cyclic.tail = { connectionId: 'c' };
+    expect(send(cyclic).errors?.map((e) => e.pointer)).toEqual(['/tail/connectionId']);
+  });
+
+  it('R7.8 R7.10 answers with the schema errors when the arguments also fail the schema', () => {
+    const d = decide(v, { name: 'core__strict', arguments: '{"connectionId":"c"}' });
+    expect(d.errorCode).toBe('validation');
+    expect(d.errors?.map((e) => e.pointer).sort()).toEqual(['/connectionId', '/q']);
+    expect(d.message).toContain('input schema');
+  });
+
+  it('R7.4 R7.10 checks the connection beside the arguments first: a foreign one is policy_denied', () => {
+    const d = decide(v, { name: 'core__send', connectionId: 'conn-other', arguments: '{"connectionId":"conn-mine"}' });
+    expect(d.errorCode).toBe('policy_denied');
+  });
+});
+
 describe('redaction', () => {
   it('R10.2 keeps only allowlisted output fields', () => {
     const out = {
