@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.ts';
+import { killProcessGroup, serveEnv, waitUntilHealthy } from '../support/spawned-server.ts';
 import { ensureServerBuilt, ROOT } from './ensure-built.ts';
 
 // Production runs plain `node` on the build output: no tsx, no Vite, no esbuild at run time.
@@ -18,13 +19,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => {
-  if (child?.pid) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  killProcessGroup(child);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -37,31 +32,11 @@ describe('the built server', () => {
     child = spawn(process.execPath, [join(ROOT, 'dist/server/main.js'), 'serve'], {
       cwd: dir,
       detached: true,
-      env: {
-        ...process.env,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        TOOLGATE_DB: join(dir, 'toolgate.db'),
-        TOOLGATE_KEYS_DIR: join(dir, 'keys'),
-        TOOLGATE_WEB_DIR: join(dir, 'no-web'),
-        TOOLGATE_SEED: 'demo',
-        TOOLGATE_ADMIN_TOKEN: ADMIN,
-        LOG_LEVEL: 'silent',
-        NODE_OPTIONS: '',
-      },
+      env: serveEnv({ port, dir, adminToken: ADMIN, seed: 'demo', extra: { NODE_OPTIONS: '' } }),
       stdio: 'ignore',
     });
     const url = `http://127.0.0.1:${port}`;
-    const end = Date.now() + 60_000;
-    for (;;) {
-      const ok = await fetch(`${url}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      if (child.exitCode !== null || Date.now() > end) throw new Error('the built server did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitUntilHealthy(url, child, 60_000, 'the built server');
     // Schemas and demo data are found from the bundle: the seeded tenants are there and validated.
     const tenants = await fetch(`${url}/v1/tenants`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(tenants.status).toBe(200);

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createBundleClient } from '../../runtime/client/index.ts';
 import type { BundleClient, TrustedKeys } from '../../runtime/client/index.ts';
 import { freePort } from '../support/free-port.ts';
+import { serveEnv, waitUntilHealthy } from '../support/spawned-server.ts';
 
 // `toolgate serve` as a real process, killed with SIGKILL mid-flight and started again on the
 // same database, keys and port, while SDK clients keep running.
@@ -21,30 +22,12 @@ afterAll(async () => {
 
 async function serve(dir: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'serve'], {
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      TOOLGATE_DB: join(dir, 'toolgate.db'),
-      TOOLGATE_KEYS_DIR: join(dir, 'keys'),
-      TOOLGATE_WEB_DIR: join(dir, 'no-web'),
-      TOOLGATE_SEED: 'none',
-      TOOLGATE_ADMIN_TOKEN: ADMIN,
-      LOG_LEVEL: 'silent',
-    },
+    env: serveEnv({ port, dir, adminToken: ADMIN, seed: 'none' }),
     stdio: 'ignore',
   });
   children.push(child);
-  const end = Date.now() + 30_000;
-  for (;;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
-    } catch {
-      // not listening yet
-    }
-    if (child.exitCode !== null || Date.now() > end) throw new Error('toolgate serve did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntilHealthy(`http://127.0.0.1:${port}`, child, 30_000);
+  return child;
 }
 
 describe('a killed server', () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.ts';
 import { startTempPostgres } from '../support/postgres.ts';
 import { jsonOrUndefined } from '../support/json-or-undefined.ts';
+import { killProcessGroup, serveEnv } from '../support/spawned-server.ts';
 
 // Two real `toolgate serve` processes (replicas A and B) on one throwaway PostgreSQL cluster,
 // sharing one keys directory, as the README's "Running more than one replica" sets them up (with
@@ -28,17 +29,7 @@ function startReplica(name: string, port: number): Replica {
     cwd: ROOT,
     // Its own process group, so the whole group is killed (SIGKILL included) and nothing outlives the test.
     detached: true,
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      TOOLGATE_DB: pgUrl,
-      TOOLGATE_KEYS_DIR: join(dir, 'keys'),
-      TOOLGATE_WEB_DIR: join(dir, 'no-web'),
-      TOOLGATE_ADMIN_TOKEN: ADMIN,
-      TOOLGATE_REISSUE_CHECK_SECONDS: '1',
-      LOG_LEVEL: 'warn',
-    },
+    env: serveEnv({ port, dir, adminToken: ADMIN, db: pgUrl, logLevel: 'warn', extra: { TOOLGATE_REISSUE_CHECK_SECONDS: '1' } }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const stderr: string[] = [];
@@ -49,12 +40,8 @@ function startReplica(name: string, port: number): Replica {
 }
 
 function killGroup(r: Replica, signal: NodeJS.Signals): void {
-  if (r.child.exitCode !== null || r.child.signalCode !== null || r.child.pid === undefined) return;
-  try {
-    process.kill(-r.child.pid, signal);
-  } catch {
-    // Already gone.
-  }
+  if (r.child.exitCode !== null || r.child.signalCode !== null) return;
+  killProcessGroup(r.child, signal);
 }
 
 async function healthy(r: Replica): Promise<void> {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.ts';
+import { killProcessGroup, serveEnv, waitUntilHealthy } from '../support/spawned-server.ts';
 
 // DESIGN "Files and exposure", checked against the process an operator runs (`toolgate serve`),
 // not an app served by a test helper: a faster listener path in front of the app (a 304 answered
@@ -20,41 +21,15 @@ beforeAll(async () => {
   const port = await freePort();
   child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), MAIN, 'serve'], {
     detached: true,
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      TOOLGATE_DB: join(dir, 'toolgate.db'),
-      TOOLGATE_KEYS_DIR: join(dir, 'keys'),
-      TOOLGATE_WEB_DIR: join(dir, 'no-web'),
-      TOOLGATE_SEED: 'demo',
-      TOOLGATE_ADMIN_TOKEN: ADMIN,
-      TOOLGATE_METRICS_PUBLIC: '',
-      LOG_LEVEL: 'silent',
-    },
+    env: serveEnv({ port, dir, adminToken: ADMIN, seed: 'demo', extra: { TOOLGATE_METRICS_PUBLIC: '' } }),
     stdio: 'ignore',
   });
   base = `http://127.0.0.1:${port}`;
-  const end = Date.now() + 90_000;
-  for (;;) {
-    const up = await fetch(`${base}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) break;
-    if (child.exitCode !== null || Date.now() > end) throw new Error('toolgate serve did not start');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitUntilHealthy(base, child, 90_000);
 }, 120_000);
 
 afterAll(() => {
-  if (child?.pid) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  killProcessGroup(child);
   rmSync(dir, { recursive: true, force: true });
 });
 
