@@ -27,7 +27,8 @@ import { startLiveServer } from '../distribution/live-server.ts';
 import { jwksOf, makeKey, revisionOf, signBytes } from '../distribution/signed-bundles.ts';
 import type { TestKey } from '../distribution/signed-bundles.ts';
 import type { UpstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
-import { startGatewayProcess } from '../gateway/gateway-process.ts';
+import { GATEWAY_BUILT, GATEWAY_FROM_SOURCE, startGatewayProcess } from '../gateway/gateway-process.ts';
+import { ensureServerBuilt } from '../build/ensure-built.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
 import { freePort } from '../support/free-port.ts';
 
@@ -59,6 +60,7 @@ try {
 }
 
 async function run(): Promise<void> {
+  if (process.env.BENCH_GATEWAY_FROM_SOURCE !== '1') await ensureServerBuilt();
   // 2,000 upstream tools and a bundle pinning each of them, all visible to the subject.
   const inputSchema = { type: 'object', properties: { text: { type: 'string', maxLength: 100 } }, required: ['text'], additionalProperties: false };
   const state: UpstreamFixtureState = { tools: [] };
@@ -128,7 +130,7 @@ async function run(): Promise<void> {
     const via = new Client({ name: 'bench-via-gateway', version: '1' });
     const viaTransport = new StdioClientTransport({
       command: process.execPath,
-      args: [...gatewayNodeArgs(), '--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', join(dir, 'gateway-stdio.json')],
+      args: [...gatewayNodeArgs(), ...gatewayEntry(), 'gateway', '--config', join(dir, 'gateway-stdio.json')],
       cwd: ROOT,
       env: { ...(process.env as Record<string, string>), TOOLGATE_LOG_LEVEL: 'warn' },
       stderr: 'ignore',
@@ -350,13 +352,21 @@ async function startHttpUpstream(stateFile: string, port: number): Promise<{ kil
 }
 
 /** `BENCH_GATEWAY_NODE_ARGS`, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, for every gateway process. */
+/**
+ * The gateway runs from the build, as `npx toolgate gateway` does (no tsx loader in the measured
+ * process); BENCH_GATEWAY_FROM_SOURCE=1 runs it from the sources instead.
+ */
+function gatewayEntry(): string[] {
+  return process.env.BENCH_GATEWAY_FROM_SOURCE === '1' ? GATEWAY_FROM_SOURCE : GATEWAY_BUILT;
+}
+
 function gatewayNodeArgs(): string[] {
   return process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 }
 
 /** A gateway process whose upstream is connected and whose bundle is loaded. */
 async function startReadyGateway(configFile: string, port: number) {
-  const gw = await startGatewayProcess(configFile, port, { TOOLGATE_LOG_LEVEL: 'warn' }, gatewayNodeArgs());
+  const gw = await startGatewayProcess(configFile, port, { TOOLGATE_LOG_LEVEL: 'warn' }, gatewayNodeArgs(), gatewayEntry());
   for (let i = 0; i < 600; i++) {
     if ((await gw.health()).status === 'ok') break;
     await new Promise((r) => setTimeout(r, 100));

@@ -10,6 +10,11 @@ import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelco
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/** How a test starts the gateway: from the sources, through tsx. */
+export const GATEWAY_FROM_SOURCE = ['--import', 'tsx', 'server/cli/main.ts'];
+/** How `npx toolgate gateway` starts it: the compiled CLI (build it first, e.g. ensureServerBuilt). */
+export const GATEWAY_BUILT = ['dist/server/main.js'];
+
 export type GatewayProcess = {
   child: ChildProcess;
   url: string;
@@ -43,8 +48,9 @@ export async function startGatewayProcess(
   port: number,
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
+  entry: string[] = GATEWAY_FROM_SOURCE,
 ): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server/cli/main.ts', 'gateway', '--config', configFile], {
+  const child = spawn(process.execPath, [...nodeArgs, ...entry, 'gateway', '--config', configFile], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
