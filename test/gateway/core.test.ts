@@ -1,54 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Bundle, BundleTool } from '../../policy-schemas/types.gen.ts';
-import { definitionHash } from '../../runtime/definition-hash.ts';
-import { loadBundle } from '../../runtime/load-bundle.ts';
-import type { ResolvedClient } from '../../gateway/config.ts';
-import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
-import { Gateway } from '../../gateway/gateway.ts';
-import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
-import { MCP_BUNDLE_SUBJECT, mcpBundle } from './mcp-bundle.ts';
+import { mcpBundle } from './mcp-bundle.ts';
+import { type ScriptedAnswer as Answer, scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
 // The enforcement core in process, against a scripted upstream: budgets, timeouts, redaction.
 const state = upstreamFixtureState();
-const client: ResolvedClient = {
-  name: 'bot',
-  subject: MCP_BUNDLE_SUBJECT,
-  keyDigest: null,
-  request: { subject: MCP_BUNDLE_SUBJECT },
-  initialState: 'undefined',
-};
-
-type Answer = { ok: true; result: CallToolResult } | { ok: false; code: 'timeout' | 'upstream_unavailable'; message: string };
+const client = scriptedClient();
 
 function setup(edit: (b: Bundle) => void, answer: (name: string, timeoutMs: number) => Answer) {
   const bundle = mcpBundle('core', 1, 'rec', state);
   edit(bundle);
-  const loaded = loadBundle(bundle);
-  const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
   const upstreamCalls: Array<{ name: string; timeoutMs: number }> = [];
   let restarts = 0;
-  const upstream = {
-    isReady: () => true,
-    definitionHashOf: (n: string) => hashes.get(n),
-    call: async (name: string, _args: unknown, timeoutMs: number) => {
+  const { gateway, sink } = scriptedGateway(
+    bundle,
+    state,
+    (name, _args, timeoutMs) => {
       upstreamCalls.push({ name, timeoutMs });
       return answer(name, timeoutMs);
     },
-    restartAfterTimeout: () => void restarts++,
-    on() {},
-    off() {},
-  };
-  const policy = { current: () => ({ ok: true, current: { loaded, bundle } }), on() {}, off() {} };
-  const sink = memoryDecisionSink();
-  const gateway = new Gateway({
-    config: { timeouts: { callMs: 1000, approvalMs: 1000 } },
-    policy: policy as never,
-    upstreams: new Map([['rec', upstream as never]]),
-    sink,
-    metrics: createGatewayMetrics(),
-  });
+    () => void restarts++,
+  );
   const session = gateway.openSession(client);
   const call = (name: string, args: Record<string, unknown> = {}) => gateway.call(session, { name, arguments: args });
   return { gateway, session, call, upstreamCalls, sink, restarts: () => restarts };

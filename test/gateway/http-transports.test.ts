@@ -5,18 +5,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResolvedClient } from '../../gateway/config.ts';
-import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
-import { Gateway } from '../../gateway/gateway.ts';
+import type { Gateway } from '../../gateway/gateway.ts';
 import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
 import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import { Upstream } from '../../gateway/upstream.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
-import { loadBundle } from '../../runtime/load-bundle.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { freePort } from '../support/free-port.ts';
 import { eventually } from './gateway-process.ts';
-import { MCP_BUNDLE_SUBJECT, mcpBundle } from './mcp-bundle.ts';
+import { mcpBundle } from './mcp-bundle.ts';
+import { scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
 // The gateway's own streamable HTTP transports: the session side the clients talk to (every
 // refusal the protocol defines, JSON and SSE answers, the notification stream), and the upstream
@@ -33,33 +31,11 @@ describe("the gateway's client-facing HTTP transport", () => {
 
   beforeAll(async () => {
     const state = upstreamFixtureState();
-    const bundle = mcpBundle('transport', 1, 'rec', state);
-    const loaded = loadBundle(bundle);
-    const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
-    const upstream = {
-      isReady: () => true,
-      definitionHashOf: (n: string) => hashes.get(n),
-      call: async (name: string, args: { text?: string }) => {
-        upstreamCalls.push(name);
-        return { ok: true, result: { content: [{ type: 'text', text: `echo: ${args.text ?? ''}` }] } };
-      },
-      on() {},
-      off() {},
-    };
-    gateway = new Gateway({
-      config: { timeouts: { callMs: 1000, approvalMs: 1000 } },
-      policy: { current: () => ({ ok: true, current: { loaded, bundle } }), on() {}, off() {} } as never,
-      upstreams: new Map([['rec', upstream as never]]),
-      sink: memoryDecisionSink(),
-      metrics: createGatewayMetrics(),
-    });
-    const client: ResolvedClient = {
-      name: 'bot',
-      subject: MCP_BUNDLE_SUBJECT,
-      keyDigest: createHash('sha256').update(KEY).digest(),
-      request: { subject: MCP_BUNDLE_SUBJECT },
-      initialState: 'undefined',
-    };
+    ({ gateway } = scriptedGateway(mcpBundle('transport', 1, 'rec', state), state, (name, args) => {
+      upstreamCalls.push(name);
+      return { ok: true, result: { content: [{ type: 'text', text: `echo: ${(args.text as string | undefined) ?? ''}` }] } };
+    }));
+    const client = scriptedClient(createHash('sha256').update(KEY).digest());
     listener = await startHttpListener({
       listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
       clients: [client],

@@ -6,18 +6,14 @@ import { describe, expect, it } from 'vitest';
 import type { Bundle, BundleTool, Tool } from '../../policy-schemas/types.gen.ts';
 import { conformanceFailures } from '../../runtime/conformance.ts';
 import { createView, decide } from '../../runtime/decide.ts';
-import { definitionHash } from '../../runtime/definition-hash.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import { compileBundle } from '../../server/compiler/compile-bundle.ts';
 import { checkInputSchema } from '../../server/validation/input-schema.ts';
-import type { ResolvedClient } from '../../gateway/config.ts';
-import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
-import { Gateway } from '../../gateway/gateway.ts';
-import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import { misreadingSubject } from '../conformance/misreadings.ts';
 import { ISSUED_AT, snapshot, tool } from '../engine/build.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
-import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
+import { mcpBundle } from '../gateway/mcp-bundle.ts';
+import { scriptedClient, scriptedGateway } from '../gateway/scripted-gateway.ts';
 
 // Schemas that save (none names connectionId), each leaving some object open.
 const SCHEMAS: Record<string, Record<string, unknown>> = {
@@ -97,34 +93,12 @@ describe('the gateway inherits the refusal', () => {
   const b = mcpBundle('smuggle', 1, 'rec', state);
   const echo = b.catalog.tools.find((t) => t.id === 'mcp__rec__echo') as BundleTool;
   echo.inputSchema = { type: 'object', properties: { text: { type: 'string' } } };
-  const loaded = loadBundle(b);
-  const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
   const forwarded: unknown[] = [];
-  const upstream = {
-    isReady: () => true,
-    definitionHashOf: (n: string) => hashes.get(n),
-    call: async (_name: string, args: unknown) => {
-      forwarded.push(args);
-      return { ok: true, result: { content: [{ type: 'text', text: 'done' }] } };
-    },
-    restartAfterTimeout: () => {},
-    on() {},
-    off() {},
-  };
-  const gateway = new Gateway({
-    config: { timeouts: { callMs: 1000, approvalMs: 1000 } },
-    policy: { current: () => ({ ok: true, current: { loaded, bundle: b } }), on() {}, off() {} } as never,
-    upstreams: new Map([['rec', upstream as never]]),
-    sink: memoryDecisionSink(),
-    metrics: createGatewayMetrics(),
+  const { gateway } = scriptedGateway(b, state, (_name, args) => {
+    forwarded.push(args);
+    return { ok: true, result: { content: [{ type: 'text', text: 'done' }] } };
   });
-  const client: ResolvedClient = {
-    name: 'bot',
-    subject: MCP_BUNDLE_SUBJECT,
-    keyDigest: null,
-    request: { subject: MCP_BUNDLE_SUBJECT },
-    initialState: 'undefined',
-  };
+  const client = scriptedClient();
   const session = gateway.openSession(client);
   const codeOf = (r: CallToolResult) => (r._meta as { toolgate: { errorCode?: string } }).toolgate.errorCode;
 
