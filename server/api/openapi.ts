@@ -263,11 +263,32 @@ const operations: Op[] = [
 const ref = (kind: string) => ({ $ref: `${SCHEMA_BASE}${kind}.schema.json` });
 const problem = { description: 'Error', content: { 'application/problem+json': { schema: ref('problem') } } };
 
+// A change that must name the version it saw says "(If-Match" in its summary; the document then
+// declares the header and its two refusals, so generated clients send it and know both answers.
+const ifMatchHeader = {
+  name: 'If-Match',
+  in: 'header',
+  required: true,
+  description: 'The ETag of the version this change was made against (one strong ETag; `*` names no version)',
+  schema: { type: 'string' },
+};
+const ifMatchRefusals = {
+  '412': { description: 'The ETag names another version, or none: the problem carries `current`', content: problem.content },
+  '428': { description: 'If-Match is missing', content: problem.content },
+};
+
 /** OpenAPI 3.1 document: components are the policy schemas themselves (3.1 speaks JSON Schema 2020-12). */
 export function buildOpenApi(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
-    const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const ifMatch = op.summary.includes('(If-Match');
+    const params: Record<string, unknown>[] = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    if (ifMatch) params.push(ifMatchHeader);
     const ok = op.response
       ? { content: { 'application/json': { schema: ref(op.response) } } }
       : op.list
@@ -280,6 +301,7 @@ export function buildOpenApi(): Record<string, unknown> {
       ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.body) } } } } : {}),
       responses: {
         [op.status ?? (op.method === 'post' && op.body ? '201' : op.method === 'delete' ? '204' : '200')]: { description: 'OK', ...ok },
+        ...(ifMatch ? ifMatchRefusals : {}),
         default: problem,
       },
     };

@@ -34,4 +34,39 @@ describe('the OpenAPI document and the mounted routes', () => {
     const mounted = mountedRoutes();
     expect([...documentedRoutes()].filter((r) => !mounted.has(r))).toEqual([]);
   });
+
+  it('declares If-Match, with its 412 and 428, on the changes that need it and on no read', async () => {
+    const paths = buildOpenApi().paths as Record<
+      string,
+      Record<string, { parameters?: { name: string; in: string; required?: boolean }[]; responses: Record<string, unknown> }>
+    >;
+    const declares = (path: string, method: string) => {
+      const op = paths[path][method];
+      const header = (op.parameters ?? []).find((p) => p.in === 'header' && p.name === 'If-Match');
+      return header?.required === true && '412' in op.responses && '428' in op.responses;
+    };
+    for (const [path, method] of [
+      ['/v1/groups/{name}', 'put'],
+      ['/v1/groups/{name}', 'patch'],
+      ['/v1/groups/{name}', 'delete'],
+      ['/v1/tools/{id}/approve', 'post'],
+      ['/v1/tokens/{id}', 'delete'],
+      ['/v1/keys/rotate', 'post'],
+      ['/v1/tenants/{tenant}/policy', 'put'],
+    ]) {
+      expect(declares(path, method), `${method} ${path}`).toBe(true);
+    }
+    for (const [path, method] of [
+      ['/v1/groups/{name}', 'get'],
+      ['/v1/groups', 'post'],
+      ['/v1/tools', 'get'],
+    ]) {
+      expect(declares(path, method), `${method} ${path}`).toBe(false);
+    }
+    // And the server asks for it where the document says so.
+    const created = await t.request('POST', '/v1/groups', { body: { name: 'openapi-check', description: 'x', includes: [] } });
+    expect(created.status).toBe(201);
+    const unnamed = await t.request('PUT', '/v1/groups/openapi-check', { body: { name: 'openapi-check', description: 'y', includes: [] } });
+    expect(unnamed.status).toBe(428);
+  });
 });
