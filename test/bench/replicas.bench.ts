@@ -17,6 +17,7 @@ import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { freePort } from '../support/free-port.ts';
 import { startTempPostgres } from '../support/postgres.ts';
+import { serveEnv, waitUntilHealthy } from '../support/spawned-server.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
@@ -50,29 +51,12 @@ async function replica(db: string, keysDir: string): Promise<string> {
     cwd: root,
     detached: true,
     stdio: 'ignore',
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      TOOLGATE_DB: db,
-      TOOLGATE_KEYS_DIR: keysDir,
-      TOOLGATE_WEB_DIR: join(dir, 'no-web'),
-      TOOLGATE_SEED: 'none',
-      TOOLGATE_ADMIN_TOKEN: ADMIN,
-      LOG_LEVEL: 'silent',
-    },
+    env: serveEnv({ port, dir, adminToken: ADMIN, db, keysDir, seed: 'none' }),
   });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`toolgate serve on ${db} exited ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return url;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntilHealthy(url, child, 120_000, `toolgate serve on ${db}`);
+  return url;
 }
 
 async function stopAll(): Promise<void> {

@@ -11,6 +11,8 @@ export type ServeEnvOptions = {
   adminToken: string;
   /** `TOOLGATE_DB`: a PostgreSQL URL, or a SQLite path (default `<dir>/toolgate.db`). */
   db?: string;
+  /** `TOOLGATE_KEYS_DIR` (default `<dir>/keys`), e.g. one shared by replicas. */
+  keysDir?: string;
   seed?: 'demo' | 'none';
   logLevel?: string;
   /** Further variables, e.g. `TOOLGATE_METRICS_PUBLIC` or `NODE_OPTIONS`. */
@@ -23,7 +25,7 @@ export function serveEnv(o: ServeEnvOptions): NodeJS.ProcessEnv {
     HOST: '127.0.0.1',
     PORT: String(o.port),
     TOOLGATE_DB: o.db ?? join(o.dir, 'toolgate.db'),
-    TOOLGATE_KEYS_DIR: join(o.dir, 'keys'),
+    TOOLGATE_KEYS_DIR: o.keysDir ?? join(o.dir, 'keys'),
     TOOLGATE_WEB_DIR: join(o.dir, 'no-web'),
     ...(o.seed ? { TOOLGATE_SEED: o.seed } : {}),
     TOOLGATE_ADMIN_TOKEN: o.adminToken,
