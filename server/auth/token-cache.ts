@@ -1,4 +1,5 @@
 import type { ToolgateDatabase } from '../db/database.ts';
+import { perDatabase } from '../db/per-database.ts';
 import type { TokensRow } from '../db/tables/tokens.ts';
 
 /** How long a looked-up token is trusted without asking the database again. */
@@ -72,14 +73,5 @@ export class TokenCache {
   }
 }
 
-const caches = new WeakMap<ToolgateDatabase, TokenCache>();
-
 /** The token cache of a database (one per open database, so test servers never share one). */
-export function tokenCacheFor(database: ToolgateDatabase): TokenCache {
-  let cache = caches.get(database);
-  if (!cache) {
-    cache = new TokenCache(database);
-    caches.set(database, cache);
-  }
-  return cache;
-}
+export const tokenCacheFor = perDatabase((database) => new TokenCache(database));

@@ -1,4 +1,4 @@
-import type { ToolgateDatabase } from '../db/database.ts';
+import { perDatabase } from '../db/per-database.ts';
 import { BundleCache } from './bundle-cache.ts';
 import type { ServedBundle } from './bundle-cache.ts';
 
@@ -11,17 +11,8 @@ export const MAX_WAIT_SECONDS = 60;
 const IMMUTABLE = 'private, max-age=31536000, immutable';
 const REVALIDATE = 'private, no-cache';
 
-const caches = new WeakMap<ToolgateDatabase, BundleCache>();
-
 /** The bundle cache of a database, made on first use and kept while the database lives. */
-export function bundleCacheFor(database: ToolgateDatabase): BundleCache {
-  let cache = caches.get(database);
-  if (!cache) {
-    cache = new BundleCache(database.db);
-    caches.set(database, cache);
-  }
-  return cache;
-}
+export const bundleCacheFor = perDatabase((database) => new BundleCache(database.db));
 
 type BundleHeaders = { ok: Record<string, string>; notModified: Record<string, string> };
 /** How a bundle goes on the wire. */
