@@ -17,6 +17,7 @@ export type ListenerShortcut = (incoming: IncomingMessage, outgoing: ServerRespo
 
 const LATEST = /^\/v1\/tenants\/([a-z0-9-]{1,63})\/bundles\/latest$/;
 const ROUTE = '/v1/tenants/:tenant/bundles/latest';
+const LATEST_SUFFIX = '/bundles/latest';
 // The Host values @hono/node-server takes as they are; any other goes through its URL checks.
 const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 // Headers that cannot change the app's answer to this request (Node itself acts on `connection`).
@@ -68,9 +69,10 @@ export function conditionalPulls(deps: AppDeps): ListenerShortcut {
   const proxies = deps.config.trustedProxies ?? [];
   const tally = deps.metrics.requestTally({ method: 'GET', route: ROUTE, status: '304' });
   return (incoming, outgoing) => {
-    const started = performance.now();
     const path = incoming.url;
-    if (incoming.method !== 'GET' || path === undefined) return false;
+    // Every other request leaves at once: the header walk below is for bundle pulls only.
+    if (incoming.method !== 'GET' || path === undefined || !path.endsWith(LATEST_SUFFIX)) return false;
+    const started = performance.now();
     const h = pullHeaders(incoming.rawHeaders);
     if (!h || !conditional(h)) return false;
     const c = connectionMemo(incoming.socket, path, h);

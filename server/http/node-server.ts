@@ -11,12 +11,17 @@ import { conditionalPulls } from '../distribution/conditional-pull.ts';
 export function createToolgateServer(app: Hono<AppEnv>, deps: AppDeps, opts: { hostname?: string } = {}): Server {
   const viaApp = getRequestListener(app.fetch, { hostname: opts.hostname });
   const shortcut = conditionalPulls(deps);
+  let faultLogged = false;
   return createServer((incoming, outgoing) => {
     let answered: boolean;
     try {
       answered = shortcut(incoming, outgoing);
-    } catch {
-      // A fault in the shortcut costs the request its speed, never its answer.
+    } catch (err) {
+      // A fault in the shortcut costs the request its speed, never its answer; said once, not per request.
+      if (!faultLogged) {
+        faultLogged = true;
+        deps.logger.error({ err }, 'the conditional-pull shortcut failed; such requests go to the app');
+      }
       answered = outgoing.headersSent;
     }
     if (!answered) void viaApp(incoming, outgoing);
