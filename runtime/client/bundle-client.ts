@@ -123,7 +123,7 @@ export class BundleClient {
   /** The revision of the latest bundle refused, sent in If-None-Match so the server waits for another. */
   private refusedRevision: string | undefined;
   /**
-   * The version the server gave that refused bundle. Sent as Toolgate-Version when above the held
+   * The version the server gave that refused bundle, at most one above the held one. Sent as Toolgate-Version when above the held
    * one: the server treats a version above Toolgate-Version as news even when its ETag is named, so
    * naming only the held version would have it send the refused bundle again after every backoff.
    */
@@ -359,8 +359,12 @@ export class BundleClient {
       return 'again';
     }
     const outcome = await this.consider(bytes, res.headers.get('toolgate-signature'), unquote(res.headers.get('etag')));
+    // The header is not signed: a stale replica or a proxy could inflate it and so hide a later
+    // re-issue of the same content. One above the held version is all the server needs to hold the
+    // usual refused successor; a refused bundle further ahead is only sent again, as before.
     const served = Number(res.headers.get('toolgate-version'));
-    this.refusedVersion = this.refusedRevision && Number.isSafeInteger(served) && served > 0 ? served : undefined;
+    const held = this.held?.bundle.version;
+    this.refusedVersion = this.refusedRevision && held !== undefined && Number.isSafeInteger(served) && served > held ? Math.min(served, held + 1) : undefined;
     return outcome;
   }
 
