@@ -162,7 +162,7 @@ function classify(err: unknown, step: 'discovery' | 'token' | 'userinfo'): SsoFa
     const description = err.error_description ? `: ${err.error_description}` : '';
     return new SsoFailure('refused', `The identity provider refused the sign-in (${err.error}${description})`);
   }
-  if (messagesAlong(err).some((m) => /JWT signature verification failed|no applicable key found/.test(m))) {
+  if (messagesAlong(err).some((m) => /JWT signature verification failed|no applicable key found|unsupported JWS algorithm/.test(m))) {
     return new SsoFailure(
       'invalid',
       "The identity provider's answer failed validation: the ID token's signature does not verify against the identity provider's published keys",
