@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import canonicalize from 'canonicalize';
+import { rng } from '../test/support/seeded-random.ts';
 import { canonicalJson } from './canonical-json.ts';
 
 describe('canonicalJson (RFC 8785)', () => {
@@ -36,5 +38,44 @@ describe('canonicalJson (RFC 8785)', () => {
     // The same object twice, side by side, is no cycle.
     const shared = { k: 1 };
     expect(canonicalJson([shared, shared])).toBe('[{"k":1},{"k":1}]');
+  });
+});
+
+describe('canonicalJson agrees with the canonicalize package', () => {
+  // Names and strings a fast path could get wrong: integer-like names (objects order those first),
+  // `__proto__`, surrogate pairs and lone surrogates, escapes, and text that looks like an escape.
+  const NAMES = ['a', 'B', '0', '7', '10', '01', '4294967295', '-1', '1.5', '__proto__', 'é', '\u{1F600}', '\ud800', '\\ud800', '', ' '];
+  const STRINGS = ['', 'x', '\u0000\u001f', '"\\', '\u2028', '\u{1F600}', '\udc00', 'a\ud83d', '\\udc00', '€'];
+  const NUMBERS = [0, -0, 1, -1.5, 1e21, 1e-7, 2 ** 53 + 2, Number.NaN, Number.POSITIVE_INFINITY, 5e-324];
+
+  const valueOf = (r: ReturnType<typeof rng>, depth: number): unknown => {
+    const roll = r.int(depth > 3 ? 5 : 8);
+    if (roll === 0) return r.pick(STRINGS);
+    if (roll === 1) return r.pick(NUMBERS);
+    if (roll === 2) return r.pick([true, false, null]);
+    if (roll === 3) return r.chance(0.05) ? undefined : r.pick(STRINGS);
+    if (roll === 4) return r.int(1000);
+    if (roll === 5) return Array.from({ length: r.int(4) }, () => valueOf(r, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const name of r.some(NAMES, 4))
+      Object.defineProperty(out, name, { value: valueOf(r, depth + 1), enumerable: true, writable: true, configurable: true });
+    return out;
+  };
+  const outcome = (f: () => string | undefined) => {
+    try {
+      return { text: f() };
+    } catch (e) {
+      return { threw: (e as Error).message.split(':')[0] };
+    }
+  };
+
+  it('gives the same text, or refuses, on 3,000 random values', () => {
+    for (let seed = 1; seed <= 3000; seed++) {
+      const value = valueOf(rng(seed), 0);
+      const reference = outcome(() => canonicalize(value));
+      const ours = outcome(() => canonicalJson(value));
+      if (reference.text === undefined && reference.threw === undefined) expect(ours.threw, `seed ${seed}`).toBe('value has no JSON form');
+      else expect(ours, `seed ${seed}`).toEqual(reference);
+    }
   });
 });
