@@ -169,9 +169,11 @@ const byObject = new WeakMap<object, ValidateFunction>();
  *   const loaded = loadBundle(JSON.parse(bytes));
  *   const result = evaluate(loaded, { subject: 'agent:support-bot' });
  */
-export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean } = {}): LoadedBundle {
+export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean | 'on-first-use' } = {}): LoadedBundle {
   // Evaluate-only callers (the console) skip compiling input schemas: `decide` then refuses every call.
-  const validators = options.inputValidators !== false;
+  // 'on-first-use' (the compiler choosing conformance vectors, which calls few tools) compiles a
+  // tool's schema when it is first asked; a runtime compiles them all here, off its decide path.
+  const validators = options.inputValidators ?? true;
   if (!bundle || typeof bundle !== 'object') throw new TypeError('bundle is not an object');
   const { catalog, index, policy } = bundle;
   if (!catalog || !Array.isArray(catalog.tools) || !index || !Array.isArray(index.tools) || !policy) {
@@ -198,7 +200,7 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
       states: new Set(def?.availableInStates ?? []),
       requires: def?.requires ?? [],
       requiresConnection: def?.requiresConnection === true,
-      validateInput: def ? (validators ? compileOrRefuse(def.inputSchema) : refuseAll) : null,
+      validateInput: def ? (validators === 'on-first-use' ? onFirstUse(def.inputSchema) : validators ? compileOrRefuse(def.inputSchema) : refuseAll) : null,
       redaction: def ? redactionTrie(def.redaction.allow) : null,
       entries: {
         allow: Object.freeze({ id, decision: 'allow' as Decision }),
@@ -304,6 +306,19 @@ const refuseAll = (() => {
   ];
   return false;
 }) as unknown as ValidateFunction;
+
+/** A validator that compiles its schema (as compileOrRefuse) on its first call, with the errors of each call. */
+function onFirstUse(schema: Record<string, unknown>): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    compiled ??= compileOrRefuse(schema);
+    const valid = compiled(data) as boolean;
+    validate.errors = compiled.errors;
+    return valid;
+  }) as ValidateFunction;
+  validate.errors = null;
+  return validate;
+}
 
 function compileOrRefuse(schema: Record<string, unknown>): ValidateFunction {
   try {

@@ -14,6 +14,7 @@ import { createView, decide } from '../../runtime/decide.ts';
 import { evaluate, evaluateTools, subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle, LoadedRole, LoadedTool } from '../../runtime/load-bundle.ts';
+import { keywordsCompilingUnseen } from '../validation/input-schema.ts';
 
 /** The instant every conformance vector is evaluated at: fixed, so the vectors are part of the content. */
 export const CONFORMANCE_AT = '2000-01-01T00:00:00.000Z';
@@ -56,7 +57,9 @@ type Who = {
  * for each reachable outcome. Expectations come from the runtime's own evaluate and decide.
  */
 export function conformanceVectors(bundle: Bundle): Vector[] {
-  const chooser = new VectorChooser(loadBundle(bundle), bundle);
+  // Only the few tools that decide vectors call need a compiled input schema (compiling costs
+  // milliseconds a distinct schema); the compiler has judged every schema without compiling it.
+  const chooser = new VectorChooser(loadBundle(bundle, { inputValidators: 'on-first-use' }), bundle);
   chooser.chooseAll();
   return chooser.vectors();
 }
@@ -680,7 +683,8 @@ class VectorChooser {
     const approval = (w: Who, t: LoadedTool) => w.roles.some((r) => this.loaded.roles.get(r)!.requireApproval.has(t.def!.effect));
     const plain = (w: Who, t: LoadedTool) => !t.requiresConnection && w.allowed[t.pos] === 1 && w.denied[t.pos] === 0 && validArguments(t) !== null;
     for (const asks of [false, true]) {
-      const hit = visible((w, t) => plain(w, t) && approval(w, t) === asks);
+      // Approval first: it reads the role, plain may compile the tool's input schema.
+      const hit = visible((w, t) => approval(w, t) === asks && plain(w, t));
       if (!hit) continue;
       this.call(['R7.7'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t)! });
       // No toolCallId: the answer carries a new UUID.
@@ -697,6 +701,9 @@ class VectorChooser {
       const invalidBySchema = new Map<string, [string, string][]>();
       for (const { w, t: x, req: r } of pool.slice(0, 200)) {
         if (x.requiresConnection || w.denied[x.pos] === 1) continue;
+        // A schema whose failures can only be of kinds already pinned adds no vector: its validator
+        // (compiled on first use) is not needed.
+        if (!mayFailAnew(x.def!.inputSchema, kinds)) continue;
         const schemaText = JSON.stringify(x.def?.inputSchema);
         let invalid = invalidBySchema.get(schemaText);
         if (invalid === undefined) invalidBySchema.set(schemaText, (invalid = invalidArguments(x)));
@@ -721,9 +728,11 @@ class VectorChooser {
       // Most tools no grant covers: that needs no subject to tell.
       if (!this.loaded.grants.some((g) => g.tools[t.pos] === 1)) return null;
       const ids = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
-      if (ids.length < (t.requiresConnection ? 2 : 1) || validArguments(t) === null) return null;
+      if (ids.length < (t.requiresConnection ? 2 : 1)) return null;
+      // The request before the arguments: finding arguments may compile the tool's input schema.
       const req = this.requestFor(w, t, this.allPass());
-      return req && { ...req, allowedConnectionIds: t.requiresConnection ? ids.slice(0, 1) : [] };
+      if (req === null || validArguments(t) === null) return null;
+      return { ...req, allowedConnectionIds: t.requiresConnection ? ids.slice(0, 1) : [] };
     }, this.live);
     if (twice) {
       const last = this.grantsFor(twice.w, twice.t, AT_MS).at(-1)!.connectionId;
@@ -869,6 +878,9 @@ const emptyAccepted = new WeakMap<object, boolean>();
 function acceptsNoArguments(t: LoadedTool): boolean | null {
   const validate = t.validateInput;
   if (!validate) return null;
+  // A root `required` refuses `{}` whatever else the schema says, without its validator being compiled.
+  const required = (t.def!.inputSchema as { required?: unknown }).required;
+  if (Array.isArray(required) && required.length > 0) return false;
   let ok = emptyAccepted.get(validate);
   if (ok === undefined) {
     ok = validate({}) === true;
@@ -897,8 +909,57 @@ function findValidArguments(t: LoadedTool): string | null {
   return null;
 }
 
+// What a keyword can fail on: ajv applies these to one JSON type each (format to strings and, by
+// ajv-formats' number formats, to numbers); type, enum and const to every value.
+const ANY_VALUE_KEYWORDS = ['type', 'enum', 'const'];
+const NUMBER_KEYWORDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'format', ...ANY_VALUE_KEYWORDS]);
+const STRING_KEYWORDS = new Set(['minLength', 'maxLength', 'pattern', 'format', ...ANY_VALUE_KEYWORDS]);
+// Root keywords whose own failure ajv never reports (annotations; `properties` reports its subschemas').
+const SILENT_KEYWORDS = new Set([
+  'title',
+  'description',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$comment',
+  '$schema',
+  '$defs',
+  'definitions',
+  'properties',
+]);
+
+/**
+ * Whether invalidArguments could find, for this schema, a failure of a kind outside `kinds`: read
+ * off the schema without compiling it when that is sure, else true. Its tries change one thing of
+ * arguments the schema accepts (or of `{}`): they drop a member, add one, set a typed property to a
+ * value of another type (0 for a string, "x" otherwise) or pass `[]`. Values deeper than the top
+ * level are left as the schema accepted them, so a failure is either of a root keyword or of a
+ * keyword of that property's own subschema that applies to the value put there. Schemas outside
+ * what the judge vouches compiles, or with root keywords that apply subschemas to the whole object
+ * or to added members, are always asked.
+ */
+export function mayFailAnew(schema: Record<string, unknown>, kinds: ReadonlySet<string>): boolean {
+  if (keywordsCompilingUnseen(schema) === null) return true;
+  if (schema.dependentSchemas !== undefined || schema.propertyNames !== undefined || schema.unevaluatedProperties !== undefined) return true;
+  if (schema.additionalProperties !== undefined && typeof schema.additionalProperties !== 'boolean') return true;
+  const unseen = (k: string) => !kinds.has(k);
+  for (const k of Object.keys(schema)) if (!SILENT_KEYWORDS.has(k) && unseen(k)) return true;
+  for (const prop of Object.values((schema.properties ?? {}) as Record<string, unknown>)) {
+    if (prop === false && unseen('false schema')) return true;
+    if (prop === null || typeof prop !== 'object') continue;
+    const type = (prop as { type?: unknown }).type;
+    // Only a property with one type is set to a wrong value; the others keep an accepted one.
+    if (typeof type !== 'string') continue;
+    const applies = type === 'string' ? NUMBER_KEYWORDS : STRING_KEYWORDS;
+    for (const k of Object.keys(prop)) if (applies.has(k) && unseen(k)) return true;
+  }
+  return false;
+}
+
 /** JSON texts of arguments the input schema refuses with exactly one problem, by ajv keyword. */
-function invalidArguments(t: LoadedTool): [string, string][] {
+export function invalidArguments(t: LoadedTool): [string, string][] {
   const validate = t.validateInput;
   if (!validate) return [];
   const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[]; additionalProperties?: unknown };
@@ -1001,8 +1062,9 @@ function failingWithMember(t: LoadedTool): string | null {
   return found;
 }
 
-function sample(prop: Record<string, unknown> | undefined): unknown {
-  if (!prop) return 'x';
+function sample(prop: Record<string, unknown> | boolean | undefined): unknown {
+  // `true` accepts anything; `false` nothing, whatever is tried.
+  if (prop === null || typeof prop !== 'object') return 'x';
   if (Array.isArray(prop.enum)) return prop.enum[0];
   if ('const' in prop) return prop.const;
   switch (prop.type) {

@@ -33,6 +33,59 @@ const ONE_SCHEMA = new Set([
 const SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 const SCHEMA_LIST = new Set(['prefixItems', 'allOf', 'anyOf', 'oneOf']);
 
+// Keywords whose compilation by the runtime's ajv (strict off) cannot fail once the schema is valid
+// by its meta-schema and the walk found no problem: their values are type-checked by the
+// meta-schema, the patterns among them compile in the walk with the very engine ajv uses, and none
+// of them names another schema or an identifier (no `$ref`, `$id` or `$anchor`). A schema built only
+// of these, in every subschema, is judged without generating its validator's code, which costs
+// milliseconds a schema; any other keyword (`$ref`, `nullable`, draft-04 `id`, a tuple `items`, an
+// empty `enum`, vendor keywords…) sends the schema through ajv's compiler as before.
+const COMPILES_UNSEEN = new Set([
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'prefixItems',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'enum',
+  'const',
+  'minProperties',
+  'maxProperties',
+  'propertyNames',
+  'dependentRequired',
+  'dependentSchemas',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  '$defs',
+  'definitions',
+  'title',
+  'description',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$comment',
+  'contentEncoding',
+  'contentMediaType',
+  'contentSchema',
+]);
+
 // A separate ajv, only to check that an input schema is itself a valid JSON Schema. Made on first
 // use, so the console can load this module's rules without running generated code (its CSP forbids it).
 let metaAjvInstance: Ajv2020 | undefined;
@@ -82,10 +135,10 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
       problems.push({ pointer: pointer + e.instancePath, message: `is not valid JSON Schema: ${e.message}`, code: 'input_schema' });
     }
   }
-  if (problems.length === 0) {
-    // Valid by the meta-schema is not enough (a bad regex, a dangling local $ref): it must compile in
-    // the runtime's own ajv, or every bundle naming the tool would fail to compile. Valid by the
-    // meta-schema was checked just above, so that ajv does not check it again.
+  if (problems.length === 0 && !compilesUnseen(root)) {
+    // Valid by the meta-schema is not enough (a dangling `$ref`, an empty `enum`, a draft-04 `id`): it
+    // must compile in the runtime's own ajv, or every bundle naming the tool would fail to compile.
+    // Valid by the meta-schema was checked just above, so that ajv does not check it again.
     try {
       compileMetaCheckedInputSchema(root);
     } catch (e) {
@@ -109,6 +162,50 @@ export function subsetProblems(root: Record<string, unknown>, pointer = ''): Pro
     if (problem) problems.push({ pointer: pointer + ref.pointer, message: problem, code: 'input_schema' });
   }
   return problems;
+}
+
+/**
+ * Whether the runtime's ajv is sure to compile this schema, given that it is valid by its meta-schema
+ * and in the subset: every subschema holds only keywords of COMPILES_UNSEEN (`$schema` at the root
+ * too), `items` is one schema (not a draft-07 tuple, which the 2020-12 ajv refuses) and no `enum` is
+ * empty. Subschemas are found as walkSchema finds them.
+ */
+export function compilesUnseen(root: Record<string, unknown>): boolean {
+  return keywordsCompilingUnseen(root) !== null;
+}
+
+/**
+ * The keywords of every subschema (`false schema` for a `false` one, as ajv names its failure) when
+ * compilesUnseen holds, else null: what a validator of the schema can name in its errors.
+ */
+export function keywordsCompilingUnseen(root: Record<string, unknown>): Set<string> | null {
+  const keywords = new Set<string>();
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const node = stack.pop();
+    if (typeof node === 'boolean') {
+      if (!node) keywords.add('false schema');
+      continue;
+    }
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return null;
+    for (const key of Object.keys(node)) {
+      const value = (node as Record<string, unknown>)[key];
+      if (!COMPILES_UNSEEN.has(key) && !(key === '$schema' && node === root)) return null;
+      if (key === 'enum' && (!Array.isArray(value) || value.length === 0)) return null;
+      keywords.add(key);
+      if (ONE_SCHEMA.has(key)) {
+        if (Array.isArray(value)) return null;
+        stack.push(value);
+      } else if (SCHEMA_LIST.has(key)) {
+        if (!Array.isArray(value)) return null;
+        stack.push(...value);
+      } else if (SCHEMA_MAP.has(key)) {
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+        stack.push(...Object.values(value));
+      }
+    }
+  }
+  return keywords;
 }
 
 type Walk = { problems: ProblemDetail[]; refs: { pointer: string; value: string }[]; subschemas: Set<string> };
