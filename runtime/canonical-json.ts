@@ -34,6 +34,7 @@ const INDEX_NAME = /^(?:0|[1-9][0-9]*)$/;
 // Deeper than any bundle; a cycle gets here too and is reported by the package.
 const MAX_DEPTH = 200;
 
+/** `value` itself when its objects' members are in order already, else a copy where they are. */
 function sortedCopy(value: unknown, depth: number): unknown {
   switch (typeof value) {
     case 'string':
@@ -50,25 +51,41 @@ function sortedCopy(value: unknown, depth: number): unknown {
   }
   if (depth > MAX_DEPTH) throw NOT_PLAIN;
   if (Array.isArray(value)) {
-    const out = new Array(value.length);
+    let out: unknown[] | null = null;
     for (let i = 0; i < value.length; i++) {
       const item = value[i];
       if (item === undefined) throw NOT_PLAIN;
-      out[i] = sortedCopy(item, depth + 1);
+      const copy = sortedCopy(item, depth + 1);
+      if (out === null && copy !== item) out = value.slice(0, i);
+      if (out !== null) out.push(copy);
     }
-    return out;
+    return out ?? value;
   }
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
   const source = value as Record<string, unknown>;
+  const names = Object.keys(source);
   // The default sort compares UTF-16 code units, as RFC 8785 orders member names.
-  const names = Object.keys(source).sort();
-  const out: Record<string, unknown> = {};
-  for (const name of names) {
+  let inOrder = true;
+  for (let i = 1; i < names.length; i++) {
+    if (names[i - 1] > names[i]) {
+      inOrder = false;
+      names.sort();
+      break;
+    }
+  }
+  // Written anew only when out of order or holding a copy; JSON.stringify leaves undefined members out, as RFC 8785 does.
+  let out: Record<string, unknown> | null = inOrder ? null : {};
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i];
     const first = name.charCodeAt(0);
     if ((first >= 48 && first <= 57 && INDEX_NAME.test(name)) || name === '__proto__') throw NOT_PLAIN;
     const member = source[name];
-    if (member === undefined) continue;
-    out[name] = sortedCopy(member, depth + 1);
+    const copy = member === undefined ? undefined : sortedCopy(member, depth + 1);
+    if (out === null && copy !== member) {
+      out = {};
+      for (let j = 0; j < i; j++) out[names[j]] = source[names[j]];
+    }
+    if (out !== null && copy !== undefined) out[name] = copy;
   }
-  return out;
+  return out ?? value;
 }

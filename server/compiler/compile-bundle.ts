@@ -186,7 +186,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   const bundle: Bundle = { ...draft, conformance };
   // Each top-level member is serialised once; the content (for the revision) and the whole bundle
   // are assembled from the same parts.
-  const members = bundleMembers(bundle, { catalog: catalogText(catalog) });
+  const members = bundleMembers(bundle);
   const revision = bundleRevision(members, sha256Hex);
   bundle.revision = revision;
   const text = joinBundleMembers(members.map((m) => (m.key === 'revision' ? bundleMember('revision', revision) : m)));
@@ -196,36 +196,6 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
 /** The hash naming a bundle's content: everything but its envelope fields (runtime/bundle-format.ts). */
 export function contentRevision(bundle: Bundle): string {
   return bundleRevision(bundleMembers(bundle), sha256Hex);
-}
-
-// Canonical JSON of catalog entries by their plain JSON text. Every tenant's catalog is drawn from
-// the one inventory, and most entries are unchanged between publishes, so each distinct entry is
-// written out once per process instead of once per tenant and publish.
-const entryTexts = new Map<string, string>();
-const MAX_ENTRY_TEXTS = 50_000;
-
-function entryText(entry: BundleTool | ExcludedTool): string {
-  const plain = JSON.stringify(entry);
-  let text = entryTexts.get(plain);
-  if (text === undefined) {
-    text = canonicalJson(entry);
-    // Equal JSON text is an equal JSON value, except that JSON.stringify writes `null` for NaN and
-    // Infinity, which canonical JSON refuses: an entry whose text holds `null` anywhere is never reused.
-    if (!plain.includes('null')) {
-      if (entryTexts.size >= MAX_ENTRY_TEXTS) entryTexts.clear();
-      entryTexts.set(plain, text);
-    }
-  }
-  return text;
-}
-
-/** The catalog's canonical JSON, its tool entries' texts reused (entryText). */
-function catalogText(catalog: Bundle['catalog']): string {
-  const { tools, ...rest } = catalog;
-  // RFC 8785 sorts members by name, and `tools` sorts after the catalog's other members.
-  const head = canonicalJson({ ...rest, tools: [] });
-  if (!head.endsWith('"tools":[]}')) return canonicalJson(catalog);
-  return `${head.slice(0, -2)}${tools.map(entryText).join(',')}]}`;
 }
 
 function bundleTool(t: Tool): BundleTool | ExcludedTool {
