@@ -288,9 +288,11 @@ class VectorChooser {
     test: (w: Who, t: LoadedTool) => EvaluationRequest | null,
     tools: readonly LoadedTool[] = this.loaded.tools,
     want?: Want,
+    toolTest?: (t: LoadedTool) => boolean,
   ): { w: Who; t: LoadedTool; req: EvaluationRequest } | null {
     for (const t of tools) {
       if (want && !this.feasible(t, want)) continue;
+      if (toolTest && !toolTest(t)) continue;
       for (const w of this.who) {
         const req = test(w, t);
         if (req !== null) return { w, t, req };
@@ -680,6 +682,9 @@ class VectorChooser {
     const pool = this.visiblePool();
     const visible = (pred: (w: Who, t: LoadedTool) => boolean) =>
       pool.find(({ w, t }) => pred(w, t)) ?? this.find((w, t) => (pred(w, t) ? this.requestFor(w, t, this.allPass()) : null), this.live);
+    // The same, for a test of the tool alone: asked once per tool, not once per tool and subject.
+    const visibleTool = (test: (t: LoadedTool) => boolean) =>
+      pool.find(({ t }) => test(t)) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live, undefined, test);
     const approval = (w: Who, t: LoadedTool) => w.roles.some((r) => this.loaded.roles.get(r)!.requireApproval.has(t.def!.effect));
     const plain = (w: Who, t: LoadedTool) => !t.requiresConnection && w.allowed[t.pos] === 1 && w.denied[t.pos] === 0 && validArguments(t) !== null;
     for (const asks of [false, true]) {
@@ -691,7 +696,7 @@ class VectorChooser {
       if (!asks) this.call(['R7.1'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t)! }, false);
     }
     // Arguments: absent means {}, unparsable is invalid_json, a schema failure is validation with pointers.
-    const parsed = visible((w, t) => !t.requiresConnection);
+    const parsed = visibleTool((t) => !t.requiresConnection);
     if (parsed) {
       const { req, t } = parsed;
       this.call(['R7.5', 'R7.8'], req, { name: t.id, arguments: '{"a":' });
@@ -713,9 +718,9 @@ class VectorChooser {
           this.call(['R7.6'], r, { name: x.id, arguments: args });
         }
       }
-      const empty = visible((w, x) => !x.requiresConnection && acceptsNoArguments(x) === true);
+      const empty = visibleTool((x) => !x.requiresConnection && acceptsNoArguments(x) === true);
       if (empty) this.call(['R7.5'], empty.req, { name: empty.t.id });
-      const required = visible((w, x) => !x.requiresConnection && acceptsNoArguments(x) === false);
+      const required = visibleTool((x) => !x.requiresConnection && acceptsNoArguments(x) === false);
       if (required) this.call(['R7.5', 'R7.6'], required.req, { name: required.t.id });
       // A connection named for a tool that needs none is still checked against the grants.
       const granted = this.loaded.grants.map((g) => g.connectionId);
@@ -739,7 +744,7 @@ class VectorChooser {
       this.call(['R7.4'], twice.req, { name: twice.t.id, arguments: validArguments(twice.t)!, connectionId: last });
     }
     // Connections: missing is validation, outside the granted set policy_denied, both before the arguments.
-    const conn = visible((w, t) => t.requiresConnection);
+    const conn = visibleTool((t) => t.requiresConnection);
     if (conn) {
       const { req, t, w } = conn;
       const granted = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
@@ -766,7 +771,7 @@ class VectorChooser {
       this.call(['R7.10'], req, { name: t.id, arguments: smuggledArguments(t)!, ...(connectionId === undefined ? {} : { connectionId }) });
     }
     // When the arguments also fail the schema, the schema's errors answer (R7.6 before R7.10).
-    const both = visible((_w, t) => failingWithMember(t) !== null);
+    const both = visibleTool((t) => failingWithMember(t) !== null);
     if (both) {
       const { w, t, req } = both;
       const connectionId = t.requiresConnection ? this.grantsFor(w, t, AT_MS)[0]?.connectionId : undefined;

@@ -15,9 +15,9 @@ const letRequestsRun = () => new Promise<void>((resolve) => setImmediate(resolve
 /**
  * The one-time work a first publish after a start would otherwise do inline, done after the server
  * listens, in slices with requests answered between them: compiling the schema validators a publish
- * runs, judging every distinct input schema of the inventory (which compiles it for the runtime's
- * ajv too; both are cached by schema text), then compiling one tenant's draft, which leaves the
- * compiler's own code optimised. A publish that comes first does the remaining part itself, on the
+ * runs, judging every distinct input schema of the inventory (cached by schema text; the judge
+ * compiles for the runtime's ajv only the schemas it cannot vouch for), then compiling one tenant's
+ * draft, which leaves the compiler's own code optimised. A publish that comes first does the remaining part itself, on the
  * same caches (the answers are the same either way), and the warm-up then stops.
  */
 export async function warmCompiler(db: Db, stopped: () => boolean = () => false): Promise<void> {
