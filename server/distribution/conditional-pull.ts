@@ -68,6 +68,7 @@ export function conditionalPulls(deps: AppDeps): ListenerShortcut {
   const limiter = failureLimiterOf(deps);
   const proxies = deps.config.trustedProxies ?? [];
   const tally = deps.metrics.requestTally({ method: 'GET', route: ROUTE, status: '304' });
+  const answeredHere = deps.metrics.listenerPullAnswers;
   return (incoming, outgoing) => {
     const path = incoming.url;
     // Every other request leaves at once: the header walk below is for bundle pulls only.
@@ -88,6 +89,7 @@ export function conditionalPulls(deps: AppDeps): ListenerShortcut {
     const requestId = requestIdFor(h.requestId);
     const seconds = (performance.now() - started) / 1000;
     tally.add(seconds);
+    answeredHere.inc();
     logRequest(deps.logger, { requestId, method: 'GET', route: ROUTE, path, status: 304, seconds });
     outgoing.writeHead(304, [...wire.before, 'x-request-id', requestId, ...wire.after]);
     outgoing.end();
