@@ -305,6 +305,58 @@ describe('a kept-alive runtime connection', () => {
     }
   });
 
+  it("answers each request for its own token when tokens of other tenants, an admin's and a revoked one take turns", async () => {
+    const created = await t.srv.api('POST', '/v1/tokens', { body: { label: 'revoked mid-connection', role: 'runtime', tenants: ['acme'] } });
+    expect(created.status).toBe(201);
+    const revoked = created.json.token as string;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    let connections = 0;
+    const connect = agent.createConnection.bind(agent);
+    agent.createConnection = (...args: Parameters<typeof connect>) => {
+      connections++;
+      return connect(...args);
+    };
+    const pull = async (token: string, tenant: string, etag: string) => {
+      const before = await answeredByListener(t.srv);
+      const a = await ask(t.srv.port, latestOf(tenant), { authorization: `Bearer ${token}`, 'if-none-match': etag }, { agent });
+      return { status: a.status, body: a.body, byListener: (await answeredByListener(t.srv)) - before };
+    };
+    const held = { status: 304, body: '', byListener: 1 };
+    try {
+      const warmAll = async () => {
+        // On other connections: the token cache is cleared by a revocation and trusts a lookup 2 s.
+        for (const token of [acme, globex, ADMIN_TOKEN, revoked]) await warm(token);
+        await warm(globex, 'globex');
+      };
+      await warmAll();
+      expect(await pull(revoked, 'acme', etag2)).toEqual(held);
+      const gone = await t.srv.api('DELETE', `/v1/tokens/${created.json.id}`, { headers: { 'if-match': created.headers.get('etag') ?? '' } });
+      expect(gone.status).toBe(204);
+      for (let round = 0; round < 2; round++) {
+        await warmAll();
+        expect(await pull(acme, 'acme', etag2)).toEqual(held);
+        const otherTenant = await pull(globex, 'acme', etag2);
+        expect(otherTenant).toMatchObject({ status: 404, byListener: 0 });
+        expect(otherTenant.body).toContain('tenant acme does not exist');
+        expect(await pull(ADMIN_TOKEN, 'acme', etag2)).toEqual(held);
+        const afterRevoke = await pull(revoked, 'acme', etag2);
+        expect(afterRevoke).toMatchObject({ status: 401, byListener: 0 });
+        expect(afterRevoke.body).toContain('unknown or was revoked');
+        expect(await pull(globex, 'globex', globexEtag)).toEqual(held);
+        const acmeTokenOnGlobex = await pull(acme, 'globex', globexEtag);
+        expect(acmeTokenOnGlobex).toMatchObject({ status: 404, byListener: 0 });
+        expect(await pull(ADMIN_TOKEN, 'globex', globexEtag)).toEqual(held);
+        // globex's token naming acme's ETag on its own tenant: globex's bundle, not a 304.
+        const news = await pull(globex, 'globex', etag2);
+        expect(news).toMatchObject({ status: 200, byListener: 0 });
+        expect(JSON.parse(news.body)).toMatchObject({ tenant: 'globex' });
+      }
+      expect(connections).toBe(1);
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('gets the new bundle as soon as one is published, not a 304 for the old ETag', async () => {
     const trio = await startTrio();
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
