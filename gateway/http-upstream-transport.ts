@@ -6,6 +6,7 @@ import { type EventSourceMessage, type EventSourceParser, createParser } from 'e
 import { isLeanResultResponse } from './lean-messages.ts';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
+import { StringDecoder } from 'node:string_decoder';
 
 export type HttpUpstreamTransportOptions = {
   /** Extra request headers from the configuration (e.g. Authorization). */
@@ -30,7 +31,8 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private settled = false;
   private readonly chunks: Buffer[] = [];
   private parser: EventSourceParser | undefined;
-  private decoder: TextDecoder | undefined;
+  // StringDecoder rather than TextDecoder: a streaming TextDecoder opens a native converter per answer.
+  private decoder: StringDecoder | undefined;
 
   constructor(
     private readonly transport: HttpUpstreamTransport,
@@ -51,7 +53,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
     else if (statusCode >= 300) this.mode = 'refused';
     else if (this.type.includes('text/event-stream')) {
       this.mode = 'events';
-      this.decoder = new TextDecoder();
+      this.decoder = new StringDecoder('utf8');
       this.parser = createParser({ onEvent: (event) => onEvent(this.transport, event) });
       // The answers come as events; send() is done once the server accepted the message.
       this.settle();
@@ -59,7 +61,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.mode === 'events') this.parser!.feed(this.decoder!.decode(chunk, { stream: true }));
+    if (this.mode === 'events') this.parser!.feed(this.decoder!.write(chunk));
     else if (this.mode === 'json') this.chunks.push(chunk);
   }
 
@@ -193,9 +195,9 @@ export class HttpUpstreamTransport implements Transport {
 
   private async readEvents(body: Dispatcher.ResponseData['body']): Promise<void> {
     const parser = createParser({ onEvent: (event) => onEvent(this, event) });
-    const decoder = new TextDecoder();
+    const decoder = new StringDecoder('utf8');
     try {
-      for await (const chunk of body) parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+      for await (const chunk of body) parser.feed(decoder.write(chunk as Buffer));
     } catch (err) {
       if (!this.closed) this.onerror?.(err as Error);
     }

@@ -8,7 +8,7 @@ import type { GatewayUpstream } from '../policy-schemas/types.gen.ts';
 import { Backoff } from '../runtime/client/backoff.ts';
 import { definitionHash } from '../runtime/definition-hash.ts';
 import { HttpUpstreamTransport } from './http-upstream-transport.ts';
-import { callToolResultSchema } from './lean-messages.ts';
+import { UpstreamCalls } from './upstream-calls.ts';
 
 export type UpstreamState = 'connecting' | 'ready' | 'down';
 
@@ -46,6 +46,8 @@ const MAX_TOOLS = 10_000;
  */
 export class Upstream extends EventEmitter<{ change: [] }> {
   private client: Client | undefined;
+  /** tools/call on the current connection (the SDK client carries the rest). */
+  private calls: UpstreamCalls | undefined;
   private hashes = new Map<string, string>();
   private state: UpstreamState = 'connecting';
   private lastError: string | null = null;
@@ -86,16 +88,11 @@ export class Upstream extends EventEmitter<{ change: [] }> {
 
   /** Calls a tool by its own name. Never throws. */
   async call(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<UpstreamCallResult> {
-    const client = this.client;
-    if (this.state !== 'ready' || !client) return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} is not connected` };
+    const calls = this.calls;
+    if (this.state !== 'ready' || !calls) return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} is not connected` };
     const generation = this.generation;
     try {
-      // The SDK takes any schema with `safeParse` (as Zod 3's); this one checks plain results by hand.
-      const result = await client.request({ method: 'tools/call', params: { name, arguments: args } }, callToolResultSchema as never, {
-        timeout: timeoutMs,
-        maxTotalTimeout: timeoutMs,
-      });
-      return { ok: true, result: result as CallToolResult };
+      return { ok: true, result: await calls.call(name, args, timeoutMs) };
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (code === -32001) return { ok: false, code: 'timeout', message: `upstream ${this.id} did not answer within ${timeoutMs} ms` };
@@ -139,6 +136,8 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     try {
       await client.connect(transport, { timeout });
       if (transport instanceof StdioClientTransport) this.childPid = transport.pid;
+      // Before the flood watch, so that every message counts, answers to calls included.
+      this.calls = new UpstreamCalls(transport);
       this.watchFlood(transport, generation);
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refresh(generation));
       await this.refresh(generation, true);
@@ -212,6 +211,8 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   private async disconnect(): Promise<void> {
     const client = this.client;
     const pid = this.childPid;
+    this.calls?.close();
+    this.calls = undefined;
     this.client = undefined;
     this.childPid = null;
     if (client) {

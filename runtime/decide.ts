@@ -75,7 +75,21 @@ export function decide(view: ToolView, call: ToolCall): CallDecision {
     args = {};
   }
   const validate = tool.validateInput;
-  if (!validate?.(args)) {
+  let valid: boolean;
+  try {
+    valid = validate?.(args) === true;
+  } catch {
+    // The validator recurses with a recursive schema: arguments nested deeper than the stack (or,
+    // handed over as objects, cyclic) cannot be checked, so they cannot be allowed either.
+    return {
+      toolCallId,
+      decision: 'deny',
+      errorCode: 'validation',
+      message: `the arguments could not be checked against the input schema of ${tool.id} (nested too deeply, or not JSON data)`,
+      errors: [{ pointer: '', message: 'could not be checked against the input schema' }],
+    };
+  }
+  if (!valid) {
     return {
       toolCallId,
       decision: 'deny',

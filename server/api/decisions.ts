@@ -20,6 +20,7 @@ import {
   summarizeDecisions,
 } from '../decisions/decision-store.ts';
 import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
+import { MAX_CONCURRENT_IMPACT_RUNS, takeImpactSlot } from '../decisions/impact-slots.ts';
 import { ApiError } from '../errors.ts';
 import { requireTenantExists } from '../store/tenants.ts';
 import { MAX_BODY_BYTES, dropReadOnly, parseJsonBody, readJson, readOptionalJson, validOrThrow } from '../http/body.ts';
@@ -111,10 +112,23 @@ impactRoutes.post('/', async (c) => {
   const to = req.to ? new Date(req.to) : new Date();
   const from = req.from ? new Date(req.from) : new Date(to.getTime() - DEFAULT_IMPACT_DAYS * 86400_000);
   if (!(from < to)) throw new ApiError(400, 'validation', '/from must be before /to', { errors: [{ pointer: '/from', message: 'must be before /to' }] });
-  const db = c.get('deps').database.db;
-  const { loaded } = await compileDraft(db, tenant, req.policy);
-  return c.json(await analyzeImpact(db, tenant, loaded, { from: from.toISOString(), to: to.toISOString(), examples: req.examples ?? 3 }));
+  const release = takeImpactSlot();
+  if (!release) {
+    throw new ApiError(429, 'rate_limited', `${MAX_CONCURRENT_IMPACT_RUNS} impact analyses are already running on this server; try again in a few seconds`, {
+      extra: { retryAfter: IMPACT_RETRY_SECONDS },
+      headers: { 'Retry-After': String(IMPACT_RETRY_SECONDS) },
+    });
+  }
+  try {
+    const db = c.get('deps').database.db;
+    const { loaded } = await compileDraft(db, tenant, req.policy);
+    return c.json(await analyzeImpact(db, tenant, loaded, { from: from.toISOString(), to: to.toISOString(), examples: req.examples ?? 3 }));
+  } finally {
+    release();
+  }
 });
+
+const IMPACT_RETRY_SECONDS = 5;
 
 /** The batch body: JSON, or gzip-compressed JSON bounded in what it may expand to. */
 async function readBatchBody(c: Context<AppEnv>): Promise<unknown> {

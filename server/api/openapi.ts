@@ -145,7 +145,8 @@ const operations: Op[] = [
   {
     method: 'post',
     path: '/v1/tenants/{tenant}/impact',
-    summary: 'Replay logged requests against the draft (or an unsaved policy): which decisions would change',
+    summary:
+      'Replay logged requests against the draft (or an unsaved policy): which decisions would change (429 with Retry-After while two analyses already run)',
     body: 'impact-request',
     response: 'impact-report',
     tag: 'Decisions',

@@ -3,6 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import type { Actor, AppConfig, AppEnv, Role } from '../context.ts';
+import type { TokensRow } from '../db/tables/tokens.ts';
 import { ApiError } from '../errors.ts';
 import { recordFailure, refuseWhenLimited } from './failure-limiter.ts';
 import { personActor } from './sso/person-session.ts';
@@ -24,18 +25,14 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   let actor: Actor | null = null;
   if (auth !== undefined) {
     refuseWhenLimited(c);
-    const token = bearerToken(auth);
-    if (token === undefined) {
-      recordFailure(c);
-      throw new ApiError(401, 'unauthorized', 'Authorization must be "Bearer <token>"');
+    const hash = bearerHash(auth);
+    const checked = hash === undefined ? MALFORMED : bearerActor(await tokenCacheFor(database).find(hash));
+    if (!checked.ok) {
+      // Guesses (a malformed or unknown token) use up the address's allowance; an expired token was real.
+      if (checked.refusal !== 'expired') recordFailure(c);
+      throw new ApiError(401, 'unauthorized', BEARER_REFUSALS[checked.refusal]);
     }
-    const row = await tokenCacheFor(database).find(hashSecret(token));
-    if (!row) {
-      recordFailure(c);
-      throw new ApiError(401, 'unauthorized', 'The token is unknown or was revoked');
-    }
-    if (tokenExpired(row)) throw new ApiError(401, 'unauthorized', 'The token has expired');
-    actor = toActor(row, 'bearer');
+    actor = checked.actor;
   } else {
     const cookie = getCookie(c, SESSION_COOKIE);
     if (cookie) {
@@ -100,12 +97,50 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   if (cache && /\bpublic\b/i.test(cache)) c.res.headers.set('Cache-Control', cache.replace(/\bpublic\b/gi, 'private'));
 });
 
-/** The token of an `Authorization: Bearer <token>` header; undefined for any other form. */
-export function bearerToken(header: string): string | undefined {
-  return BEARER.exec(header)?.[1];
+/** Why a bearer credential is refused, as the 401 says it. */
+const BEARER_REFUSALS = {
+  malformed: 'Authorization must be "Bearer <token>"',
+  unknown: 'The token is unknown or was revoked',
+  expired: 'The token has expired',
+} as const;
+
+/** What a bearer credential comes to: its holder, or why it is refused. */
+export type BearerCheck = { ok: true; actor: Actor } | { ok: false; refusal: keyof typeof BEARER_REFUSALS };
+
+const MALFORMED: BearerCheck = { ok: false, refusal: 'malformed' };
+const UNKNOWN: BearerCheck = { ok: false, refusal: 'unknown' };
+const EXPIRED: BearerCheck = { ok: false, refusal: 'expired' };
+
+/**
+ * The lookup key of an `Authorization: Bearer <token>` header (the token's hash, as stored);
+ * undefined for any other form. With bearerActor, the one reading of a bearer credential: both
+ * authenticate and the listener's conditional-pull shortcut go through these two, and only the
+ * lookup between them differs (the app may wait for the database, the shortcut takes only a
+ * cached row).
+ */
+export function bearerHash(header: string): string | undefined {
+  const token = BEARER.exec(header)?.[1];
+  return token === undefined ? undefined : hashSecret(token);
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * The holder of the token row a bearerHash found (undefined when none was found), unless the token
+ * has expired. The actor is made once per row: a cached row answers many requests.
+ */
+export function bearerActor(row: TokensRow | undefined, now = Date.now()): BearerCheck {
+  if (!row) return UNKNOWN;
+  if (tokenExpired(row, now)) return EXPIRED;
+  let checked = bearerChecks.get(row);
+  if (!checked) {
+    checked = { ok: true, actor: Object.freeze(toActor(row, 'bearer')) };
+    bearerChecks.set(row, checked);
+  }
+  return checked;
+}
+
+const bearerChecks = new WeakMap<TokensRow, BearerCheck>();
 
 /**
  * A session lives while unused for less than the idle time (`expires_at`, pushed forward as it

@@ -14,8 +14,11 @@ export type ServedBundle = {
   body: Uint8Array<ArrayBuffer>;
   /** The same bytes gzip-encoded once, for pulls that accept it (about a tenth of the size). */
   gzip: Uint8Array<ArrayBuffer>;
-  /** The same bytes brotli-encoded once, smaller still, for pulls that prefer it. */
-  brotli: Uint8Array<ArrayBuffer>;
+  /**
+   * The same bytes brotli-encoded, smaller still, for pulls that prefer it: compressed on first
+   * use, then kept (a pinned version fetched only by clients without brotli never pays for it).
+   */
+  readonly brotli: Uint8Array<ArrayBuffer>;
   signature: string;
 };
 
@@ -196,6 +199,9 @@ export class BundleCache {
               this.versions.delete(`${tenant}\u0000${head.version}`);
               b = await this.version(tenant, head.version);
             }
+            // The latest is what runtimes poll, most of them accepting brotli: compressed now, so
+            // the first pull after a publish compresses nothing.
+            if (b) void b.brotli;
             s.latest = b;
           }
           s.checkedAt = Date.now();
@@ -223,9 +229,9 @@ export class BundleCache {
 
 function toServed(row: { tenant: string; version: number; revision: string; content: string; signature: string }): ServedBundle {
   const body = Buffer.from(row.content, 'utf8');
+  let brotli: Uint8Array<ArrayBuffer> | undefined;
   // Synchronous on purpose: the new latest is in place in the same turn the database answered, so a
-  // pull never sees the previous bundle after a publish was read (brotli at this quality adds a
-  // fifth of gzip's time).
+  // pull never sees the previous bundle after a publish was read.
   return {
     tenant: row.tenant,
     version: row.version,
@@ -233,9 +239,12 @@ function toServed(row: { tenant: string; version: number; revision: string; cont
     etag: `"${row.revision}"`,
     body,
     gzip: new Uint8Array(gzipSync(body, { level: 9 })),
-    brotli: new Uint8Array(
-      brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-    ),
+    get brotli() {
+      brotli ??= new Uint8Array(
+        brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+      );
+      return brotli;
+    },
     signature: row.signature,
   };
 }

@@ -1,12 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { bearerToken, toActor } from '../auth/authenticate.ts';
+import { bearerActor, bearerHash } from '../auth/authenticate.ts';
 import { failureLimiterOf } from '../auth/failure-limiter.ts';
 import { permits } from '../auth/guard.ts';
 import { tokenCacheFor } from '../auth/token-cache.ts';
-import { hashSecret, tokenExpired } from '../auth/tokens.ts';
-import type { AppDeps } from '../context.ts';
-import type { TokensRow } from '../db/tables/tokens.ts';
+import type { Actor, AppDeps } from '../context.ts';
 import { addressOf } from '../http/client-address.ts';
 import { logRequest, requestIdFor } from '../http/request-record.ts';
 import type { ServedBundle } from './bundle-cache.ts';
@@ -68,6 +66,7 @@ export function conditionalPulls(deps: AppDeps): ListenerShortcut {
   const limiter = failureLimiterOf(deps);
   const proxies = deps.config.trustedProxies ?? [];
   const tally = deps.metrics.requestTally({ method: 'GET', route: ROUTE, status: '304' });
+  const answeredHere = deps.metrics.listenerPullAnswers;
   return (incoming, outgoing) => {
     const path = incoming.url;
     // Every other request leaves at once: the header walk below is for bundle pulls only.
@@ -79,8 +78,10 @@ export function conditionalPulls(deps: AppDeps): ListenerShortcut {
     if (c.tenant === undefined || c.tokenHash === undefined) return false;
     if (limiter.retryAfter(addressOf(incoming.socket.remoteAddress ?? 'unknown', () => h.forwardedFor, proxies)) > 0) return false;
     const now = Date.now();
+    // Nothing cached (or a token known to be unknown): the app looks it up and judges it.
     const row = tokens.peek(c.tokenHash, now);
-    if (!row || !mayPull(deps, c, row, now)) return false;
+    const checked = row && bearerActor(row, now);
+    if (!checked?.ok || !mayPull(deps, c, checked.actor)) return false;
     const latest = bundles.fresh(c.tenant, now);
     if (!latest) return false;
     const wire = answerFor(c, latest, h);
@@ -88,6 +89,7 @@ export function conditionalPulls(deps: AppDeps): ListenerShortcut {
     const requestId = requestIdFor(h.requestId);
     const seconds = (performance.now() - started) / 1000;
     tally.add(seconds);
+    answeredHere.inc();
     logRequest(deps.logger, { requestId, method: 'GET', route: ROUTE, path, status: 304, seconds });
     outgoing.writeHead(304, [...wire.before, 'x-request-id', requestId, ...wire.after]);
     outgoing.end();
@@ -149,8 +151,8 @@ type Wire = { before: string[]; after: string[] };
  * with the same URL and headers on a kept-alive connection, so hashing its token, parsing its
  * headers and deciding its role are done once per connection (and again when anything differs).
  * Nothing here is trusted on its own: the token cache, the token's expiry, the limiter and the
- * bundle cache are asked on every request, and a decision is reused only for the same cached
- * token row and the same cached bundle.
+ * bundle cache are asked on every request, and a decision is reused only for the same holder of
+ * the same cached token row and the same cached bundle.
  */
 type ConnectionMemo = {
   path: string;
@@ -158,7 +160,7 @@ type ConnectionMemo = {
   host: string;
   authorization: string;
   tokenHash: string | undefined;
-  row: TokensRow | undefined;
+  actor: Actor | undefined;
   mayPull: boolean;
   ifNoneMatch: string;
   toolgateVersion: string | undefined;
@@ -178,7 +180,7 @@ function connectionMemo(socket: Socket, path: string, h: ConditionalHeaders): Co
       host: '',
       authorization: '',
       tokenHash: undefined,
-      row: undefined,
+      actor: undefined,
       mayPull: false,
       ifNoneMatch: '',
       toolgateVersion: undefined,
@@ -193,14 +195,13 @@ function connectionMemo(socket: Socket, path: string, h: ConditionalHeaders): Co
     c.host = h.host;
     // Only the plain URL and Host the app would take as they are; the app judges any other.
     c.tenant = PLAIN_HOST.test(h.host) ? LATEST.exec(path)?.[1] : undefined;
-    c.row = undefined;
+    c.actor = undefined;
     c.latest = undefined;
   }
   if (c.authorization !== h.authorization) {
     c.authorization = h.authorization;
-    const token = bearerToken(h.authorization);
-    c.tokenHash = token === undefined ? undefined : hashSecret(token);
-    c.row = undefined;
+    c.tokenHash = bearerHash(h.authorization);
+    c.actor = undefined;
   }
   if (c.ifNoneMatch !== h.ifNoneMatch || c.toolgateVersion !== h.toolgateVersion || c.acceptEncoding !== h.acceptEncoding) {
     c.ifNoneMatch = h.ifNoneMatch;
@@ -211,13 +212,13 @@ function connectionMemo(socket: Socket, path: string, h: ConditionalHeaders): Co
   return c;
 }
 
-/** Whether the cached token row may pull the memo's tenant now: authorize()'s rules, and not expired. */
-function mayPull(deps: AppDeps, c: ConnectionMemo, row: TokensRow, now: number): boolean {
-  if (row !== c.row) {
-    c.row = row;
-    c.mayPull = c.tenant !== undefined && permits(deps.authorizer, toActor(row, 'bearer'), 'bundle', 'pull', c.tenant);
+/** Whether the holder of a bearer token may pull the memo's tenant: authorize()'s rules. */
+function mayPull(deps: AppDeps, c: ConnectionMemo, actor: Actor): boolean {
+  if (actor !== c.actor) {
+    c.actor = actor;
+    c.mayPull = c.tenant !== undefined && permits(deps.authorizer, actor, 'bundle', 'pull', c.tenant);
   }
-  return c.mayPull && !tokenExpired(row, now);
+  return c.mayPull;
 }
 
 /** The 304's headers when the client holds `latest`; undefined when the app must send it (a 200). */

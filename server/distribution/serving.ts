@@ -87,9 +87,15 @@ export function parseIfNoneMatch(header: string | undefined): { any: boolean; et
   return { any: false, etags };
 }
 
-/** The version a `Toolgate-Version` header says the client holds (NaN when it says none). */
+/**
+ * The version a `Toolgate-Version` header says the client holds: NaN without the header (the
+ * ETag alone decides), else the whole number it holds. Any other value (signed, fractional, hex,
+ * too large to be exact, several values) is read as 0, holding nothing: the client gets the bundle
+ * rather than a 304 that could keep it on an older version of the same content.
+ */
 export function heldVersion(header: string | undefined): number {
-  return Number(header ?? Number.NaN);
+  if (header === undefined) return Number.NaN;
+  return /^\d{1,15}$/.test(header) ? Number(header) : 0;
 }
 
 /**

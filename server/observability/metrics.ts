@@ -7,6 +7,11 @@ export type Metrics = {
   auditEvents: Counter<'action'>;
   /** Decision records stored (optional so hand-built deps in tests need not carry it). */
   decisionsIngested?: Counter;
+  /**
+   * Conditional bundle pulls the listener answered 304 itself (server/distribution/conditional-pull.ts),
+   * also counted in `httpRequests`: how much of the pull traffic never reached the app.
+   */
+  listenerPullAnswers: Counter;
   /** A tally of requests with fixed labels for a hot path (see RequestTally). */
   requestTally(labels: { method: string; route: string; status: string }): RequestTally;
 };
@@ -57,6 +62,11 @@ export function createMetrics(): Metrics {
       name: 'toolgate_audit_events_written_total',
       help: 'Audit events committed, by action',
       labelNames: ['action'],
+      registers: [registry],
+    }),
+    listenerPullAnswers: new Counter({
+      name: 'toolgate_listener_pull_answers_total',
+      help: 'Conditional bundle pulls answered 304 by the listener without going through the app (also in toolgate_http_requests_total)',
       registers: [registry],
     }),
     decisionsIngested: new Counter({

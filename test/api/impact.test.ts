@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecisionRecord, EvaluationRequest, TenantPolicy } from '../../policy-schemas/types.gen.ts';
+import { MAX_CONCURRENT_IMPACT_RUNS, takeImpactSlot } from '../../server/decisions/impact-slots.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 let t: TestApp;
@@ -104,5 +105,31 @@ describe('POST /v1/tenants/:tenant/impact', () => {
     }
     expect((await t.request('POST', `${base}/impact`, { token: runtime, body: {} })).status).toBe(403);
     expect((await t.request('POST', '/v1/tenants/globex-eng/impact', { token: await t.tokenFor('viewer', ['acme-research']), body: {} })).status).toBe(404);
+  });
+});
+
+describe('POST /v1/tenants/:tenant/impact while other analyses run', () => {
+  it(`refuses a third analysis at once with 429 and Retry-After, and runs again once a slot is free`, async () => {
+    const held = Array.from({ length: MAX_CONCURRENT_IMPACT_RUNS }, () => takeImpactSlot());
+    expect(held.every((r) => r !== null)).toBe(true);
+    try {
+      const refused = await t.request('POST', `${base}/impact`, {});
+      expect(refused.status).toBe(429);
+      expect(refused.json).toMatchObject({ code: 'rate_limited', retryAfter: 5 });
+      expect(refused.json.detail).toContain('impact analyses are already running');
+      expect(refused.headers.get('retry-after')).toBe('5');
+    } finally {
+      for (const release of held) release?.();
+    }
+    expect((await t.request('POST', `${base}/impact`, {})).status).toBe(200);
+    // An analysis that fails once it has its slot (a policy that does not compile) gives the slot back.
+    const broken = { ...saved, roles: { ...saved.roles, analyst: { ...Object.values(saved.roles ?? {})[0], groups: ['no-such-group'] } } };
+    const failed = await t.request('POST', `${base}/impact`, { body: { policy: broken } });
+    expect(failed.status).toBeGreaterThanOrEqual(400);
+    expect(failed.status).toBeLessThan(500);
+    expect(failed.status).not.toBe(429);
+    const again = Array.from({ length: MAX_CONCURRENT_IMPACT_RUNS }, () => takeImpactSlot());
+    expect(again.every((r) => r !== null)).toBe(true);
+    for (const release of again) release?.();
   });
 });

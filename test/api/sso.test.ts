@@ -207,6 +207,10 @@ describe('single sign-on', () => {
     ['foreign-audience', /issued for another application/],
     ['foreign-issuer', /issued by another provider/],
     ['forged-signature', /signature does not verify against the identity provider&#39;s published keys/],
+    ['alg-none', /signature does not verify against the identity provider&#39;s published keys/],
+    ['unknown-kid', /signature does not verify against the identity provider&#39;s published keys/],
+    ['forged-unknown-kid', /signature does not verify against the identity provider&#39;s published keys/],
+    ['hs256-client-secret', /signature does not verify against the identity provider&#39;s published keys/],
   ] as const) {
     it(`refuses an ID token that is ${tamper}: a page, no session, nothing changed`, async () => {
       const b = newBrowser();

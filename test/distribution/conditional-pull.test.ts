@@ -103,6 +103,11 @@ let v2: SignedBundle;
 let etag2: string;
 let globexEtag: string;
 
+/** How many pulls the server's listener answered itself, as its /metrics says. */
+async function answeredByListener(srv: LiveServer): Promise<number> {
+  return Number(/^toolgate_listener_pull_answers_total (\d+)$/m.exec((await srv.api('GET', '/metrics')).text)?.[1] ?? Number.NaN);
+}
+
 /** Pulls through the app, so the token cache and the bundle cache hold fresh answers for the shortcut. */
 async function warm(token: string, tenant = 'acme', trio = t): Promise<void> {
   await ask(trio.plainPort, latestOf(tenant), { authorization: `Bearer ${token}`, 'if-none-match': '"warm-up"' });
@@ -157,7 +162,9 @@ describe('conditional pulls the listener answers itself', () => {
       await warm(token);
       const viaShortcut = await ask(t.probePort, path, all);
       await warm(token);
+      const before = await answeredByListener(t.srv);
       const viaServer = await ask(t.srv.port, path, all);
+      expect(await answeredByListener(t.srv)).toBe(before + 1);
       expect(viaApp.status).toBe(304);
       expect(viaShortcut).toEqual(viaApp);
       expect(viaServer).toEqual(viaApp);
@@ -225,7 +232,9 @@ describe('requests the listener leaves to the app', () => {
       const viaShortcut = await ask(t.probePort, path, all, { method, body });
       expect(viaShortcut.status).toBe(LEFT);
       const viaApp = await ask(t.plainPort, path, all, { method, body });
+      const before = await answeredByListener(t.srv);
       const viaServer = await ask(t.srv.port, path, all, { method, body });
+      expect(await answeredByListener(t.srv)).toBe(before);
       expect(viaServer).toEqual(viaApp);
     });
   }
@@ -291,6 +300,58 @@ describe('a kept-alive runtime connection', () => {
       await warm(globex, 'globex');
       expect((await ask(t.srv.port, latestOf('globex'), { authorization: `Bearer ${globex}`, 'if-none-match': globexEtag }, { agent })).status).toBe(304);
       expect((await ask(t.srv.port, latestOf('globex'), { authorization: `Bearer ${globex}`, 'if-none-match': etag2 }, { agent })).status).toBe(200);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it("answers each request for its own token when tokens of other tenants, an admin's and a revoked one take turns", async () => {
+    const created = await t.srv.api('POST', '/v1/tokens', { body: { label: 'revoked mid-connection', role: 'runtime', tenants: ['acme'] } });
+    expect(created.status).toBe(201);
+    const revoked = created.json.token as string;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    let connections = 0;
+    const connect = agent.createConnection.bind(agent);
+    agent.createConnection = (...args: Parameters<typeof connect>) => {
+      connections++;
+      return connect(...args);
+    };
+    const pull = async (token: string, tenant: string, etag: string) => {
+      const before = await answeredByListener(t.srv);
+      const a = await ask(t.srv.port, latestOf(tenant), { authorization: `Bearer ${token}`, 'if-none-match': etag }, { agent });
+      return { status: a.status, body: a.body, byListener: (await answeredByListener(t.srv)) - before };
+    };
+    const held = { status: 304, body: '', byListener: 1 };
+    try {
+      const warmAll = async () => {
+        // On other connections: the token cache is cleared by a revocation and trusts a lookup 2 s.
+        for (const token of [acme, globex, ADMIN_TOKEN, revoked]) await warm(token);
+        await warm(globex, 'globex');
+      };
+      await warmAll();
+      expect(await pull(revoked, 'acme', etag2)).toEqual(held);
+      const gone = await t.srv.api('DELETE', `/v1/tokens/${created.json.id}`, { headers: { 'if-match': created.headers.get('etag') ?? '' } });
+      expect(gone.status).toBe(204);
+      for (let round = 0; round < 2; round++) {
+        await warmAll();
+        expect(await pull(acme, 'acme', etag2)).toEqual(held);
+        const otherTenant = await pull(globex, 'acme', etag2);
+        expect(otherTenant).toMatchObject({ status: 404, byListener: 0 });
+        expect(otherTenant.body).toContain('tenant acme does not exist');
+        expect(await pull(ADMIN_TOKEN, 'acme', etag2)).toEqual(held);
+        const afterRevoke = await pull(revoked, 'acme', etag2);
+        expect(afterRevoke).toMatchObject({ status: 401, byListener: 0 });
+        expect(afterRevoke.body).toContain('unknown or was revoked');
+        expect(await pull(globex, 'globex', globexEtag)).toEqual(held);
+        const acmeTokenOnGlobex = await pull(acme, 'globex', globexEtag);
+        expect(acmeTokenOnGlobex).toMatchObject({ status: 404, byListener: 0 });
+        expect(await pull(ADMIN_TOKEN, 'globex', globexEtag)).toEqual(held);
+        // globex's token naming acme's ETag on its own tenant: globex's bundle, not a 304.
+        const news = await pull(globex, 'globex', etag2);
+        expect(news).toMatchObject({ status: 200, byListener: 0 });
+        expect(JSON.parse(news.body)).toMatchObject({ tenant: 'globex' });
+      }
+      expect(connections).toBe(1);
     } finally {
       agent.destroy();
     }
@@ -381,5 +442,34 @@ describe('what a pull leaves behind', () => {
     } finally {
       await trio.close();
     }
+  });
+});
+
+describe('which pulls the shortcut answered, as /metrics tells', () => {
+  it('counts a conditional pull of the latest bundle answered 304 by the listener, and none the app answered', async () => {
+    const created = await t.srv.api('POST', '/v1/tokens', { body: { label: 'revoked before its pull', role: 'runtime', tenants: ['acme'] } });
+    expect(created.status).toBe(201);
+    const revoked = created.json.token as string;
+    await warm(revoked);
+    expect((await t.srv.api('DELETE', `/v1/tokens/${created.json.id}`, { headers: { 'if-match': created.headers.get('etag') ?? '' } })).status).toBe(204);
+    await warm(acme);
+    await warm(globex, 'globex');
+    const before = await answeredByListener(t.srv);
+    expect(before).toBeGreaterThanOrEqual(0);
+
+    const pull = await ask(t.srv.port, latestOf('acme'), { authorization: `Bearer ${acme}`, 'if-none-match': etag2 });
+    expect(pull.status).toBe(304);
+    expect(await answeredByListener(t.srv)).toBe(before + 1);
+
+    // Each of these is answered by the app: a wrong tenant, a revoked token, a pinned version, an unconditional pull.
+    const wrongTenant = await ask(t.srv.port, latestOf('acme'), { authorization: `Bearer ${globex}`, 'if-none-match': etag2 });
+    expect(wrongTenant.status).toBe(404);
+    const afterRevoke = await ask(t.srv.port, latestOf('acme'), { authorization: `Bearer ${revoked}`, 'if-none-match': etag2 });
+    expect(afterRevoke.status).toBe(401);
+    const pinned = await ask(t.srv.port, '/v1/tenants/acme/bundles/2', { authorization: `Bearer ${acme}`, 'if-none-match': etag2 });
+    expect(pinned.status).toBe(304);
+    const unconditional = await ask(t.srv.port, latestOf('acme'), { authorization: `Bearer ${acme}` });
+    expect(unconditional.status).toBe(200);
+    expect(await answeredByListener(t.srv)).toBe(before + 1);
   });
 });

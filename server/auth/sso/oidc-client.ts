@@ -162,7 +162,10 @@ function classify(err: unknown, step: 'discovery' | 'token' | 'userinfo'): SsoFa
     const description = err.error_description ? `: ${err.error_description}` : '';
     return new SsoFailure('refused', `The identity provider refused the sign-in (${err.error}${description})`);
   }
-  if (messagesAlong(err).some((m) => /JWT signature verification failed|no applicable key found|unsupported JWS algorithm/.test(m))) {
+  // No signature (alg none), one by an algorithm not expected (HS256 keyed by the client secret), a
+  // kid the provider's JWKS does not list, or one that does not verify: each is a token not signed
+  // by the provider's published keys, and openid-client words each differently.
+  if (messagesAlong(err).some((m) => SIGNATURE_FAILURE.test(m))) {
     return new SsoFailure(
       'invalid',
       "The identity provider's answer failed validation: the ID token's signature does not verify against the identity provider's published keys",
@@ -177,6 +180,8 @@ function classify(err: unknown, step: 'discovery' | 'token' | 'userinfo'): SsoFa
     step === 'discovery' ? `The identity provider's configuration is not usable: ${message}` : `The identity provider's answer failed validation: ${message}`,
   );
 }
+
+const SIGNATURE_FAILURE = /JWT signature verification failed|no applicable keys? found|unsupported JWS algorithm|unexpected JWT "alg" header parameter/;
 
 const CLAIM_FAILURES: Record<string, string> = {
   nonce: "the ID token's nonce is not the one this sign-in sent (claim nonce)",
