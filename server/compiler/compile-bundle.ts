@@ -16,7 +16,6 @@ import type {
 } from '../../policy-schemas/types.gen.ts';
 import { escapePointer, validate } from '../../policy-schemas/index.ts';
 import { BUNDLE_FORMAT, bundleMember, bundleMembers, bundleRevision, joinBundleMembers } from '../../runtime/bundle-format.ts';
-import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { sha256Hex } from '../../runtime/sha256.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { globMatcher } from '../../runtime/glob.ts';
