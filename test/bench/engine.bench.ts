@@ -159,8 +159,9 @@ try {
   const bundles: LoadedBundle[] = compiled.map((b) => loadBundle(b));
   const bytes = first.value.r.ok ? first.value.r.bytes.length : 0;
   // The first compile in this process: the schema validators (policy schemas, the JSON Schema
-  // meta-schema, each distinct input schema) and the compiler's code are all cold, as in a server's
-  // first publish; that publish itself (with its database read, warm-up and commit) is timed by `npm run bench -- start`.
+  // meta-schema, the input schemas of the few tools decide vectors call) and the compiler's code
+  // are all cold, as in a server's first publish; that publish itself (with its database read,
+  // warm-up and commit) is timed by `npm run bench -- start`.
   row('compile + sign, one tenant (first in process)', `${first.ms.toFixed(1)} ms`, 'cold; target < 200 ms');
   row('compile + sign, one tenant (median of 5)', `${oneRuns.sort((a, b) => a - b)[2].toFixed(1)} ms`, 'target < 200 ms');
   row(`compile + sign, all ${TENANTS} tenants`, `${(all.ms / 1000).toFixed(2)} s`, `${(all.ms / TENANTS).toFixed(1)} ms per tenant`);
