@@ -152,7 +152,13 @@ function compileCached(schema: Record<string, unknown>, validateSchema: boolean)
   fn = validators.get(key);
   if (!fn) {
     const checked = !validateSchema || metaSchemaValidator(schema)?.(schema) === true;
-    fn = runtimeAjv(!checked).compile(structuredClone(schema));
+    const ajv = runtimeAjv(!checked);
+    const own = structuredClone(schema);
+    fn = ajv.compile(own);
+    // The validator keeps what it needs. Left in ajv, the schema would be held for the life of the
+    // process (ajv caches every schema it compiled, whatever this cache drops) and its root `$id`
+    // would stay taken: another bundle's different schema of the same name would fail to compile.
+    ajv.removeSchema(own);
     if (validators.size >= MAX_VALIDATORS) validators.clear();
     validators.set(key, fn);
   }
