@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { compileInputSchema } from './load-bundle.ts';
 
 // Input schemas come from many bundles (tenants, versions) compiled in one process. A root `$id`
@@ -29,5 +29,21 @@ describe('input schemas that name themselves alike', () => {
 
   it('still refuses a schema that is not valid against its meta-schema, whatever its $id', () => {
     expect(() => compileInputSchema({ $id: `${base}/bad`, type: 'no-such-type' })).toThrow();
+  });
+});
+
+describe('input schemas with a format this runtime does not know', () => {
+  it('compile quietly (the host owns its console) and treat the format as an annotation', () => {
+    const warn = vi.spyOn(console, 'warn');
+    const log = vi.spyOn(console, 'log');
+    try {
+      const validate = compileInputSchema({ type: 'object', properties: { id: { type: 'string', format: 'x-vendor-format' } } });
+      expect(validate({ id: 'anything' })).toBe(true);
+      expect(warn).not.toHaveBeenCalled();
+      expect(log).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      log.mockRestore();
+    }
   });
 });

@@ -118,7 +118,9 @@ function runtimeAjv(validateSchema: boolean): Ajv2020 {
   const which = validateSchema ? 'checking' : 'trusting';
   let instance = ajvs[which];
   if (!instance) {
-    instance = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema, code: { regExp: linearRegExp } });
+    // No logger: a library does not write to its host's console (ajv warns of every unknown `format`,
+    // which bundle schemas may carry: the subset ignores it as an annotation).
+    instance = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema, logger: false, code: { regExp: linearRegExp } });
     // MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
     // ajv's own copy is not checked against 2020-12: that would compile a meta-schema for nothing.
     instance.addMetaSchema(draft07, undefined, false);
