@@ -1,7 +1,8 @@
 // Gateway benchmark (figures only, no assertions), same run, same machine:
 //  1. Added latency per tools/call: the same MCP SDK client calling the same upstream with the
 //     same arguments directly and through `toolgate gateway` (a separate process), interleaved,
-//     on warm connections: (a) both over streamable HTTP, to one HTTP upstream process; (b) both
+//     on warm connections: (a) both over streamable HTTP, to one HTTP upstream process, and beside
+//     it the floor: the same through a bare pass-through proxy process; (b) both
 //     over stdio (the gateway listening on stdio); (c) the previous round's mixed figure: stdio
 //     straight to the upstream against HTTP to the gateway. BENCH_PARTS picks parts
 //     (http,stdio,mixed,sessions,list); BENCH_CALLS the calls per path.
@@ -110,6 +111,19 @@ async function run(): Promise<void> {
         const via = await httpClient(gw.url);
         await pair('HTTP client, HTTP upstream', direct, via, args, gw.child.pid);
         await Promise.all([direct.close(), via.close()]);
+        // The floor: what one more Node HTTP hop costs here without any of the gateway's work.
+        const proxy = await startPassThroughProxy(`http://127.0.0.1:${upPort}/mcp`);
+        try {
+          const near = await httpClient(`http://127.0.0.1:${upPort}/mcp`);
+          const through = await httpClient(proxy.url);
+          await pair('HTTP client, bare pass-through proxy (node:http and undici, no policy, no parsing), HTTP upstream', near, through, args, proxy.pid, {
+            name: 'proxy',
+            toolName: 'tool-0001',
+          });
+          await Promise.all([near.close(), through.close()]);
+        } finally {
+          proxy.kill();
+        }
       } finally {
         await gw.stop();
       }
@@ -291,14 +305,23 @@ async function listInProcess(bundle: Bundle, state: UpstreamFixtureState): Promi
 }
 
 /** Interleaved sequential calls of the same tool with the same arguments on both paths. */
-async function pair(label: string, direct: Client, via: Client, args: Record<string, unknown>, gatewayPid: number | undefined): Promise<void> {
+async function pair(
+  label: string,
+  direct: Client,
+  via: Client,
+  args: Record<string, unknown>,
+  gatewayPid: number | undefined,
+  /** What stands between: its tool name for the call, and what the lines call it. */
+  hop: { name: string; toolName: string } = { name: 'gateway', toolName: 'mcp__bench__tool-0001' },
+): Promise<void> {
+  const viaName = hop.toolName;
   const call = async (c: Client, name: string) => {
     const r = await c.callTool({ name, arguments: args });
     if (r.isError) throw new Error(`${label}: call failed: ${JSON.stringify(r)}`);
   };
   for (let i = 0; i < 300; i++) {
     await call(direct, 'tool-0001');
-    await call(via, 'mcp__bench__tool-0001');
+    await call(via, viaName);
   }
   const d: number[] = [];
   const g: number[] = [];
@@ -309,7 +332,7 @@ async function pair(label: string, direct: Client, via: Client, args: Record<str
     await call(direct, 'tool-0001');
     d.push(performance.now() - t);
     t = performance.now();
-    await call(via, 'mcp__bench__tool-0001');
+    await call(via, viaName);
     g.push(performance.now() - t);
   }
   const cpu1 = cpuMs(gatewayPid);
@@ -317,10 +340,11 @@ async function pair(label: string, direct: Client, via: Client, args: Record<str
   const [dp50, dp99, gp50, gp99] = [pct(d, 50), pct(d, 99), pct(g, 50), pct(g, 99)];
   console.log(`\n${label} (load ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}):`);
   // CPU time does not grow with the machine's load as wall time does: the steadier figure here.
-  if (gatewayPid !== undefined) console.log(`  gateway process CPU per call: user ${f(user)} ms, system ${f(system)} ms`);
+  const targets = hop.name === 'gateway' ? [' (target ≤ 1 ms)', ' (target ≤ 3 ms)'] : ['', ''];
+  if (gatewayPid !== undefined) console.log(`  ${hop.name} process CPU per call: user ${f(user)} ms, system ${f(system)} ms`);
   console.log(`  direct to upstream   p50 ${f(dp50)} ms  p99 ${f(dp99)} ms`);
-  console.log(`  through the gateway  p50 ${f(gp50)} ms  p99 ${f(gp99)} ms`);
-  console.log(`  added by the gateway p50 ${f(gp50 - dp50)} ms (target ≤ 1 ms)  p99 ${f(gp99 - dp99)} ms (target ≤ 3 ms)`);
+  console.log(`  through the ${hop.name}  p50 ${f(gp50)} ms  p99 ${f(gp99)} ms`);
+  console.log(`  added by the ${hop.name} p50 ${f(gp50 - dp50)} ms${targets[0]}  p99 ${f(gp99 - dp99)} ms${targets[1]}`);
 }
 
 /** User and system CPU time of a process so far, from /proc (Linux), in ms; NaN elsewhere. */
@@ -341,6 +365,30 @@ async function startHttpUpstream(stateFile: string, port: number): Promise<{ kil
     child.once('exit', (code) => reject(new Error(`the HTTP upstream exited with ${code}`)));
   });
   return {
+    kill() {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    },
+  };
+}
+
+/** test/bench/pass-through-proxy.mjs in front of `upstreamUrl`, as its own process (group), under plain node. */
+async function startPassThroughProxy(upstreamUrl: string): Promise<{ url: string; pid: number; kill(): void }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(here, 'pass-through-proxy.mjs'), upstreamUrl, String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (c) => String(c).includes('listening') && resolve());
+    child.once('exit', (code) => reject(new Error(`the pass-through proxy exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid!,
     kill() {
       try {
         process.kill(-child.pid!, 'SIGKILL');
