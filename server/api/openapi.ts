@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { SCHEMA_BASE, schemas } from '../../policy-schemas/index.ts';
 import type { AppEnv } from '../context.ts';
+import { MAX_WAIT_SECONDS } from '../distribution/serving.ts';
 
 type Op = {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -11,6 +12,10 @@ type Op = {
   list?: string;
   tag: string;
   status?: string;
+  /** Optional query and header parameters the route reads, beside its path parameters. */
+  params?: Record<string, unknown>[];
+  /** Answers besides the success, the If-Match refusals and the problem default. */
+  answers?: Record<string, unknown>;
 };
 
 const crud = (base: string, key: string, kind: string, tag: string, patch = true): Op[] => [
@@ -100,6 +105,31 @@ const operations: Op[] = [
     path: '/v1/tenants/{tenant}/bundles/latest',
     summary: 'The latest bundle.json (ETag, If-None-Match, ?wait=N long-poll)',
     tag: 'Distribution',
+    params: [
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: 'The ETag (quoted revision) of the bundle the runtime holds: 304 while it is still the latest',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'Toolgate-Version',
+        in: 'header',
+        required: false,
+        description:
+          'The version the runtime holds (or last refused): with If-None-Match, a newer version of the same content is sent rather than answered 304. Anything but 1–15 digits counts as holding none.',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'wait',
+        in: 'query',
+        required: false,
+        description: `Seconds (at most ${MAX_WAIT_SECONDS}; more is capped) to hold a pull that would answer 304 until a new version is published: a long poll`,
+        schema: { type: 'integer', minimum: 0 },
+      },
+    ],
+    answers: { '304': { description: 'The runtime holds the latest bundle' } },
   },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}', summary: 'One bundle.json, exact signed bytes', tag: 'Distribution' },
   { method: 'get', path: '/v1/tenants/{tenant}/bundles/{version}/signature', summary: 'The detached JWS of a version', tag: 'Distribution' },
@@ -290,6 +320,7 @@ export function buildOpenApi(): Record<string, unknown> {
       schema: { type: 'string' },
     }));
     if (ifMatch) params.push(ifMatchHeader);
+    if (op.params) params.push(...op.params);
     const ok = op.response
       ? { content: { 'application/json': { schema: ref(op.response) } } }
       : op.list
@@ -303,6 +334,7 @@ export function buildOpenApi(): Record<string, unknown> {
       responses: {
         [op.status ?? (op.method === 'post' && op.body ? '201' : op.method === 'delete' ? '204' : '200')]: { description: 'OK', ...ok },
         ...(ifMatch ? ifMatchRefusals : {}),
+        ...(op.answers ?? {}),
         default: problem,
       },
     };

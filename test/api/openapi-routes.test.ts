@@ -35,6 +35,16 @@ describe('the OpenAPI document and the mounted routes', () => {
     expect([...documentedRoutes()].filter((r) => !mounted.has(r))).toEqual([]);
   });
 
+  it('declares what a conditional pull of the latest bundle sends (If-None-Match, Toolgate-Version, wait) and its 304', () => {
+    const op = (buildOpenApi().paths as Record<string, Record<string, { parameters?: { name: string; in: string }[]; responses: Record<string, unknown> }>>)[
+      '/v1/tenants/{tenant}/bundles/latest'
+    ].get;
+    expect((op.parameters ?? []).map((p) => `${p.in} ${p.name}`)).toEqual(
+      expect.arrayContaining(['path tenant', 'header If-None-Match', 'header Toolgate-Version', 'query wait']),
+    );
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304']));
+  });
+
   it('declares If-Match, with its 412 and 428, on the changes that need it and on no read', async () => {
     const paths = buildOpenApi().paths as Record<
       string,
