@@ -758,13 +758,12 @@ class VectorChooser {
       // Granted, but not among the request's allowedConnectionIds: the tool is not visible.
       this.call(['R7.3', 'R7.4'], { ...req, allowedConnectionIds: [outside] }, { name: t.id, arguments: args, connectionId: granted[0] });
     }
-    // A connectionId member that a schema left open would accept is refused all the same.
-    // Most catalogs close their schemas: the search then stops here, before pairing tools with subjects.
-    const openTools = this.live.filter((t) => smuggledArguments(t) !== null);
-    const open =
-      openTools.length === 0
-        ? null
-        : (pool.find(({ t }) => smuggledArguments(t) !== null) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), openTools));
+    // A connectionId member that a schema left open would accept is refused all the same. Whether
+    // a schema is open is asked tool by tool, in catalog order, only until one serves: asking
+    // it runs (and so compiles) the tool's validator, which a catalog of open schemas would
+    // otherwise pay for every distinct schema in it.
+    const isOpen = (t: LoadedTool) => smuggledArguments(t) !== null;
+    const open = pool.find(({ t }) => isOpen(t)) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live, undefined, isOpen);
     if (open) {
       const { w, t, req } = open;
       const connectionId = t.requiresConnection ? this.grantsFor(w, t, AT_MS)[0]?.connectionId : undefined;
