@@ -729,16 +729,20 @@ class VectorChooser {
       this.call(['R7.4'], req, { name: t.id, arguments: validArguments(t) ?? '{}', connectionId: '' });
     }
     // A granted connection outside the request's allowedConnectionIds is refused at call time too.
-    const twice = this.find((w, t) => {
-      // Most tools no grant covers: that needs no subject to tell.
-      if (!this.loaded.grants.some((g) => g.tools[t.pos] === 1)) return null;
-      const ids = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
-      if (ids.length < (t.requiresConnection ? 2 : 1)) return null;
-      // The request before the arguments: finding arguments may compile the tool's input schema.
-      const req = this.requestFor(w, t, this.allPass());
-      if (req === null || validArguments(t) === null) return null;
-      return { ...req, allowedConnectionIds: t.requiresConnection ? ids.slice(0, 1) : [] };
-    }, this.live);
+    const twice = this.find(
+      (w, t) => {
+        const ids = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
+        if (ids.length < (t.requiresConnection ? 2 : 1)) return null;
+        // The request before the arguments: finding arguments may compile the tool's input schema.
+        const req = this.requestFor(w, t, this.allPass());
+        if (req === null || validArguments(t) === null) return null;
+        return { ...req, allowedConnectionIds: t.requiresConnection ? ids.slice(0, 1) : [] };
+      },
+      this.live,
+      undefined,
+      // Most tools no grant covers: that needs no subject to tell, so it is asked once per tool.
+      (t) => this.loaded.grants.some((g) => g.tools[t.pos] === 1),
+    );
     if (twice) {
       const last = this.grantsFor(twice.w, twice.t, AT_MS).at(-1)!.connectionId;
       this.call(['R7.4'], twice.req, { name: twice.t.id, arguments: validArguments(twice.t)!, connectionId: last });
