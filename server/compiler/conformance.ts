@@ -14,7 +14,7 @@ import { createView, decide } from '../../runtime/decide.ts';
 import { evaluate, evaluateTools, subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle, LoadedRole, LoadedTool } from '../../runtime/load-bundle.ts';
-import { keywordsCompilingUnseen } from '../validation/input-schema.ts';
+import { ANNOTATION_KEYWORDS, keywordsCompilingUnseen } from '../validation/input-schema.ts';
 
 /** The instant every conformance vector is evaluated at: fixed, so the vectors are part of the content. */
 export const CONFORMANCE_AT = '2000-01-01T00:00:00.000Z';
@@ -923,20 +923,7 @@ const ANY_VALUE_KEYWORDS = ['type', 'enum', 'const'];
 const NUMBER_KEYWORDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'format', ...ANY_VALUE_KEYWORDS]);
 const STRING_KEYWORDS = new Set(['minLength', 'maxLength', 'pattern', 'format', ...ANY_VALUE_KEYWORDS]);
 // Root keywords whose own failure ajv never reports (annotations; `properties` reports its subschemas').
-const SILENT_KEYWORDS = new Set([
-  'title',
-  'description',
-  'default',
-  'examples',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-  '$comment',
-  '$schema',
-  '$defs',
-  'definitions',
-  'properties',
-]);
+const SILENT_KEYWORDS = new Set<string>([...ANNOTATION_KEYWORDS, '$schema', '$defs', 'definitions', 'properties']);
 
 /**
  * Whether invalidArguments could find, for this schema, a failure of a kind outside `kinds`: read

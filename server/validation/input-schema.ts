@@ -40,7 +40,10 @@ const SCHEMA_LIST = new Set(['prefixItems', 'allOf', 'anyOf', 'oneOf']);
 // of these, in every subschema, is judged without generating its validator's code, which costs
 // milliseconds a schema; any other keyword (`$ref`, `nullable`, draft-04 `id`, a tuple `items`, an
 // empty `enum`, vendor keywords…) sends the schema through ajv's compiler as before.
-const COMPILES_UNSEEN = new Set([
+/** Annotation keywords: they describe a value and never make it fail. */
+export const ANNOTATION_KEYWORDS = ['title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment'] as const;
+
+const COMPILES_UNSEEN = new Set<string>([
   'type',
   'properties',
   'required',
@@ -73,14 +76,7 @@ const COMPILES_UNSEEN = new Set([
   'unevaluatedItems',
   '$defs',
   'definitions',
-  'title',
-  'description',
-  'default',
-  'examples',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-  '$comment',
+  ...ANNOTATION_KEYWORDS,
   'contentEncoding',
   'contentMediaType',
   'contentSchema',
