@@ -15,9 +15,15 @@ const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
  * ajv itself must judge (and refuse). Compiling a meta-schema with ajv costs a process over 100 ms
  * of generated code on first use; these are plain functions.
  */
+/** Whether the schema is read as draft 2020-12 (`$schema` absent or naming it), the runtime ajv's own draft. */
+export function readsAsDraft2020(schema: Record<string, unknown>): boolean {
+  const name = schema.$schema;
+  return name === undefined || name === META_2020 || name === `${META_2020}#`;
+}
+
 export function metaSchemaValidator(schema: Record<string, unknown>): MetaSchemaValidator | undefined {
   const name = schema.$schema;
-  if (name === undefined || name === META_2020 || name === `${META_2020}#`) return generated.meta2020 as unknown as MetaSchemaValidator;
+  if (readsAsDraft2020(schema)) return generated.meta2020 as unknown as MetaSchemaValidator;
   if (name === DRAFT_07 || name === `${DRAFT_07}#`) return generated.draft07 as unknown as MetaSchemaValidator;
   return undefined;
 }

@@ -4,7 +4,7 @@ import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { t
 // No node: imports here (directly or through what is imported): the console runs subsetProblems as you type.
 import { escapePointer, unescapePointer } from '../../policy-schemas/pointer.ts';
 import { compileLinearPattern } from '../../runtime/linear-regexp.ts';
-import { metaSchemaValidator } from '../../runtime/json-schema-meta.ts';
+import { metaSchemaValidator, readsAsDraft2020 } from '../../runtime/json-schema-meta.ts';
 import { compileMetaCheckedInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
 import { jsonShapeProblems } from '../http/safe-json.ts';
@@ -175,6 +175,10 @@ export function compilesUnseen(root: Record<string, unknown>): boolean {
  * compilesUnseen holds, else null: what a validator of the schema can name in its errors.
  */
 export function keywordsCompilingUnseen(root: Record<string, unknown>): Set<string> | null {
+  // The list assumes the 2020-12 meta-schema checked every value. A draft-07 schema was checked
+  // against draft-07's, which does not know 2020's keywords (`minContains`, `dependentRequired`…)
+  // and lets any value through, while the runtime's 2020-12 ajv refuses a bad one: compile it.
+  if (!readsAsDraft2020(root)) return null;
   const keywords = new Set<string>();
   const stack: unknown[] = [root];
   while (stack.length) {
