@@ -21,6 +21,26 @@ describe('client keys', () => {
   });
 });
 
+describe('client keys on a kept-alive connection', () => {
+  it('answers each request by the header it carries, whatever the connection authenticated before', () => {
+    const keys = new ClientKeys([client('a', 'key-a-0123456789abcdef'), client('b', 'key-b-0123456789abcdef')]);
+    const connection = {};
+    expect(keys.authenticateOn(connection, 'Bearer key-a-0123456789abcdef')?.name).toBe('a');
+    expect(keys.authenticateOn(connection, 'Bearer key-a-0123456789abcdef')?.name).toBe('a');
+    // Another key on the same connection is its own client; a wrong or missing one is nobody.
+    expect(keys.authenticateOn(connection, 'Bearer key-b-0123456789abcdef')?.name).toBe('b');
+    expect(keys.authenticateOn(connection, 'Bearer key-b-0123456789abcdeX')).toBeNull();
+    expect(keys.authenticateOn(connection, 'Bearer key-a-0123456789abcdeX')).toBeNull();
+    expect(keys.authenticateOn(connection, undefined)).toBeNull();
+    // Same length, one character off, right after the remembered one.
+    expect(keys.authenticateOn(connection, 'Bearer key-a-0123456789abcdef')?.name).toBe('a');
+    expect(keys.authenticateOn(connection, 'Bearer key-a-0123456789abcdeg')).toBeNull();
+    // What one connection authenticated says nothing for another.
+    expect(keys.authenticateOn({}, 'Bearer key-a-0123456789abcdeg')).toBeNull();
+    expect(keys.authenticateOn({}, 'Bearer key-b-0123456789abcdef')?.name).toBe('b');
+  });
+});
+
 describe('the failure limiter', () => {
   it('refuses an address after its allowance of failures and lets it try again as the allowance refills', () => {
     let t = 0;

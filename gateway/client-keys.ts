@@ -1,6 +1,9 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { ResolvedClient } from './config.ts';
 
+/** Whatever a request arrives on (its socket): one memo per connection. */
+type Connection = object;
+
 /**
  * Finds the client a bearer key belongs to. Keys are held only as sha-256 digests; the presented
  * key is hashed and the digests compared in constant time.
@@ -10,6 +13,26 @@ export class ClientKeys {
 
   constructor(clients: readonly ResolvedClient[]) {
     for (const c of clients) if (c.keyDigest) this.byDigest.set(c.keyDigest.toString('hex'), c);
+  }
+
+  // The header each kept-alive connection last authenticated with, and its client. A client sends
+  // the same header on every request of a connection; hashing it again cost more, in a busy
+  // gateway, than the call's policy work. Keys are fixed for the life of the process, so a client
+  // found once stays right; the header is compared in constant time, as the digests are.
+  private readonly byConnection = new WeakMap<Connection, { header: Buffer; client: ResolvedClient }>();
+
+  /** authenticate(), remembering the answer for the connection while it sends the same header. */
+  authenticateOn(connection: Connection, header: string | undefined): ResolvedClient | null {
+    if (header === undefined) return null;
+    const known = this.byConnection.get(connection);
+    if (known) {
+      const presented = Buffer.from(header, 'utf8');
+      if (presented.length === known.header.length && timingSafeEqual(presented, known.header)) return known.client;
+    }
+    const client = this.authenticate(header);
+    if (client) this.byConnection.set(connection, { header: Buffer.from(header, 'utf8'), client });
+    else this.byConnection.delete(connection);
+    return client;
   }
 
   /** The client for an `Authorization` header value, or null for a missing, malformed or unknown key. */

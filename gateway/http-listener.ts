@@ -70,7 +70,7 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
         connection: 'close',
       });
     }
-    const client = keys.authenticate(req.headers.authorization);
+    const client = keys.authenticateOn(req.socket, req.headers.authorization);
     if (!client) {
       limiter.fail(address);
       o.metrics.unauthorized.inc({ status: '401' });
