@@ -5,8 +5,9 @@ import type { ResolvedClient } from './config.ts';
 type Connection = object;
 
 /**
- * Finds the client a bearer key belongs to. Keys are held only as sha-256 digests; the presented
- * key is hashed and the digests compared in constant time.
+ * Finds the client a bearer key belongs to. Configured keys are held only as sha-256 digests; a
+ * presented key is hashed and the digests compared in constant time. The header a kept-alive
+ * connection authenticated with is kept while the connection lives (see authenticateOn).
  */
 export class ClientKeys {
   private readonly byDigest = new Map<string, ResolvedClient>();

@@ -33,16 +33,16 @@ const ONE_SCHEMA = new Set([
 const SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 const SCHEMA_LIST = new Set(['prefixItems', 'allOf', 'anyOf', 'oneOf']);
 
+/** Annotation keywords: they describe a value and never make it fail. */
+export const ANNOTATION_KEYWORDS = ['title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment'] as const;
+
 // Keywords whose compilation by the runtime's ajv (strict off) cannot fail once the schema is valid
-// by its meta-schema and the walk found no problem: their values are type-checked by the
+// by the 2020-12 meta-schema and the walk found no problem: their values are type-checked by the
 // meta-schema, the patterns among them compile in the walk with the very engine ajv uses, and none
 // of them names another schema or an identifier (no `$ref`, `$id` or `$anchor`). A schema built only
 // of these, in every subschema, is judged without generating its validator's code, which costs
 // milliseconds a schema; any other keyword (`$ref`, `nullable`, draft-04 `id`, a tuple `items`, an
 // empty `enum`, vendor keywords…) sends the schema through ajv's compiler as before.
-/** Annotation keywords: they describe a value and never make it fail. */
-export const ANNOTATION_KEYWORDS = ['title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment'] as const;
-
 const COMPILES_UNSEEN = new Set<string>([
   'type',
   'properties',
@@ -162,8 +162,8 @@ export function subsetProblems(root: Record<string, unknown>, pointer = ''): Pro
 
 /**
  * Whether the runtime's ajv is sure to compile this schema, given that it is valid by its meta-schema
- * and in the subset: every subschema holds only keywords of COMPILES_UNSEEN (`$schema` at the root
- * too), `items` is one schema (not a draft-07 tuple, which the 2020-12 ajv refuses) and no `enum` is
+ * and in the subset: it reads as draft 2020-12, every subschema holds only keywords of
+ * COMPILES_UNSEEN (`$schema` at the root too), `items` is one schema (not a draft-07 tuple, which the 2020-12 ajv refuses) and no `enum` is
  * empty. Subschemas are found as walkSchema finds them.
  */
 export function compilesUnseen(root: Record<string, unknown>): boolean {
