@@ -16,6 +16,7 @@ export type ListenerShortcut = (incoming: IncomingMessage, outgoing: ServerRespo
 const LATEST = /^\/v1\/tenants\/([a-z0-9-]{1,63})\/bundles\/latest$/;
 const ROUTE = '/v1/tenants/:tenant/bundles/latest';
 const LATEST_SUFFIX = '/bundles/latest';
+const NO_WAIT = '?wait=0';
 // The Host values @hono/node-server takes as they are; any other goes through its URL checks.
 const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 // Headers that cannot change the app's answer to this request (Node itself acts on `connection`).
@@ -56,7 +57,7 @@ type PullHeaders = {
  * would give, with the same headers, metrics and log line: when the token cache still trusts its
  * lookup of the bearer token, the token has not expired and may pull this tenant, the
  * failed-credential limiter does not hold the client back, and the bundle cache's latest bundle
- * of the tenant is fresh and matched by If-None-Match. Anything else (a long poll or any query, an
+ * of the tenant is fresh and matched by If-None-Match. Anything else (a long poll or any query but `wait=0`, an
  * unknown, revoked or expired token, another tenant, an odd header, Host or URL, a 200) is left to
  * the app, which stays the judge of every other answer.
  */
@@ -68,9 +69,13 @@ export function conditionalPulls(deps: AppDeps): ListenerShortcut {
   const tally = deps.metrics.requestTally({ method: 'GET', route: ROUTE, status: '304' });
   const answeredHere = deps.metrics.listenerPullAnswers;
   return (incoming, outgoing) => {
-    const path = incoming.url;
+    const url = incoming.url;
+    if (incoming.method !== 'GET' || url === undefined) return false;
+    // `?wait=0` asks for the answer a pull without a query gets (the SDK sends it when it starts
+    // and after losing the server): the app holds nothing and logs the same path.
+    const path = url.endsWith(NO_WAIT) ? url.slice(0, -NO_WAIT.length) : url;
     // Every other request leaves at once: the header walk below is for bundle pulls only.
-    if (incoming.method !== 'GET' || path === undefined || !path.endsWith(LATEST_SUFFIX)) return false;
+    if (!path.endsWith(LATEST_SUFFIX)) return false;
     const started = performance.now();
     const h = pullHeaders(incoming.rawHeaders);
     if (!h || !conditional(h)) return false;

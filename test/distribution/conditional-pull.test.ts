@@ -151,6 +151,8 @@ describe('conditional pulls the listener answers itself', () => {
     ],
     ['X-Forwarded-For with no trusted proxy', () => ({ headers: { 'if-none-match': etag2, 'x-forwarded-for': '203.0.113.9' } })],
     ['an admin token', () => ({ headers: { 'if-none-match': etag2 }, token: ADMIN_TOKEN })],
+    // What the runtime SDK sends when it starts and after losing the server: no wait, so nothing held.
+    ['a pull that asks not to wait (?wait=0)', () => ({ path: `${latestOf('acme')}?wait=0`, headers: { 'if-none-match': etag2, 'toolgate-version': '2' } })],
   ];
 
   for (const [name, make] of answered) {
@@ -199,7 +201,8 @@ describe('requests the listener leaves to the app', () => {
     ['an unconditional pull', () => ({})],
     ['an ETag that is not the latest', () => ({ headers: { 'if-none-match': `"${v1.bundle.revision}"` } })],
     ['a client holding an older version of the same content', () => ({ headers: { 'if-none-match': etag2, 'toolgate-version': '1' } })],
-    ['a long poll', () => ({ path: `${latestOf('acme')}?wait=0`, headers: { 'if-none-match': etag2 } })],
+    ['a long poll', () => ({ path: `${latestOf('acme')}?wait=1`, headers: { 'if-none-match': etag2 } })],
+    ['wait=0 written another way', () => ({ path: `${latestOf('acme')}?wait=00`, headers: { 'if-none-match': etag2 } })],
     ['any query', () => ({ path: `${latestOf('acme')}?x=1`, headers: { 'if-none-match': etag2 } })],
     ['a trailing slash', () => ({ path: `${latestOf('acme')}/`, headers: { 'if-none-match': etag2 } })],
     ['a percent-encoded tenant', () => ({ path: latestOf('acm%65'), headers: { 'if-none-match': etag2 } })],
@@ -354,6 +357,36 @@ describe('a kept-alive runtime connection', () => {
       expect(connections).toBe(1);
     } finally {
       agent.destroy();
+    }
+  });
+
+  it("answers each request by its own Toolgate-Version and Accept-Encoding, not the previous request's", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const appAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const base = { authorization: `Bearer ${acme}`, ...REQUEST_ID, 'if-none-match': etag2 };
+    const steps: OutgoingHttpHeaders[] = [
+      { 'toolgate-version': '2' },
+      // Holding version 1 of the same content: the bundle, though the ETag is the latest's.
+      { 'toolgate-version': '1' },
+      { 'toolgate-version': '2' },
+      { 'accept-encoding': 'gzip' },
+      { 'accept-encoding': 'identity' },
+      { 'accept-encoding': 'br' },
+    ];
+    try {
+      const statuses: number[] = [];
+      for (const extra of steps) {
+        await warm(acme);
+        const viaApp = await ask(t.plainPort, latestOf('acme'), { ...base, ...extra }, { agent: appAgent });
+        await warm(acme);
+        const viaServer = await ask(t.srv.port, latestOf('acme'), { ...base, ...extra }, { agent });
+        expect(viaServer, JSON.stringify(extra)).toEqual(viaApp);
+        statuses.push(viaServer.status);
+      }
+      expect(statuses).toEqual([304, 200, 304, 304, 304, 304]);
+    } finally {
+      agent.destroy();
+      appAgent.destroy();
     }
   });
 
