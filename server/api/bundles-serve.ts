@@ -7,6 +7,7 @@ import {
   MAX_WAIT_SECONDS,
   bundleCacheFor,
   bundleEncoding,
+  encodedBytes,
   bundleHeaders,
   clientHolds,
   heldVersion,
@@ -43,19 +44,19 @@ bundleServeRoutes.get('/latest', async (c) => {
     latest = await cache.waitForNewer(tenant, (b) => !unchanged(b), wait * 1000, c.req.raw.signal);
   }
   if (!latest) throw new ApiError(404, 'not_found', `tenant ${tenant} has no published bundle yet`);
-  const { encoding, bytes } = bundleEncoding(latest, c.req.header('accept-encoding'));
+  const encoding = bundleEncoding(c.req.header('accept-encoding'));
   const h = bundleHeaders(latest, wait > 0 ? 'poll' : 'latest', encoding);
   if (unchanged(latest)) return c.body(null, 304, h.notModified);
-  return c.body(bytes, 200, h.ok);
+  return c.body(encodedBytes(latest, encoding), 200, h.ok);
 });
 
 bundleServeRoutes.get('/:version{[0-9]+}', async (c) => {
   const b = await pinned(c);
-  const { encoding, bytes } = bundleEncoding(b, c.req.header('accept-encoding'));
+  const encoding = bundleEncoding(c.req.header('accept-encoding'));
   const h = bundleHeaders(b, 'pinned', encoding);
   const inm = parseIfNoneMatch(c.req.header('if-none-match'));
   if (inm.any || inm.etags.has(b.etag)) return c.body(null, 304, h.notModified);
-  return c.body(bytes, 200, h.ok);
+  return c.body(encodedBytes(b, encoding), 200, h.ok);
 });
 
 bundleServeRoutes.get('/:version{[0-9]+}/signature', async (c) => {

@@ -232,7 +232,7 @@ function answerFor(c: ConnectionMemo, latest: ServedBundle, h: ConditionalHeader
     c.latest = latest;
     c.wire = undefined;
     if (clientHolds(latest, parseIfNoneMatch(h.ifNoneMatch), heldVersion(h.toolgateVersion))) {
-      c.wire = wireOrder(bundleHeaders(latest, 'latest', bundleEncoding(latest, h.acceptEncoding).encoding).notModified);
+      c.wire = wireOrder(bundleHeaders(latest, 'latest', bundleEncoding(h.acceptEncoding)).notModified);
     }
   }
   return c.wire;

@@ -48,14 +48,22 @@ export function bundleHeaders(b: ServedBundle, kind: 'latest' | 'pinned' | 'poll
 
 /**
  * The encoding a bundle goes out in: of brotli and gzip, the one the client's Accept-Encoding
- * weighs higher (brotli on a tie), else the bytes as signed. Precompressed: a pull compresses nothing.
+ * weighs higher (brotli on a tie), else the bytes as signed.
  */
-export function bundleEncoding(b: ServedBundle, acceptEncoding: string | undefined): { encoding: BundleEncoding; bytes: Uint8Array<ArrayBuffer> } {
+export function bundleEncoding(acceptEncoding: string | undefined): BundleEncoding {
   const br = weight(acceptEncoding, 'br');
   const gz = weight(acceptEncoding, 'gzip');
-  if (br > 0 && br >= gz) return { encoding: 'br', bytes: b.brotli };
-  if (gz > 0) return { encoding: 'gzip', bytes: b.gzip };
-  return { encoding: 'identity', bytes: b.body };
+  if (br > 0 && br >= gz) return 'br';
+  if (gz > 0) return 'gzip';
+  return 'identity';
+}
+
+/**
+ * A bundle's bytes in an encoding, asked for only when they are sent (a 200): brotli is
+ * compressed on first use, and a 304 needs none of them.
+ */
+export function encodedBytes(b: ServedBundle, encoding: BundleEncoding): Uint8Array<ArrayBuffer> {
+  return encoding === 'br' ? b.brotli : encoding === 'gzip' ? b.gzip : b.body;
 }
 
 /** True when an Accept-Encoding header accepts gzip (explicitly, with q above 0). */
