@@ -17,8 +17,12 @@ export function reachesTenant(actor: Actor, tenant: string): boolean {
 
 /** Whether authorize() would let the actor act (in the tenant), as a yes or no instead of an error. */
 export function permits(authorizer: Authorizer, actor: Actor, resource: Resource, action: Action, tenant?: string): boolean {
-  if (tenant !== undefined && tenantScoped.has(resource) && !reachesTenant(actor, tenant)) return false;
-  return actorMay(authorizer, actor, resource, action, tenant);
+  return !outOfScope(actor, resource, tenant) && actorMay(authorizer, actor, resource, action, tenant);
+}
+
+/** A tenant's resource the actor's token does not reach: refused before any role is asked. */
+function outOfScope(actor: Actor, resource: Resource, tenant: string | undefined): boolean {
+  return tenant !== undefined && tenantScoped.has(resource) && !reachesTenant(actor, tenant);
 }
 
 /**
@@ -27,7 +31,7 @@ export function permits(authorizer: Authorizer, actor: Actor, resource: Resource
  */
 export function authorize(c: Context<AppEnv>, resource: Resource, action: Action, tenant?: string): Actor {
   const actor = actorOf(c);
-  if (tenant !== undefined && tenantScoped.has(resource) && !reachesTenant(actor, tenant)) {
+  if (outOfScope(actor, resource, tenant)) {
     throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
   }
   if (!actorMay(c.get('deps').authorizer, actor, resource, action, tenant)) {
