@@ -134,7 +134,10 @@ export function bearerActor(row: TokensRow | undefined, now = Date.now()): Beare
   if (tokenExpired(row, now)) return EXPIRED;
   let checked = bearerChecks.get(row);
   if (!checked) {
-    checked = { ok: true, actor: Object.freeze(toActor(row, 'bearer')) };
+    // Shared by every request with this token: frozen, its tenant list too.
+    const actor = toActor(row, 'bearer');
+    if (actor.tenants) Object.freeze(actor.tenants);
+    checked = { ok: true, actor: Object.freeze(actor) };
     bearerChecks.set(row, checked);
   }
   return checked;
