@@ -93,11 +93,12 @@ export function conditionalPulls(deps: AppDeps): ListenerShortcut {
     if (!wire) return false;
     const requestId = requestIdFor(h.requestId);
     const seconds = (performance.now() - started) / 1000;
+    outgoing.writeHead(304, [...wire.before, 'x-request-id', requestId, ...wire.after]);
+    outgoing.end();
+    // Recorded once answered: had writing thrown, the app would answer (and record) it instead.
     tally.add(seconds);
     answeredHere.inc();
     logRequest(deps.logger, { requestId, method: 'GET', route: ROUTE, path, status: 304, seconds });
-    outgoing.writeHead(304, [...wire.before, 'x-request-id', requestId, ...wire.after]);
-    outgoing.end();
     return true;
   };
 }
