@@ -28,6 +28,11 @@ beforeAll(async () => {
 });
 afterAll(async () => srv?.dispose());
 
+/** How many pulls the server's listener answered itself, as its /metrics says. */
+async function answeredByListener(): Promise<number> {
+  return Number(/^toolgate_listener_pull_answers_total (\d+)$/m.exec((await srv.api('GET', '/metrics')).text)?.[1] ?? Number.NaN);
+}
+
 /** One pull on its own connection; `version` may be several header lines. */
 function pull(version: string | string[] | undefined, inm = etag, query = ''): Promise<{ status: number; version?: string; body: string }> {
   const headers: OutgoingHttpHeaders = { authorization: `Bearer ${runtime}`, 'if-none-match': inm };
@@ -54,6 +59,10 @@ describe('Toolgate-Version on a pull of the latest bundle whose ETag the client 
     it(`answers 304 to ${name}`, async () => {
       // Twice: the first may go through the app, the second the listener's shortcut.
       for (let i = 0; i < 2; i++) expect(await pull(version)).toMatchObject({ status: 304, version: '2', body: '' });
+      // The second answered by the listener (its caches now warm) reads the header as the app does.
+      const before = await answeredByListener();
+      expect(await pull(version)).toMatchObject({ status: 304, version: '2', body: '' });
+      expect(await answeredByListener()).toBe(before + 1);
     });
   }
 
