@@ -17,7 +17,9 @@ export function createToolgateServer(app: Hono<AppEnv>, deps: AppDeps, opts: { h
     try {
       answered = shortcut(incoming, outgoing);
     } catch (err) {
-      // A fault in the shortcut costs the request its speed, never its answer; said once, not per request.
+      // A fault in the shortcut costs the request its speed, never its answer: counted on each
+      // request (a recurring one turns the shortcut off), said in the log once, not per request.
+      deps.metrics.listenerPullFaults.inc();
       if (!faultLogged) {
         faultLogged = true;
         deps.logger.error({ err }, 'the conditional-pull shortcut failed; such requests go to the app');

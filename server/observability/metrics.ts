@@ -12,6 +12,11 @@ export type Metrics = {
    * also counted in `httpRequests`: how much of the pull traffic never reached the app.
    */
   listenerPullAnswers: Counter;
+  /**
+   * Requests on which that shortcut threw (each then answered by the app): a fault that recurs
+   * turns the shortcut off without failing a request, so it is counted, not only logged once.
+   */
+  listenerPullFaults: Counter;
   /** A tally of requests with fixed labels for a hot path (see RequestTally). */
   requestTally(labels: { method: string; route: string; status: string }): RequestTally;
 };
@@ -67,6 +72,11 @@ export function createMetrics(): Metrics {
     listenerPullAnswers: new Counter({
       name: 'toolgate_listener_pull_answers_total',
       help: 'Conditional bundle pulls answered 304 by the listener without going through the app (also in toolgate_http_requests_total)',
+      registers: [registry],
+    }),
+    listenerPullFaults: new Counter({
+      name: 'toolgate_listener_pull_faults_total',
+      help: "Requests on which the listener's conditional-pull shortcut failed and left the answer to the app",
       registers: [registry],
     }),
     decisionsIngested: new Counter({

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.ts';
 import { insertToken } from '../../server/auth/tokens.ts';
 import { conditionalPulls } from '../../server/distribution/conditional-pull.ts';
+import { bundleCacheFor } from '../../server/distribution/serving.ts';
 import { parseTrustedProxies } from '../../server/http/client-address.ts';
 import { ADMIN_TOKEN, startLiveServer } from './live-server.ts';
 import type { LiveServer } from './live-server.ts';
@@ -449,6 +450,39 @@ describe('what a pull leaves behind', () => {
       expect(logged[3]).toMatchObject({ method: 'GET', route: '/v1/tenants/:tenant/bundles/latest', path: latestOf('acme'), status: 304 });
     } finally {
       await trio.close();
+    }
+  });
+
+  it('answers through the app when the shortcut fails, counting each failure and logging the first', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const srv = await startLiveServer({ logger });
+    try {
+      await srv.createTenant('acme');
+      const token = await srv.tokenFor('runtime', ['acme']);
+      await srv.place('acme', 2, { ...v2, revision: v2.bundle.revision });
+      const headers = { authorization: `Bearer ${token}`, 'if-none-match': etag2 };
+      expect((await ask(srv.port, latestOf('acme'), headers)).status).toBe(304);
+      const faults = async () => Number(/^toolgate_listener_pull_faults_total (\d+)$/m.exec((await srv.api('GET', '/metrics')).text)?.[1] ?? Number.NaN);
+      const answered = await answeredByListener(srv);
+      expect(await faults()).toBe(0);
+      // The bundle cache fails under the shortcut only: the app reads the bundle another way.
+      const cache = bundleCacheFor(srv.deps.database);
+      cache.fresh = () => {
+        throw new Error('cache fault for the test');
+      };
+      for (let i = 0; i < 3; i++) {
+        const pull = await ask(srv.port, latestOf('acme'), { ...headers, 'x-request-id': `fault-${i}` });
+        expect(pull.status).toBe(304);
+        expect(pull.headers).toContainEqual(['etag', etag2]);
+      }
+      expect(await faults()).toBe(3);
+      expect(await answeredByListener(srv)).toBe(answered);
+      const said = lines.filter((l) => String(l.msg).includes('conditional-pull shortcut failed'));
+      expect(said).toHaveLength(1);
+      expect(lines.filter((l) => l.msg === 'request' && String(l.requestId).startsWith('fault-')).map((l) => l.status)).toEqual([304, 304, 304]);
+    } finally {
+      await srv.dispose();
     }
   });
 
