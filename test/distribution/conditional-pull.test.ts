@@ -279,12 +279,16 @@ describe('a kept-alive runtime connection', () => {
     const headers = { authorization: `Bearer ${created.json.token}`, 'if-none-match': etag2 };
     try {
       expect((await ask(t.srv.port, latestOf('acme'), headers, { agent })).status).toBe(304);
+      // The second pull is the listener's own: the connection's memo and the token cache are warm.
+      const before = await answeredByListener(t.srv);
       expect((await ask(t.srv.port, latestOf('acme'), headers, { agent })).status).toBe(304);
+      expect(await answeredByListener(t.srv)).toBe(before + 1);
       const revoked = await t.srv.api('DELETE', `/v1/tokens/${created.json.id}`, { headers: { 'if-match': created.headers.get('etag') ?? '' } });
       expect(revoked.status).toBe(204);
       const after = await ask(t.srv.port, latestOf('acme'), headers, { agent });
       expect(after.status).toBe(401);
       expect(after.body).toContain('unknown or was revoked');
+      expect(await answeredByListener(t.srv)).toBe(before + 1);
     } finally {
       agent.destroy();
     }

@@ -4,6 +4,9 @@
 // listener answers itself.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearerHash } from '../../server/auth/authenticate.ts';
+import { failureLimiterOf } from '../../server/auth/failure-limiter.ts';
+import { tokenCacheFor } from '../../server/auth/token-cache.ts';
 import { ADMIN_TOKEN, type LiveServer, startLiveServer } from '../distribution/live-server.ts';
 import { makeKey, makeSignedBundle } from '../distribution/signed-bundles.ts';
 
@@ -41,6 +44,11 @@ const claimedClient = (i: number) => ({
   forwarded: `for=203.0.113.${i}`,
 });
 
+/** How many pulls the listener answered itself (read off the metric: /metrics, like every route, is held back here). */
+async function answeredByListener(): Promise<number> {
+  return (await srv.deps.metrics.listenerPullAnswers.get()).values[0]?.value ?? 0;
+}
+
 const guess = (i: number) => `tg_${String(i).padStart(43, 'g')}`;
 
 describe('rotating forwarded headers with no trusted proxy configured', () => {
@@ -72,10 +80,20 @@ describe('rotating forwarded headers with no trusted proxy configured', () => {
       JSON.stringify({ token: ADMIN_TOKEN }),
     );
     expect(rightSignIn.status).toBe(429);
-    // A conditional pull the listener would answer 304 from memory is held back as well.
+    // A conditional pull the listener would answer 304 from memory is held back as well. The
+    // token's lookup is cached again first (the app, which 429s, would not look it up), so only
+    // the limiter stands between this pull and the listener's 304.
+    await tokenCacheFor(srv.deps.database).find(bearerHash(pullHeaders.authorization)!);
+    const answered = await answeredByListener();
     const pull = await send('GET', '/v1/tenants/acme/bundles/latest', { ...pullHeaders, ...claimedClient(202) });
     expect(pull.status).toBe(429);
     const pullWithoutHeaders = await send('GET', '/v1/tenants/acme/bundles/latest', pullHeaders);
     expect(pullWithoutHeaders.status).toBe(429);
+    expect(await answeredByListener()).toBe(answered);
+    // A minute on, the address has its allowance back and the same pull is the listener's 304.
+    failureLimiterOf(srv.deps).retryAfter('127.0.0.1', Date.now() + 61_000);
+    await tokenCacheFor(srv.deps.database).find(bearerHash(pullHeaders.authorization)!);
+    expect((await send('GET', '/v1/tenants/acme/bundles/latest', { ...pullHeaders, ...claimedClient(203) })).status).toBe(304);
+    expect(await answeredByListener()).toBe(answered + 1);
   });
 });
