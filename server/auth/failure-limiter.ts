@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 
 import type { AppDeps, AppEnv } from '../context.ts';
 import { clientAddress } from '../http/client-address.ts';
-import type { ToolgateDatabase } from '../db/database.ts';
+import { perDatabase } from '../db/per-database.ts';
 import { ApiError } from '../errors.ts';
 
 type Bucket = { tokens: number; at: number };
@@ -57,7 +57,7 @@ export class FailureLimiter {
   }
 }
 
-const limiters = new WeakMap<ToolgateDatabase, FailureLimiter>();
+const limiterOf = perDatabase((_database, perMinute: number) => new FailureLimiter(perMinute));
 
 /** The failure limiter of a server (one per open database, as the token cache). */
 export function failureLimiterFor(c: Context<AppEnv>): FailureLimiter {
@@ -66,12 +66,7 @@ export function failureLimiterFor(c: Context<AppEnv>): FailureLimiter {
 
 /** failureLimiterFor, from the server's deps rather than a request's context. */
 export function failureLimiterOf(deps: Pick<AppDeps, 'database' | 'config'>): FailureLimiter {
-  let limiter = limiters.get(deps.database);
-  if (!limiter) {
-    limiter = new FailureLimiter(deps.config.authFailuresPerMinute ?? 20);
-    limiters.set(deps.database, limiter);
-  }
-  return limiter;
+  return limiterOf(deps.database, deps.config.authFailuresPerMinute ?? 20);
 }
 
 /** Throws 429 with Retry-After when this client has no allowance left for credentials. */

@@ -1,6 +1,7 @@
 import type { RuntimeStatus } from '../../policy-schemas/types.gen.ts';
 import type { ToolgateDatabase } from '../db/database.ts';
 import { pruneRuntimes, recordRuntimeStatus } from './runtimes-store.ts';
+import { perDatabase } from '../db/per-database.ts';
 
 /** A runtime token can invent runtime ids; the fleet list keeps the most recently heard this many. */
 export const MAX_RUNTIMES_PER_TENANT = 10_000;
@@ -57,14 +58,5 @@ export class StatusRecorder {
   }
 }
 
-const recorders = new WeakMap<ToolgateDatabase, StatusRecorder>();
-
 /** The status recorder of a database, made on first use. */
-export function statusRecorderFor(database: ToolgateDatabase, onError?: (err: unknown) => void): StatusRecorder {
-  let r = recorders.get(database);
-  if (!r) {
-    r = new StatusRecorder(database, 200, onError);
-    recorders.set(database, r);
-  }
-  return r;
-}
+export const statusRecorderFor = perDatabase((database, onError?: (err: unknown) => void) => new StatusRecorder(database, 200, onError));
