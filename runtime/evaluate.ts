@@ -175,6 +175,55 @@ export function evaluateTools(
   return { envelope, outcomes };
 }
 
+/** What evaluate()'s answer to a request holds, in brief: see evaluationOutline. */
+export type EvaluationOutline = {
+  /** The request is refused as a whole (its answer has `rejected`). */
+  readonly rejected: boolean;
+  /** The reasons of the answer's `filtered`, and whether one ever comes after a greater one (UTF-16 order). */
+  readonly reasons: ReadonlySet<FilterReason>;
+  readonly reasonsDescend: boolean;
+  /** The decisions of the answer's `tools`. */
+  readonly decisions: ReadonlySet<'allow' | 'require_approval'>;
+  /** Catalog positions of the answer's first `visibleLimit` tools, in order. */
+  readonly firstVisible: readonly number[];
+};
+
+/**
+ * An outline of evaluate()'s answer, by the same checks, without building the answer or caching
+ * it: the compiler scores many candidate requests over the whole catalog to choose one
+ * conformance vector, and evaluates only the one it keeps.
+ */
+export function evaluationOutline(loaded: LoadedBundle, request: EvaluationRequest, visibleLimit: number): EvaluationOutline {
+  if (!request || typeof request.subject !== 'string') throw new TypeError('request.subject must be a string');
+  const atMs = request.at !== undefined ? Date.parse(request.at) : Date.now();
+  const subject = subjectInfo(loaded, request.subject);
+  const { noRole, ctx } = begin(loaded, request, subject, atMs);
+  const reasons = new Set<FilterReason>();
+  const decisions = new Set<'allow' | 'require_approval'>();
+  const firstVisible: number[] = [];
+  const tools = loaded.tools;
+  if (noRole) {
+    if (tools.length > 0) reasons.add('no_role');
+    return { rejected: false, reasons, reasonsDescend: false, decisions, firstVisible };
+  }
+  if (ctx === null) return { rejected: true, reasons, reasonsDescend: false, decisions, firstVisible };
+  const approval = subject.requireApproval;
+  let previous: FilterReason | undefined;
+  let reasonsDescend = false;
+  for (let i = 0; i < tools.length; i++) {
+    const reason = reasonAt(ctx, i);
+    if (reason !== undefined) {
+      reasons.add(reason);
+      if (previous !== undefined && previous > reason) reasonsDescend = true;
+      previous = reason;
+    } else {
+      decisions.add(approval.has((tools[i].def as { effect: Effect }).effect) ? 'require_approval' : 'allow');
+      if (firstVisible.length < visibleLimit) firstVisible.push(i);
+    }
+  }
+  return { rejected: false, reasons, reasonsDescend, decisions, firstVisible };
+}
+
 function gatesPass(t: LoadedTool, facts: Readonly<Record<string, string | number | boolean>>): boolean {
   for (const gate of t.requires) {
     if (!Object.hasOwn(facts, gate.fact) || !gate.in.includes(facts[gate.fact])) return false;

@@ -1,18 +1,10 @@
 import type { ErrorObject } from 'ajv';
-import type {
-  Bundle,
-  DecideVector,
-  EvaluateExpectation,
-  EvaluateVector,
-  EvaluationRequest,
-  EvaluationResult,
-  RuntimeGate,
-  VectorCall,
-} from '../../policy-schemas/types.gen.ts';
+import type { Bundle, DecideVector, EvaluateExpectation, EvaluateVector, EvaluationRequest, RuntimeGate, VectorCall } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { createView, decide } from '../../runtime/decide.ts';
-import { evaluate, evaluateTools, subjectInfo } from '../../runtime/evaluate.ts';
+import { evaluate, evaluateTools, evaluationOutline, subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
+import type { EvaluationOutline } from '../../runtime/evaluate.ts';
 import type { LoadedBundle, LoadedRole, LoadedTool } from '../../runtime/load-bundle.ts';
 import { ANNOTATION_KEYWORDS, keywordsCompilingUnseen } from '../validation/input-schema.ts';
 
@@ -77,6 +69,8 @@ class VectorChooser {
   private callCount = 0;
   private readonly disabledSomewhere: ReadonlySet<string>;
   private readonly enabledSomewhere: ReadonlySet<string>;
+  private factsMet: Record<string, Fact> | undefined;
+  private inLocaleOrder: boolean | undefined;
 
   constructor(
     private readonly loaded: LoadedBundle,
@@ -599,11 +593,7 @@ class VectorChooser {
 
   /** R6.15: tools and filtered each in catalog order (ascending ids, UTF-16 code units). */
   private answerOrder(): void {
-    const facts: Record<string, Fact> = {};
-    for (const t of this.live) {
-      const f = satisfyingFacts(t.requires);
-      if (f) for (const [k, v] of Object.entries(f)) if (!(k in facts)) facts[k] = v;
-    }
+    const facts = this.gateFacts();
     for (const w of this.who.slice(0, 3)) {
       const groups = w.anyGroup ? ['*'] : [...w.permitted].sort();
       const candidates: EvaluationRequest[] = [
@@ -613,33 +603,82 @@ class VectorChooser {
         // One group at a time leaves more reasons side by side.
         ...(w.anyGroup ? this.groupNames : groups).slice(0, 3).map((g) => ({ subject: w.subject, groups: [g], facts, at: CONFORMANCE_AT })),
       ];
-      let best: { req: EvaluationRequest; got: EvaluationResult; score: number } | null = null;
+      // Candidates are scored from an outline of their answer; only the one kept is evaluated.
+      let best: { req: EvaluationRequest; score: number } | null = null;
       for (const req of candidates) {
-        const got = evaluate(this.loaded, req);
-        if (got.rejected) continue;
-        const score = answerScore(got);
-        if (!best || score > best.score) best = { req, got, score };
+        const outline = evaluationOutline(this.loaded, req, ANSWER_IDS_SCORED);
+        if (outline.rejected) continue;
+        const score = this.answerScore(outline);
+        if (!best || score > best.score) best = { req, score };
       }
-      if (!best || best.got.tools.length + best.got.filtered.length < 2) continue;
-      const { req, got } = best;
+      if (!best) continue;
+      const { req } = best;
+      const got = evaluate(this.loaded, req);
+      if (got.tools.length + got.filtered.length < 2) continue;
       if (Object.keys(facts).length === 0) delete req.facts;
       const expect: EvaluateExpectation = { rejected: false, visibleCount: got.tools.length };
-      const visible = orderWitness(
-        got.tools.map((t) => t.id),
-        got.tools.map((t) => t.decision),
-      );
-      const filtered = orderWitness(
-        got.filtered.map((t) => t.id),
-        got.filtered.map((t) => t.reason),
-      );
-      if (visible.length > 1) expect.visible = visible;
-      if (filtered.length > 1) expect.filteredOrder = filtered;
-      const decisions = new Map(got.tools.map((t) => [t.id, t.decision]));
-      const reasons = new Map(got.filtered.map((t) => [t.id, t.reason]));
-      for (const id of visible) (expect.decisions ??= {})[id] = decisions.get(id)!;
-      for (const id of filtered) (expect.hidden ??= {})[id] = reasons.get(id)!;
+      // Both lists are in catalog order: in locale order too when the whole catalog is.
+      const inLocaleOrder = this.catalogInLocaleOrder();
+      const visible = orderWitness(got.tools, 'decision', inLocaleOrder);
+      const filtered = orderWitness(got.filtered, 'reason', inLocaleOrder);
+      if (visible.length > 1) expect.visible = visible.map((t) => t.id);
+      if (filtered.length > 1) expect.filteredOrder = filtered.map((t) => t.id);
+      for (const t of visible) (expect.decisions ??= {})[t.id] = t.decision;
+      for (const t of filtered) (expect.hidden ??= {})[t.id] = t.reason;
       this.push({ rules: ['R6.15'], request: req, expect });
     }
+  }
+
+  /**
+   * How much an answer shows of its order: how many distinct reasons and decisions it holds, plus
+   * 10 when its filtered reasons are out of ascending order (sorting by reason would reorder them)
+   * and 10 when locale collation would reorder its first 200 visible ids.
+   */
+  private answerScore(outline: EvaluationOutline): number {
+    let idsInverted = false;
+    const shown = outline.firstVisible;
+    const tools = this.loaded.tools;
+    if (!this.catalogInLocaleOrder()) {
+      for (let i = 0; i + 1 < shown.length; i++) {
+        if (localeOrder.compare(tools[shown[i]].id, tools[shown[i + 1]].id) > 0) {
+          idsInverted = true;
+          break;
+        }
+      }
+    }
+    return outline.reasons.size + outline.decisions.size + (outline.reasonsDescend ? 10 : 0) + (idsInverted ? 10 : 0);
+  }
+
+  /**
+   * Whether locale collation keeps the catalog's (code-unit) order. Collation is a total order, so
+   * then it keeps the order of every answer's ids too (each list is in catalog order), and the
+   * searches for two ids it would swap need not compare any: asked once instead of for every
+   * neighbouring pair of every candidate answer.
+   */
+  private catalogInLocaleOrder(): boolean {
+    if (this.inLocaleOrder === undefined) {
+      const tools = this.loaded.tools;
+      let sorted = true;
+      for (let i = 1; i < tools.length && sorted; i++) if (localeOrder.compare(tools[i - 1].id, tools[i].id) > 0) sorted = false;
+      this.inLocaleOrder = sorted;
+    }
+    return this.inLocaleOrder;
+  }
+
+  /** Facts meeting the runtime gates of live tools: for each fact, the value the first tool gated on it needs. */
+  private gateFacts(): Record<string, Fact> {
+    if (this.factsMet === undefined) {
+      const facts: Record<string, Fact> = {};
+      for (const t of this.live) {
+        // A tool without gates adds no fact.
+        if (t.requires.length === 0) continue;
+        const f = satisfyingFacts(t.requires);
+        if (f) for (const [k, v] of Object.entries(f)) if (!(k in facts)) facts[k] = v;
+      }
+      this.factsMet = facts;
+    }
+    // A copy each time: requests hold it and are handed out in vectors.
+    return { ...this.factsMet };
   }
 
   // ---- decide ----
@@ -655,11 +694,7 @@ class VectorChooser {
   }
 
   private visiblePool(): { w: Who; t: LoadedTool; req: EvaluationRequest }[] {
-    const facts: Record<string, Fact> = {};
-    for (const t of this.live) {
-      const f = satisfyingFacts(t.requires);
-      if (f) for (const [k, v] of Object.entries(f)) if (!(k in facts)) facts[k] = v;
-    }
+    const facts = this.gateFacts();
     const pool: { w: Who; t: LoadedTool; req: EvaluationRequest }[] = [];
     for (const w of this.who.slice(0, 4)) {
       const req: EvaluationRequest = { subject: w.subject, groups: w.anyGroup ? ['*'] : [...w.permitted].sort(), at: CONFORMANCE_AT };
@@ -826,58 +861,43 @@ function reachAt(bundle: Bundle, group: string, depth: number): Set<string> {
 }
 
 /**
- * A few ids that pin an order: the first and last of each kind (decision or reason), so an answer
- * sorted by kind first differs, and two neighbours that locale collation would swap.
+ * A few entries of an answer's list that pin its order: the first and last of each kind (decision
+ * or reason), so an answer sorted by kind first differs, and two neighbours that locale collation
+ * would swap (none when the list is known to be in locale order).
  */
-function orderWitness(ids: readonly string[], kinds: readonly string[]): string[] {
-  const pick = new Set<string>();
-  const firstOf = new Map<string, string>();
-  const lastOf = new Map<string, string>();
-  ids.forEach((id, i) => {
-    if (!firstOf.has(kinds[i])) firstOf.set(kinds[i], id);
-    lastOf.set(kinds[i], id);
-  });
-  for (const id of [...firstOf.values(), ...lastOf.values()]) pick.add(id);
-  if (ids.length > 1) pick.add(ids[1]);
-  for (let i = 0; i + 1 < ids.length; i++) {
-    if (localeOrder.compare(ids[i], ids[i + 1]) > 0) {
-      pick.add(ids[i]);
-      pick.add(ids[i + 1]);
-      break;
+function orderWitness<K extends string, E extends { readonly id: string } & { readonly [k in K]: string }>(
+  entries: readonly E[],
+  kind: K,
+  inLocaleOrder: boolean,
+): E[] {
+  // By index: an answer names each tool once.
+  const pick = new Set<number>();
+  const firstOf = new Map<string, number>();
+  const lastOf = new Map<string, number>();
+  for (let i = 0; i < entries.length; i++) {
+    const k = entries[i][kind];
+    if (!firstOf.has(k)) firstOf.set(k, i);
+    lastOf.set(k, i);
+  }
+  for (const i of firstOf.values()) pick.add(i);
+  for (const i of lastOf.values()) pick.add(i);
+  if (entries.length > 1) pick.add(1);
+  if (!inLocaleOrder) {
+    for (let i = 0; i + 1 < entries.length; i++) {
+      if (localeOrder.compare(entries[i].id, entries[i + 1].id) > 0) {
+        pick.add(i);
+        pick.add(i + 1);
+        break;
+      }
     }
   }
-  return ids.filter((id) => pick.has(id));
+  return entries.filter((_, i) => pick.has(i));
 }
 
 // What String.prototype.localeCompare does, with one collator made once instead of per call.
 const localeOrder = new Intl.Collator();
-
-/**
- * How much an answer shows of its order: how many distinct reasons and decisions it holds, plus 10
- * when its filtered reasons are out of ascending order (sorting by reason would reorder them) and
- * 10 when locale collation would reorder its first 200 visible ids. One pass over each list, as
- * every candidate request of each subject is scored.
- */
-function answerScore(got: EvaluationResult): number {
-  const reasons = new Set<string>();
-  let reasonsInverted = false;
-  const filtered = got.filtered;
-  for (let i = 0; i < filtered.length; i++) {
-    reasons.add(filtered[i].reason);
-    if (!reasonsInverted && i + 1 < filtered.length && filtered[i].reason > filtered[i + 1].reason) reasonsInverted = true;
-  }
-  const decisions = new Set<string>();
-  for (const t of got.tools) decisions.add(t.decision);
-  let idsInverted = false;
-  const shown = Math.min(got.tools.length, 200);
-  for (let i = 0; i + 1 < shown; i++) {
-    if (localeOrder.compare(got.tools[i].id, got.tools[i + 1].id) > 0) {
-      idsInverted = true;
-      break;
-    }
-  }
-  return reasons.size + decisions.size + (reasonsInverted ? 10 : 0) + (idsInverted ? 10 : 0);
-}
+// How many of an answer's first visible ids answerScore looks at for a locale inversion.
+const ANSWER_IDS_SCORED = 200;
 
 // By validator: tools with one schema share one, and a search asks the same question of many tools.
 const emptyAccepted = new WeakMap<object, boolean>();
