@@ -71,6 +71,7 @@ class VectorChooser {
   private readonly enabledSomewhere: ReadonlySet<string>;
   private factsMet: Record<string, Fact> | undefined;
   private inLocaleOrder: boolean | undefined;
+  private toolBits: Uint8Array | undefined;
 
   constructor(
     private readonly loaded: LoadedBundle,
@@ -209,6 +210,25 @@ class VectorChooser {
     return true;
   }
 
+  /** Per tool position, what feasible reads of the tool (FEASIBLE_* bits). */
+  private feasibilityBits(): Uint8Array {
+    if (this.toolBits === undefined) {
+      const bits = new Uint8Array(this.loaded.tools.length);
+      for (const t of this.loaded.tools) {
+        const scoped = this.loaded.profileScoped[t.pos] === 1;
+        bits[t.pos] =
+          (t.excluded === null ? FEASIBLE_LIVE : 0) |
+          (t.allStates ? FEASIBLE_ALL_STATES : 0) |
+          (t.requires.length === 0 ? FEASIBLE_NO_GATES : 0) |
+          (t.requiresConnection ? 0 : FEASIBLE_NO_CONNECTION) |
+          (!scoped && !this.disabledSomewhere.has(t.id) ? FEASIBLE_PROFILE_PASSES : 0) |
+          (scoped && !this.enabledSomewhere.has(t.id) ? FEASIBLE_PROFILE_FAILS : 0);
+      }
+      this.toolBits = bits;
+    }
+    return this.toolBits;
+  }
+
   private fragment(w: Who, t: LoadedTool, check: Check, pass: boolean): Fragment | null {
     switch (check) {
       case 'group': {
@@ -284,8 +304,11 @@ class VectorChooser {
     want?: Want,
     toolTest?: (t: LoadedTool) => boolean,
   ): { w: Who; t: LoadedTool; req: EvaluationRequest } | null {
+    // The searches over the catalog ask feasible of every tool: read off bits set once per tool.
+    const [mustHave, mustLack] = want ? feasibilityMasks(want) : [0, 0];
+    const bits = want ? this.feasibilityBits() : null;
     for (const t of tools) {
-      if (want && !this.feasible(t, want)) continue;
+      if (bits !== null && ((bits[t.pos] & mustHave) !== mustHave || (bits[t.pos] & mustLack) !== 0)) continue;
       if (toolTest && !toolTest(t)) continue;
       for (const w of this.who) {
         const req = test(w, t);
@@ -414,19 +437,26 @@ class VectorChooser {
 
   /** R6.7: `[]` requests no group; `*` every group; any one of the tool's groups is enough. */
   private groupCheck(): void {
-    const inDefault = (t: LoadedTool) => t.groups.some((g) => this.closure('default').includes(g));
+    const defaultGroups = this.closure('default');
+    const inDefault = (t: LoadedTool) => t.groups.some((g) => defaultGroups.includes(g));
     // A failing check is told apart by any later answer: only the checks before it need to pass.
-    const empty = this.find((w, t) => (inDefault(t) ? { subject: w.subject } : null), this.live);
+    // What depends on the tool alone is asked once per tool (the first subject then answers), what
+    // depends on the subject alone of the first tool only: not once per tool and subject.
+    const empty = this.find((w) => ({ subject: w.subject }), this.live, undefined, inDefault);
     if (empty) this.pin(['R6.7'], { ...empty.req, groups: [] }, [empty.t.id], { envelope: true });
     else if (this.who[0]) this.pin(['R6.7'], { subject: this.who[0].subject, groups: [] }, [], { envelope: true });
-    const star = this.find((w, t) => (w.anyGroup ? { subject: w.subject } : null), this.live);
+    const star = this.find((w) => (w.anyGroup ? { subject: w.subject } : null), this.live.slice(0, 1));
     if (star) this.pin(['R6.7'], { ...star.req, groups: ['*'] }, [star.t.id], { envelope: true });
     // A tool in several groups, requested by one that is not its first.
-    const later = this.find((w, t) => {
-      if (t.groups.length < 2) return null;
-      const g = t.groups.slice(1).find((x) => this.permits(w, x) && !this.closure(x).includes(t.groups[0]));
-      return g === undefined ? null : { subject: w.subject, groups: [g] };
-    }, this.live);
+    const later = this.find(
+      (w, t) => {
+        const g = t.groups.slice(1).find((x) => this.permits(w, x) && !this.closure(x).includes(t.groups[0]));
+        return g === undefined ? null : { subject: w.subject, groups: [g] };
+      },
+      this.live,
+      undefined,
+      (t) => t.groups.length >= 2,
+    );
     if (later) this.pin(['R6.7'], later.req, [later.t.id]);
   }
 
@@ -434,18 +464,24 @@ class VectorChooser {
   private stateCheck(): void {
     const nonInitial = this.stateNames.find((s) => s !== 'undefined');
     const base: Want = { group: true };
-    const star = this.find((w, t) => (t.def?.availableInStates?.includes('*') ? this.requestFor(w, t, base) : null), this.live);
+    // Which tools qualify is asked once per tool, not once per tool and subject.
+    const requestFor = (w: Who, t: LoadedTool) => this.requestFor(w, t, base);
+    const star = this.find(requestFor, this.live, undefined, (t) => t.def?.availableInStates?.includes('*') === true);
     if (star) this.pin(['R6.8'], { ...star.req, state: nonInitial ?? 'undefined' }, [star.t.id]);
     if (nonInitial !== undefined) {
-      const absent = this.find((w, t) => (t.def?.availableInStates === undefined ? this.requestFor(w, t, base) : null), this.live);
+      const absent = this.find(requestFor, this.live, undefined, (t) => t.def?.availableInStates === undefined);
       if (absent) this.pin(['R6.8'], { ...absent.req, state: nonInitial }, [absent.t.id], { envelope: true });
     }
-    const listed = this.find((w, t) => {
-      if (t.allStates) return null;
-      const s = [...t.states].sort().find((x) => x !== 'undefined');
-      const rest = s === undefined ? null : this.requestFor(w, t, base);
-      return rest ? { ...rest, state: s } : null;
-    }, this.live);
+    const listedState = (t: LoadedTool) => [...t.states].sort().find((x) => x !== 'undefined');
+    const listed = this.find(
+      (w, t) => {
+        const rest = this.requestFor(w, t, base);
+        return rest ? { ...rest, state: listedState(t)! } : null;
+      },
+      this.live,
+      undefined,
+      (t) => !t.allStates && listedState(t) !== undefined,
+    );
     if (listed) this.pin(['R6.8'], listed.req, [listed.t.id]);
   }
 
@@ -816,6 +852,29 @@ class VectorChooser {
       this.call(['R7.8', 'R7.10'], req, { name: t.id, arguments: failingWithMember(t)!, ...(connectionId === undefined ? {} : { connectionId }) });
     }
   }
+}
+
+// What feasible() reads of a tool, as bits: live, available in every state, without runtime gates,
+// without a connection, passing the profile check under every profile, failing it under every one.
+const FEASIBLE_LIVE = 1;
+const FEASIBLE_ALL_STATES = 2;
+const FEASIBLE_NO_GATES = 4;
+const FEASIBLE_NO_CONNECTION = 8;
+const FEASIBLE_PROFILE_PASSES = 16;
+const FEASIBLE_PROFILE_FAILS = 32;
+
+/** The bits a tool must have and must lack for feasible(t, want) to hold (the same tests, in bits). */
+function feasibilityMasks(want: Want): [number, number] {
+  let have = 0;
+  let lack = 0;
+  if (want.excluded === true) have |= FEASIBLE_LIVE;
+  if (want.excluded === false) lack |= FEASIBLE_LIVE;
+  if (want.state === false) lack |= FEASIBLE_ALL_STATES;
+  if (want.runtime_gate === false) lack |= FEASIBLE_NO_GATES;
+  if (want.no_connection === false) lack |= FEASIBLE_NO_CONNECTION;
+  if (want.profile === false) lack |= FEASIBLE_PROFILE_PASSES;
+  if (want.profile === true) lack |= FEASIBLE_PROFILE_FAILS;
+  return [have, lack];
 }
 
 /** A name built from `base` that `taken` refuses. */
