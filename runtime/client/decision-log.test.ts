@@ -27,6 +27,20 @@ function fakeIngest() {
   return { s, fetchFn };
 }
 
+/** `fetchFn` whose first post is held until `release()`; `away()` says whether it is being held. */
+function holdFirstPost(fetchFn: typeof fetch) {
+  let release: (() => void) | undefined;
+  let holdNext = true;
+  const fetch = (async (url: string | URL | Request, init?: RequestInit) => {
+    if (holdNext) {
+      holdNext = false;
+      await new Promise<void>((r) => (release = r));
+    }
+    return fetchFn(url, init);
+  }) as typeof globalThis.fetch;
+  return { fetch, away: () => release !== undefined, release: () => release?.() };
+}
+
 function makeLog(fetchFn: typeof fetch, extra: Partial<DecisionLogOptions> = {}): DecisionLog {
   const log = createDecisionLog({
     url: 'http://toolgate.test/',
@@ -100,22 +114,14 @@ describe('decision log', () => {
 
   it('while a batch is away, newer records overflowing the ring push out the oldest of that batch when it comes back', async () => {
     const { s, fetchFn } = fakeIngest();
-    let release: (() => void) | undefined;
-    let holdNext = true;
-    const slowFetch = (async (url: string | URL | Request, init?: RequestInit) => {
-      if (holdNext) {
-        holdNext = false;
-        await new Promise<void>((r) => (release = r));
-      }
-      return fetchFn(url, init);
-    }) as typeof fetch;
-    const log = makeLog(slowFetch, { capacity: 4 });
+    const held = holdFirstPost(fetchFn);
+    const log = makeLog(held.fetch, { capacity: 4 });
     for (let i = 0; i < 3; i++) log.record(record(i));
     s.down = true;
     const away = log.flush();
-    await expect.poll(() => release !== undefined).toBe(true);
+    await expect.poll(() => held.away()).toBe(true);
     for (let i = 3; i < 6; i++) log.record(record(i));
-    release!();
+    held.release();
     await away;
     // Room for one of the three that came back: the newest of them.
     expect(log.stats()).toMatchObject({ buffered: 4, dropped: 2 });
@@ -129,6 +135,36 @@ describe('decision log', () => {
     const log = makeLog(fetchFn, { capacity: 8, flushIntervalMs: 3_600_000 });
     for (let i = 0; i < 4; i++) log.record(record(i));
     await expect.poll(() => shippedIds(s.batches).length, { timeout: 5_000 }).toBe(4);
+  });
+
+  it('keeps records that come in while a batch is away for the next batch, instead of posting them right after', async () => {
+    const { s, fetchFn } = fakeIngest();
+    const held = holdFirstPost(fetchFn);
+    const log = makeLog(held.fetch, { capacity: 100 });
+    for (let i = 0; i < 3; i++) log.record(record(i));
+    const away = log.flush();
+    await expect.poll(() => held.away()).toBe(true);
+    for (let i = 3; i < 6; i++) log.record(record(i));
+    held.release();
+    await away;
+    // Steady traffic is shipped in batches: one post for what was there, the rest waits its turn.
+    expect(s.batches.map((b) => b.records.length)).toEqual([3]);
+    expect(log.stats()).toMatchObject({ buffered: 3, shipped: 3 });
+    await log.flush();
+    expect(shippedIds(s.batches)).toEqual(['call-0', 'call-1', 'call-2', 'call-3', 'call-4', 'call-5']);
+  });
+
+  it('ships again soon when the ring is half full once more by the time a batch comes back', async () => {
+    const { s, fetchFn } = fakeIngest();
+    const held = holdFirstPost(fetchFn);
+    const log = makeLog(held.fetch, { capacity: 8, flushIntervalMs: 3_600_000 });
+    for (let i = 0; i < 4; i++) log.record(record(i));
+    await expect.poll(() => held.away(), { timeout: 5_000 }).toBe(true);
+    for (let i = 4; i < 8; i++) log.record(record(i));
+    held.release();
+    await expect.poll(() => shippedIds(s.batches).length, { timeout: 5_000 }).toBe(8);
+    expect(s.batches.map((b) => b.records.length)).toEqual([4, 4]);
+    expect(log.stats()).toMatchObject({ dropped: 0 });
   });
 
   it('backs off after a failure instead of retrying at once', async () => {

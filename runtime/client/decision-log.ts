@@ -201,16 +201,24 @@ class RingDecisionLog implements DecisionLog {
     this.soonScheduled = false;
     await this.flush();
     if (this.closed) return;
-    this.schedule(this.failing ? this.backoff.next() : this.intervalMs);
+    // Half full again already (the half-full trigger is off while a shipment is away): ship soon.
+    this.schedule(this.failing ? this.backoff.next() : this.count >= this.half ? 0 : this.intervalMs);
   }
 
-  /** Ships batch after batch until the ring is empty or a shipment fails. */
+  /**
+   * Ships what was buffered when it started, batch after batch, until that is shipped or a
+   * shipment fails. Records that come in meanwhile wait for the next interval (or for the ring to
+   * fill half-way): shipping them at once would turn steady traffic into a stream of small posts,
+   * one per round trip, each costing the runtime and the server far more than its records.
+   */
   private async shipAll(): Promise<void> {
+    let left = this.count;
     for (;;) {
-      const taken = this.take(MAX_BATCH_RECORDS);
+      const taken = this.take(Math.min(MAX_BATCH_RECORDS, left));
+      left -= taken.length;
       if (taken.length === 0 && this.dropped === this.droppedReported) return;
       const ok = await this.ship(taken);
-      if (!ok || this.count === 0) return;
+      if (!ok || left <= 0 || this.count === 0) return;
     }
   }
 

@@ -152,6 +152,11 @@ describe('conditional pulls the listener answers itself', () => {
     ],
     ['X-Forwarded-For with no trusted proxy', () => ({ headers: { 'if-none-match': etag2, 'x-forwarded-for': '203.0.113.9' } })],
     ['an admin token', () => ({ headers: { 'if-none-match': etag2 }, token: ADMIN_TOKEN })],
+    // Hosts the listener takes as they are, as @hono/node-server does: each pins that agreement
+    // against an upgrade of the library (an odd Host is left to the app, below).
+    ['a Host name without a port', () => ({ headers: { 'if-none-match': etag2, host: 'toolgate.example' } })],
+    ['a Host name with a port', () => ({ headers: { 'if-none-match': etag2, host: 'tg-1.internal:8443' } })],
+    ['a Host with an underscore and a five-digit port', () => ({ headers: { 'if-none-match': etag2, host: 'tg_a.example:50000' } })],
     // What the runtime SDK sends when it starts and after losing the server: no wait, so nothing held.
     ['a pull that asks not to wait (?wait=0)', () => ({ path: `${latestOf('acme')}?wait=0`, headers: { 'if-none-match': etag2, 'toolgate-version': '2' } })],
   ];
