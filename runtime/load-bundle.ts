@@ -192,6 +192,14 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
   }
   const n = catalog.tools.length;
   const byId = new Map<string, LoadedTool>();
+  // Tools with one allowlist (most of a catalog shares a few) share its trie: read-only once built.
+  const tries = new Map<string, RedactNode>();
+  const sharedTrie = (allow: readonly string[]): RedactNode => {
+    const key = JSON.stringify(allow);
+    let trie = tries.get(key);
+    if (trie === undefined) tries.set(key, (trie = redactionTrie(allow)));
+    return trie;
+  };
   const tools: LoadedTool[] = catalog.tools.map((entry, pos) => {
     if (pos > 0 && !(catalog.tools[pos - 1].id < entry.id)) throw new TypeError('catalog tools are not sorted by id');
     const def = 'excluded' in entry ? null : (entry as BundleTool);
@@ -209,7 +217,7 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
       requires: def?.requires ?? [],
       requiresConnection: def?.requiresConnection === true,
       validateInput: def ? (validators === 'on-first-use' ? onFirstUse(def.inputSchema) : validators ? compileOrRefuse(def.inputSchema) : refuseAll) : null,
-      redaction: def ? redactionTrie(def.redaction.allow) : null,
+      redaction: def ? sharedTrie(def.redaction.allow) : null,
       entries: {
         allow: Object.freeze({ id, decision: 'allow' as Decision }),
         require_approval: Object.freeze({ id, decision: 'require_approval' as Decision }),
