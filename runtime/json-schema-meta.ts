@@ -8,6 +8,12 @@ export type MetaSchemaValidator = ((data: unknown) => boolean) & { errors?: Erro
 const META_2020 = 'https://json-schema.org/draft/2020-12/schema';
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
 
+/** Whether the schema is read as draft 2020-12 (`$schema` absent or naming it), the runtime ajv's own draft. */
+export function readsAsDraft2020(schema: Record<string, unknown>): boolean {
+  const name = schema.$schema;
+  return name === undefined || name === META_2020 || name === `${META_2020}#`;
+}
+
 /**
  * The validator, compiled ahead of time, of the meta-schema ajv's validateSchema would check this
  * schema against: 2020-12 when `$schema` is absent or names it, draft-07 when it names that one
@@ -15,12 +21,6 @@ const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
  * ajv itself must judge (and refuse). Compiling a meta-schema with ajv costs a process over 100 ms
  * of generated code on first use; these are plain functions.
  */
-/** Whether the schema is read as draft 2020-12 (`$schema` absent or naming it), the runtime ajv's own draft. */
-export function readsAsDraft2020(schema: Record<string, unknown>): boolean {
-  const name = schema.$schema;
-  return name === undefined || name === META_2020 || name === `${META_2020}#`;
-}
-
 export function metaSchemaValidator(schema: Record<string, unknown>): MetaSchemaValidator | undefined {
   const name = schema.$schema;
   if (readsAsDraft2020(schema)) return generated.meta2020 as unknown as MetaSchemaValidator;
