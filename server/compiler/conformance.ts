@@ -200,17 +200,10 @@ class VectorChooser {
 
   /** A quick, subject-free test that no request can make `t` meet `want` (large catalogs skip most tools here). */
   private feasible(t: LoadedTool, want: Want): boolean {
-    const scoped = this.loaded.profileScoped[t.pos] === 1;
-    if (want.excluded !== undefined && want.excluded !== (t.excluded === null)) return false;
-    if (want.state === false && t.allStates) return false;
-    if (want.runtime_gate === false && t.requires.length === 0) return false;
-    if (want.no_connection === false && !t.requiresConnection) return false;
-    if (want.profile === false && !scoped && !this.disabledSomewhere.has(t.id)) return false;
-    if (want.profile === true && scoped && !this.enabledSomewhere.has(t.id)) return false;
-    return true;
+    return meetsMasks(this.feasibilityBits()[t.pos], feasibilityMasks(want));
   }
 
-  /** Per tool position, what feasible reads of the tool (FEASIBLE_* bits). */
+  /** Per tool position, the facts about the tool that feasible reads (FEASIBLE_* bits), set once. */
   private feasibilityBits(): Uint8Array {
     if (this.toolBits === undefined) {
       const bits = new Uint8Array(this.loaded.tools.length);
@@ -305,10 +298,10 @@ class VectorChooser {
     toolTest?: (t: LoadedTool) => boolean,
   ): { w: Who; t: LoadedTool; req: EvaluationRequest } | null {
     // The searches over the catalog ask feasible of every tool: read off bits set once per tool.
-    const [mustHave, mustLack] = want ? feasibilityMasks(want) : [0, 0];
-    const bits = want ? this.feasibilityBits() : null;
+    const masks = want ? feasibilityMasks(want) : null;
+    const bits = masks ? this.feasibilityBits() : null;
     for (const t of tools) {
-      if (bits !== null && ((bits[t.pos] & mustHave) !== mustHave || (bits[t.pos] & mustLack) !== 0)) continue;
+      if (masks && bits && !meetsMasks(bits[t.pos], masks)) continue;
       if (toolTest && !toolTest(t)) continue;
       for (const w of this.who) {
         const req = test(w, t);
@@ -863,7 +856,13 @@ const FEASIBLE_NO_CONNECTION = 8;
 const FEASIBLE_PROFILE_PASSES = 16;
 const FEASIBLE_PROFILE_FAILS = 32;
 
-/** The bits a tool must have and must lack for feasible(t, want) to hold (the same tests, in bits). */
+/**
+ * The bits a tool must have and must lack for some request to make it meet `want`: excluded or
+ * live as wanted; a failing state check needs a tool not available in every state, a failing gate
+ * one with gates, a failing connection check one that needs a connection; a failing profile check
+ * needs a tool some profile disables or that only profiles enable, a passing one a tool that is
+ * not only enabled by profiles none of which enables it.
+ */
 function feasibilityMasks(want: Want): [number, number] {
   let have = 0;
   let lack = 0;
@@ -875,6 +874,10 @@ function feasibilityMasks(want: Want): [number, number] {
   if (want.profile === false) lack |= FEASIBLE_PROFILE_PASSES;
   if (want.profile === true) lack |= FEASIBLE_PROFILE_FAILS;
   return [have, lack];
+}
+
+function meetsMasks(bits: number, [have, lack]: [number, number]): boolean {
+  return (bits & have) === have && (bits & lack) === 0;
 }
 
 /** A name built from `base` that `taken` refuses. */
