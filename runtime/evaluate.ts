@@ -141,7 +141,7 @@ function compute(loaded: LoadedBundle, request: EvaluationRequest, subject: Subj
     const reason = reasonAt(ctx, i);
     if (reason !== undefined) {
       filtered.push(filteredEntry(t, reason));
-    } else if (approval.has((t.def as { effect: Effect }).effect)) {
+    } else if (asksApproval(approval, t)) {
       decisions[i] = REQUIRE_APPROVAL;
       visible.push(t.entries.require_approval);
     } else {
@@ -170,7 +170,7 @@ export function evaluateTools(
     if (!t || (!noRole && ctx === null)) continue;
     const reason = noRole ? 'no_role' : reasonAt(ctx!, t.pos);
     if (reason !== undefined) outcomes.set(id, { reason });
-    else outcomes.set(id, { decision: subject.requireApproval.has((t.def as { effect: Effect }).effect) ? 'require_approval' : 'allow' });
+    else outcomes.set(id, { decision: asksApproval(subject.requireApproval, t) ? 'require_approval' : 'allow' });
   }
   return { envelope, outcomes };
 }
@@ -217,11 +217,16 @@ export function evaluationOutline(loaded: LoadedBundle, request: EvaluationReque
       if (previous !== undefined && previous > reason) reasonsDescend = true;
       previous = reason;
     } else {
-      decisions.add(approval.has((tools[i].def as { effect: Effect }).effect) ? 'require_approval' : 'allow');
+      decisions.add(asksApproval(approval, tools[i]) ? 'require_approval' : 'allow');
       if (firstVisible.length < visibleLimit) firstVisible.push(i);
     }
   }
   return { rejected: false, reasons, reasonsDescend, decisions, firstVisible };
+}
+
+/** Whether a visible tool is require_approval: its effect is one the subject's roles ask approval for. */
+function asksApproval(requireApproval: ReadonlySet<Effect>, t: LoadedTool): boolean {
+  return requireApproval.has((t.def as { effect: Effect }).effect);
 }
 
 function gatesPass(t: LoadedTool, facts: Readonly<Record<string, string | number | boolean>>): boolean {
