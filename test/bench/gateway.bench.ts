@@ -5,19 +5,19 @@
 //     it the floor: the same through a bare pass-through proxy process; (b) both
 //     over stdio (the gateway listening on stdio); (c) the previous round's mixed figure: stdio
 //     straight to the upstream against HTTP to the gateway. BENCH_PARTS picks parts
-//     (http,stdio,mixed,sessions,list); BENCH_CALLS the calls per path.
+//     (http,stdio,mixed,sessions,list); BENCH_CALLS the calls per path. The measuring client runs
+//     in a process of its own (mcp-client-process.ts), away from the control plane this process hosts.
 //  2. 200 concurrent sessions × 50 calls each through the gateway: errors, throughput, latency.
 //     Then a publish reaching those 200 sessions as tools/list_changed.
 //  3. tools/list with 2,000 visible tools: as the client sees it (HTTP round trip), and the
 //     gateway's own work per list in process.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
@@ -32,6 +32,7 @@ import { GATEWAY_BUILT, GATEWAY_FROM_SOURCE, startGatewayProcess } from '../gate
 import { ensureServerBuilt } from '../build/ensure-built.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
 import { freePort } from '../support/free-port.ts';
+import type { ClientJob, Endpoint, ListResult, PairResult } from './mcp-client-process.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(here, '..', 'fixtures', 'mcp', 'gateway-upstream.ts');
@@ -41,6 +42,9 @@ const SEQUENTIAL_CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const SESSIONS = 200;
 const CALLS_PER_SESSION = 50;
 const PUBLISH_ROUNDS = 5;
+const LIST_SAMPLES = 200;
+/** The gateway between client and upstream, its tool name for the call, and the issue's targets beside its figures. */
+const GATEWAY_HOP = { name: 'gateway', toolName: 'mcp__bench__tool-0001', targets: true };
 const KEY = 'bench-client-key-0123456789';
 const SUBJECT = MCP_BUNDLE_SUBJECT;
 
@@ -107,20 +111,24 @@ async function run(): Promise<void> {
       );
       const gw = await startReadyGateway(join(dir, 'gateway-http.json'), gwPort);
       try {
-        const direct = await httpClient(`http://127.0.0.1:${upPort}/mcp`);
-        const via = await httpClient(gw.url);
-        await pair('HTTP client, HTTP upstream', direct, via, args, gw.child.pid);
-        await Promise.all([direct.close(), via.close()]);
+        const direct = { url: `http://127.0.0.1:${upPort}/mcp` };
+        await pair('HTTP client, HTTP upstream', direct, { url: gw.url, key: KEY }, args, gw.child.pid);
         // The floor: what one more Node HTTP hop costs here without any of the gateway's work.
         const proxy = await startPassThroughProxy(`http://127.0.0.1:${upPort}/mcp`);
         try {
-          const near = await httpClient(`http://127.0.0.1:${upPort}/mcp`);
-          const through = await httpClient(proxy.url);
-          await pair('HTTP client, bare pass-through proxy (node:http and undici, no policy, no parsing), HTTP upstream', near, through, args, proxy.pid, {
-            name: 'proxy',
-            toolName: 'tool-0001',
-          });
-          await Promise.all([near.close(), through.close()]);
+          const near = { url: `http://127.0.0.1:${upPort}/mcp` };
+          await pair(
+            'HTTP client, bare pass-through proxy (node:http and undici, no policy, no parsing), HTTP upstream',
+            near,
+            { url: proxy.url },
+            args,
+            proxy.pid,
+            {
+              name: 'proxy',
+              toolName: 'tool-0001',
+              targets: false,
+            },
+          );
         } finally {
           proxy.kill();
         }
@@ -139,21 +147,14 @@ async function run(): Promise<void> {
       join(dir, 'gateway-stdio.json'),
       JSON.stringify({ control: { ...control, cacheDir: 'cache-stdio' }, listen: { stdio: { client: 'bench' } }, clients, upstreams: { bench: upstream } }),
     );
-    const direct = new Client({ name: 'bench-direct', version: '1' });
-    await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args, stderr: 'ignore' }));
-    const via = new Client({ name: 'bench-via-gateway', version: '1' });
-    const viaTransport = new StdioClientTransport({
+    // The client starts both: the upstream program, and the gateway (whose CPU time is counted).
+    const via = {
       command: process.execPath,
       args: [...gatewayNodeArgs(), ...gatewayEntry(), 'gateway', '--config', join(dir, 'gateway-stdio.json')],
       cwd: ROOT,
       env: { ...(process.env as Record<string, string>), TOOLGATE_LOG_LEVEL: 'warn' },
-      stderr: 'ignore',
-    });
-    await via.connect(viaTransport);
-    // The gateway answers tools/list once its upstream is connected and the bundle is loaded.
-    for (let i = 0; i < 600 && (await via.listTools()).tools.length < TOOLS; i++) await new Promise((r) => setTimeout(r, 100));
-    await pair('stdio client, stdio upstream', direct, via, args, viaTransport.pid ?? undefined);
-    await Promise.all([direct.close(), via.close()]);
+    };
+    await pair('stdio client, stdio upstream', { command: upstream.command, args: upstream.args }, via, args, undefined);
   }
 
   const port = await freePort();
@@ -163,22 +164,21 @@ async function run(): Promise<void> {
   );
   const gw = await startReadyGateway(join(dir, 'gateway.json'), port);
   gatewayStop = () => gw.stop();
-  const via = await httpClient(gw.url);
 
   // 1c. The previous figure: the client talks stdio to the upstream directly but streamable HTTP to
   //     the gateway (stdio upstream), so it also charges the gateway with the client's own HTTP transport.
   if (parts.includes('mixed')) {
-    const direct = new Client({ name: 'bench-direct', version: '1' });
-    await direct.connect(new StdioClientTransport({ command: upstream.command, args: upstream.args, stderr: 'ignore' }));
-    await pair('stdio client direct, HTTP client through the gateway, stdio upstream', direct, via, args, gw.child.pid);
-    await direct.close();
+    const direct = { command: upstream.command, args: upstream.args };
+    // Two different client transports: not the added latency the targets are about.
+    await pair('stdio client direct, HTTP client through the gateway, stdio upstream', direct, { url: gw.url, key: KEY }, args, gw.child.pid, {
+      ...GATEWAY_HOP,
+      targets: false,
+    });
   }
-  if (!parts.includes('sessions') && !parts.includes('list')) return void (await via.close());
 
   // 2. 200 sessions × 50 calls, all at once.
   if (parts.includes('sessions')) await sessionsAndPublish(gw.url, state, key);
-  if (parts.includes('list')) await lists(gw.url, via, bundle, state);
-  await via.close();
+  if (parts.includes('list')) await lists(gw.url, bundle, state);
 }
 
 async function sessionsAndPublish(url: string, state: UpstreamFixtureState, key: TestKey): Promise<void> {
@@ -227,38 +227,15 @@ async function sessionsAndPublish(url: string, state: UpstreamFixtureState, key:
   await Promise.all(sessions.map((c) => c.close()));
 }
 
-async function lists(url: string, via: Client, bundle: Bundle, state: UpstreamFixtureState): Promise<void> {
-  // 3. tools/list with 2,000 visible tools: the SDK client (which validates every tool with zod)
-  // and a bare HTTP request (the gateway's answer as it leaves the process).
-  const raw: number[] = [];
-  const sid = (via.transport as StreamableHTTPClientTransport).sessionId!;
-  for (let i = 0; i < 60; i++) {
-    const t = performance.now();
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${KEY}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': sid,
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }),
-    });
-    const body = (await res.json()) as { result: { tools: unknown[] } };
-    if (i >= 10) raw.push(performance.now() - t);
-    if (body.result.tools.length !== TOOLS) throw new Error('tools/list did not list every tool');
-  }
-  console.log(`\ntools/list with ${TOOLS} visible tools, bare HTTP round trip: p50 ${f(pct(raw, 50))} ms, p99 ${f(pct(raw, 99))} ms (target < 20 ms)`);
-  const lists: number[] = [];
-  let count = 0;
-  for (let i = 0; i < 60; i++) {
-    const t = performance.now();
-    const r = await via.listTools();
-    if (i >= 10) lists.push(performance.now() - t);
-    count = r.tools.length;
-  }
-  console.log(`tools/list with ${count} visible tools, MCP SDK client round trip: p50 ${f(pct(lists, 50))} ms, p99 ${f(pct(lists, 99))} ms (target < 20 ms)`);
+async function lists(url: string, bundle: Bundle, state: UpstreamFixtureState): Promise<void> {
+  // 3. tools/list with 2,000 visible tools, from a client process of its own: a bare HTTP request
+  // (the gateway's answer as it leaves the process) and the SDK client (which checks every tool
+  // with zod). 200 samples each after 10 warm-up lists, so p99 is not just the slowest one.
+  const r = await clientJob<ListResult>({ kind: 'list', url, key: KEY, tools: TOOLS, warmup: 10, samples: LIST_SAMPLES });
+  console.log(`\ntools/list with ${TOOLS} visible tools, bare HTTP round trip: p50 ${f(pct(r.bare, 50))} ms, p99 ${f(pct(r.bare, 99))} ms (target < 20 ms)`);
+  console.log(
+    `tools/list with ${r.listed} visible tools, MCP SDK client round trip: p50 ${f(pct(r.sdk, 50))} ms, p99 ${f(pct(r.sdk, 99))} ms (target < 20 ms)`,
+  );
   await listInProcess(bundle, state);
 }
 
@@ -304,57 +281,58 @@ async function listInProcess(bundle: Bundle, state: UpstreamFixtureState): Promi
   gateway.close();
 }
 
-/** Interleaved sequential calls of the same tool with the same arguments on both paths. */
+/** Interleaved sequential calls of the same tool with the same arguments on both paths, from a client process. */
 async function pair(
   label: string,
-  direct: Client,
-  via: Client,
+  direct: Endpoint,
+  via: Endpoint,
   args: Record<string, unknown>,
-  gatewayPid: number | undefined,
+  /** The hop's process when this process started it; a stdio gateway is started by the client. */
+  hopPid: number | undefined,
   /** What stands between: its tool name for the call, and what the lines call it. */
-  hop: { name: string; toolName: string } = { name: 'gateway', toolName: 'mcp__bench__tool-0001' },
+  hop: { name: string; toolName: string; targets: boolean } = GATEWAY_HOP,
 ): Promise<void> {
-  const viaName = hop.toolName;
-  const call = async (c: Client, name: string) => {
-    const r = await c.callTool({ name, arguments: args });
-    if (r.isError) throw new Error(`${label}: call failed: ${JSON.stringify(r)}`);
-  };
-  for (let i = 0; i < 300; i++) {
-    await call(direct, 'tool-0001');
-    await call(via, viaName);
-  }
-  const d: number[] = [];
-  const g: number[] = [];
-  const load = loadavg()[0];
-  const cpu0 = cpuMs(gatewayPid);
-  for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
-    let t = performance.now();
-    await call(direct, 'tool-0001');
-    d.push(performance.now() - t);
-    t = performance.now();
-    await call(via, viaName);
-    g.push(performance.now() - t);
-  }
-  const cpu1 = cpuMs(gatewayPid);
-  const [user, system] = [(cpu1.user - cpu0.user) / SEQUENTIAL_CALLS, (cpu1.system - cpu0.system) / SEQUENTIAL_CALLS];
-  const [dp50, dp99, gp50, gp99] = [pct(d, 50), pct(d, 99), pct(g, 50), pct(g, 99)];
-  console.log(`\n${label} (load ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}):`);
+  const r = await clientJob<PairResult>({
+    kind: 'pair',
+    direct,
+    via,
+    directTool: 'tool-0001',
+    viaTool: hop.toolName,
+    args,
+    warmup: 300,
+    calls: SEQUENTIAL_CALLS,
+    hopPid,
+  });
+  const [dp50, dp99, gp50, gp99] = [pct(r.direct, 50), pct(r.direct, 99), pct(r.via, 50), pct(r.via, 99)];
+  console.log(`\n${label} (load ${r.load[0].toFixed(2)} → ${r.load[1].toFixed(2)}):`);
   // CPU time does not grow with the machine's load as wall time does: the steadier figure here.
-  const targets = hop.name === 'gateway' ? [' (target ≤ 1 ms)', ' (target ≤ 3 ms)'] : ['', ''];
-  if (gatewayPid !== undefined) console.log(`  ${hop.name} process CPU per call: user ${f(user)} ms, system ${f(system)} ms`);
+  const targets = hop.targets ? [' (target ≤ 1 ms)', ' (target ≤ 3 ms)'] : ['', ''];
+  if (r.cpu) console.log(`  ${hop.name} process CPU per call: user ${f(r.cpu.user)} ms, system ${f(r.cpu.system)} ms`);
   console.log(`  direct to upstream   p50 ${f(dp50)} ms  p99 ${f(dp99)} ms`);
   console.log(`  through the ${hop.name}  p50 ${f(gp50)} ms  p99 ${f(gp99)} ms`);
   console.log(`  added by the ${hop.name} p50 ${f(gp50 - dp50)} ms${targets[0]}  p99 ${f(gp99 - dp99)} ms${targets[1]}`);
 }
 
-/** User and system CPU time of a process so far, from /proc (Linux), in ms; NaN elsewhere. */
-function cpuMs(pid: number | undefined): { user: number; system: number } {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
-  } catch {
-    return { user: Number.NaN, system: Number.NaN };
-  }
+/** Runs one job in mcp-client-process.ts (its own process) and returns what it measured. */
+function clientJob<T>(job: ClientJob): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'mcp-client-process.ts')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_CLIENT_JOB: JSON.stringify(job) },
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += String(c)));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`the measuring client (${job.kind}) exited with ${code}`));
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop()!) as T);
+      } catch {
+        reject(new Error(`the measuring client (${job.kind}) printed no result`));
+      }
+    });
+  });
 }
 
 /** The fixture upstream over streamable HTTP, as its own process (group). */
