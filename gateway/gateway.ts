@@ -5,7 +5,8 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import type { CallToolRequest, CallToolResult, RequestId, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Budgets, EvaluationRequest } from '../policy-schemas/types.gen.ts';
 import { createView, decide } from '../runtime/decide.ts';
-import type { DecideErrorCode } from '../runtime/decide.ts';
+import type { DecideErrorCode, ToolView } from '../runtime/decide.ts';
+import { grantedConnections } from '../runtime/evaluate.ts';
 import type { LoadedBundle, LoadedTool } from '../runtime/load-bundle.ts';
 import { nextState } from '../runtime/next-state.ts';
 import type { ResolvedClient, ResolvedConfig } from './config.ts';
@@ -247,7 +248,8 @@ export class Gateway {
     record.revision = loaded.revision;
 
     const view = createView(loaded, request);
-    const d = decide(view, { toolCallId, name, arguments: args });
+    const connectionId = connectionFor(view, name, params._meta);
+    const d = decide(view, { toolCallId, name, arguments: args, ...(connectionId !== undefined ? { connectionId } : {}) });
     if (d.decision === 'deny') {
       if (d.errorCode === 'policy_denied') {
         const hidden = view.result.filtered.find((f) => f.id === name);
@@ -282,7 +284,9 @@ export class Gateway {
       const later = this.deps.policy.current();
       if (!later.ok) return finish('deny', 'policy_denied', later.message);
       if (later.current.loaded !== loaded) {
-        const again = decide(createView(later.current.loaded, session.request()), { toolCallId, name, arguments: args });
+        const laterView = createView(later.current.loaded, session.request());
+        const laterConnection = connectionFor(laterView, name, params._meta);
+        const again = decide(laterView, { toolCallId, name, arguments: args, ...(laterConnection !== undefined ? { connectionId: laterConnection } : {}) });
         if (again.decision === 'deny') return finish('deny', again.errorCode!, `${again.message} (the policy changed while waiting for approval)`);
       }
       if (this.withheld(later.current.loaded.byId.get(name) ?? tool) === 'definition_changed') {
@@ -380,6 +384,20 @@ function serializedCallResult(result: CallToolResult): string {
     throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${message}`);
   }
   return JSON.stringify(checked.data);
+}
+
+/**
+ * The connection a call runs under: the one the client names in `_meta.connectionId`, else, for a
+ * tool that needs one, the first connection granted to this client for it (within its configured
+ * `connections`, when it has any). MCP clients have no place beside the arguments to pass one, as
+ * SDK runtimes do; decide() checks the connection as for any runtime.
+ */
+function connectionFor(view: ToolView, name: string, meta: Record<string, unknown> | undefined): string | undefined {
+  const named = meta?.connectionId;
+  if (typeof named === 'string') return named;
+  const tool = view.loaded.byId.get(name);
+  if (!tool?.requiresConnection) return undefined;
+  return grantedConnections(view.subject, tool, view.atMs, view.allowedConnectionIds)[0];
 }
 
 function budgetSpent(session: GatewaySession, limits: Budgets | undefined): string | null {

@@ -74,6 +74,29 @@ describe('the gateway core', () => {
     expect(t.restarts()).toBe(1);
   });
 
+  it('calls a tool that needs a connection under the one granted to the client, and never under one it was not granted', async () => {
+    const t = setup(
+      (b) => {
+        tool(b, 'mcp__rec__echo').requiresConnection = true;
+        b.policy.grants = [{ connectionId: 'conn-a', subjects: ['analyst'], tools: ['mcp__rec__echo'] }];
+        b.index.grants = [{ connectionId: 'conn-a', tools: ['mcp__rec__echo'] }];
+      },
+      () => text('ok'),
+    );
+    // Listed, so callable: the client cannot pass a connection beside the arguments.
+    expect(t.gateway.list(t.session).tools.map((x) => x.name)).toContain('mcp__rec__echo');
+    expect(codeOf(await t.call('mcp__rec__echo', { text: 'a' }))).toBeUndefined();
+    expect(t.upstreamCalls.map((c) => c.name)).toEqual(['echo']);
+    // A connection the client names in _meta is checked like any runtime's.
+    const named = await t.gateway.call(t.session, { name: 'mcp__rec__echo', arguments: { text: 'a' }, _meta: { connectionId: 'conn-b' } });
+    expect(codeOf(named)).toBe('policy_denied');
+    // A client configured with other connections neither sees nor calls the tool.
+    const elsewhere = t.gateway.openSession({ ...client, request: { ...client.request, allowedConnectionIds: ['conn-b'] } });
+    expect(t.gateway.list(elsewhere).tools.map((x) => x.name)).not.toContain('mcp__rec__echo');
+    expect(codeOf(await t.gateway.call(elsewhere, { name: 'mcp__rec__echo', arguments: { text: 'a' } }))).toBe('policy_denied');
+    expect(t.upstreamCalls).toHaveLength(1);
+  });
+
   it('redacts a result to its allowlist and keeps it valid MCP', async () => {
     const t = setup(
       (b) => (tool(b, 'mcp__rec__echo').redaction = { allow: ['content[].text', 'structuredContent.items[].id'] }),
