@@ -15,7 +15,19 @@ export type HttpUpstreamTransportOptions = {
   connections?: number;
   /** Wait before reopening the server's notification stream after it ended (default 1 s). */
   reopenMs?: number;
+  /** The most bytes of one JSON answer or one SSE event held before the answer is cut off (default 16 MiB). */
+  maxMessageBytes?: number;
 };
+
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/** An answer or event larger than the transport holds: the request is aborted, nothing of it delivered. */
+export class AnswerTooLargeError extends Error {
+  readonly code = 'answer_too_large';
+  constructor(limit: number) {
+    super(`the upstream sent a message larger than ${limit} bytes`);
+  }
+}
 
 type Mode = 'accepted' | 'refused' | 'events' | 'json' | 'unexpected';
 
@@ -33,6 +45,8 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private parser: EventSourceParser | undefined;
   // StringDecoder rather than TextDecoder: a streaming TextDecoder opens a native converter per answer.
   private decoder: StringDecoder | undefined;
+  /** Bytes of the JSON body, or of the SSE event not yet complete: bounded, so no upstream can fill the memory. */
+  private held = 0;
 
   constructor(
     private readonly transport: HttpUpstreamTransport,
@@ -54,15 +68,27 @@ class PostHandler implements Dispatcher.DispatchHandler {
     else if (this.type.includes('text/event-stream')) {
       this.mode = 'events';
       this.decoder = new StringDecoder('utf8');
-      this.parser = createParser({ onEvent: (event) => onEvent(this.transport, event) });
+      this.parser = createParser({
+        onEvent: (event) => {
+          this.held = 0;
+          onEvent(this.transport, event);
+        },
+      });
       // The answers come as events; send() is done once the server accepted the message.
       this.settle();
     } else if (this.type.includes('application/json')) this.mode = 'json';
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.mode !== 'events' && this.mode !== 'json') return;
+    this.held += chunk.length;
     if (this.mode === 'events') this.parser!.feed(this.decoder!.write(chunk));
-    else if (this.mode === 'json') this.chunks.push(chunk);
+    else this.chunks.push(chunk);
+    if (this.held > this.transport.maxMessageBytes) {
+      this.mode = 'unexpected';
+      this.chunks.length = 0;
+      controller.abort(new AnswerTooLargeError(this.transport.maxMessageBytes));
+    }
   }
 
   onResponseEnd(): void {
@@ -119,6 +145,8 @@ export class HttpUpstreamTransport implements Transport {
   private readonly headers: Record<string, string>;
   private closed = false;
   private reopenTimer: NodeJS.Timeout | undefined;
+  /** @internal The most bytes of one message held (see HttpUpstreamTransportOptions). */
+  readonly maxMessageBytes: number;
 
   constructor(
     url: URL,
@@ -126,6 +154,7 @@ export class HttpUpstreamTransport implements Transport {
   ) {
     this.path = `${url.pathname}${url.search}`;
     this.headers = { ...(options.headers ?? {}) };
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     // Timeouts belong to the caller (the per-call limit); a long silent call or notification stream is normal.
     this.pool = new Pool(url.origin, { connections: options.connections ?? 128, headersTimeout: 0, bodyTimeout: 0 });
   }
@@ -194,11 +223,22 @@ export class HttpUpstreamTransport implements Transport {
   }
 
   private async readEvents(body: Dispatcher.ResponseData['body']): Promise<void> {
-    const parser = createParser({ onEvent: (event) => onEvent(this, event) });
+    let held = 0;
+    const parser = createParser({
+      onEvent: (event) => {
+        held = 0;
+        onEvent(this, event);
+      },
+    });
     const decoder = new StringDecoder('utf8');
     try {
-      for await (const chunk of body) parser.feed(decoder.write(chunk as Buffer));
+      for await (const chunk of body) {
+        held += (chunk as Buffer).length;
+        parser.feed(decoder.write(chunk as Buffer));
+        if (held > this.maxMessageBytes) throw new AnswerTooLargeError(this.maxMessageBytes);
+      }
     } catch (err) {
+      body.destroy();
       if (!this.closed) this.onerror?.(err as Error);
     }
   }

@@ -22,13 +22,34 @@ export class UpstreamCalls {
   private next = 0;
   private readonly pending = new Map<string, Pending>();
   private closed = false;
+  private answers = 0;
 
-  /** Takes the answers to its own requests off `transport` before they reach the SDK client (connect it first). */
-  constructor(private readonly transport: Transport) {
+  /**
+   * Takes the answers to its own requests off `transport` before they reach the SDK client (connect
+   * it first). Every other message (notifications, the SDK client's own traffic, answers to calls
+   * nobody waits for any more) is unsolicited and must pass `admit` first, which a flood watch
+   * refuses; the answers to calls in flight never count against it, however fast they come.
+   */
+  constructor(
+    private readonly transport: Transport,
+    private readonly admit: () => boolean = () => true,
+  ) {
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
-      if (!this.settle(message)) deliver?.call(transport, message, extra);
+      const settled = this.settle(message);
+      if (settled === 'answered' || !this.admit()) return;
+      if (settled === 'other') deliver?.call(transport, message, extra);
     };
+  }
+
+  /** Calls waiting for their answer. */
+  pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Answers (results and errors) received so far: a count that moves while the server is alive. */
+  answeredCount(): number {
+    return this.answers;
   }
 
   call(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallToolResult> {
@@ -60,23 +81,27 @@ export class UpstreamCalls {
     }
   }
 
-  /** Settles the call a message answers; false when it answers none of this object's calls. */
-  private settle(message: JSONRPCMessage): boolean {
+  /**
+   * Settles the call a message answers: `answered`; `stale` for the answer to one of this object's
+   * calls that nobody waits for any more (it timed out); `other` for anything else.
+   */
+  private settle(message: JSONRPCMessage): 'answered' | 'stale' | 'other' {
     const m = message as { id?: unknown; result?: unknown; error?: unknown; method?: unknown };
-    if (typeof m.id !== 'string' || !m.id.startsWith(ID_PREFIX) || m.method !== undefined) return false;
+    if (typeof m.id !== 'string' || !m.id.startsWith(ID_PREFIX) || m.method !== undefined) return 'other';
     const p = this.pending.get(m.id);
-    if (!p) return true; // The answer to a call that timed out: nobody is waiting for it any more.
+    if (!p) return 'stale';
     this.pending.delete(m.id);
     clearTimeout(p.timer);
+    this.answers++;
     if (m.error !== undefined) {
       const e = isPlainObject(m.error) ? m.error : {};
       const code = typeof e.code === 'number' ? e.code : ErrorCode.InternalError;
       p.reject(new McpError(code, typeof e.message === 'string' ? e.message : 'error', e.data));
-      return true;
+      return 'answered';
     }
     const parsed = callToolResultSchema.safeParse(m.result);
     if (parsed.success) p.resolve(parsed.data);
     else p.reject(parsed.error);
-    return true;
+    return 'answered';
   }
 }

@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayUpstream } from '../policy-schemas/types.gen.ts';
 import { Backoff } from '../runtime/client/backoff.ts';
 import { definitionHash } from '../runtime/definition-hash.ts';
-import { HttpUpstreamTransport } from './http-upstream-transport.ts';
+import { AnswerTooLargeError, HttpUpstreamTransport } from './http-upstream-transport.ts';
 import { UpstreamCalls } from './upstream-calls.ts';
 
 export type UpstreamState = 'connecting' | 'ready' | 'down';
@@ -33,8 +33,9 @@ export type UpstreamOptions = {
 };
 
 // A well-behaved server sends a handful of unsolicited messages; thousands a second is a flood.
+// Answers to the gateway's own calls in flight are not counted: a busy server may answer faster.
 const FLOOD_MESSAGES_PER_SECOND = 2_000;
-// The largest single message accepted from a stdio server before it counts as a flood.
+// The largest single message (or HTTP answer) accepted from a server before it counts as a flood.
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const MAX_PAGES = 200;
 const MAX_TOOLS = 10_000;
@@ -58,6 +59,8 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   private readonly backoff: Backoff;
   private retryTimer: NodeJS.Timeout | undefined;
   private childPid: number | null = null;
+  /** A call timed out while others were in flight: the generation, and the answer count then. */
+  private suspect: { generation: number; answers: number } | undefined;
 
   constructor(
     readonly id: string,
@@ -100,15 +103,34 @@ export class Upstream extends EventEmitter<{ change: [] }> {
         // A JSON-RPC error answer: the server is alive and said no.
         return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} answered with error ${code}` };
       }
-      // Closed, or an answer of the wrong shape: the connection cannot be trusted any more.
-      this.fail(generation, (err as { issues?: unknown }).issues ? 'answered a call with something that is not a tool result' : 'the connection closed');
+      // Closed, too large, or an answer of the wrong shape: the connection cannot be trusted any more.
+      const cause = (err as { issues?: unknown }).issues
+        ? 'answered a call with something that is not a tool result'
+        : err instanceof AnswerTooLargeError
+          ? 'sent an answer larger than it may'
+          : 'the connection closed';
+      this.fail(generation, cause);
       return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} failed during the call` };
     }
   }
 
-  /** A hung server is restarted: later calls would queue behind whatever it is stuck on. */
+  /**
+   * After a call timed out: a hung server is restarted, since later calls would queue behind
+   * whatever it is stuck on. A restart fails every call in flight, so while other calls are
+   * waiting the server is only suspected: any answer from it clears the suspicion (it is alive;
+   * that one call was stuck), and another timeout with no answer in between restarts it.
+   */
   restartAfterTimeout(): void {
-    this.fail(this.generation, 'did not answer a call in time');
+    const calls = this.calls;
+    if (!calls) return;
+    const answers = calls.answeredCount();
+    const stillSilent = this.suspect?.generation === this.generation && this.suspect.answers === answers;
+    if (calls.pendingCount() === 0 || stillSilent) {
+      this.suspect = undefined;
+      this.fail(this.generation, 'did not answer a call in time');
+      return;
+    }
+    this.suspect = { generation: this.generation, answers };
   }
 
   async close(): Promise<void> {
@@ -136,9 +158,7 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     try {
       await client.connect(transport, { timeout });
       if (transport instanceof StdioClientTransport) this.childPid = transport.pid;
-      // Before the flood watch, so that every message counts, answers to calls included.
-      this.calls = new UpstreamCalls(transport);
-      this.watchFlood(transport, generation);
+      this.calls = new UpstreamCalls(transport, this.floodWatch(generation));
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refresh(generation));
       await this.refresh(generation, true);
     } catch (err) {
@@ -228,30 +248,26 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     }
   }
 
-  /** Counts unsolicited traffic: a server that floods the connection is cut off and restarted. */
-  private watchFlood(transport: Transport, generation: number): void {
-    const deliver = transport.onmessage;
-    if (!deliver) return;
+  /** Counts unsolicited messages: a server that floods the connection is cut off and restarted. */
+  private floodWatch(generation: number): () => boolean {
     let windowStart = Date.now();
     let count = 0;
-    transport.onmessage = (message, extra) => {
+    return () => {
       const now = Date.now();
       if (now - windowStart >= 1000) {
         windowStart = now;
         count = 0;
       }
-      if (++count > FLOOD_MESSAGES_PER_SECOND) {
-        this.fail(generation, 'flooded the connection');
-        return;
-      }
-      deliver.call(transport, message, extra);
+      if (++count <= FLOOD_MESSAGES_PER_SECOND) return true;
+      this.fail(generation, 'flooded the connection');
+      return false;
     };
   }
 
   private makeTransport(): Transport {
     const c = this.config;
     if (c.kind === 'http') {
-      return new HttpUpstreamTransport(new URL(c.url), { headers: c.headers ?? {} });
+      return new HttpUpstreamTransport(new URL(c.url), { headers: c.headers ?? {}, maxMessageBytes: MAX_MESSAGE_BYTES });
     }
     const env = this.options.env ?? process.env;
     const childEnv: Record<string, string> = {};

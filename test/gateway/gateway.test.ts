@@ -277,12 +277,28 @@ describe('the gateway in front of real MCP servers', () => {
     expect((r._meta as { toolgate: { bundleVersion: number } }).toolgate.bundleVersion).toBe(2);
   });
 
-  for (const misbehaviour of ['crash', 'hang', 'flood', 'garbage', 'wrong_shape']) {
+  // What the gateway logs as the cause of each: the misbehaviour itself was caught, not a timeout
+  // that the fixture's "and then never answers" would also end in.
+  const causes: Record<string, string> = {
+    crash: 'the connection closed',
+    hang: 'did not answer a call in time',
+    flood: 'flooded the connection',
+    garbage: 'sent something that is not MCP',
+    wrong_shape: 'answered a call with something that is not a tool result',
+  };
+  for (const misbehaviour of Object.keys(causes)) {
     it(`answers upstream_unavailable when the upstream misbehaves (${misbehaviour}) and keeps serving`, async () => {
       const restarts = (await gw.health()).upstreams.rec.restarts as number;
+      const logged = gw.stderr().length;
       const r = await call(ops, `mcp__rec__${misbehaviour}`);
       expect(refusal(r)).toMatchObject({ decision: 'allow', errorCode: 'upstream_unavailable' });
       expect(textOf(r)).toMatch(/^upstream_unavailable: /);
+      if (misbehaviour !== 'hang') expect(textOf(r)).not.toContain('did not answer within');
+      await eventually(
+        () => (gw.stderr().slice(logged).includes(causes[misbehaviour]) ? true : undefined),
+        10_000,
+        `the cause logged: ${causes[misbehaviour]}`,
+      );
       // Other upstreams are untouched, and the broken one comes back.
       expect(textOf(await call(reader, 'mcp__everything__echo', { message: 'still here' }))).toContain('still here');
       await eventually(

@@ -1,0 +1,152 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Upstream } from '../../gateway/upstream.ts';
+import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+
+// One upstream's failures, seen from the Upstream object the gateway's sessions share: what a
+// busy but healthy server, a stuck call and an endless answer do to the other calls in flight.
+const here = dirname(fileURLToPath(import.meta.url));
+const FIXTURE = join(here, '..', 'fixtures', 'mcp', 'gateway-upstream.ts');
+
+describe('an upstream over stdio under load and with a stuck call', () => {
+  let dir: string;
+  let upstream: Upstream;
+  const failures: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-upstream-failures-'));
+    const stateFile = join(dir, 'state.json');
+    writeFileSync(stateFile, JSON.stringify(upstreamFixtureState()));
+    upstream = new Upstream(
+      'rec',
+      { kind: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE, stateFile, '-'] },
+      { backoff: { initialMs: 50, maxMs: 200 }, onFailure: (_id, message) => failures.push(message) },
+    );
+    await upstream.start();
+    expect(upstream.isReady()).toBe(true);
+  });
+
+  afterAll(async () => {
+    await upstream?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers more calls at once than the flood limit allows unsolicited messages a second', async () => {
+    // 3,000 answers arrive within about a second; only unsolicited messages count as a flood.
+    const answers = await Promise.all(Array.from({ length: 3000 }, (_, i) => upstream.call('echo', { text: `n${i}` }, 20_000)));
+    expect(answers.filter((a) => !a.ok)).toEqual([]);
+    expect(failures).toEqual([]);
+    expect(upstream.status()).toMatchObject({ state: 'ready', restarts: 0 });
+  });
+
+  it('keeps other calls in flight when one call times out, and restarts a server that answers nothing', async () => {
+    const slow = upstream.call('echo', { text: 'slow:1500' }, 20_000);
+    const stuck = await upstream.call('hang', {}, 300);
+    expect(stuck).toMatchObject({ ok: false, code: 'timeout' });
+    // What the gateway does after a call ran out of time: with another call waiting, only a suspicion.
+    upstream.restartAfterTimeout();
+    expect(upstream.status()).toMatchObject({ state: 'ready', restarts: 0 });
+    expect(await slow).toMatchObject({ ok: true, result: { content: [{ type: 'text', text: 'echo: slow:1500' }] } });
+
+    // Stuck with nothing else waiting: restarted, and back.
+    expect(await upstream.call('hang', {}, 300)).toMatchObject({ ok: false, code: 'timeout' });
+    upstream.restartAfterTimeout();
+    expect(upstream.status().restarts).toBe(1);
+    expect(failures).toEqual(['did not answer a call in time']);
+    await until(() => upstream.isReady());
+    expect(await upstream.call('echo', { text: 'back' }, 5000)).toMatchObject({ ok: true });
+  });
+
+  it('restarts a server that stays silent through two timeouts, though a call is still waiting', async () => {
+    const restarts = upstream.status().restarts;
+    const waiting = upstream.call('hang', {}, 20_000);
+    expect(await upstream.call('hang', {}, 200)).toMatchObject({ ok: false, code: 'timeout' });
+    upstream.restartAfterTimeout();
+    expect(upstream.status().restarts).toBe(restarts);
+    expect(await upstream.call('hang', {}, 200)).toMatchObject({ ok: false, code: 'timeout' });
+    upstream.restartAfterTimeout();
+    expect(upstream.status().restarts).toBe(restarts + 1);
+    // The restart ends the call that was still waiting on the stuck server.
+    expect(await waiting).toMatchObject({ ok: false, code: 'upstream_unavailable' });
+    await until(() => upstream.isReady());
+  });
+});
+
+describe('an upstream over HTTP that sends an endless answer', () => {
+  let server: Server;
+  let url: string;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => void endlessMcp(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  for (const mode of ['json', 'sse'] as const) {
+    it(`cuts off a ${mode} answer past the size limit: upstream_unavailable, not a timeout, and not the memory`, async () => {
+      const failures: string[] = [];
+      const upstream = new Upstream('endless', { kind: 'http', url: `${url}?mode=${mode}` }, { onFailure: (_id, m) => failures.push(m) });
+      try {
+        await upstream.start();
+        expect(upstream.isReady()).toBe(true);
+        const rss = process.memoryUsage().rss;
+        const answer = await upstream.call('endless', {}, 60_000);
+        expect(answer).toMatchObject({ ok: false, code: 'upstream_unavailable' });
+        expect(failures.join(' ')).toMatch(/larger than it may|answer_too_large/);
+        // 16 MiB held at most (and freed), where the answer alone would grow without end.
+        expect(process.memoryUsage().rss - rss).toBeLessThan(256 * 1024 * 1024);
+      } finally {
+        await upstream.close();
+      }
+    });
+  }
+});
+
+/** A minimal streamable HTTP MCP server whose one tool answers without end (JSON body or SSE event). */
+async function endlessMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  if (req.method !== 'POST') return void res.writeHead(405).end();
+  const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number | string; method: string };
+  const json = (result: unknown) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'endless' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+  };
+  if (message.method === 'initialize')
+    return json({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'endless', version: '1' } });
+  if (message.id === undefined) return void res.writeHead(202).end();
+  if (message.method === 'tools/list') return json({ tools: [{ name: 'endless', inputSchema: { type: 'object' } }] });
+  const sse = new URL(req.url ?? '/', 'http://x').searchParams.get('mode') === 'sse';
+  res.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json' });
+  res.write(
+    sse
+      ? `event: message\ndata: {"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"`
+      : `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"`,
+  );
+  const block = 'x'.repeat(64 * 1024);
+  const more = () => {
+    // Until the client goes away: it never ends on its own.
+    while (!res.destroyed && res.write(block));
+    if (!res.destroyed) res.once('drain', more);
+  };
+  res.on('close', () => res.removeAllListeners('drain'));
+  more();
+}
+
+async function until(check: () => boolean, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
