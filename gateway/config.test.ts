@@ -102,6 +102,23 @@ describe('gateway configuration', () => {
     expect((await load(both)) as unknown).toMatchObject({ ok: false, problems: [{ pointer: '/control' }] });
   });
 
+  it('refuses a mirror that is not an http(s) URL without echoing the value from the environment', async () => {
+    const c = valid() as any;
+    c.control.mirrors = ['${MIRROR_URL}'];
+    const r = await load(c, { ...env, MIRROR_URL: 'https://s3cr3t mirror-token.example' });
+    expect(r).toEqual({ ok: false, problems: [{ pointer: '/control/mirrors/0', message: 'is not an http(s) URL' }] });
+  });
+
+  it('refuses client fields that evaluate and the decision log would not accept (a group twice, a bad subject)', async () => {
+    const c = valid() as any;
+    c.clients[0].groups = ['support', 'support'];
+    c.clients[0].subject = 'agent with spaces';
+    const r = await load(c);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems.map((p) => p.pointer)).toEqual(expect.arrayContaining(['/clients/0/groups', '/clients/0/subject']));
+  });
+
   it('accepts a stdio listener for a client without a key, and a keySha256', async () => {
     const c = valid() as any;
     c.listen = { stdio: { client: 'desk' } };

@@ -87,7 +87,8 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
   }
   for (const [i, mirror] of (control.mirrors ?? []).entries()) {
     if (!URL.canParse(mirror) || !/^https?:$/.test(new URL(mirror).protocol))
-      problems.push({ pointer: `/control/mirrors/${i}`, message: `${mirror} is not an http(s) URL` });
+      // The value itself may have come from the environment: named by its pointer only.
+      problems.push({ pointer: `/control/mirrors/${i}`, message: 'is not an http(s) URL' });
   }
   let trustedKeys: TrustedKeys = { keys: [] };
   if (control.jwksFile) {

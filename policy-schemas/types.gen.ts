@@ -931,6 +931,13 @@ groups: string[]
  */
 
 export type KeySha256 = string
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+
+export type AllowedConnectionIds = string[]
 
 export type GatewayUpstream = (Upstream & Upstream1)
 
@@ -1068,25 +1075,18 @@ name: string
  */
 key?: string
 keySha256?: KeySha256
-subject: string
 /**
- * @maxItems 100
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
  */
-groups?: string[]
+subject: string
+groups?: Groups
 /**
  * The state a new session starts in (default `undefined`).
  */
 state?: string
-facts?: {
-[k: string]: string | number | boolean
-}
+facts?: Facts
 profile?: string
-/**
- * The connection ids this client may use (`allowedConnectionIds`); absent = every connection granted to the subject.
- * 
- * @maxItems 1000
- */
-connections?: string[]
+connections?: AllowedConnectionIds
 }
 
 export interface Upstream1 {
@@ -1760,11 +1760,6 @@ export interface AllowedActions {
  * @maxItems 64
  * 
  * Items: A group name, or `*` for every group.
- */
-
-export type AllowedConnectionIds = string[]
-/**
- * @maxItems 1000
  */
 
 export type Tests = PolicyTest[]
