@@ -243,7 +243,7 @@ export class Gateway {
       record.reason = now.reason;
       return finish('deny', 'policy_denied', now.message);
     }
-    const loaded = now.current.loaded;
+    let loaded = now.current.loaded;
     record.bundleVersion = loaded.version;
     record.revision = loaded.revision;
 
@@ -259,14 +259,14 @@ export class Gateway {
       const message = d.errors?.length ? `${d.message} (${d.errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')})` : d.message!;
       return finish('deny', d.errorCode!, message);
     }
-    const tool = loaded.byId.get(name)!;
+    let tool = loaded.byId.get(name)!;
     const withheld = this.withheld(tool);
     if (withheld === 'definition_changed') return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed since it was approved`);
     if (withheld === 'upstream_unavailable') return finish(d.decision, 'upstream_unavailable', `the upstream of ${tool.id} is not connected`);
     if (withheld === 'unavailable') return finish('deny', 'unavailable', `${tool.id} is not served by this gateway`);
 
-    const sessionBudgets = loaded.bundle.policy.budgets;
-    const perCall: Budgets = tool.def?.budgets ?? {};
+    let sessionBudgets = loaded.bundle.policy.budgets;
+    let perCall: Budgets = tool.def?.budgets ?? {};
     const spent = budgetSpent(session, sessionBudgets);
     if (spent) return finish('deny', 'budget_exceeded', spent);
 
@@ -288,8 +288,17 @@ export class Gateway {
         const laterConnection = connectionFor(laterView, name, params._meta);
         const again = decide(laterView, { toolCallId, name, arguments: args, ...(laterConnection !== undefined ? { connectionId: laterConnection } : {}) });
         if (again.decision === 'deny') return finish('deny', again.errorCode!, `${again.message} (the policy changed while waiting for approval)`);
+        // From here on the bundle now held decides: budgets, redaction, the next state and the record.
+        loaded = later.current.loaded;
+        tool = loaded.byId.get(name)!;
+        record.bundleVersion = loaded.version;
+        record.revision = loaded.revision;
+        sessionBudgets = loaded.bundle.policy.budgets;
+        perCall = tool.def?.budgets ?? {};
+        const spentNow = budgetSpent(session, sessionBudgets);
+        if (spentNow) return finish('deny', 'budget_exceeded', spentNow);
       }
-      if (this.withheld(later.current.loaded.byId.get(name) ?? tool) === 'definition_changed') {
+      if (this.withheld(tool) === 'definition_changed') {
         return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed while waiting for approval`);
       }
     }

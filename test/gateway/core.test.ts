@@ -14,7 +14,7 @@ function setup(edit: (b: Bundle) => void, answer: (name: string, timeoutMs: numb
   edit(bundle);
   const upstreamCalls: Array<{ name: string; timeoutMs: number }> = [];
   let restarts = 0;
-  const { gateway, sink } = scriptedGateway(
+  const { gateway, sink, hold } = scriptedGateway(
     bundle,
     state,
     (name, _args, timeoutMs) => {
@@ -25,7 +25,7 @@ function setup(edit: (b: Bundle) => void, answer: (name: string, timeoutMs: numb
   );
   const session = gateway.openSession(client);
   const call = (name: string, args: Record<string, unknown> = {}) => gateway.call(session, { name, arguments: args });
-  return { gateway, session, call, upstreamCalls, sink, restarts: () => restarts };
+  return { gateway, session, call, upstreamCalls, sink, hold, restarts: () => restarts };
 }
 
 const tool = (b: Bundle, id: string) => b.catalog.tools.find((t) => t.id === id) as BundleTool;
@@ -95,6 +95,26 @@ describe('the gateway core', () => {
     expect(t.gateway.list(elsewhere).tools.map((x) => x.name)).not.toContain('mcp__rec__echo');
     expect(codeOf(await t.gateway.call(elsewhere, { name: 'mcp__rec__echo', arguments: { text: 'a' } }))).toBe('policy_denied');
     expect(t.upstreamCalls).toHaveLength(1);
+  });
+
+  it('redacts and records an approved call by the bundle held when the person answered', async () => {
+    const asksApproval = (b: Bundle) => (b.policy.roles.analyst.requireApproval = ['read_only']);
+    const t = setup(asksApproval, () => ({ ok: true, result: { content: [{ type: 'text', text: 'kept' }], structuredContent: { id: 1, secret: 's' } } }));
+    // While the person decides, a publish narrows what echo's results may show.
+    const next = mcpBundle('core', 2, 'rec', state);
+    asksApproval(next);
+    tool(next, 'mcp__rec__echo').redaction = { allow: ['structuredContent.id'] };
+    const server = t.session.server as unknown as { getClientCapabilities(): unknown; elicitInput(): Promise<unknown> };
+    server.getClientCapabilities = () => ({ elicitation: {} });
+    server.elicitInput = async () => {
+      t.hold(next);
+      return { action: 'accept' };
+    };
+    const r = await t.call('mcp__rec__echo', { text: 'a' });
+    expect(r.content).toEqual([]);
+    expect(r.structuredContent).toEqual({ id: 1 });
+    expect((r._meta as { toolgate: { bundleVersion: number } }).toolgate.bundleVersion).toBe(2);
+    expect(t.sink.records.at(-1)).toMatchObject({ decision: 'require_approval', reason: 'approved', bundleVersion: 2 });
   });
 
   it('redacts a result to its allowlist and keeps it valid MCP', async () => {

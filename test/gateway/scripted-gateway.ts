@@ -21,7 +21,7 @@ export function scriptedGateway(
   answer: (name: string, args: Record<string, unknown>, timeoutMs: number) => ScriptedAnswer,
   onRestart: () => void = () => {},
 ) {
-  const loaded = loadBundle(bundle);
+  let current = { loaded: loadBundle(bundle), bundle };
   const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
   const upstream = {
     isReady: () => true,
@@ -34,12 +34,14 @@ export function scriptedGateway(
   const sink = memoryDecisionSink();
   const gateway = new Gateway({
     config: { timeouts: { callMs: 1000, approvalMs: 1000 } },
-    policy: { current: () => ({ ok: true, current: { loaded, bundle } }), on() {}, off() {} } as never,
+    policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
     upstreams: new Map([['rec', upstream as never]]),
     sink,
     metrics: createGatewayMetrics(),
   });
-  return { gateway, sink };
+  /** Replaces the bundle the gateway holds, as a publish reaching it would. */
+  const hold = (next: Bundle) => void (current = { loaded: loadBundle(next), bundle: next });
+  return { gateway, sink, hold };
 }
 
 /** The client the scripted gateway's tests connect as: the bundle's subject, from the initial state. */
