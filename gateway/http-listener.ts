@@ -126,7 +126,16 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
 
   async function metrics(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!o.metricsKeyDigest) return sendJson(res, 404, { error: 'metrics are not enabled (no metrics key configured)' });
+    // Guessing the metrics key costs the same allowance as guessing a client key.
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const blocked = limiter.blockedFor(address);
+    if (blocked > 0) {
+      o.metrics.unauthorized.inc({ status: '429' });
+      return sendJson(res, 429, { error: 'too many failed authentications; try again later' }, { 'retry-after': String(Math.ceil(blocked / 1000)) });
+    }
     if (!keyMatches(req.headers.authorization, o.metricsKeyDigest)) {
+      limiter.fail(address);
+      o.metrics.unauthorized.inc({ status: '401' });
       return sendJson(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="toolgate-gateway-metrics"' });
     }
     const text = await o.metrics.registry.metrics();

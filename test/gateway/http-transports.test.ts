@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../gateway/gateway.ts';
+import { FailureLimiter } from '../../gateway/client-keys.ts';
 import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
 import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import { Upstream } from '../../gateway/upstream.ts';
@@ -251,6 +252,36 @@ describe('an upstream over streamable HTTP', () => {
     await startFixture();
     await eventually(() => (upstream.isReady() ? true : undefined), 20_000, 'the upstream to reconnect');
     expect(await upstream.call('echo', { text: 'back' }, 2000)).toMatchObject({ ok: true });
+  });
+});
+
+describe("the gateway's /metrics", () => {
+  it('answers 401 to a wrong metrics key and rate limits the address as for client keys', async () => {
+    const state = upstreamFixtureState();
+    const { gateway } = scriptedGateway(mcpBundle('metrics', 1, 'rec', state), state, () => ({ ok: false, code: 'upstream_unavailable', message: 'unused' }));
+    const listener = await startHttpListener({
+      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
+      clients: [scriptedClient(createHash('sha256').update(KEY).digest())],
+      metricsKeyDigest: createHash('sha256').update('metrics-key-0123456789').digest(),
+      gateway,
+      metrics: createGatewayMetrics(),
+      health: () => ({ status: 'ok' }),
+      limiter: new FailureLimiter(3),
+    });
+    try {
+      const metrics = (key: string) => fetch(`http://127.0.0.1:${listener.port}/metrics`, { headers: { authorization: `Bearer ${key}` } });
+      expect((await metrics('metrics-key-0123456789')).status).toBe(200);
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await metrics(`wrong-key-${i}-0123456789`)).status);
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      // Out of allowance, the right key waits too, as a client key would.
+      const right = await metrics('metrics-key-0123456789');
+      expect(right.status).toBe(429);
+      expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await listener.close();
+      gateway.close();
+    }
   });
 });
 
