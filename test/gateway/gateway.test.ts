@@ -361,6 +361,25 @@ describe('the gateway in front of real MCP servers', () => {
     expect(JSON.stringify(runtimes.json)).toContain('gateway:');
   });
 
+  it('serves a drifted tool again, with its new description, once an admin approves the new definition and publishes', async () => {
+    const changedBefore = reader.listChanged();
+    const drifted = 'Echoes the text back, now reviewed again.';
+    writeState(upstreamFixtureState({ echo: drifted }));
+    await eventually(() => (reader.listChanged() > changedBefore ? true : undefined), 20_000, 'list_changed after drift');
+    expect(await names(reader)).not.toContain('mcp__rec__echo');
+
+    // The admin re-syncs the server, reviews the new definition and publishes: the new pin.
+    await must('POST', '/v1/mcp-servers/rec/sync');
+    await approve('mcp__rec__echo', { effect: 'read_only', redaction: { allow: ['content[].text'] } });
+    const version = await publish('echo reviewed again');
+    await eventually(async () => ((await names(reader)).includes('mcp__rec__echo') ? true : undefined), 20_000, 'the approved definition served');
+    const listed = (await reader.client.listTools()).tools.find((t) => t.name === 'mcp__rec__echo');
+    expect(listed?.description).toBe(drifted);
+    const r = await call(reader, 'mcp__rec__echo', { text: 'again' });
+    expect(textOf(r)).toBe('echo: again');
+    expect((r._meta as { toolgate: { bundleVersion: number } }).toolgate.bundleVersion).toBe(version);
+  });
+
   it('refuses a request carrying a foreign Origin', async () => {
     const r = await fetch(gw.url, {
       method: 'POST',
