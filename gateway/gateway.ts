@@ -298,9 +298,13 @@ export class Gateway {
         const spentNow = budgetSpent(session, sessionBudgets);
         if (spentNow) return finish('deny', 'budget_exceeded', spentNow);
       }
-      if (this.withheld(tool) === 'definition_changed') {
+      // The upstream may have gone, drifted, or (in a new bundle) stopped serving the tool meanwhile.
+      const withheldNow = this.withheld(tool);
+      if (withheldNow === 'definition_changed') {
         return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed while waiting for approval`);
       }
+      if (withheldNow === 'unavailable') return finish('deny', 'unavailable', `${tool.id} is not served by this gateway`);
+      if (withheldNow === 'upstream_unavailable') return finish(d.decision, 'upstream_unavailable', `the upstream of ${tool.id} is not connected`);
     }
 
     const source = tool.def!.source!;

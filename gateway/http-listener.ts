@@ -18,6 +18,8 @@ export type HttpListenerOptions = {
   health: () => unknown;
   /** Failed authentications allowed per address and window before 429 (default 10 per 60 s). */
   limiter?: FailureLimiter;
+  /** The same for the metrics key, kept apart: a scraper with a stale key must not lock MCP clients out (default 10 per 60 s). */
+  metricsLimiter?: FailureLimiter;
   /** Sessions without a request for this long are closed (default 1 hour). */
   idleMs?: number;
   maxSessions?: number;
@@ -36,6 +38,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export async function startHttpListener(o: HttpListenerOptions): Promise<HttpListener> {
   const keys = new ClientKeys(o.clients);
   const limiter = o.limiter ?? new FailureLimiter();
+  const metricsLimiter = o.metricsLimiter ?? new FailureLimiter();
   const entries = new Map<string, Entry>();
   const idleMs = o.idleMs ?? 3_600_000;
   const maxSessions = o.maxSessions ?? 10_000;
@@ -126,15 +129,15 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
 
   async function metrics(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!o.metricsKeyDigest) return sendJson(res, 404, { error: 'metrics are not enabled (no metrics key configured)' });
-    // Guessing the metrics key costs the same allowance as guessing a client key.
+    // Guesses at the metrics key are limited as guesses at client keys are, on an allowance of their own.
     const address = req.socket.remoteAddress ?? 'unknown';
-    const blocked = limiter.blockedFor(address);
+    const blocked = metricsLimiter.blockedFor(address);
     if (blocked > 0) {
       o.metrics.unauthorized.inc({ status: '429' });
       return sendJson(res, 429, { error: 'too many failed authentications; try again later' }, { 'retry-after': String(Math.ceil(blocked / 1000)) });
     }
     if (!keyMatches(req.headers.authorization, o.metricsKeyDigest)) {
-      limiter.fail(address);
+      metricsLimiter.fail(address);
       o.metrics.unauthorized.inc({ status: '401' });
       return sendJson(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="toolgate-gateway-metrics"' });
     }

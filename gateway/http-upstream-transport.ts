@@ -45,7 +45,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private parser: EventSourceParser | undefined;
   // StringDecoder rather than TextDecoder: a streaming TextDecoder opens a native converter per answer.
   private decoder: StringDecoder | undefined;
-  /** Bytes of the JSON body, or of the SSE event not yet complete: bounded, so no upstream can fill the memory. */
+  /** Bytes of the JSON body, or held since the last SSE event ended: bounded, so no upstream can fill the memory. */
   private held = 0;
 
   constructor(
@@ -68,22 +68,21 @@ class PostHandler implements Dispatcher.DispatchHandler {
     else if (this.type.includes('text/event-stream')) {
       this.mode = 'events';
       this.decoder = new StringDecoder('utf8');
-      this.parser = createParser({
-        onEvent: (event) => {
-          this.held = 0;
-          onEvent(this.transport, event);
-        },
-      });
+      this.parser = createParser({ onEvent: (event) => onEvent(this.transport, event) });
       // The answers come as events; send() is done once the server accepted the message.
       this.settle();
     } else if (this.type.includes('application/json')) this.mode = 'json';
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.mode !== 'events' && this.mode !== 'json') return;
-    this.held += chunk.length;
-    if (this.mode === 'events') this.parser!.feed(this.decoder!.write(chunk));
-    else this.chunks.push(chunk);
+    if (this.mode === 'events') {
+      const text = this.decoder!.write(chunk);
+      this.parser!.feed(text);
+      this.held = heldAfter(this.held, chunk.length, text);
+    } else if (this.mode === 'json') {
+      this.held += chunk.length;
+      this.chunks.push(chunk);
+    } else return;
     if (this.held > this.transport.maxMessageBytes) {
       this.mode = 'unexpected';
       this.chunks.length = 0;
@@ -117,6 +116,21 @@ class PostHandler implements Dispatcher.DispatchHandler {
     if (err) this.reject(err);
     else this.resolve();
   }
+}
+
+/**
+ * What an SSE reader may still be buffering after a chunk: the bytes since the last blank line,
+ * which ends every event, comment and keep-alive (the parser keeps nothing from before it).
+ * Counted per chunk, so a boundary split across two chunks is seen at the next one.
+ */
+function heldAfter(held: number, chunkBytes: number, text: string): number {
+  const end = Math.max(boundaryEnd(text, '\n\n'), boundaryEnd(text, '\r\r'), boundaryEnd(text, '\r\n\r\n'));
+  return end < 0 ? held + chunkBytes : text.length - end;
+}
+
+function boundaryEnd(text: string, blank: string): number {
+  const at = text.lastIndexOf(blank);
+  return at < 0 ? -1 : at + blank.length;
 }
 
 function onEvent(transport: HttpUpstreamTransport, event: EventSourceMessage): void {
@@ -224,17 +238,13 @@ export class HttpUpstreamTransport implements Transport {
 
   private async readEvents(body: Dispatcher.ResponseData['body']): Promise<void> {
     let held = 0;
-    const parser = createParser({
-      onEvent: (event) => {
-        held = 0;
-        onEvent(this, event);
-      },
-    });
+    const parser = createParser({ onEvent: (event) => onEvent(this, event) });
     const decoder = new StringDecoder('utf8');
     try {
       for await (const chunk of body) {
-        held += (chunk as Buffer).length;
-        parser.feed(decoder.write(chunk as Buffer));
+        const text = decoder.write(chunk as Buffer);
+        parser.feed(text);
+        held = heldAfter(held, (chunk as Buffer).length, text);
         if (held > this.maxMessageBytes) throw new AnswerTooLargeError(this.maxMessageBytes);
       }
     } catch (err) {

@@ -22,7 +22,7 @@ export class UpstreamCalls {
   private next = 0;
   private readonly pending = new Map<string, Pending>();
   private closed = false;
-  private answers = 0;
+  private results = 0;
 
   /**
    * Takes the answers to its own requests off `transport` before they reach the SDK client (connect
@@ -47,9 +47,12 @@ export class UpstreamCalls {
     return this.pending.size;
   }
 
-  /** Answers (results and errors) received so far: a count that moves while the server is alive. */
-  answeredCount(): number {
-    return this.answers;
+  /**
+   * Tool results received so far: a count that moves while the server does its work. Error
+   * answers do not count: a server stuck on one call may still refuse the others.
+   */
+  resultCount(): number {
+    return this.results;
   }
 
   call(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallToolResult> {
@@ -92,7 +95,6 @@ export class UpstreamCalls {
     if (!p) return 'stale';
     this.pending.delete(m.id);
     clearTimeout(p.timer);
-    this.answers++;
     if (m.error !== undefined) {
       const e = isPlainObject(m.error) ? m.error : {};
       const code = typeof e.code === 'number' ? e.code : ErrorCode.InternalError;
@@ -100,8 +102,10 @@ export class UpstreamCalls {
       return 'answered';
     }
     const parsed = callToolResultSchema.safeParse(m.result);
-    if (parsed.success) p.resolve(parsed.data);
-    else p.reject(parsed.error);
+    if (parsed.success) {
+      this.results++;
+      p.resolve(parsed.data);
+    } else p.reject(parsed.error);
     return 'answered';
   }
 }

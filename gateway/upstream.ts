@@ -59,8 +59,8 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   private readonly backoff: Backoff;
   private retryTimer: NodeJS.Timeout | undefined;
   private childPid: number | null = null;
-  /** A call timed out while others were in flight: the generation, and the answer count then. */
-  private suspect: { generation: number; answers: number } | undefined;
+  /** A call timed out while others were in flight: the generation, and the result count then. */
+  private suspect: { generation: number; results: number } | undefined;
 
   constructor(
     readonly id: string,
@@ -117,20 +117,20 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   /**
    * After a call timed out: a hung server is restarted, since later calls would queue behind
    * whatever it is stuck on. A restart fails every call in flight, so while other calls are
-   * waiting the server is only suspected: any answer from it clears the suspicion (it is alive;
-   * that one call was stuck), and another timeout with no answer in between restarts it.
+   * waiting the server is only suspected: a tool result from it clears the suspicion (it is
+   * working; that one call was stuck), and another timeout with no result in between restarts it.
    */
   restartAfterTimeout(): void {
     const calls = this.calls;
     if (!calls) return;
-    const answers = calls.answeredCount();
-    const stillSilent = this.suspect?.generation === this.generation && this.suspect.answers === answers;
+    const results = calls.resultCount();
+    const stillSilent = this.suspect?.generation === this.generation && this.suspect.results === results;
     if (calls.pendingCount() === 0 || stillSilent) {
       this.suspect = undefined;
       this.fail(this.generation, 'did not answer a call in time');
       return;
     }
-    this.suspect = { generation: this.generation, answers };
+    this.suspect = { generation: this.generation, results };
   }
 
   async close(): Promise<void> {

@@ -39,8 +39,8 @@ const job = JSON.parse(process.env.BENCH_CLIENT_JOB ?? '') as ClientJob;
 // The SDK's HTTP client leaves an abort listener per request until collection; its warning is noise here.
 process.removeAllListeners('warning');
 const result = job.kind === 'pair' ? await pair(job) : await list(job);
-process.stdout.write(`${JSON.stringify(result)}\n`);
-process.exit(0);
+// Exit once the line is written: a pipe takes only so much at once, and exiting drops the rest.
+process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
 
 async function connect(name: string, at: Endpoint): Promise<{ client: Client; pid: number | null }> {
   const client = new Client({ name, version: '1' });

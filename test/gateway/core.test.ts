@@ -117,6 +117,23 @@ describe('the gateway core', () => {
     expect(t.sink.records.at(-1)).toMatchObject({ decision: 'require_approval', reason: 'approved', bundleVersion: 2 });
   });
 
+  it('refuses an approved call whose tool the bundle now held no longer serves from an upstream, without calling it', async () => {
+    const asksApproval = (b: Bundle) => (b.policy.roles.analyst.requireApproval = ['read_only']);
+    const t = setup(asksApproval, () => text('called'));
+    const next = mcpBundle('core', 2, 'rec', state);
+    asksApproval(next);
+    tool(next, 'mcp__rec__echo').source = { kind: 'core' };
+    const server = t.session.server as unknown as { getClientCapabilities(): unknown; elicitInput(): Promise<unknown> };
+    server.getClientCapabilities = () => ({ elicitation: {} });
+    server.elicitInput = async () => {
+      t.hold(next);
+      return { action: 'accept' };
+    };
+    expect(codeOf(await t.call('mcp__rec__echo', { text: 'a' }))).toBe('unavailable');
+    expect(t.upstreamCalls).toEqual([]);
+    expect(t.sink.records.at(-1)).toMatchObject({ errorCode: 'unavailable', bundleVersion: 2 });
+  });
+
   it('redacts a result to its allowlist and keeps it valid MCP', async () => {
     const t = setup(
       (b) => (tool(b, 'mcp__rec__echo').redaction = { allow: ['content[].text', 'structuredContent.items[].id'] }),

@@ -256,7 +256,7 @@ describe('an upstream over streamable HTTP', () => {
 });
 
 describe("the gateway's /metrics", () => {
-  it('answers 401 to a wrong metrics key and rate limits the address as for client keys', async () => {
+  it('answers 401 to a wrong metrics key and rate limits the address, on an allowance apart from the client keys', async () => {
     const state = upstreamFixtureState();
     const { gateway } = scriptedGateway(mcpBundle('metrics', 1, 'rec', state), state, () => ({ ok: false, code: 'upstream_unavailable', message: 'unused' }));
     const listener = await startHttpListener({
@@ -266,7 +266,7 @@ describe("the gateway's /metrics", () => {
       gateway,
       metrics: createGatewayMetrics(),
       health: () => ({ status: 'ok' }),
-      limiter: new FailureLimiter(3),
+      metricsLimiter: new FailureLimiter(3),
     });
     try {
       const metrics = (key: string) => fetch(`http://127.0.0.1:${listener.port}/metrics`, { headers: { authorization: `Bearer ${key}` } });
@@ -278,6 +278,18 @@ describe("the gateway's /metrics", () => {
       const right = await metrics('metrics-key-0123456789');
       expect(right.status).toBe(429);
       expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0);
+      // A scraper with a stale key does not lock the MCP clients on the same address out.
+      const mcp = await fetch(`http://127.0.0.1:${listener.port}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        }),
+      });
+      expect(mcp.status).toBe(200);
     } finally {
       await listener.close();
       gateway.close();

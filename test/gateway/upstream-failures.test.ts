@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AnswerTooLargeError, HttpUpstreamTransport } from '../../gateway/http-upstream-transport.ts';
 import { Upstream } from '../../gateway/upstream.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 
@@ -52,6 +53,12 @@ describe('an upstream over stdio under load and with a stuck call', () => {
     upstream.restartAfterTimeout();
     expect(upstream.status()).toMatchObject({ state: 'ready', restarts: 0 });
     expect(await slow).toMatchObject({ ok: true, result: { content: [{ type: 'text', text: 'echo: slow:1500' }] } });
+    // That result showed the server at work: the next stuck call, with another waiting, is again only a suspicion.
+    const slowAgain = upstream.call('echo', { text: 'slow:1000' }, 20_000);
+    expect(await upstream.call('hang', {}, 300)).toMatchObject({ ok: false, code: 'timeout' });
+    upstream.restartAfterTimeout();
+    expect(upstream.status()).toMatchObject({ state: 'ready', restarts: 0 });
+    expect(await slowAgain).toMatchObject({ ok: true });
 
     // Stuck with nothing else waiting: restarted, and back.
     expect(await upstream.call('hang', {}, 300)).toMatchObject({ ok: false, code: 'timeout' });
@@ -92,6 +99,32 @@ describe('an upstream over HTTP that sends an endless answer', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  it('keeps the notification stream through any number of keep-alive comments, and cuts off one event past the limit', async () => {
+    for (const mode of ['pings', 'bigevent'] as const) {
+      const transport = new HttpUpstreamTransport(new URL(`${url}?mode=${mode}`), { maxMessageBytes: 4096 });
+      const errors: Error[] = [];
+      const messages: unknown[] = [];
+      transport.onerror = (e) => errors.push(e);
+      transport.onmessage = (m) => messages.push(m);
+      try {
+        // Accepted (202): the transport then opens the server's notification stream.
+        await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+        if (mode === 'pings') {
+          // 16 KB of comments, four times the limit, then the notification.
+          await until(() => messages.length > 0);
+          expect(errors).toEqual([]);
+          expect(messages).toEqual([{ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }]);
+        } else {
+          await until(() => errors.length > 0);
+          expect(errors[0]).toBeInstanceOf(AnswerTooLargeError);
+          expect(messages).toEqual([]);
+        }
+      } finally {
+        await transport.close();
+      }
+    }
+  });
+
   for (const mode of ['json', 'sse'] as const) {
     it(`cuts off a ${mode} answer past the size limit: upstream_unavailable, not a timeout, and not the memory`, async () => {
       const failures: string[] = [];
@@ -116,6 +149,8 @@ describe('an upstream over HTTP that sends an endless answer', () => {
 async function endlessMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
+  const mode = new URL(req.url ?? '/', 'http://x').searchParams.get('mode');
+  if (req.method === 'GET' && (mode === 'pings' || mode === 'bigevent')) return notificationStream(res, mode);
   if (req.method !== 'POST') return void res.writeHead(405).end();
   const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number | string; method: string };
   const json = (result: unknown) => {
@@ -126,7 +161,7 @@ async function endlessMcp(req: IncomingMessage, res: ServerResponse): Promise<vo
     return json({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'endless', version: '1' } });
   if (message.id === undefined) return void res.writeHead(202).end();
   if (message.method === 'tools/list') return json({ tools: [{ name: 'endless', inputSchema: { type: 'object' } }] });
-  const sse = new URL(req.url ?? '/', 'http://x').searchParams.get('mode') === 'sse';
+  const sse = mode === 'sse';
   res.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json' });
   res.write(
     sse
@@ -141,6 +176,18 @@ async function endlessMcp(req: IncomingMessage, res: ServerResponse): Promise<vo
   };
   res.on('close', () => res.removeAllListeners('drain'));
   more();
+}
+
+/** The server's notification stream: many keep-alive comments then a notification, or one event without end. */
+function notificationStream(res: ServerResponse, mode: 'pings' | 'bigevent'): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  if (mode === 'pings') {
+    res.write(': ping\n\n'.repeat(2000));
+    // Later, so that it does not arrive in the same chunk as the comments.
+    setTimeout(() => res.write('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n'), 200);
+  } else {
+    res.write(`event: message\ndata: ${'x'.repeat(10_000)}`);
+  }
 }
 
 async function until(check: () => boolean, ms = 20_000): Promise<void> {
