@@ -28,6 +28,19 @@ function setup(edit: (b: Bundle) => void, answer: (name: string, timeoutMs: numb
   return { gateway, session, call, upstreamCalls, sink, hold, restarts: () => restarts };
 }
 
+/** The subject's calls of read-only tools need a person's approval. */
+const asksApproval = (b: Bundle) => (b.policy.roles.analyst.requireApproval = ['read_only']);
+
+/** The session's client can be asked; while the person decides, `next` is published, then the person accepts. */
+function approvedAfterPublish(t: { session: { server: unknown }; hold: (b: Bundle) => void }, next: Bundle): void {
+  const server = t.session.server as { getClientCapabilities(): unknown; elicitInput(): Promise<unknown> };
+  server.getClientCapabilities = () => ({ elicitation: {} });
+  server.elicitInput = async () => {
+    t.hold(next);
+    return { action: 'accept' };
+  };
+}
+
 const tool = (b: Bundle, id: string) => b.catalog.tools.find((t) => t.id === id) as BundleTool;
 const codeOf = (r: CallToolResult) => (r._meta as { toolgate: { errorCode?: string } }).toolgate.errorCode;
 const text = (s: string): Answer => ({ ok: true, result: { content: [{ type: 'text', text: s }] } });
@@ -98,18 +111,12 @@ describe('the gateway core', () => {
   });
 
   it('redacts and records an approved call by the bundle held when the person answered', async () => {
-    const asksApproval = (b: Bundle) => (b.policy.roles.analyst.requireApproval = ['read_only']);
     const t = setup(asksApproval, () => ({ ok: true, result: { content: [{ type: 'text', text: 'kept' }], structuredContent: { id: 1, secret: 's' } } }));
     // While the person decides, a publish narrows what echo's results may show.
     const next = mcpBundle('core', 2, 'rec', state);
     asksApproval(next);
     tool(next, 'mcp__rec__echo').redaction = { allow: ['structuredContent.id'] };
-    const server = t.session.server as unknown as { getClientCapabilities(): unknown; elicitInput(): Promise<unknown> };
-    server.getClientCapabilities = () => ({ elicitation: {} });
-    server.elicitInput = async () => {
-      t.hold(next);
-      return { action: 'accept' };
-    };
+    approvedAfterPublish(t, next);
     const r = await t.call('mcp__rec__echo', { text: 'a' });
     expect(r.content).toEqual([]);
     expect(r.structuredContent).toEqual({ id: 1 });
@@ -118,17 +125,11 @@ describe('the gateway core', () => {
   });
 
   it('refuses an approved call whose tool the bundle now held no longer serves from an upstream, without calling it', async () => {
-    const asksApproval = (b: Bundle) => (b.policy.roles.analyst.requireApproval = ['read_only']);
     const t = setup(asksApproval, () => text('called'));
     const next = mcpBundle('core', 2, 'rec', state);
     asksApproval(next);
     tool(next, 'mcp__rec__echo').source = { kind: 'core' };
-    const server = t.session.server as unknown as { getClientCapabilities(): unknown; elicitInput(): Promise<unknown> };
-    server.getClientCapabilities = () => ({ elicitation: {} });
-    server.elicitInput = async () => {
-      t.hold(next);
-      return { action: 'accept' };
-    };
+    approvedAfterPublish(t, next);
     expect(codeOf(await t.call('mcp__rec__echo', { text: 'a' }))).toBe('unavailable');
     expect(t.upstreamCalls).toEqual([]);
     expect(t.sink.records.at(-1)).toMatchObject({ errorCode: 'unavailable', bundleVersion: 2 });
