@@ -247,9 +247,10 @@ export class Gateway {
     record.bundleVersion = loaded.version;
     record.revision = loaded.revision;
 
+    // decide() as any runtime asks it, with the connection the call runs under (see connectionFor).
+    const decideIn = (view: ToolView) => decide(view, { toolCallId, name, arguments: args, ...connectionFor(view, name, params._meta) });
     const view = createView(loaded, request);
-    const connectionId = connectionFor(view, name, params._meta);
-    const d = decide(view, { toolCallId, name, arguments: args, ...(connectionId !== undefined ? { connectionId } : {}) });
+    const d = decideIn(view);
     if (d.decision === 'deny') {
       if (d.errorCode === 'policy_denied') {
         const hidden = view.result.filtered.find((f) => f.id === name);
@@ -261,13 +262,8 @@ export class Gateway {
     }
     let tool = loaded.byId.get(name)!;
     const withheld = this.withheld(tool);
-    if (withheld === 'definition_changed') return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed since it was approved`);
-    if (withheld === 'upstream_unavailable') return finish(d.decision, 'upstream_unavailable', `the upstream of ${tool.id} is not connected`);
-    if (withheld === 'unavailable') return finish('deny', 'unavailable', `${tool.id} is not served by this gateway`);
-
-    let sessionBudgets = loaded.bundle.policy.budgets;
-    let perCall: Budgets = tool.def?.budgets ?? {};
-    const spent = budgetSpent(session, sessionBudgets);
+    if (withheld !== null) return finish(...withheldRefusal(withheld, tool.id, d.decision, 'since it was approved'));
+    const spent = budgetSpent(session, loaded.bundle.policy.budgets);
     if (spent) return finish('deny', 'budget_exceeded', spent);
 
     if (d.decision === 'require_approval') {
@@ -284,28 +280,23 @@ export class Gateway {
       const later = this.deps.policy.current();
       if (!later.ok) return finish('deny', 'policy_denied', later.message);
       if (later.current.loaded !== loaded) {
-        const laterView = createView(later.current.loaded, session.request());
-        const laterConnection = connectionFor(laterView, name, params._meta);
-        const again = decide(laterView, { toolCallId, name, arguments: args, ...(laterConnection !== undefined ? { connectionId: laterConnection } : {}) });
+        const again = decideIn(createView(later.current.loaded, session.request()));
         if (again.decision === 'deny') return finish('deny', again.errorCode!, `${again.message} (the policy changed while waiting for approval)`);
         // From here on the bundle now held decides: budgets, redaction, the next state and the record.
         loaded = later.current.loaded;
         tool = loaded.byId.get(name)!;
         record.bundleVersion = loaded.version;
         record.revision = loaded.revision;
-        sessionBudgets = loaded.bundle.policy.budgets;
-        perCall = tool.def?.budgets ?? {};
-        const spentNow = budgetSpent(session, sessionBudgets);
+        const spentNow = budgetSpent(session, loaded.bundle.policy.budgets);
         if (spentNow) return finish('deny', 'budget_exceeded', spentNow);
       }
       // The upstream may have gone, drifted, or (in a new bundle) stopped serving the tool meanwhile.
       const withheldNow = this.withheld(tool);
-      if (withheldNow === 'definition_changed') {
-        return finish('deny', 'definition_changed', `the upstream definition of ${tool.id} changed while waiting for approval`);
-      }
-      if (withheldNow === 'unavailable') return finish('deny', 'unavailable', `${tool.id} is not served by this gateway`);
-      if (withheldNow === 'upstream_unavailable') return finish(d.decision, 'upstream_unavailable', `the upstream of ${tool.id} is not connected`);
+      if (withheldNow !== null) return finish(...withheldRefusal(withheldNow, tool.id, d.decision, 'while waiting for approval'));
     }
+
+    const sessionBudgets = loaded.bundle.policy.budgets;
+    const perCall: Budgets = tool.def?.budgets ?? {};
 
     const source = tool.def!.source!;
     const upstream = this.deps.upstreams.get(source.server!)!;
@@ -400,17 +391,24 @@ function serializedCallResult(result: CallToolResult): string {
 }
 
 /**
- * The connection a call runs under: the one the client names in `_meta.connectionId`, else, for a
- * tool that needs one, the first connection granted to this client for it (within its configured
- * `connections`, when it has any). MCP clients have no place beside the arguments to pass one, as
- * SDK runtimes do; decide() checks the connection as for any runtime.
+ * The connection a call runs under, as decide()'s `connectionId` (none: `{}`): the one the client
+ * names in `_meta.connectionId`, else, for a tool that needs one, the first connection granted to
+ * this client for it (within its configured `connections`, when it has any). MCP clients have no
+ * place beside the arguments to pass one, as SDK runtimes do; decide() checks it as for any runtime.
  */
-function connectionFor(view: ToolView, name: string, meta: Record<string, unknown> | undefined): string | undefined {
+function connectionFor(view: ToolView, name: string, meta: Record<string, unknown> | undefined): { connectionId?: string } {
   const named = meta?.connectionId;
-  if (typeof named === 'string') return named;
+  if (typeof named === 'string') return { connectionId: named };
   const tool = view.loaded.byId.get(name);
-  if (!tool?.requiresConnection) return undefined;
-  return grantedConnections(view.subject, tool, view.atMs, view.allowedConnectionIds)[0];
+  const granted = tool?.requiresConnection ? grantedConnections(view.subject, tool, view.atMs, view.allowedConnectionIds)[0] : undefined;
+  return granted === undefined ? {} : { connectionId: granted };
+}
+
+/** The refusal of a call to a tool the gateway withholds now: decision, code and message. */
+function withheldRefusal(reason: Withheld, toolId: string, decided: Decision, when: string): [Decision, RefusalCode, string] {
+  if (reason === 'definition_changed') return ['deny', 'definition_changed', `the upstream definition of ${toolId} changed ${when}`];
+  if (reason === 'upstream_unavailable') return [decided, 'upstream_unavailable', `the upstream of ${toolId} is not connected`];
+  return ['deny', 'unavailable', `${toolId} is not served by this gateway`];
 }
 
 function budgetSpent(session: GatewaySession, limits: Budgets | undefined): string | null {
