@@ -65,18 +65,11 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
       return sendRpcError(res, 403, -32000, 'Forbidden: this Origin may not use the gateway', { connection: 'close' });
     }
     const address = req.socket.remoteAddress ?? 'unknown';
-    const blocked = limiter.blockedFor(address);
-    if (blocked > 0) {
-      o.metrics.unauthorized.inc({ status: '429' });
-      return sendRpcError(res, 429, -32000, 'Too many failed authentications; try again later', {
-        'retry-after': String(Math.ceil(blocked / 1000)),
-        connection: 'close',
-      });
-    }
+    const wait = retryAfter(limiter, address);
+    if (wait) return sendRpcError(res, 429, -32000, 'Too many failed authentications; try again later', { ...wait, connection: 'close' });
     const client = keys.authenticateOn(req.socket, req.headers.authorization);
     if (!client) {
-      limiter.fail(address);
-      o.metrics.unauthorized.inc({ status: '401' });
+      failed(limiter, address);
       return sendRpcError(res, 401, -32000, 'Unauthorized: a known client key is required (Authorization: Bearer <key>)', {
         'www-authenticate': 'Bearer realm="toolgate-gateway"',
         connection: 'close',
@@ -127,18 +120,28 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     if (!entries.has(session.id)) o.gateway.closeSession(session);
   }
 
+  /** The Retry-After header (the refusal counted) when the address has used up its allowance of failed authentications. */
+  function retryAfter(on: FailureLimiter, address: string): { 'retry-after': string } | null {
+    const blocked = on.blockedFor(address);
+    if (blocked <= 0) return null;
+    o.metrics.unauthorized.inc({ status: '429' });
+    return { 'retry-after': String(Math.ceil(blocked / 1000)) };
+  }
+
+  /** A failed authentication: it spends the address's allowance and is counted. */
+  function failed(on: FailureLimiter, address: string): void {
+    on.fail(address);
+    o.metrics.unauthorized.inc({ status: '401' });
+  }
+
   async function metrics(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!o.metricsKeyDigest) return sendJson(res, 404, { error: 'metrics are not enabled (no metrics key configured)' });
     // Guesses at the metrics key are limited as guesses at client keys are, on an allowance of their own.
     const address = req.socket.remoteAddress ?? 'unknown';
-    const blocked = metricsLimiter.blockedFor(address);
-    if (blocked > 0) {
-      o.metrics.unauthorized.inc({ status: '429' });
-      return sendJson(res, 429, { error: 'too many failed authentications; try again later' }, { 'retry-after': String(Math.ceil(blocked / 1000)) });
-    }
+    const wait = retryAfter(metricsLimiter, address);
+    if (wait) return sendJson(res, 429, { error: 'too many failed authentications; try again later' }, wait);
     if (!keyMatches(req.headers.authorization, o.metricsKeyDigest)) {
-      metricsLimiter.fail(address);
-      o.metrics.unauthorized.inc({ status: '401' });
+      failed(metricsLimiter, address);
       return sendJson(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="toolgate-gateway-metrics"' });
     }
     const text = await o.metrics.registry.metrics();

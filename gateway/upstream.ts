@@ -104,12 +104,8 @@ export class Upstream extends EventEmitter<{ change: [] }> {
         return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} answered with error ${code}` };
       }
       // Closed, too large, or an answer of the wrong shape: the connection cannot be trusted any more.
-      const cause = (err as { issues?: unknown }).issues
-        ? 'answered a call with something that is not a tool result'
-        : err instanceof AnswerTooLargeError
-          ? 'sent an answer larger than it may'
-          : 'the connection closed';
-      this.fail(generation, cause);
+      const cause = (err as { issues?: unknown }).issues ? 'answered a call with something that is not a tool result' : 'the connection closed';
+      this.fail(generation, tooLarge(err) ?? cause);
       return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} failed during the call` };
     }
   }
@@ -153,7 +149,7 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     const client = new Client({ name: 'toolgate-gateway', version: '1' }, { capabilities: {} });
     this.client = client;
     client.onclose = () => this.fail(generation, 'the connection closed');
-    client.onerror = (err) => this.fail(generation, `sent something that is not MCP (${errorName(err)})`);
+    client.onerror = (err) => this.fail(generation, tooLarge(err) ?? `sent something that is not MCP (${errorName(err)})`);
     const timeout = this.options.connectTimeoutMs ?? 20_000;
     try {
       await client.connect(transport, { timeout });
@@ -311,6 +307,11 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   } catch {
     // Already gone.
   }
+}
+
+/** The cause for a message cut off at MAX_MESSAGE_BYTES, however it was reported (a call's failure or the transport's error). */
+function tooLarge(err: unknown): string | undefined {
+  return err instanceof AnswerTooLargeError ? `sent a message larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB` : undefined;
 }
 
 /** A fixed-form cause: error names and codes only, never text an upstream chose. */
