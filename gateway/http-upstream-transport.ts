@@ -1,7 +1,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { type EventSourceMessage, type EventSourceParser, createParser } from 'eventsource-parser';
 import { isLeanResultResponse } from './lean-messages.ts';
 import { Pool } from 'undici';
@@ -47,16 +47,32 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private decoder: StringDecoder | undefined;
   /** Bytes of the JSON body, or held since the last SSE event ended: bounded, so no upstream can fill the memory. */
   private held = 0;
+  private controller: Dispatcher.DispatchController | undefined;
+  private cancelled = false;
 
   constructor(
     private readonly transport: HttpUpstreamTransport,
     private readonly initializedNotice: boolean,
     private readonly resolve: () => void,
     private readonly reject: (err: Error) => void,
+    /** The id of the request this POST carries, while its answer is open (see cancel). */
+    private readonly requestId?: RequestId,
   ) {}
 
   // Its presence marks the handler as undici's current (controller-based) interface.
-  onRequestStart(): void {}
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.cancelled) controller.abort(new Error('cancelled'));
+  }
+
+  /**
+   * The caller gave up on the request (it timed out): its answer is no longer read, so an upstream
+   * that trickles an answer forever does not keep a connection and its bytes held for it.
+   */
+  cancel(): void {
+    this.cancelled = true;
+    this.controller?.abort(new Error('cancelled'));
+  }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     if (statusCode < 200) return;
@@ -91,6 +107,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    this.transport.closedAnswer(this.requestId, this);
     if (this.mode === 'events') return;
     if (this.mode === 'accepted') {
       this.settle();
@@ -106,8 +123,9 @@ class PostHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.transport.closedAnswer(this.requestId, this);
     if (!this.settled) this.settle(err);
-    else this.transport.failed(err);
+    else if (!this.cancelled) this.transport.failed(err);
   }
 
   private settle(err?: Error): void {
@@ -159,6 +177,8 @@ export class HttpUpstreamTransport implements Transport {
   private readonly headers: Record<string, string>;
   private closed = false;
   private reopenTimer: NodeJS.Timeout | undefined;
+  /** The POSTs of requests whose answers are still open, by request id: a cancellation ends its POST. */
+  private readonly openAnswers = new Map<RequestId, PostHandler>();
   /** @internal The most bytes of one message held (see HttpUpstreamTransportOptions). */
   readonly maxMessageBytes: number;
 
@@ -181,8 +201,15 @@ export class HttpUpstreamTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the transport is closed'));
+    const method = 'method' in message ? message.method : undefined;
+    if (method === 'notifications/cancelled') {
+      const cancelled = (message as { params?: { requestId?: RequestId } }).params?.requestId;
+      if (cancelled !== undefined) this.openAnswers.get(cancelled)?.cancel();
+    }
+    const requestId = method !== undefined && 'id' in message ? message.id : undefined;
     return new Promise<void>((resolve, reject) => {
-      const handler = new PostHandler(this, 'method' in message && message.method === 'notifications/initialized', resolve, reject);
+      const handler = new PostHandler(this, method === 'notifications/initialized', resolve, reject, requestId);
+      if (requestId !== undefined) this.openAnswers.set(requestId, handler);
       this.pool.dispatch(
         {
           path: this.path,
@@ -262,6 +289,11 @@ export class HttpUpstreamTransport implements Transport {
   /** @internal After notifications/initialized, the server may offer a stream of its own notifications. */
   initialized(): void {
     void this.openStream();
+  }
+
+  /** @internal A POST's answer ended (or failed): a cancellation of its request no longer concerns it. */
+  closedAnswer(requestId: RequestId | undefined, handler: PostHandler): void {
+    if (requestId !== undefined && this.openAnswers.get(requestId) === handler) this.openAnswers.delete(requestId);
   }
 
   /** @internal A failure after the POST was accepted: reported unless the transport is closing. */

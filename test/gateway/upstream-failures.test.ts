@@ -125,6 +125,22 @@ describe('an upstream over HTTP that sends an endless answer', () => {
     }
   });
 
+  it("lets go of a call's answer once the call timed out, without failing the upstream", async () => {
+    const failures: string[] = [];
+    const upstream = new Upstream('trickle', { kind: 'http', url: `${url}?mode=trickle` }, { onFailure: (_id, m) => failures.push(m) });
+    try {
+      await upstream.start();
+      const closedBefore = trickleClosed;
+      expect(await upstream.call('endless', {}, 300)).toMatchObject({ ok: false, code: 'timeout' });
+      // The answer's connection is closed: an upstream cannot hold one open per timed-out call.
+      await until(() => trickleClosed > closedBefore, 5000);
+      expect(failures).toEqual([]);
+      expect(upstream.status()).toMatchObject({ state: 'ready', restarts: 0 });
+    } finally {
+      await upstream.close();
+    }
+  });
+
   for (const mode of ['json', 'sse'] as const) {
     it(`cuts off a ${mode} answer past the size limit: upstream_unavailable, not a timeout, and not the memory`, async () => {
       const failures: string[] = [];
@@ -145,7 +161,10 @@ describe('an upstream over HTTP that sends an endless answer', () => {
   }
 });
 
-/** A minimal streamable HTTP MCP server whose one tool answers without end (JSON body or SSE event). */
+/** How many trickling answers the client has let go of (their connection closed). */
+let trickleClosed = 0;
+
+/** A minimal streamable HTTP MCP server whose one tool answers without end (JSON body or SSE event, or a trickle). */
 async function endlessMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
@@ -168,6 +187,15 @@ async function endlessMcp(req: IncomingMessage, res: ServerResponse): Promise<vo
       ? `event: message\ndata: {"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"`
       : `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"`,
   );
+  if (mode === 'trickle') {
+    // A byte now and then, never the end: under any size limit, until the client lets go.
+    const drip = setInterval(() => res.write('x'), 20);
+    res.on('close', () => {
+      clearInterval(drip);
+      trickleClosed++;
+    });
+    return;
+  }
   const block = 'x'.repeat(64 * 1024);
   const more = () => {
     // Until the client goes away: it never ends on its own.
