@@ -9,8 +9,25 @@ import { compileBundle, compilesSoFar } from './compile-bundle.ts';
 const PUBLISH_SCHEMAS = ['tool', 'group', 'state', 'connection-grant', 'tenant-policy', 'bundle-publish'];
 // Held at most this long between chances for requests to run (a whole draft's compile aside).
 const SLICE_MS = 15;
+// Up to this many tools, warming costs a start about 150 ms (2,000 tools, cold, on 2 cores) and is
+// done before the server answers; a larger inventory is warmed after, in slices.
+export const WARM_BEFORE_LISTEN_MAX_TOOLS = 3000;
 
 const letRequestsRun = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Whether to warm the compiler before listening: when the inventory is small enough that the start
+ * stays well inside its second, the first publish after a start then runs on warm code instead of
+ * cold (about 240 ms against 130 ms for 2,000 tools on 2 cores).
+ */
+export async function warmBeforeListening(db: Db): Promise<boolean> {
+  const row = await db
+    .selectFrom('tools')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '!=', 'removed')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0) <= WARM_BEFORE_LISTEN_MAX_TOOLS;
+}
 
 /**
  * The one-time work a first publish after a start would otherwise do inline, done after the server

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../app.ts';
-import { warmCompiler } from '../../compiler/warm-up.ts';
+import { warmBeforeListening, warmCompiler } from '../../compiler/warm-up.ts';
 import { startCheckpointScheduler } from '../../audit/checkpoints.ts';
 import { startCluster } from '../../cluster/cluster.ts';
 import { whileLeader } from '../../cluster/leadership.ts';
@@ -33,13 +33,17 @@ export async function run(): Promise<number> {
   );
   const app = createApp(deps);
   let closing = false;
+  // A small inventory is warmed before the first request is answered (a publish sent the moment
+  // /healthz answers then runs warm); a large one after listening, in slices, so the start stays fast.
+  const warmFirst = await warmBeforeListening(deps.database.db);
+  if (warmFirst) await warmCompiler(deps.database.db).catch(() => undefined);
   const server = createToolgateServer(app, deps, { hostname: settings.host });
   server.listen(settings.port, settings.host, () => {
     const info = server.address() as AddressInfo;
     deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: describeDatabase(settings.dbFile) }, 'toolgate listening');
     // Once listening (the first requests, health checks among them, go first), warm the compiler in
     // slices so the first publish after a start is as fast as the later ones.
-    setTimeout(() => void warmCompiler(deps.database.db, () => closing).catch(() => undefined), WARM_UP_DELAY_MS).unref();
+    if (!warmFirst) setTimeout(() => void warmCompiler(deps.database.db, () => closing).catch(() => undefined), WARM_UP_DELAY_MS).unref();
     if (generatedAdminToken) {
       // Printed once, to the terminal only; it is stored hashed and cannot be shown again.
       process.stdout.write(
