@@ -36,7 +36,11 @@ export async function run(): Promise<number> {
   // A small inventory is warmed before the first request is answered (a publish sent the moment
   // /healthz answers then runs warm); a large one after listening, in slices, so the start stays fast.
   const warmFirst = await warmBeforeListening(deps.database.db);
-  if (warmFirst) await warmCompiler(deps.database.db).catch(() => undefined);
+  if (warmFirst) {
+    const started = performance.now();
+    await warmCompiler(deps.database.db).catch(() => undefined);
+    deps.logger.info({ ms: Math.round(performance.now() - started) }, 'compiler warmed before listening');
+  }
   const server = createToolgateServer(app, deps, { hostname: settings.host });
   server.listen(settings.port, settings.host, () => {
     const info = server.address() as AddressInfo;
