@@ -57,7 +57,7 @@ function urlSecrets(doc: McpServer): ProblemDetail[] {
 export const mcpServerRoutes = new Hono<AppEnv>();
 
 mcpServerRoutes.post('/:id/sync', async (c) => {
-  const actor = authorize(c, 'mcp', 'write');
+  authorize(c, 'mcp', 'write');
   const id = c.req.param('id');
   const reason = takeReason(c);
   const outcome = await syncMcpServer(c.get('deps'), id, changeMetaOf(c, reason));

@@ -1,6 +1,6 @@
 // `toolgate <command> …`: one module per command in ./commands, loaded on demand.
 
-type Command = { summary: string; load: () => Promise<{ run: (args: string[]) => Promise<number | void> }> };
+type Command = { summary: string; load: () => Promise<{ run: (args: string[]) => Promise<number> }> };
 
 /** Every CLI command; each module exports `run(args)` returning an exit code. */
 const commands: Record<string, Command> = {
@@ -70,8 +70,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`toolgate: unknown command "${name}"\n\n${usage()}`);
     return 2;
   }
-  const code = await (await cmd.load()).run(args);
-  return typeof code === 'number' ? code : 0;
+  return (await cmd.load()).run(args);
 }
 
 main(process.argv.slice(2)).then(
