@@ -48,16 +48,10 @@ function Shell({ session }: { session: Session }) {
   }, [loc.path]);
   return (
     <div className="shell">
-      <a
-        className="skip-link"
-        href="#main"
-        onClick={(e) => {
-          e.preventDefault();
-          document.getElementById('main')?.focus();
-        }}
-      >
+      {/* A button, not a link: `#main` would be taken for an in-app route by the hash router. */}
+      <button type="button" className="skip-link" onClick={() => document.getElementById('main')?.focus()}>
         Skip to content
-      </a>
+      </button>
       <header className="topbar">
         <a className="brand" href={href('/')}>
           <span className="logo" aria-hidden="true">
@@ -109,12 +103,11 @@ function Shell({ session }: { session: Session }) {
  * keeps the browser's own start.
  */
 function useHeadingFocus(path: string): void {
-  const first = useRef(true);
+  const shown = useRef(path);
   useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
+    // The first page keeps the browser's own start, and a re-run for the same path moves nothing.
+    if (shown.current === path) return;
+    shown.current = path;
     let tries = 0;
     let frame = 0;
     const attempt = () => {

@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from 'react';
+import { useId, useState } from 'react';
 
 /** A list of short strings edited as one comma-separated text field. */
 export function ListInput({
@@ -21,11 +21,13 @@ export function ListInput({
   const id = useId();
   const joined = (value ?? []).join(', ');
   const [text, setText] = useState(joined);
-  useEffect(() => {
-    const parsed = split(text);
-    if (parsed.join(', ') !== joined) setText(joined);
-    // Re-sync only when the value changes from outside, not while the user types "a, ".
-  }, [joined]);
+  // Re-sync only when the value changes from outside, not while the user types "a, ": adjusted
+  // while rendering, when the value differs from the one last seen.
+  const [seen, setSeen] = useState(joined);
+  if (seen !== joined) {
+    setSeen(joined);
+    if (split(text).join(', ') !== joined) setText(joined);
+  }
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>

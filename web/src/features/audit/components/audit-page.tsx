@@ -102,7 +102,7 @@ export function AuditPage(_: { session: Session }) {
           Verify again
         </button>
       </div>
-      <div className="verify-banner" role="region" aria-label="Latest checkpoint">
+      <section className="verify-banner" aria-label="Latest checkpoint">
         {checkpoint.isPending ? (
           'Loading the latest checkpoint…'
         ) : checkpoint.error ? (
@@ -122,8 +122,8 @@ export function AuditPage(_: { session: Session }) {
         ) : (
           <span className="muted">No checkpoint yet: one is signed on every export, after 1,000 events, and within 10 minutes of a change.</span>
         )}
-      </div>
-      <form className="filters" role="search" aria-label="Filter audit events" onSubmit={(e) => e.preventDefault()}>
+      </section>
+      <search className="filters" aria-label="Filter audit events">
         <SelectField
           empty="Any"
           label="Tenant"
@@ -158,7 +158,7 @@ export function AuditPage(_: { session: Session }) {
         <SelectField empty="Any" label="Action" value={filters.action} options={auditActions} onChange={(v) => setFilter('action', v)} />
         <TextField label="From" type="date" value={filters.from ?? ''} onChange={(v) => setFilter('from', v)} />
         <TextField label="To" type="date" value={filters.to ?? ''} onChange={(v) => setFilter('to', v)} />
-      </form>
+      </search>
       {audit.isPending ? <Loading what="history" /> : null}
       {audit.error ? <Notice error={audit.error} /> : null}
       {audit.hasNextPage ? (

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Notice } from '../../../components/notice.tsx';
 import { useSsoEnabled } from '../../sso/api/sso-mappings.ts';
 import { useLogin } from '../api/login.ts';
@@ -8,6 +8,11 @@ export function LoginPage() {
   const [token, setToken] = useState('');
   const login = useLogin();
   const sso = useSsoEnabled();
+  // The token field is the one thing to fill in: it has focus when the page opens.
+  const tokenField = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    tokenField.current?.focus();
+  }, []);
   return (
     <main className="login">
       <form
@@ -27,7 +32,15 @@ export function LoginPage() {
         <p className="muted">Sign in with an API token. The token is exchanged for a session and not kept in the browser.</p>
         <div className="field">
           <label htmlFor="login-token">API token</label>
-          <input id="login-token" type="password" autoComplete="current-password" autoFocus required value={token} onChange={(e) => setToken(e.target.value)} />
+          <input
+            ref={tokenField}
+            id="login-token"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+          />
         </div>
         <button type="submit" className="primary" disabled={login.isPending || !token.trim()}>
           {login.isPending ? 'Signing in…' : 'Sign in'}

@@ -24,7 +24,7 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
   const toName = diff.to.version === 'draft' ? 'the draft' : `v${diff.to.version}`;
   if (diff.identical)
     return (
-      <p className="notice notice-info" aria-label={label}>
+      <p className="notice notice-info" role="note" aria-label={label}>
         {toName === 'the draft' ? 'The draft' : toName} has the same content as {fromName}: publishing it would not create a new version.
       </p>
     );
@@ -38,7 +38,7 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
     transitions.set(key, t);
   }
   return (
-    <div className="bundle-diff" aria-label={label} role="group">
+    <fieldset className="bundle-diff plain" aria-label={label}>
       <p className="diff-headline">
         Catalog: {catalog.added.length} added, {catalog.removed.length} removed, {catalog.changed.length} changed · {diff.roles.length} role(s) reach other
         tools · {diff.decisions.length} decision(s) change.
@@ -122,6 +122,6 @@ export function BundleDiffView({ diff, label }: { diff: BundleDiff; label: strin
           <p className="muted">No subject's decision on any tool changes.</p>
         )}
       </details>
-    </div>
+    </fieldset>
   );
 }

@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { Badge } from '../../../components/badge.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Notice } from '../../../components/notice.tsx';
@@ -39,6 +39,11 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   const [forceRollback, setForceRollback] = useState(false);
   const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean; draftReset?: boolean }) | null>(null);
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
+  // Choosing a version to roll back to opens its form: focus goes to the reason it asks for.
+  const rollbackReasonField = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (rollbackTo !== null) rollbackReasonField.current?.focus();
+  }, [rollbackTo]);
   const [compare, setCompare] = useState<number | null>(null);
   const [verification, setVerification] = useState<Verification | null>(null);
   // The root public key an admin checks against; public data, remembered in this browser only.
@@ -110,9 +115,9 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
           {bundles.data && !latest ? <p className="muted">Nothing published yet.</p> : null}
           {latest ? (
             <>
-              <p className="big-number" aria-label="Latest version">
+              <output className="big-number" aria-label="Latest version">
                 v{latest.version}
-              </p>
+              </output>
               <p className="mono small break">{latest.revision}</p>
               <p className="muted">
                 Published {new Date(latest.publishedAt).toLocaleString()} by {latest.publishedBy} · expires {new Date(latest.expiresAt).toLocaleString()} · key{' '}
@@ -232,7 +237,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
             </p>
             <div className="field">
               <label htmlFor={`${ids}-rb-reason`}>Reason for rolling back (required)</label>
-              <input id={`${ids}-rb-reason`} required value={rollbackReason} onChange={(e) => setRollbackReason(e.target.value)} autoFocus />
+              <input ref={rollbackReasonField} id={`${ids}-rb-reason`} required value={rollbackReason} onChange={(e) => setRollbackReason(e.target.value)} />
             </div>
             <label className="check">
               <input type="checkbox" checked={resetDraft} onChange={(e) => setResetDraft(e.target.checked)} /> Also reset the draft to v{rollbackTo}'s policy

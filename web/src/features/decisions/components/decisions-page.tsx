@@ -48,7 +48,7 @@ export function DecisionsPage({ tenant, session }: { tenant: string; session: Se
       <p className="muted">
         What this tenant's runtimes decided, call by call (never the arguments or outputs). The time filters default to the last 24 hours for the chart.
       </p>
-      <form className="filters" role="search" aria-label="Filter decisions" onSubmit={(e) => e.preventDefault()}>
+      <search className="filters" aria-label="Filter decisions">
         <FilterInput label="Subject" initial={filters.subject} onChange={(v) => setFilter('subject', v)} />
         <FilterInput label="Tool" initial={filters.tool} onChange={(v) => setFilter('tool', v)} />
         <SelectField
@@ -62,7 +62,7 @@ export function DecisionsPage({ tenant, session }: { tenant: string; session: Se
         <FilterInput label="Runtime" initial={filters.runtimeId} onChange={(v) => setFilter('runtimeId', v)} />
         <TextField label="From" type="datetime-local" value={filters.from ?? ''} onChange={(v) => setFilter('from', v)} />
         <TextField label="To" type="datetime-local" value={filters.to ?? ''} onChange={(v) => setFilter('to', v)} />
-      </form>
+      </search>
       {summary.error ? <Notice error={summary.error} /> : null}
       {summary.data ? <SummaryView tenant={tenant} s={summary.data} /> : summary.isPending ? <Loading what="summary" /> : null}
 

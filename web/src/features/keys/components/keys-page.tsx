@@ -164,7 +164,7 @@ export function KeysPage({ session }: { session: Session }) {
 function KeySetCard({ data }: { data: KeyOverview }) {
   const expires = new Date(data.keySet.expiresAt);
   return (
-    <div className="card" role="region" aria-label="Key set">
+    <section className="card" aria-label="Key set">
       <p>
         Key set <strong>v{data.keySet.version}</strong>, signed {new Date(data.keySet.issuedAt).toLocaleString()}, expires {expires.toLocaleString()} (re-issued
         by the server before then
@@ -182,6 +182,6 @@ function KeySetCard({ data }: { data: KeyOverview }) {
       <p className="muted small">
         Configure runtimes with the root public key (<code>toolgate keys root</code>), never with signing keys: then rotation needs no change on any runtime.
       </p>
-    </div>
+    </section>
   );
 }

@@ -91,8 +91,10 @@ export function Simulator({
   const roleGroups = [...new Set((policy.bindings?.[subject.trim()] ?? []).flatMap((r) => policy.roles?.[r]?.groups ?? []))];
   // Until the person types groups, ask for the subject's own roles' groups: a new tenant's first
   // answer is what its subject sees, not a refusal of the `default` group.
-  const groups = typedGroups ?? roleGroups;
-  const groupsKey = groups.join('\n');
+  // roleGroups is a new array on every render: the groups keep their identity (and so the request
+  // its own) for as long as their content stays the same.
+  const groupsJson = JSON.stringify(typedGroups ?? roleGroups);
+  const groups = useMemo(() => JSON.parse(groupsJson) as string[], [groupsJson]);
   const request = useMemo<EvaluationRequest | null>(() => {
     if (!subject.trim()) return null;
     const r: EvaluationRequest = { subject: subject.trim() };
@@ -103,7 +105,7 @@ export function Simulator({
     if (profile) r.profile = profile;
     if (connections.length) r.allowedConnectionIds = connections;
     return r;
-  }, [subject, groupsKey, state, factsText, profile, connections]);
+  }, [subject, groups, state, factsText, profile, connections]);
   const deferred = useDeferredValue(request);
   const deferredPolicy = useDeferredValue(unsaved ? policy : undefined);
   const sim = useSimulation(tenant, deferred, serverVersion, deferredPolicy);

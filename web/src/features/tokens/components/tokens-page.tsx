@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { Token, TokenCreate } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge } from '../../../components/badge.tsx';
 import { CheckGroup } from '../../../components/check-group.tsx';
@@ -131,6 +131,11 @@ function NewToken() {
 
 function NewSecret({ label, token }: { label: string; token: string }) {
   const id = useId();
+  // Focus lands on the new secret: the one thing to do next is copy it.
+  const secret = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    secret.current?.focus();
+  }, []);
   return (
     <div role="status" className="notice notice-success">
       <p>
@@ -139,8 +144,7 @@ function NewSecret({ label, token }: { label: string; token: string }) {
       <label htmlFor={id} className="sr-only">
         New token secret
       </label>
-      {/* Focus lands on the new secret: the one thing to do next is copy it. */}
-      <input id={id} className="mono" readOnly value={token} autoFocus onFocus={(e) => e.currentTarget.select()} />
+      <input ref={secret} id={id} className="mono" readOnly value={token} onFocus={(e) => e.currentTarget.select()} />
       <button type="button" onClick={() => void navigator.clipboard?.writeText(token)}>
         Copy
       </button>

@@ -51,9 +51,9 @@ export function ReviewPanel({
       {review.previous ? (
         <DiffView before={review.previous} after={review.current} label={`Definition diff of ${tool.id}`} />
       ) : (
-        <pre className="definition" aria-label={`Offered definition of ${tool.id}`}>
-          {pretty(review.current)}
-        </pre>
+        <figure className="definition-figure" aria-label={`Offered definition of ${tool.id}`}>
+          <pre className="definition">{pretty(review.current)}</pre>
+        </figure>
       )}
       {review.problems?.length ? (
         <div className="notice notice-warn" role="note">

@@ -31,7 +31,7 @@ export function ReviewQueue({ editable }: { editable: boolean }) {
       {quarantined.error ? <Notice error={quarantined.error} /> : null}
       {quarantined.data?.length === 0 ? <p className="muted">No quarantined tool awaits review.</p> : null}
       {editable && chosen.length ? (
-        <div className="bulk-bar sticky" role="group" aria-label="Bulk approval">
+        <fieldset className="bulk-bar sticky" aria-label="Bulk approval">
           <span>{chosen.length} selected</span>
           <button type="button" className="primary" onClick={() => setBulk(true)} disabled={bulk}>
             Approve selected…
@@ -39,7 +39,7 @@ export function ReviewQueue({ editable }: { editable: boolean }) {
           <button type="button" onClick={() => setSelected(new Set())}>
             Clear selection
           </button>
-        </div>
+        </fieldset>
       ) : null}
       {editable && bulk && chosen.length ? <ApprovalForm tools={chosen} onApproved={(r) => done(r.approved)} onCancel={() => setBulk(false)} /> : null}
       {items.map((t) =>

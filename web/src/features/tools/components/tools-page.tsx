@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useEffectEvent, useId, useState } from 'react';
 import type { Tool, ToolQuery } from '../../../../../policy-schemas/types.gen.ts';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
@@ -27,9 +27,13 @@ export function ToolsPage({ session }: { session: Session }) {
   const { filters, setFilter, setFilters } = useUrlFilters<ToolFilters>('/tools', filterKeys);
   const [q, setQ] = useState(filters.q ?? '');
   const settledQ = useDebounced(q);
+  // Only the settled search text goes to the URL (and so to the server). It goes when it settles,
+  // against the route as it is then: a change of the route alone does not send it again.
+  const putQ = useEffectEvent((text: string) => {
+    if ((filters.q ?? '') !== text) setFilter('q', text);
+  });
   useEffect(() => {
-    if ((filters.q ?? '') !== settledQ) setFilter('q', settledQ);
-    // Only the settled search text goes to the URL (and so to the server).
+    putQ(settledQ);
   }, [settledQ]);
   const filterKey = JSON.stringify(filters);
   // Cursors of the pages before the current one; a change of filters starts again at page 1.
@@ -95,7 +99,7 @@ export function ToolsPage({ session }: { session: Session }) {
           ) : null
         }
       />
-      <form className="filters" role="search" aria-label="Filter tools" onSubmit={(e) => e.preventDefault()}>
+      <search className="filters" aria-label="Filter tools">
         <div className="field">
           <label htmlFor={`${ids}-q`}>Search</label>
           <input id={`${ids}-q`} type="search" value={q} placeholder="id or description" onChange={(e) => setQ(e.target.value)} />
@@ -105,10 +109,10 @@ export function ToolsPage({ session }: { session: Session }) {
         <SelectField empty="Any" label="Status" value={filters.status} options={toolStatuses} onChange={(v) => setFilter('status', v)} />
         <SelectField empty="Any" label="Source" value={filters.source} options={sourceKinds} onChange={(v) => setFilter('source', v)} />
         <SelectField empty="Any" label="Redaction" value={filters.redaction} options={['none', 'set']} onChange={(v) => setFilter('redaction', v)} />
-      </form>
+      </search>
 
       {editable && (selectedTools.length || bulkResult) ? (
-        <div className="bulk-bar sticky" role="group" aria-label="Bulk actions">
+        <fieldset className="bulk-bar sticky" aria-label="Bulk actions">
           <span>{selectedTools.length} selected</span>
           <label htmlFor={`${ids}-bulk-group`}>Group</label>
           <select id={`${ids}-bulk-group`} value={bulkGroupName} onChange={(e) => setBulkGroupName(e.target.value)}>
@@ -141,7 +145,7 @@ export function ToolsPage({ session }: { session: Session }) {
           ) : (
             <Notice error={bulk.error} />
           )}
-        </div>
+        </fieldset>
       ) : null}
 
       {tools.isPending ? <Loading what="tools" /> : null}
