@@ -32,11 +32,21 @@ describe('the built server', () => {
     child = spawn(process.execPath, [join(ROOT, 'dist/server/main.js'), 'serve'], {
       cwd: dir,
       detached: true,
-      env: serveEnv({ port, dir, adminToken: ADMIN, seed: 'demo', extra: { NODE_OPTIONS: '' } }),
-      stdio: 'ignore',
+      env: serveEnv({ port, dir, adminToken: ADMIN, seed: 'demo', logLevel: 'info', extra: { NODE_OPTIONS: '' } }),
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let log = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
     });
     const url = `http://127.0.0.1:${port}`;
     await waitUntilHealthy(url, child, 60_000, 'the built server');
+    // The demo inventory is small: the compiler is warmed before the server answers anything.
+    // (The pipe may deliver the listening line a moment after /healthz answered.)
+    for (let i = 0; i < 100 && !log.includes('toolgate listening'); i++) await new Promise((r) => setTimeout(r, 20));
+    const messages = log.split('\n').flatMap((line) => (line.startsWith('{') ? [(JSON.parse(line) as { msg: string }).msg] : []));
+    expect(messages).toContain('compiler warmed before listening');
+    expect(messages.indexOf('compiler warmed before listening')).toBeLessThan(messages.indexOf('toolgate listening'));
     // Schemas and demo data are found from the bundle: the seeded tenants are there and validated.
     const tenants = await fetch(`${url}/v1/tenants`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(tenants.status).toBe(200);
