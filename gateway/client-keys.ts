@@ -5,6 +5,18 @@ import type { ResolvedClient } from './config.ts';
 type Connection = object;
 
 /**
+ * Who a request comes from: a configured client; `none` when it carries no credential at all
+ * (what a browser's `<img>` or a probe sends: answered 401, but not a failed sign-in, so it cannot
+ * lock the address out); `refused` for a credential that names no client (a failed sign-in).
+ */
+export type Authentication = { kind: 'client'; client: ResolvedClient } | { kind: 'none' } | { kind: 'refused' };
+
+/** Whether an `Authorization` header carries any credential at all. */
+export function hasCredential(header: string | undefined): boolean {
+  return header !== undefined && header.trim() !== '';
+}
+
+/**
  * Finds the client a bearer key belongs to. Configured keys are held only as sha-256 digests; a
  * presented key is hashed and the digests compared in constant time. The header a kept-alive
  * connection authenticated with is kept while the connection lives (see authenticateOn).
@@ -21,6 +33,13 @@ export class ClientKeys {
   // gateway, than the call's policy work. Keys are fixed for the life of the process, so a client
   // found once stays right; the header is compared in constant time, as the digests are.
   private readonly byConnection = new WeakMap<Connection, { header: Buffer; client: ResolvedClient }>();
+
+  /** The request's client, or why there is none (see Authentication). */
+  identify(connection: Connection, header: string | undefined): Authentication {
+    if (!hasCredential(header)) return { kind: 'none' };
+    const client = this.authenticateOn(connection, header);
+    return client ? { kind: 'client', client } : { kind: 'refused' };
+  }
 
   /** authenticate(), remembering the answer for the connection while it sends the same header. */
   authenticateOn(connection: Connection, header: string | undefined): ResolvedClient | null {

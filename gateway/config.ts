@@ -36,7 +36,8 @@ export type ResolvedConfig = {
   listen: { kind: 'http'; host: string; port: number; path: string; allowedOrigins: string[] } | { kind: 'stdio'; client: ResolvedClient };
   clients: ResolvedClient[];
   upstreams: Map<string, GatewayUpstream>;
-  timeouts: { callMs: number; approvalMs: number };
+  timeouts: { callMs: number; approvalMs: number; relistMs: number };
+  limits: { sessionsPerClient: number };
   /** Raw sha-256 of the metrics key; null when /metrics is not served. */
   metricsKeyDigest: Buffer | null;
 };
@@ -167,7 +168,8 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
       listen,
       clients,
       upstreams,
-      timeouts: { callMs: c.timeouts?.callMs ?? 30_000, approvalMs: c.timeouts?.approvalMs ?? 600_000 },
+      timeouts: { callMs: c.timeouts?.callMs ?? 30_000, approvalMs: c.timeouts?.approvalMs ?? 120_000, relistMs: c.timeouts?.relistMs ?? 60_000 },
+      limits: { sessionsPerClient: c.limits?.sessionsPerClient ?? 100 },
       metricsKeyDigest,
     },
   };

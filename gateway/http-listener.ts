@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ClientKeys, FailureLimiter, keyMatches } from './client-keys.ts';
+import { ClientKeys, FailureLimiter, hasCredential, keyMatches } from './client-keys.ts';
 import type { ResolvedClient, ResolvedConfig } from './config.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
 import { HttpSessionTransport } from './http-session-transport.ts';
@@ -23,6 +23,12 @@ export type HttpListenerOptions = {
   /** Sessions without a request for this long are closed (default 1 hour). */
   idleMs?: number;
   maxSessions?: number;
+  /**
+   * Most sessions one client holds (default 100). One more closes its least recently used session
+   * that has no request in flight (a client that dropped sessions without DELETE keeps working);
+   * when all are busy, the new one is refused with 429.
+   */
+  sessionsPerClient?: number;
 };
 
 export type HttpListener = { url: string; port: number; close(): Promise<void> };
@@ -42,6 +48,9 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
   const entries = new Map<string, Entry>();
   const idleMs = o.idleMs ?? 3_600_000;
   const maxSessions = o.maxSessions ?? 10_000;
+  const sessionsPerClient = o.sessionsPerClient ?? 100;
+  /** Each client's open sessions. */
+  const byClient = new Map<ResolvedClient, Set<Entry>>();
   let ownOrigins = new Set<string>();
 
   const server: HttpServer = createServer((req, res) => {
@@ -67,15 +76,18 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     const address = req.socket.remoteAddress ?? 'unknown';
     const wait = retryAfter(limiter, address);
     if (wait) return sendRpcError(res, 429, -32000, 'Too many failed authentications; try again later', { ...wait, connection: 'close' });
-    const client = keys.authenticateOn(req.socket, req.headers.authorization);
-    if (!client) {
-      failed(limiter, address);
+    const who = keys.identify(req.socket, req.headers.authorization);
+    if (who.kind !== 'client') {
+      // No credential at all is not a guess at a key: it is answered, not held against the address.
+      if (who.kind === 'refused') failed(limiter, address);
+      else o.metrics.unauthorized.inc({ status: '401' });
       return sendRpcError(res, 401, -32000, 'Unauthorized: a known client key is required (Authorization: Bearer <key>)', {
         'www-authenticate': 'Bearer realm="toolgate-gateway"',
         connection: 'close',
       });
     }
 
+    const client = who.client;
     let body: unknown;
     if (req.method === 'POST') {
       const read = await readBody(req);
@@ -98,6 +110,11 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     if (req.method !== 'POST' || !isInitialize(body)) {
       return sendRpcError(res, 400, -32000, 'Bad Request: no valid session ID; send initialize first');
     }
+    if (!makeRoomFor(client)) {
+      return sendRpcError(res, 429, -32000, `Too many open sessions: this client holds ${sessionsPerClient}, all busy; close one (DELETE) or retry later`, {
+        'retry-after': '5',
+      });
+    }
     if (entries.size >= maxSessions) return sendRpcError(res, 503, -32000, 'Too many open sessions', { 'retry-after': '5' });
 
     const session = o.gateway.openSession(client);
@@ -108,16 +125,45 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
       jsonResponse: !declaresElicitation(body),
       dispatch: (request) => o.gateway.dispatch(session, request),
       onsessioninitialized: (id) => {
-        entries.set(id, { session, transport, client, lastSeen: Date.now() });
+        const entry: Entry = { session, transport, client, lastSeen: Date.now() };
+        entries.set(id, entry);
+        let own = byClient.get(client);
+        if (!own) byClient.set(client, (own = new Set()));
+        own.add(entry);
       },
     });
     transport.onclose = () => {
+      const entry = entries.get(session.id);
       entries.delete(session.id);
+      if (entry) forget(entry);
       o.gateway.closeSession(session);
     };
     await session.server.connect(transport);
     transport.handleRequest(req, res, body);
     if (!entries.has(session.id)) o.gateway.closeSession(session);
+  }
+
+  /**
+   * Keeps a client within its sessions: at the limit, its least recently used session with no
+   * request in flight is closed. False when every one of them is busy.
+   */
+  function makeRoomFor(client: ResolvedClient): boolean {
+    const own = byClient.get(client);
+    if (!own || own.size < sessionsPerClient) return true;
+    let oldest: Entry | undefined;
+    for (const e of own) if (!e.transport.busy() && (!oldest || e.lastSeen < oldest.lastSeen)) oldest = e;
+    if (!oldest) return false;
+    // Gone from the count now: its transport's close finishes the rest.
+    entries.delete(oldest.session.id);
+    forget(oldest);
+    void oldest.transport.close();
+    return true;
+  }
+
+  function forget(entry: Entry): void {
+    const own = byClient.get(entry.client);
+    own?.delete(entry);
+    if (own?.size === 0) byClient.delete(entry.client);
   }
 
   /** The Retry-After header (the refusal counted) when the address has used up its allowance of failed authentications. */
@@ -141,7 +187,8 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     const wait = retryAfter(metricsLimiter, address);
     if (wait) return sendJson(res, 429, { error: 'too many failed authentications; try again later' }, wait);
     if (!keyMatches(req.headers.authorization, o.metricsKeyDigest)) {
-      failed(metricsLimiter, address);
+      if (hasCredential(req.headers.authorization)) failed(metricsLimiter, address);
+      else o.metrics.unauthorized.inc({ status: '401' });
       return sendJson(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="toolgate-gateway-metrics"' });
     }
     const text = await o.metrics.registry.metrics();

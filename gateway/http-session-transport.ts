@@ -63,6 +63,11 @@ export class HttpSessionTransport implements Transport {
     this.keepAliveMs = options.keepAliveMs ?? 15_000;
   }
 
+  /** Whether a request of this session is being answered now (such a session is not idle). */
+  busy(): boolean {
+    return this.byRequest.size > 0 || this.dispatched.size > 0;
+  }
+
   async start(): Promise<void> {
     if (this.started) throw new Error('Transport already started');
     this.started = true;

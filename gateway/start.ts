@@ -70,6 +70,7 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
       new Upstream(id, cfg, {
         env: options.env,
         backoff: options.upstreamBackoff,
+        relistMs: config.timeouts.relistMs,
         onFailure: (which, message) => log.warn('upstream failed; reconnecting', { upstream: which, cause: message }),
       }),
     );
@@ -106,7 +107,15 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
   let stdio: StdioListener | null = null;
   try {
     if (config.listen.kind === 'http') {
-      http = await startHttpListener({ listen: config.listen, clients: config.clients, metricsKeyDigest: config.metricsKeyDigest, gateway, metrics, health });
+      http = await startHttpListener({
+        listen: config.listen,
+        clients: config.clients,
+        metricsKeyDigest: config.metricsKeyDigest,
+        gateway,
+        metrics,
+        health,
+        sessionsPerClient: config.limits.sessionsPerClient,
+      });
     } else {
       stdio = await startStdioListener(gateway, config.listen.client);
     }

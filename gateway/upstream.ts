@@ -28,6 +28,11 @@ export type UpstreamOptions = {
   connectTimeoutMs?: number;
   env?: Record<string, string | undefined>;
   backoff?: { initialMs?: number; maxMs?: number };
+  /**
+   * How often the tools are listed again while connected (default 60 s): a server that changes a
+   * definition without sending tools/list_changed is caught at the next listing.
+   */
+  relistMs?: number;
   /** Called with a short fixed-form description of every failure (for the log). */
   onFailure?: (id: string, message: string) => void;
 };
@@ -58,6 +63,9 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   private generation = 0;
   private readonly backoff: Backoff;
   private retryTimer: NodeJS.Timeout | undefined;
+  private relistTimer: NodeJS.Timeout | undefined;
+  /** A listing under way: a list_changed or the periodic listing meanwhile waits for it rather than overlapping. */
+  private listing: Promise<void> | undefined;
   private childPid: number | null = null;
   /** A call timed out while others were in flight: the generation, and the result count then. */
   private suspect: { generation: number; results: number } | undefined;
@@ -132,6 +140,7 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.relistTimer);
     await this.disconnect();
   }
 
@@ -155,11 +164,36 @@ export class Upstream extends EventEmitter<{ change: [] }> {
       await client.connect(transport, { timeout });
       if (transport instanceof StdioClientTransport) this.childPid = transport.pid;
       this.calls = new UpstreamCalls(transport, this.floodWatch(generation));
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refresh(generation));
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.relist(generation));
       await this.refresh(generation, true);
+      this.armRelist(generation);
     } catch (err) {
       this.fail(generation, `failed to start (${errorName(err)})`);
     }
+  }
+
+  /** Lists again every relistMs while this connection lives, whether or not the server says its list changed. */
+  private armRelist(generation: number): void {
+    clearInterval(this.relistTimer);
+    if (generation !== this.generation || this.state !== 'ready') return;
+    const every = this.options.relistMs ?? 60_000;
+    const timer = setInterval(() => {
+      if (generation !== this.generation) clearInterval(timer);
+      else void this.relist(generation);
+    }, every);
+    timer.unref();
+    this.relistTimer = timer;
+  }
+
+  /** One listing at a time: a request to list while one runs is served by one more listing after it. */
+  private relist(generation: number): Promise<void> {
+    const previous = this.listing ?? Promise.resolve();
+    const next = previous.then(() => this.refresh(generation));
+    this.listing = next;
+    void next.finally(() => {
+      if (this.listing === next) this.listing = undefined;
+    });
+    return next;
   }
 
   /** Re-lists the tools; the first listing after connecting makes the upstream ready. */
@@ -192,7 +226,7 @@ export class Upstream extends EventEmitter<{ change: [] }> {
           this.emit('change');
         }
         clearTimeout(this.retryTimer);
-        this.retryTimer = setTimeout(() => void this.refresh(generation), this.backoff.next());
+        this.retryTimer = setTimeout(() => void this.relist(generation), this.backoff.next());
         this.retryTimer.unref();
         return;
       }
@@ -217,6 +251,7 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     this.restarts++;
     this.options.onFailure?.(this.id, message);
     this.setState('down', message);
+    clearInterval(this.relistTimer);
     void this.disconnect();
     const wait = this.backoff.next();
     clearTimeout(this.retryTimer);

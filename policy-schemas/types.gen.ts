@@ -3,6 +3,141 @@
 /* eslint-disable */
 
 /**
+ * Body of POST /v1/tenants/:tenant/approvals/:id/approve and …/deny: a person's reason, kept in the audit log and shown with the request.
+ */
+
+export interface ApprovalDecision {
+reason: string
+}
+
+/**
+ * Query parameters of GET /v1/tenants/:tenant/approvals: `state` filters (`decided` = approved or denied); pages go newest first and `cursor` is the previous page's `nextCursor`.
+ */
+
+export interface ApprovalQuery {
+state?: ("pending" | "decided" | "approved" | "denied" | "expired")
+/**
+ * The previous page's `nextCursor`: `<requestedAt>_<id>` of its last request.
+ */
+cursor?: string
+limit?: string
+}
+
+/**
+ * Proof that a person approved one exact call: `signature` is a detached compact JWS (`typ: toolgate-approval+jws`, EdDSA, by an `active` key of the key set) over the RFC 8785 bytes of `payload`. A runtime verifies it offline with the key set it trusts and allows that call once, before `payload.expiresAt`.
+ */
+
+export interface ApprovalReceipt {
+payload: ApprovalReceiptPayload
+signature: string
+}
+
+export interface ApprovalReceiptPayload {
+format: "toolgate.approval/v1"
+tenant: string
+id: string
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
+ */
+subject: string
+/**
+ * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+tool: string
+argumentsDigest: string
+/**
+ * The audit actor of the person who approved (`user:<sub>` or `token:<id>`).
+ */
+approvedBy: string
+approvedAt: string
+expiresAt: string
+}
+
+/**
+ * Body of POST /v1/tenants/:tenant/approvals: a runtime asks a person to approve one exact call that its bundle answered `require_approval`. The arguments are shown to the people who may decide and deleted once the request is decided or expires; the receipt binds the approval to their RFC 8785 digest.
+ */
+
+export interface ApprovalRequestCreate {
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
+ */
+subject: string
+/**
+ * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+tool: string
+/**
+ * The call's arguments, exactly as the runtime will call the tool (at most 64 KiB as RFC 8785 JSON).
+ */
+arguments: {
+
+}
+/**
+ * Which rule asked for the approval: a constraint's reason, or the effect a role's `requireApproval` names.
+ */
+reason: string
+/**
+ * The bundle version that answered `require_approval`.
+ */
+bundleVersion?: (number | null)
+/**
+ * The runtime's id of the call, for its own records.
+ */
+toolCallId?: string
+}
+
+export type ApprovalId = string
+
+export type ApprovalState = ("pending" | "approved" | "denied" | "expired")
+
+/**
+ * One approval request as the API answers it. `arguments` are present only while the request is pending and only to those who may decide it (or the runtime that asked); they are deleted once it is decided or expires. `receipt` is present once approved.
+ */
+
+export interface Approval {
+id: ApprovalId
+tenant: string
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
+ */
+subject: string
+/**
+ * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+tool: string
+/**
+ * `sha256:<hex>` of the RFC 8785 JSON of the arguments.
+ */
+argumentsDigest: string
+arguments?: {
+
+}
+/**
+ * Which rule asked.
+ */
+reason: string
+bundleVersion: (number | null)
+toolCallId?: string
+requestedAt: string
+/**
+ * When a still-pending request expires.
+ */
+expiresAt: string
+/**
+ * The audit actor that opened the request (a runtime token).
+ */
+requestedBy: string
+state: ApprovalState
+decidedBy?: string
+decidedAt?: string
+decisionReason?: string
+receipt?: ApprovalReceipt
+}
+/**
+ * Proof that a person approved one exact call: `signature` is a detached compact JWS (`typ: toolgate-approval+jws`, EdDSA, by an `active` key of the key set) over the RFC 8785 bytes of `payload`. A runtime verifies it offline with the key set it trusts and allows that call once, before `payload.expiresAt`.
+ */
+
+/**
  * Query parameters of GET /v1/audit/checkpoints (newest first). `cursor` is the `nextCursor` of the previous page.
  */
 
@@ -49,7 +184,7 @@ actorEmail?: (string | null)
  */
 actorName?: (string | null)
 action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire" | "sign" | "refuse")
-entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session")
+entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session" | "approval")
 entityId: string
 tenant: (string | null)
 /**
@@ -80,7 +215,7 @@ tenant?: string
  * `token:<id>`, `user:<sub>`, `system`, or a person's email: either finds that person's events.
  */
 actor?: string
-entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session")
+entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session" | "approval")
 entityId?: string
 action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire" | "sign" | "refuse")
 from?: string
@@ -186,66 +321,28 @@ refresh?: boolean
  * Publish even though policy tests fail: admin only, with a reason, audited as forced.
  */
 force?: boolean
+/**
+ * Publish at once although the tenant's review rule asks for a second person: admin only, with a reason, audited as an emergency publish.
+ */
+emergency?: boolean
 }
 
 /**
- * One published bundle version as GET /v1/tenants/:tenant/bundles lists it: who published it, when, why, and what it holds.
+ * Runtime gates, all of which must hold. Absent: [].
  */
 
-export interface BundleVersion {
-version: number
-revision: string
-previousRevision: (string | null)
-issuedAt: string
-expiresAt: string
+export type Requires = RuntimeGate[]
 /**
- * The key that signed it.
- */
-kid: string
-/**
- * `token:<id>` of the publisher.
- */
-publishedBy: string
-publishedAt: string
-reason: (string | null)
-/**
- * For a rollback: the version whose content this republishes.
- */
-rollbackOf: (number | null)
-summary: BundleSummary
-}
-
-export interface BundleSummary {
-/**
- * Tools in the catalog.
- */
-tools: number
-/**
- * Tools that can be visible to someone.
- */
-callable: number
-/**
- * Tools kept out: quarantined, disabled or without redaction.
- */
-excluded: number
-roles: number
-subjects: number
-grants: number
-/**
- * Against the version before it (all zero for the first).
- */
-changes: {
-toolsAdded: number
-toolsRemoved: number
-decisionsChanged: number
-}
-}
-
-/**
- * A tenant's compiled policy bundle (bundle.json, RFC 8785 canonical JSON). `revision` is sha256 of the canonical bundle without version, revision, previousRevision, issuedAt and expiresAt.
+ * Conformance vectors chosen from this tenant's own data so that they tell the rules of docs/spec.md apart: sample evaluation requests with partial expectations, and sample tool calls with the decision expected. A runtime refuses a bundle whose vectors it does not reproduce.
  */
 
-export interface Bundle {
+export type Conformance = (EvaluateVector | DecideVector)[]
+
+/**
+ * The previous bundle format, toolgate.bundle/v1, which runtimes still read for one release (docs/spec.md §2.6). The compiler writes toolgate.bundle/v2 (bundle.schema.json). `revision` is sha256 of the canonical bundle without version, revision, previousRevision, issuedAt and expiresAt.
+ */
+
+export interface BundleV1 {
 format: "toolgate.bundle/v1"
 tenant: string
 /**
@@ -260,23 +357,20 @@ catalog: {
 /**
  * Every tool not removed, ordered by id. Tools that can never be visible keep only their id, pin and why.
  */
-tools: (BundleTool | ExcludedTool)[]
-groups: BundleGroup[]
-states: BundleState[]
+tools: (BundleV1Tool | ExcludedTool)[]
+groups: BundleV1Group[]
+states: BundleV1State[]
 }
-policy: BundlePolicy
+policy: BundleV1Policy
 casbin: BundleCasbin
-/**
- * Conformance vectors chosen from this tenant's own data so that they tell the rules of docs/spec.md apart: sample evaluation requests with partial expectations, and sample tool calls with the decision expected. A runtime refuses a bundle whose vectors it does not reproduce.
- */
-conformance: (EvaluateVector | DecideVector)[]
-index: BundleIndex
+conformance: Conformance
+index: BundleV1Index
 }
 /**
  * A tool that can be visible, with what runtimes need to gate, validate, redact and describe it.
  */
 
-export interface BundleTool {
+export interface BundleV1Tool {
 /**
  * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
  */
@@ -301,18 +395,11 @@ groups: string[]
  */
 state?: string
 availableInStates?: string[]
-requires?: RuntimeGate[]
-parallel?: {
-safe: boolean
-resourceKey?: string
-}
+requires?: Requires
+parallel?: Parallel
 requiresConnection: boolean
 budgets?: Budgets
-source?: {
-kind: ("core" | "mcp")
-server?: string
-originalName?: string
-}
+source?: Source
 definitionHash: string
 }
 
@@ -320,10 +407,24 @@ export interface RuntimeGate {
 fact: string
 in: (string | number | boolean)[]
 }
+/**
+ * Absent: { safe: false }.
+ */
+
+export interface Parallel {
+safe: boolean
+resourceKey?: string
+}
 
 export interface Budgets {
 maxRuntimeMs?: number
 maxResultBytes?: number
+}
+
+export interface Source {
+kind: ("core" | "mcp")
+server?: string
+originalName?: string
 }
 /**
  * A tool that is in the inventory but can never be visible: only its id, pin and the reason.
@@ -338,7 +439,7 @@ excluded: ("quarantined" | "disabled" | "no_redaction")
 definitionHash: string
 }
 
-export interface BundleGroup {
+export interface BundleV1Group {
 /**
  * A group name (case-sensitive).
  */
@@ -350,7 +451,7 @@ description: string
 includes: string[]
 }
 
-export interface BundleState {
+export interface BundleV1State {
 /**
  * A workflow state name.
  */
@@ -361,22 +462,22 @@ description: string
  * The tenant policy as compiled, with its connection grants.
  */
 
-export interface BundlePolicy {
+export interface BundleV1Policy {
 roles: {
-[k: string]: BundleRole
+[k: string]: BundleV1Role
 }
 bindings: {
 [k: string]: string[]
 }
 profiles: {
-[k: string]: BundleProfile
+[k: string]: BundleV1Profile
 }
 budgets?: Budgets
 bundleTtlSeconds: number
 grants: BundleGrant[]
 }
 
-export interface BundleRole {
+export interface BundleV1Role {
 /**
  * Items: A group name, or `*` for every group.
  */
@@ -392,7 +493,7 @@ deny: string[]
 requireApproval: ("read_only" | "state_change" | "external_side_effect")[]
 }
 
-export interface BundleProfile {
+export interface BundleV1Profile {
 /**
  * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
  */
@@ -565,7 +666,7 @@ pointers?: string[]
  * Precomputed lookups derived from catalog and policy (globs expanded, groups closed under includes), so a runtime needs no glob matching or graph walk.
  */
 
-export interface BundleIndex {
+export interface BundleV1Index {
 /**
  * Every catalog tool id, sorted.
  */
@@ -581,12 +682,12 @@ groups: {
 [k: string]: string[]
 }
 roles: {
-[k: string]: IndexRole
+[k: string]: BundleV1IndexRole
 }
-grants: IndexGrant[]
+grants: BundleV1IndexGrant[]
 }
 
-export interface IndexRole {
+export interface BundleV1IndexRole {
 /**
  * Permitted groups expanded; ["*"] permits any.
  */
@@ -601,7 +702,7 @@ allow: string[]
 deny: string[]
 }
 
-export interface IndexGrant {
+export interface BundleV1IndexGrant {
 connectionId: string
 /**
  * Catalog tool ids the grant covers.
@@ -610,7 +711,296 @@ tools: string[]
 }
 
 /**
- * What one server replica tells the others sharing its PostgreSQL database (NOTIFY payload `{ replica, event }`), after the change it describes committed: a publish (wakes long-polls), a removed tenant or changed tokens (drop cached lookups), a new key set (re-read the keys directory), audit events appended (the leader's checkpoint rule).
+ * One published bundle version as GET /v1/tenants/:tenant/bundles lists it: who published it, when, why, and what it holds.
+ */
+
+export interface BundleVersion {
+version: number
+revision: string
+previousRevision: (string | null)
+issuedAt: string
+expiresAt: string
+/**
+ * The key that signed it.
+ */
+kid: string
+/**
+ * `token:<id>` of the publisher.
+ */
+publishedBy: string
+publishedAt: string
+reason: (string | null)
+/**
+ * For a rollback: the version whose content this republishes.
+ */
+rollbackOf: (number | null)
+summary: BundleSummary
+}
+
+export interface BundleSummary {
+/**
+ * Tools in the catalog.
+ */
+tools: number
+/**
+ * Tools that can be visible to someone.
+ */
+callable: number
+/**
+ * Tools kept out: quarantined, disabled or without redaction.
+ */
+excluded: number
+roles: number
+subjects: number
+grants: number
+/**
+ * Against the version before it (all zero for the first).
+ */
+changes: {
+toolsAdded: number
+toolsRemoved: number
+decisionsChanged: number
+}
+}
+
+/**
+ * A tool that can be visible, with what runtimes need to gate, validate, redact and describe it. Exactly one of inputSchema and inputSchemaRef.
+ */
+
+export type BundleTool = (BundleTool1 & BundleTool2)
+
+export type BundleTool1 = {
+[k: string]: unknown
+}
+
+/**
+ * A tenant's compiled policy bundle, format toolgate.bundle/v2 (bundle.json, RFC 8785 canonical JSON; docs/spec.md §2). Each fact is written once: there is no index (a runtime derives globs, group closures and profile scoping from catalog and policy), input schemas used by more than one tool are written once in catalog.schemas, and members equal to their stated default are left out. `revision` is sha256 of the canonical bundle without version, revision, previousRevision, issuedAt and expiresAt.
+ */
+
+export interface Bundle {
+format: "toolgate.bundle/v2"
+tenant: string
+/**
+ * Rises by one per publish, per tenant.
+ */
+version: number
+revision: string
+previousRevision: (string | null)
+issuedAt: string
+expiresAt: string
+catalog: {
+/**
+ * Every tool not removed, ascending by id. Tools that can never be visible keep only their id, pin and why.
+ */
+tools: (BundleTool | ExcludedTool)[]
+groups: BundleGroup[]
+states: BundleState[]
+/**
+ * Input schemas that more than one tool uses, each written once; a tool names one by its position (`inputSchemaRef`). Absent: no shared schema.
+ * 
+ * @minItems 1
+ */
+schemas?: [{
+
+}, ...({
+
+})[]]
+}
+policy: BundlePolicy
+casbin: BundleCasbin
+/**
+ * Conformance vectors chosen from this tenant's own data so that they tell the rules of docs/spec.md apart: sample evaluation requests with partial expectations, and sample tool calls with the decision expected. A runtime refuses a bundle whose vectors it does not reproduce.
+ */
+conformance: (EvaluateVector | DecideVector)[]
+}
+
+export interface BundleTool2 {
+/**
+ * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+id: string
+/**
+ * Absent: "".
+ */
+description?: string
+inputSchema?: {
+
+}
+/**
+ * The position in catalog.schemas of this tool's input schema.
+ */
+inputSchemaRef?: number
+outputSchema?: {
+
+}
+effect: ("read_only" | "state_change" | "external_side_effect")
+redaction: {
+allow: string[]
+}
+/**
+ * Absent: ["default"]. [] is in no group at all.
+ * 
+ * Items: A group name (case-sensitive).
+ */
+groups?: string[]
+/**
+ * A workflow state name.
+ */
+state?: string
+/**
+ * Absent, or containing "*": every state.
+ */
+availableInStates?: string[]
+/**
+ * Runtime gates, all of which must hold. Absent: [].
+ */
+requires?: RuntimeGate[]
+/**
+ * Absent: { safe: false }.
+ */
+parallel?: {
+safe: boolean
+resourceKey?: string
+}
+/**
+ * Absent: false.
+ */
+requiresConnection?: boolean
+budgets?: Budgets
+source?: {
+kind: ("core" | "mcp")
+server?: string
+originalName?: string
+}
+definitionHash: string
+}
+
+export interface BundleGroup {
+/**
+ * A group name (case-sensitive).
+ */
+name: string
+/**
+ * Absent: "".
+ */
+description?: string
+/**
+ * The groups this one includes (not transitively). Absent: [].
+ * 
+ * Items: A group name (case-sensitive).
+ */
+includes?: string[]
+}
+
+export interface BundleState {
+/**
+ * A workflow state name.
+ */
+name: string
+/**
+ * Absent: "".
+ */
+description?: string
+}
+/**
+ * The tenant policy as compiled, with its connection grants. Absent collections are empty.
+ */
+
+export interface BundlePolicy {
+/**
+ * Role name → role. Absent: {}.
+ */
+roles?: {
+[k: string]: BundleRole
+}
+/**
+ * Subject → role names, sorted. Absent: {}.
+ */
+bindings?: {
+[k: string]: string[]
+}
+/**
+ * Profile name → exact tool ids it enables and disables. Absent: {}.
+ */
+profiles?: {
+[k: string]: BundleProfile
+}
+budgets?: Budgets
+bundleTtlSeconds: number
+/**
+ * Connection grants, ascending by connectionId. Absent: [].
+ */
+grants?: BundleGrant[]
+}
+/**
+ * A role as written (globs unexpanded). Every absent list is [].
+ */
+
+export interface BundleRole {
+/**
+ * Items: A group name, or `*` for every group.
+ */
+groups?: ((string | "*") & string)[]
+/**
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
+ */
+allow?: string[]
+/**
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
+ */
+deny?: string[]
+requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
+/**
+ * Argument constraints: checked by decide against the arguments of each call to a tool one of `tools` matches. Absent: [].
+ */
+constraints?: BundleConstraint[]
+approvals?: BundleApprovals
+}
+
+export interface BundleConstraint {
+/**
+ * @minItems 1
+ * 
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
+ */
+tools: [string, ...(string)[]]
+otherwise: ("deny" | "require_approval")
+/**
+ * A JSON Schema over the call's arguments, in the dialect of input schemas.
+ */
+arguments: {
+
+}
+reason: string
+}
+/**
+ * Who may approve a require_approval call of this role, and for how long an approval holds. Absent: { by: "person" }.
+ */
+
+export interface BundleApprovals {
+/**
+ * Absent: "person".
+ */
+by?: ("person" | "client")
+validForSeconds?: number
+}
+/**
+ * Absent lists are [].
+ */
+
+export interface BundleProfile {
+/**
+ * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+enable?: string[]
+/**
+ * Items: `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+disable?: string[]
+}
+
+/**
+ * What one server replica tells the others sharing its PostgreSQL database (NOTIFY payload `{ replica, event }`), after the change it describes committed: a publish (wakes long-polls), a removed tenant or changed tokens (drop cached lookups), a new key set (re-read the keys directory), audit events appended (the leader's checkpoint rule), an approval request decided (wakes the calls waiting on it).
  */
 
 export interface ClusterEvent {
@@ -632,8 +1022,12 @@ type: "keyset-changed"
 } | {
 type: "audit-appended"
 seq: number
+} | {
+type: "approval-decided"
+tenant: string
+id: string
 }) & {
-type: ("published" | "tenant-removed" | "tokens-changed" | "keyset-changed" | "audit-appended")
+type: ("published" | "tenant-removed" | "tokens-changed" | "keyset-changed" | "audit-appended" | "approval-decided")
 })
 }
 
@@ -748,6 +1142,7 @@ tool: string
 decision: LoggedDecision
 errorCode?: DecisionCode
 reason?: DecisionCode1
+constraint?: ConstraintRef
 /**
  * The bundle version that decided; null when the runtime held no good bundle.
  */
@@ -757,6 +1152,16 @@ revision?: string
 
 export interface Facts {
 [k: string]: string | number | boolean
+}
+/**
+ * The argument constraint that decided the call (denied it, or asked for approval), when one did. Never the arguments.
+ */
+
+export interface ConstraintRef {
+role: string
+index: number
+otherwise: ("deny" | "require_approval")
+reason: string
 }
 
 export interface DecisionQuery {
@@ -915,6 +1320,10 @@ state: string
 tools: {
 id: string
 decision: ("allow" | "require_approval")
+/**
+ * The argument constraints of the subject's roles that name this tool, in role order then index (absent when none). evaluate cannot see arguments: decide applies them.
+ */
+constraints?: ConstraintRef[]
 }[]
 filtered: {
 id: string
@@ -925,6 +1334,9 @@ reason: "group_not_permitted"
 groups: string[]
 }
 }
+/**
+ * One argument constraint of the tenant policy: the role that holds it, its position in that role's `constraints`, what happens when arguments fail it, and its reason.
+ */
 
 /**
  * Hex sha-256 of the key (as `sha256sum` prints it), optionally prefixed `sha256:`, so the key itself need not be stored.
@@ -1052,9 +1464,19 @@ timeouts?: {
  */
 callMs?: number
 /**
- * Longest wait for a person's answer to an approval request.
+ * Longest a tools/call that needs a person's approval is held before it is answered `approval_pending` (the same call retried after the approval goes through).
  */
 approvalMs?: number
+/**
+ * How often every upstream's tools are listed again, besides on its tools/list_changed, so a definition changed without notice is caught and withheld (`definition_changed`).
+ */
+relistMs?: number
+}
+limits?: {
+/**
+ * Most open MCP 2025-11-25 sessions one client holds. Opening one more closes that client's least recently used session with no request in flight; when every one is busy, the new session is refused (429).
+ */
+sessionsPerClient?: number
 }
 /**
  * GET /metrics answers only with `Authorization: Bearer <key>` (exactly one of key and keySha256); without this entry it is not served.
@@ -1203,7 +1625,7 @@ policy?: TenantPolicy
 examples?: number
 }
 /**
- * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
+ * Who in a tenant may call what: roles (with argument constraints and approval settings), bindings of subjects to roles, provider profiles, budgets.
  */
 
 export interface TenantPolicy {
@@ -1237,6 +1659,16 @@ disable?: string[]
 budgets?: Budgets
 bundleTtlSeconds?: number
 /**
+ * Change review: with `publish: required`, a publish becomes a publish request that another person (an admin or an editor of the tenant, never the requester) approves before it ships. Not part of the bundle.
+ */
+review?: {
+publish: ("required" | "optional")
+/**
+ * People who must approve; one in this release.
+ */
+approvals?: number
+}
+/**
  * Optimistic-concurrency version of the entity; sent as the ETag. Set by the server.
  */
 version?: number
@@ -1263,6 +1695,45 @@ allow?: string[]
  */
 deny?: string[]
 requireApproval?: ("read_only" | "state_change" | "external_side_effect")[]
+/**
+ * Argument constraints: checked by decide against a call's arguments, after its input schema. A failing `deny` constraint of any of the subject's roles refuses the call; otherwise a failing `require_approval` one asks a person.
+ * 
+ * @maxItems 100
+ */
+constraints?: ArgumentConstraint[]
+approvals?: RoleApprovals
+}
+/**
+ * Tool globs, a JSON Schema over the call's arguments (the input-schema dialect and limits) and what happens `otherwise`, with a reason shown to the agent and the admin.
+ */
+
+export interface ArgumentConstraint {
+/**
+ * @minItems 1
+ * @maxItems 100
+ * 
+ * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
+ */
+tools: [string, ...(string)[]]
+otherwise: ("deny" | "require_approval")
+/**
+ * A JSON Schema (2020-12) the arguments must meet.
+ */
+arguments: {
+
+}
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
+reason: string
+}
+/**
+ * Who may approve a require_approval call of this role: only a person, out of band (`person`), or the MCP client's own confirmation (`client`, recorded as client_confirmed); and how long an approval receipt stays valid.
+ */
+
+export interface RoleApprovals {
+by?: ("person" | "client")
+validForSeconds?: number
 }
 
 /**
@@ -1536,10 +2007,6 @@ expected: string
 seen: string
 }
 
-/**
- * A tenant's policy tests (GET/PUT /v1/tenants/:tenant/tests): requests with what their answer must show. simulate reports each test's outcome; a publish or rollback with a failing test is refused (422 tests_failed) unless an admin forces it.
- */
-
 export interface PolicyTests {
 /**
  * @maxItems 1000
@@ -1586,6 +2053,31 @@ decisions?: {
 [k: string]: "allow" | "require_approval"
 }
 rejected?: boolean
+/**
+ * Calls decided under the request, each with the decision (and, when given, the error code) decide must answer.
+ * 
+ * @maxItems 100
+ */
+calls?: PolicyTestCall[]
+}
+/**
+ * A tool call and what decide must answer: `arguments` is the arguments object or the JSON text a model would emit (absent: no arguments); `errorCode`, when given, must be the answer's.
+ */
+
+export interface PolicyTestCall {
+/**
+ * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+name: string
+arguments?: ({
+
+} | string)
+/**
+ * An opaque connection identifier; never a credential.
+ */
+connectionId?: string
+decision: LoggedDecision
+errorCode?: ("unavailable" | "policy_denied" | "invalid_json" | "validation")
 }
 
 /**
@@ -1596,7 +2088,7 @@ export interface Problem {
 type: string
 title: string
 status: number
-code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "rate_limited" | "internal" | "tests_failed")
+code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "rate_limited" | "internal" | "tests_failed" | "stale")
 detail?: string
 errors?: {
 /**
@@ -1614,6 +2106,114 @@ current?: {
 }
 requestId?: string
 }
+
+/**
+ * Body of POST /v1/tenants/:tenant/promote: copy this tenant's roles, bindings, profiles, budgets, policy tests and grants into the draft of tenant `to` (the inventory is shared). With `?plan=1` nothing changes and the answer shows what would.
+ */
+
+export interface PromoteRequest {
+to: string
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason?: string
+}
+
+export interface PromoteResult {
+from: string
+to: string
+applied: boolean
+roles: Changes
+bindings: Changes
+profiles: Changes
+budgetsChanged: boolean
+grants: Changes
+tests: Changes
+diff: BundleDiff
+}
+/**
+ * Names (role, subject, profile, connection id, test name) added to, removed from and changed in the target.
+ */
+
+export interface Changes {
+added: string[]
+removed: string[]
+changed: string[]
+}
+/**
+ * GET /v1/tenants/:tenant/bundles/:a/diff/:b: what changed from a to b. Per role, the tools the role can reach (allowed, not denied, in a permitted group, not excluded); per bound subject and tool, the policy decision (allow, require_approval or deny, before request facts, states, profiles and connections).
+ */
+
+/**
+ * Body of POST /v1/tenants/:tenant/publish-requests/:id/approve or …/reject. A rejection needs a reason (it may come in the Toolgate-Reason header instead).
+ */
+
+export interface PublishRequestDecision {
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason?: string
+}
+
+export interface PublishRequestList {
+items: PublishRequest[]
+}
+/**
+ * A publish under review (tenant policy `review.publish: required`): the exact draft revision (or the earlier version a rollback republishes), with the diff, impact and policy-test results the reviewer sees. Approval by another person publishes exactly this content; a draft changed since makes the request stale.
+ */
+
+export interface PublishRequest {
+id: string
+tenant: string
+/**
+ * `pending` until a reviewer decides; `published` once approved (then `publishedVersion`), `rejected` with the reviewer's reason.
+ */
+status: ("pending" | "published" | "rejected")
+/**
+ * The content revision under review.
+ */
+revision: string
+/**
+ * Set when the request republishes an earlier version's content.
+ */
+rollbackTo?: number
+/**
+ * The latest published version when the request was made (null before the first publish).
+ */
+basedOn: (number | null)
+/**
+ * Audit actor of the requester (`user:<sub>` or `token:<id>`).
+ */
+requestedBy: string
+requestedByEmail?: (string | null)
+requestedAt: string
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason: string
+/**
+ * True while pending when the tenant's draft no longer compiles to `revision`: approving it is a 409 `stale`.
+ */
+stale: boolean
+/**
+ * Policy-test failures an admin chose to publish past when asking.
+ */
+forced?: boolean
+diff: BundleDiff
+impact?: (ImpactReport | null)
+tests: PolicyTestOutcome[]
+decidedBy?: string
+decidedByEmail?: (string | null)
+decidedAt?: string
+/**
+ * Why a change was made; kept in the audit log.
+ */
+decisionReason?: string
+publishedVersion?: number
+}
+/**
+ * GET /v1/tenants/:tenant/bundles/:a/diff/:b: what changed from a to b. Per role, the tools the role can reach (allowed, not denied, in a permitted group, not excluded); per bound subject and tool, the policy decision (allow, require_approval or deny, before request facts, states, profiles and connections).
+ */
 
 /**
  * Chosen by the runtime; stable across restarts of the same process or host.
@@ -1765,7 +2365,7 @@ export interface AllowedActions {
 export type Tests = PolicyTest[]
 
 /**
- * Body of POST /v1/tenants/:tenant/simulate: an EvaluationRequest, optionally with `policy`, an unsaved tenant policy to evaluate in place of the saved draft (nothing is stored). Without `policy` the body is exactly an EvaluationRequest. `tests`, when given, are unsaved policy tests to run in place of the saved ones (for live results while they are edited).
+ * Body of POST /v1/tenants/:tenant/simulate: an EvaluationRequest, optionally with `policy`, an unsaved tenant policy to evaluate in place of the saved draft (nothing is stored). Without `policy` the body is exactly an EvaluationRequest. `tests`, when given, are unsaved policy tests to run in place of the saved ones (for live results while they are edited). `calls`, when given, are sample tool calls decided under the request.
  */
 
 export interface SimulateRequest {
@@ -1787,6 +2387,23 @@ allowedConnectionIds?: AllowedConnectionIds
 at?: string
 policy?: TenantPolicy
 tests?: Tests
+/**
+ * Sample calls to decide under the request, each answered in `calls` with its decision and the argument constraint that decided.
+ * 
+ * @maxItems 50
+ */
+calls?: SampleCall[]
+}
+
+export interface SampleCall {
+name: string
+arguments?: ({
+
+} | string)
+/**
+ * An opaque connection identifier; never a credential.
+ */
+connectionId?: string
 }
 
 export type Roles = string[]
@@ -1797,16 +2414,16 @@ export type Roles = string[]
 export type Tools = {
 id: string
 decision: ("allow" | "require_approval")
+/**
+ * The argument constraints of the subject's roles that name this tool, in role order then index (absent when none). evaluate cannot see arguments: decide applies them.
+ */
+constraints?: ConstraintRef[]
 }[]
 
 export type Filtered = {
 id: string
 reason: ("no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection")
 }[]
-
-/**
- * What simulate answers: the evaluation of the request (as evaluate() gives it) and every policy test's outcome on the same draft (the saved tests, or the unsaved ones sent with the request); absent when there are none, so that without tests the answer is exactly evaluate()'s.
- */
 
 export interface SimulateResult {
 roles: Roles
@@ -1816,7 +2433,14 @@ tools: Tools
 filtered: Filtered
 rejected?: Rejected
 tests?: PolicyTestOutcome[]
+/**
+ * One answer per sample call of the request, in order (absent when it sent none).
+ */
+calls?: SampleCallOutcome[]
 }
+/**
+ * One argument constraint of the tenant policy: the role that holds it, its position in that role's `constraints`, what happens when arguments fail it, and its reason.
+ */
 
 export interface Rejected {
 reason: "group_not_permitted"
@@ -1825,6 +2449,18 @@ groups: string[]
 /**
  * How one policy test fared: one failure per expectation that did not hold, with its JSON pointer into the tests document (e.g. /tests/3/expect/visible/0), what was expected and what was seen instead.
  */
+
+export interface SampleCallOutcome {
+name: string
+decision: LoggedDecision
+errorCode?: DecisionCode
+message?: string
+errors?: {
+pointer: string
+message: string
+}[]
+constraint?: ConstraintRef
+}
 
 /**
  * Runtime is not a role a person signs in with.
@@ -1910,7 +2546,7 @@ updatedAt?: string
 }
 
 /**
- * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
+ * Who in a tenant may call what: roles (with argument constraints and approval settings), bindings of subjects to roles, provider profiles, budgets.
  */
 
 /**
@@ -1932,7 +2568,7 @@ createdAt?: string
 updatedAt?: string
 }
 /**
- * Who in a tenant may call what: roles, bindings of subjects to roles, provider profiles, budgets.
+ * Who in a tenant may call what: roles (with argument constraints and approval settings), bindings of subjects to roles, provider profiles, budgets.
  */
 
 export interface TokenCreate {

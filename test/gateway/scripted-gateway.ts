@@ -33,7 +33,7 @@ export function scriptedGateway(
   };
   const sink = memoryDecisionSink();
   const gateway = new Gateway({
-    config: { timeouts: { callMs: 1000, approvalMs: 1000 } },
+    config: { timeouts: { callMs: 1000, approvalMs: 1000, relistMs: 60_000 } },
     policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
     upstreams: new Map([['rec', upstream as never]]),
     sink,
