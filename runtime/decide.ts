@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
-import type { EvaluationRequest, EvaluationResult } from '../policy-schemas/types.gen.ts';
+import type { ConstraintRef, EvaluationRequest, EvaluationResult } from '../policy-schemas/types.gen.ts';
 import { escapePointer } from '../policy-schemas/pointer.ts';
+import { checkConstraints } from './constraints.ts';
 import { evaluateDetailed, grantedConnections, NOT_VISIBLE, REQUIRE_APPROVAL } from './evaluate.ts';
 import type { LoadedBundle, SubjectInfo } from './load-bundle.ts';
 
@@ -28,6 +29,8 @@ export type CallDecision = {
   message?: string;
   /** For `validation`: one JSON pointer per problem in the arguments. */
   errors?: { pointer: string; message: string }[];
+  /** The argument constraint that denied the call or asked for approval (never the arguments). */
+  constraint?: ConstraintRef;
 };
 
 /** Evaluates a request once and keeps what decide(), planBatch() and the encoders need. */
@@ -41,8 +44,9 @@ export function createView(loaded: LoadedBundle, request: EvaluationRequest): To
  * Decides one tool call against a view: unknown name → `unavailable`; not visible →
  * `policy_denied`; missing connection → `validation`; connection outside the granted set →
  * `policy_denied`; unparsable arguments → `invalid_json`; schema failure → `validation`;
- * a `connectionId` member anywhere in the arguments → `validation`. Messages never echo
- * argument values.
+ * a `connectionId` member anywhere in the arguments → `validation`; a failing argument constraint
+ * → `policy_denied` (a `deny` one, whichever role holds it) or `require_approval`, naming it in
+ * `constraint`. Messages never echo argument values.
  *
  * @example
  *   decide(view, { toolCallId: 'call_1', name: 'core__fs_read', arguments: '{"path":"a.txt"}' })
@@ -108,6 +112,15 @@ export function decide(view: ToolView, call: ToolCall): CallDecision {
       message: `the arguments of ${tool.id} hold a connectionId; a connection is passed beside the arguments, never in them`,
       errors: connectionMembers(args, typeof call.arguments === 'string'),
     };
+  }
+  // Argument constraints last (R7.11): they judge arguments the input schema already accepted.
+  const verdict = checkConstraints(view.loaded, view.subject, tool, args);
+  if (verdict !== null) {
+    const { constraint } = verdict;
+    if (verdict.outcome === 'deny') {
+      return { toolCallId, decision: 'deny', errorCode: 'policy_denied', message: `${tool.id}: ${constraint.reason}`, constraint };
+    }
+    return { toolCallId, decision: 'require_approval', message: `${tool.id} needs approval: ${constraint.reason}`, constraint };
   }
   return { toolCallId, decision: decision === REQUIRE_APPROVAL ? 'require_approval' : 'allow' };
 }

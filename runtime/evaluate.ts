@@ -1,5 +1,6 @@
 // The console also runs this in the browser: no node: modules here.
 import type { EvaluationRequest, EvaluationResult, FilterReason } from '../policy-schemas/types.gen.ts';
+import { constrainedEntries } from './constraints.ts';
 import type { Effect, LoadedBundle, LoadedGrant, LoadedTool, SubjectInfo } from './load-bundle.ts';
 
 /** evaluate()'s answer plus, per tool position, 0 (not visible), 1 (allow) or 2 (require approval). */
@@ -134,6 +135,8 @@ function compute(loaded: LoadedBundle, request: EvaluationRequest, subject: Subj
   if (noRole) return { result: freezeResult({ ...envelope, tools: [], filtered: tools.map((t) => filteredEntry(t, 'no_role')) }), decisions };
   if (ctx === null) return { result: freezeResult({ ...envelope, tools: [], filtered: [] }), decisions };
   const approval = subject.requireApproval;
+  // Step 4: a visible tool that constraints of the subject's roles name reports them.
+  const constrained = constrainedEntries(loaded, subject);
   const visible: EvaluationResult['tools'] = [];
   const filtered: EvaluationResult['filtered'] = [];
   for (let i = 0; i < tools.length; i++) {
@@ -143,10 +146,10 @@ function compute(loaded: LoadedBundle, request: EvaluationRequest, subject: Subj
       filtered.push(filteredEntry(t, reason));
     } else if (asksApproval(approval, t)) {
       decisions[i] = REQUIRE_APPROVAL;
-      visible.push(t.entries.require_approval);
+      visible.push(constrained ? constrained(t, 'require_approval') : t.entries.require_approval);
     } else {
       decisions[i] = ALLOW;
-      visible.push(t.entries.allow);
+      visible.push(constrained ? constrained(t, 'allow') : t.entries.allow);
     }
   }
   return { result: freezeResult({ ...envelope, tools: visible, filtered }), decisions };

@@ -1,6 +1,7 @@
 // The console also runs this in the browser: no node: modules here.
-import type { EvaluationResult, FilterReason, PolicyTest, PolicyTestFailure, PolicyTestOutcome } from '../policy-schemas/types.gen.ts';
+import type { ConstraintRef, EvaluationResult, FilterReason, PolicyTest, PolicyTestFailure, PolicyTestOutcome } from '../policy-schemas/types.gen.ts';
 import { escapePointer as token } from '../policy-schemas/pointer.ts';
+import { createView, decide } from './decide.ts';
 import { evaluate } from './evaluate.ts';
 import type { LoadedBundle } from './load-bundle.ts';
 
@@ -33,6 +34,8 @@ function seenAs(a: Answer, id: string): string {
  * Runs policy tests against a loaded bundle: each test's request goes through evaluate(), and every
  * expectation that does not hold becomes one failure whose pointer names it in the tests document
  * (`/tests/<i>/expect/visible/<j>`, `/tests/<i>/expect/hidden/<id>`, …) with what was seen instead.
+ * `calls` go through decide() under the test's request: the decision, and the error code when the
+ * test gives one, must be decide's answer.
  * The same function decides the publish gate, simulate's test outcomes and `toolgate test`.
  */
 export function runPolicyTests(loaded: LoadedBundle, tests: readonly PolicyTest[]): PolicyTestOutcome[] {
@@ -43,7 +46,7 @@ export function runPolicyTests(loaded: LoadedBundle, tests: readonly PolicyTest[
       failures.push({ pointer, expected, seen, message: `test "${test.name}": expected ${expected}, saw ${seen}` });
     const result = evaluate(loaded, test.request);
     const a = indexAnswer(result, loaded);
-    const { visible, hidden, decisions, rejected } = test.expect;
+    const { visible, hidden, decisions, rejected, calls } = test.expect;
 
     if (rejected !== undefined && rejected !== !!result.rejected) {
       fail(
@@ -61,8 +64,25 @@ export function runPolicyTests(loaded: LoadedBundle, tests: readonly PolicyTest[
     for (const [id, decision] of Object.entries(decisions ?? {})) {
       if (result.rejected || a.visible.get(id) !== decision) fail(`${base}/decisions/${token(id)}`, `${id} visible (${decision})`, seenAs(a, id));
     }
+    if (calls?.length) {
+      const view = createView(loaded, test.request);
+      calls.forEach((call, j) => {
+        const got = decide(view, { toolCallId: `test-${i}-${j}`, name: call.name, arguments: call.arguments, connectionId: call.connectionId });
+        const codeDiffers = call.errorCode !== undefined && call.errorCode !== got.errorCode;
+        if (got.decision !== call.decision || codeDiffers) {
+          fail(`${base}/calls/${j}`, `a call of ${call.name} answered ${answerText(call)}`, answerText(got));
+        }
+      });
+    }
     return { name: test.name, passed: failures.length === 0, failures };
   });
+}
+
+/** A decide answer in words: its decision, error code and the constraint that decided (never the arguments). */
+function answerText(d: { decision: string; errorCode?: string; constraint?: ConstraintRef }): string {
+  const code = d.errorCode ? ` (${d.errorCode})` : '';
+  const by = d.constraint ? `, by constraint ${d.constraint.index} of role ${d.constraint.role}: ${d.constraint.reason}` : '';
+  return `${d.decision}${code}${by}`;
 }
 
 /** Every failure of a run, in test order: what a publish refusal and `toolgate test` list. */

@@ -1,6 +1,7 @@
 import { escapePointer } from '../../policy-schemas/index.ts';
 import type { ConnectionGrant, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { ROLE_PREFIX } from '../policy-engine/casbin-policy.ts';
+import { judgeConstraints } from './constraints.ts';
 import { checkInputSchema } from './input-schema.ts';
 
 /**
@@ -128,7 +129,8 @@ function groupClosures(includes: ReadonlyMap<string, readonly string[]>, problem
  * A tenant's rules, over its policy and grants: roles' groups exist; exact tool ids (allow, deny,
  * profiles, grants) name inventory tools; bindings name roles and no subject takes the `role:`
  * prefix Casbin keeps for roles; no tool is both enabled and disabled by one profile; a grant's
- * subjects are roles or bound subjects. Pointers are `/policy/…` and `/grants/<connectionId>/…`.
+ * subjects are roles or bound subjects; argument constraints name tools and hold schemas the
+ * input-schema judge accepts (constraints.ts). Pointers are `/policy/…` and `/grants/<connectionId>/…`.
  * `policyValid` false (a policy that failed its schema) skips what depends on its role names.
  */
 export function judgeTenant(policy: TenantPolicy, grants: readonly ConnectionGrant[], names: DraftNames, policyValid = true): RuleProblem[] {
@@ -147,6 +149,7 @@ export function judgeTenant(policy: TenantPolicy, grants: readonly ConnectionGra
     (role.allow ?? []).forEach((id, i) => exact(id, `${at}/allow/${i}`));
     (role.deny ?? []).forEach((id, i) => exact(id, `${at}/deny/${i}`));
   }
+  if (policyValid) problems.push(...judgeConstraints(policy, names.toolIds));
   for (const [subject, roleNames] of Object.entries(bindings)) {
     const at = `/policy/bindings/${escapePointer(subject)}`;
     if (subject.startsWith(ROLE_PREFIX)) push(at, `subjects must not start with "${ROLE_PREFIX}" (reserved for roles)`, 'reserved_name');

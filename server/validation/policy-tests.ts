@@ -51,5 +51,7 @@ function toolReferences(t: PolicyTest, i: number): { id: string; pointer: string
     ...(t.expect.visible ?? []).map((id, j) => ({ id, pointer: `/tests/${i}/expect/visible/${j}` })),
     ...Object.keys(t.expect.hidden ?? {}).map((id) => ({ id, pointer: `/tests/${i}/expect/hidden/${escapePointer(id)}` })),
     ...Object.keys(t.expect.decisions ?? {}).map((id) => ({ id, pointer: `/tests/${i}/expect/decisions/${escapePointer(id)}` })),
+    // A call expected to be `unavailable` names a tool that is not there on purpose.
+    ...(t.expect.calls ?? []).flatMap((c, j) => (c.errorCode === 'unavailable' ? [] : [{ id: c.name, pointer: `/tests/${i}/expect/calls/${j}/name` }])),
   ];
 }

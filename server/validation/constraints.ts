@@ -1,0 +1,46 @@
+import { escapePointer } from '../../policy-schemas/pointer.ts';
+import type { TenantPolicy } from '../../policy-schemas/types.gen.ts';
+import { checkInputSchema } from './input-schema.ts';
+
+export type ConstraintProblem = { pointer: string; message: string; code: string };
+
+// Judgements by schema text: a draft is judged at every save and compile with mostly the same constraints.
+const judged = new Map<string, ConstraintProblem[]>();
+const MAX_JUDGED = 5_000;
+
+/**
+ * The rules of a role's argument constraints (DESIGN "Argument constraints"), run by every save of
+ * a tenant policy and by the compiler through judgeTenant: exact tool ids name inventory tools (as
+ * allow and deny), and each `arguments` schema is judged by the input-schema judge, so a constraint
+ * is held to the very dialect and limits of input schemas and every runtime can compile it.
+ * Pointers are `/policy/roles/<role>/constraints/<i>/…`.
+ */
+export function judgeConstraints(policy: TenantPolicy, toolIds: ReadonlySet<string>): ConstraintProblem[] {
+  const problems: ConstraintProblem[] = [];
+  for (const [name, role] of Object.entries(policy.roles ?? {})) {
+    (role.constraints ?? []).forEach((c, i) => {
+      const at = `/policy/roles/${escapePointer(name)}/constraints/${i}`;
+      c.tools.forEach((id, j) => {
+        if (!id.includes('*') && !toolIds.has(id)) problems.push({ pointer: `${at}/tools/${j}`, message: `unknown tool "${id}"`, code: 'unknown_reference' });
+      });
+      for (const p of argumentsSchemaProblems(c.arguments)) problems.push({ ...p, pointer: `${at}/arguments${p.pointer}` });
+    });
+  }
+  return problems;
+}
+
+/** The input-schema judge's problems with a constraint schema, pointers relative to it. */
+function argumentsSchemaProblems(schema: unknown): ConstraintProblem[] {
+  const key = JSON.stringify(schema) ?? 'undefined';
+  let problems = judged.get(key);
+  if (!problems) {
+    // A constraint may leave `type` out (arguments are an object by the time it is checked); the
+    // judge asks input schemas for `type: "object"`, so it reads the schema with that default. A
+    // constraint naming another root type would fail every call: the judge refuses it at /type.
+    const judgedAs = schema !== null && typeof schema === 'object' && !Array.isArray(schema) && !('type' in schema) ? { type: 'object', ...schema } : schema;
+    problems = checkInputSchema(judgedAs, '').map((p) => ({ pointer: p.pointer, message: p.message, code: p.code ?? 'input_schema' }));
+    if (judged.size >= MAX_JUDGED) judged.clear();
+    judged.set(key, problems);
+  }
+  return problems;
+}
