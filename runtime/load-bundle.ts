@@ -1,10 +1,6 @@
 // The console also runs this in the browser: no node: modules here.
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import type { ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import { linearRegExp } from './linear-regexp.ts';
-import { metaSchemaValidator } from './json-schema-meta.ts';
+import { compileDialectSchema } from './json-schema-dialect.ts';
 import { EvaluationCache, cachedResultsLimit } from './evaluation-cache.ts';
 import type { Bundle, BundleTool, EvaluationResult, FilterReason, RuntimeGate } from '../policy-schemas/types.gen.ts';
 
@@ -102,40 +98,9 @@ export type EvaluationMemo = {
   results: EvaluationCache;
 };
 
-// ajv-formats ships CommonJS with a default export that tsx/ESM may wrap once more.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as typeof addFormatsModule;
-
-// The runtime's own ajv: input schemas come from bundles, never from the server's schema set.
-// Patterns run on re2js: a bundle's schemas must never be able to stall the runtime's event loop.
-// Made on first use: building it compiles meta-schemas (generated code), which a page under a
-// strict Content-Security-Policy may not run, and an evaluate-only caller never needs it.
-// Two instances, the same but for checking each schema against its meta-schema: a schema the
-// meta-schema validators compiled ahead of time find valid (or that the server's judge has just
-// checked) is compiled without ajv compiling a meta-schema first. Only a schema they refuse, or one
-// naming another `$schema`, goes to the checking instance, which throws ajv's usual error.
-const ajvs: { checking?: Ajv2020; trusting?: Ajv2020 } = {};
-function runtimeAjv(validateSchema: boolean): Ajv2020 {
-  const which = validateSchema ? 'checking' : 'trusting';
-  let instance = ajvs[which];
-  if (!instance) {
-    // No logger: a library does not write to its host's console (ajv warns of every unknown `format`,
-    // which bundle schemas may carry: the subset ignores it as an annotation).
-    instance = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateSchema, logger: false, code: { regExp: linearRegExp } });
-    // MCP servers commonly declare `$schema: draft-07` on input schemas; the subset is the same.
-    // ajv's own copy is not checked against 2020-12: that would compile a meta-schema for nothing.
-    instance.addMetaSchema(draft07, undefined, false);
-    addFormats(instance);
-    ajvs[which] = instance;
-  }
-  return instance;
-}
-// Compiled validators by schema text, so a new bundle version recompiles only what changed.
-const validators = new Map<string, ValidateFunction>();
-const MAX_VALIDATORS = 20_000;
-
 /** Compiles (once per distinct schema) a tool input schema; throws when the schema is invalid. */
 export function compileInputSchema(schema: Record<string, unknown>): ValidateFunction {
-  return compileCached(schema, true);
+  return compileDialectSchema(schema);
 }
 
 /**
@@ -143,31 +108,8 @@ export function compileInputSchema(schema: Record<string, unknown>): ValidateFun
  * (draft 2020-12 or draft-07, as ajv reads `$schema`): ajv does not check it again.
  */
 export function compileMetaCheckedInputSchema(schema: Record<string, unknown>): ValidateFunction {
-  return compileCached(schema, false);
+  return compileDialectSchema(schema, true);
 }
-
-function compileCached(schema: Record<string, unknown>, validateSchema: boolean): ValidateFunction {
-  let fn = byObject.get(schema);
-  if (fn) return fn;
-  // Bundles are canonical JSON, so equal schemas parse with equal key order: JSON text is a fine key.
-  const key = JSON.stringify(schema);
-  fn = validators.get(key);
-  if (!fn) {
-    const checked = !validateSchema || metaSchemaValidator(schema)?.(schema) === true;
-    const ajv = runtimeAjv(!checked);
-    const own = structuredClone(schema);
-    fn = ajv.compile(own);
-    // The validator keeps what it needs. Left in ajv, the schema would be held for the life of the
-    // process (ajv caches every schema it compiled, whatever this cache drops) and its root `$id`
-    // would stay taken: another bundle's different schema of the same name would fail to compile.
-    ajv.removeSchema(own);
-    if (validators.size >= MAX_VALIDATORS) validators.clear();
-    validators.set(key, fn);
-  }
-  byObject.set(schema, fn);
-  return fn;
-}
-const byObject = new WeakMap<object, ValidateFunction>();
 
 /**
  * Prepares a verified bundle for evaluation: positions every tool, turns the index into per-tool

@@ -179,14 +179,14 @@ describe('reconcileTools', () => {
     expect(run([], [other]).changes).toEqual([]);
   });
 
-  it('imports a tool whose input schema leaves the restricted subset, quarantined and flagged', () => {
-    const schema = { type: 'object', properties: { connectionId: { type: 'string' }, v: { anyOf: [{ type: 'string' }, { type: 'number' }] } } };
+  it('imports a tool whose input schema leaves the dialect, quarantined and flagged', () => {
+    const schema = { type: 'object', properties: { connectionId: { type: 'string' }, v: { $dynamicRef: '#v' } } };
     const r = run([offer('odd', { inputSchema: schema })]);
     expect(r.added).toEqual(['mcp__srv__odd']);
     expect(r.changes[0].after.status).toBe('quarantined');
     expect(r.flagged[0].id).toBe('mcp__srv__odd');
     const pointers = r.changes[0].after.review?.problems?.map((p) => p.pointer);
-    expect(pointers).toEqual(expect.arrayContaining(['/inputSchema/properties/connectionId', '/inputSchema/properties/v/anyOf']));
+    expect(pointers).toEqual(expect.arrayContaining(['/inputSchema/properties/connectionId', '/inputSchema/properties/v/$dynamicRef']));
   });
 
   it('quarantines an approved tool whose server now offers a definition the inventory cannot hold', () => {

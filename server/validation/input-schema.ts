@@ -9,8 +9,7 @@ import { compileMetaCheckedInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
 import { jsonShapeProblems } from '../http/safe-json.ts';
 
-const FORBIDDEN = new Set(['oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', 'patternProperties']);
-// Where the target depends on the evaluation path, not on the schema text: outside the subset.
+// Where the target depends on the evaluation path, not on the schema text: outside the dialect.
 const DYNAMIC = new Set(['$dynamicRef', '$dynamicAnchor', '$recursiveRef', '$recursiveAnchor']);
 
 // Where a subschema can stand, by the 2020-12 vocabulary (plus draft-07's, which MCP servers often
@@ -97,22 +96,29 @@ function metaAjv(): Ajv2020 {
   return metaAjvInstance;
 }
 
+/** What a schema is for: an input schema is an object schema and may not name `connectionId`. */
+export type SchemaRole = 'input' | 'output' | 'arguments';
+
 /**
- * Checks an input schema against DESIGN's restricted subset: an object schema, without
- * combinators, conditionals, patternProperties, dynamic or non-local references, or a
- * `connectionId` property. Subschemas are found by the JSON Schema vocabulary (where a subschema
- * can stand), so a keyword-like name used as a `$defs` entry or a property is still walked, and a
- * `$ref` may only point at such a place. Returns every problem, each with the pointer where it sits.
- * The one judge of input schemas: saves, MCP import, approval and the compiler all call it.
+ * Judges a JSON Schema in Toolgate's dialect (docs/spec.md, R7.6 and R7.11–R7.14): 2020-12, or
+ * draft-07 when `$schema` names it, with the whole vocabulary (combinators, conditionals,
+ * `patternProperties`, `$defs`/`definitions` with local `$ref`). Refused, each with the pointer
+ * where it sits: remote or non-pointer `$ref`, `$dynamicRef`/`$recursiveRef`, a nested `$id`,
+ * anchors, a pattern (or `patternProperties` name) outside RE2, nesting deeper than the limit, a
+ * schema that is not valid by its meta-schema or does not compile. Subschemas are found by the
+ * vocabulary (where a subschema can stand), so a keyword-like name used as a `$defs` entry or a
+ * property is still walked, and a `$ref` may only point at such a place. `role` adds the input
+ * schema's own rules (an object schema; no `connectionId` property at any depth).
+ * The one judge of schemas: saves, MCP import, approval, the compiler and argument constraints.
  */
-export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): ProblemDetail[] {
+export function judgeSchema(schema: unknown, pointer: string, role: SchemaRole): ProblemDetail[] {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     return [{ pointer, message: 'must be a JSON Schema object', code: 'input_schema' }];
   }
   const shape = jsonShapeProblems(schema);
   if (shape.length) return shape.map((p) => ({ ...p, pointer: pointer + p.pointer }));
   const root = schema as Record<string, unknown>;
-  const problems = subsetProblems(root, pointer);
+  const problems = dialectProblems(root, pointer, role);
   let valid: boolean;
   let errors: ErrorObject[] | null | undefined;
   // The usual meta-schemas are compiled ahead of time (runtime/json-schema-meta.ts); ajv judges any other.
@@ -144,14 +150,25 @@ export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): Pro
   return problems;
 }
 
+/** judgeSchema for a tool's input schema (pointer `/inputSchema` unless told). */
+export function checkInputSchema(schema: unknown, pointer = '/inputSchema'): ProblemDetail[] {
+  return judgeSchema(schema, pointer, 'input');
+}
+
 /**
- * The restricted-subset rules alone (no meta-schema check, no compilation): what the console
+ * An input schema's dialect rules alone (no meta-schema check, no compilation): what the console
  * re-checks on every keystroke, with the very messages the server answers.
  */
 export function subsetProblems(root: Record<string, unknown>, pointer = ''): ProblemDetail[] {
+  return dialectProblems(root, pointer, 'input');
+}
+
+function dialectProblems(root: Record<string, unknown>, pointer: string, role: SchemaRole): ProblemDetail[] {
   const problems: ProblemDetail[] = [];
-  if (root.type !== 'object') problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
-  const walk = walkSchema(root);
+  if (role === 'input' && root.type !== 'object') {
+    problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
+  }
+  const walk = walkSchema(root, role === 'input');
   for (const p of walk.problems) problems.push({ ...p, pointer: pointer + p.pointer });
   for (const ref of walk.refs) {
     const problem = refProblem(ref.value, walk.subschemas);
@@ -210,8 +227,17 @@ export function keywordsCompilingUnseen(root: Record<string, unknown>): Set<stri
 
 type Walk = { problems: ProblemDetail[]; refs: { pointer: string; value: string }[]; subschemas: Set<string> };
 
+const linearPatternProblem = (pattern: string): string | undefined => {
+  try {
+    compileLinearPattern(pattern);
+    return undefined;
+  } catch (e) {
+    return `cannot run in linear time (RE2 syntax, no lookaround or backreferences): ${(e as Error).message}`;
+  }
+};
+
 /** Visits every subschema (pointers relative to the root, "" for the root itself). */
-function walkSchema(root: Record<string, unknown>): Walk {
+function walkSchema(root: Record<string, unknown>, noConnectionId: boolean): Walk {
   const out: Walk = { problems: [], refs: [], subschemas: new Set() };
   const stack: { node: unknown; pointer: string }[] = [{ node: root, pointer: '' }];
   while (stack.length) {
@@ -222,24 +248,26 @@ function walkSchema(root: Record<string, unknown>): Walk {
     for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
       const here = `${pointer}/${escapePointer(key)}`;
       const problem = (message: string, code = 'input_schema') => out.problems.push({ pointer: here, message, code });
-      if (FORBIDDEN.has(key)) {
-        problem(`\`${key}\` is not allowed in input schemas`);
+      if (DYNAMIC.has(key)) {
+        problem(`\`${key}\` is not allowed in schemas: only \`$ref\` to a JSON pointer in the same schema`);
         continue;
       }
-      if (DYNAMIC.has(key)) {
-        problem(`\`${key}\` is not allowed in input schemas: only \`$ref\` to a JSON pointer in the same schema`);
+      if (key === '$anchor') {
+        problem('anchors are not allowed in schemas: `$ref` names a JSON pointer ("#/...")');
         continue;
       }
       if (key === '$id' && pointer !== '') {
         problem('"$id" is allowed only at the root: a nested one changes what "#/…" references mean');
         continue;
       }
+      if (key === '$id' && typeof value === 'string' && value.includes('#') && !value.endsWith('#')) {
+        // Draft-07 spells an anchor as an `$id` fragment.
+        problem('"$id" may not carry a fragment: anchors are not allowed in schemas');
+        continue;
+      }
       if (key === 'pattern' && typeof value === 'string') {
-        try {
-          compileLinearPattern(value);
-        } catch (e) {
-          problem(`cannot run in linear time (RE2 syntax, no lookaround or backreferences): ${(e as Error).message}`);
-        }
+        const why = linearPatternProblem(value);
+        if (why) problem(why);
         continue;
       }
       if (key === '$ref') {
@@ -257,7 +285,12 @@ function walkSchema(root: Record<string, unknown>): Walk {
       } else if ((SCHEMA_MAP.has(key) || key === 'dependencies') && isObject) {
         for (const [name, sub] of Object.entries(value as Record<string, unknown>)) {
           const at = `${here}/${escapePointer(name)}`;
-          if (key === 'properties' && name === 'connectionId') {
+          if (key === 'patternProperties') {
+            // The member name is a pattern, held to the same dialect as `pattern`.
+            const why = linearPatternProblem(name);
+            if (why) out.problems.push({ pointer: at, message: why, code: 'input_schema' });
+          }
+          if (noConnectionId && key === 'properties' && name === 'connectionId') {
             out.problems.push({ pointer: at, message: 'connectionId must not be an argument: connections travel out of band', code: 'connection_id' });
           }
           // draft-07 `dependencies` maps to a schema or to a list of property names (data).

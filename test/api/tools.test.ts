@@ -68,12 +68,18 @@ describe('tools API', () => {
     expect((await t.request('POST', '/v1/tools', { body: tool(id) })).status).toBe(201);
   });
 
-  it.each(['oneOf', 'anyOf', 'allOf', 'not', 'if', 'patternProperties'])('rejects %s in an input schema with its pointer', async (kw) => {
+  it.each(['oneOf', 'anyOf', 'allOf', 'not', 'if', 'patternProperties'])('accepts %s in an input schema (the 2020-12 vocabulary)', async (kw) => {
     const schema = {
       type: 'object',
       properties: { a: { type: 'object', [kw]: kw === 'patternProperties' ? { x: {} } : kw === 'not' || kw === 'if' ? {} : [{}] } },
     };
     const r = await t.request('POST', '/v1/tools', { body: tool(`core__kw-${kw.toLowerCase()}`, { inputSchema: schema }) });
+    expect(r.status).toBe(201);
+  });
+
+  it.each(['$dynamicRef', '$recursiveRef', '$anchor'])('rejects %s in an input schema with its pointer', async (kw) => {
+    const schema = { type: 'object', properties: { a: { type: 'object', [kw]: kw === '$anchor' ? 'x' : '#' } } };
+    const r = await t.request('POST', '/v1/tools', { body: tool(`core__kw-${kw.slice(1).toLowerCase()}`, { inputSchema: schema }) });
     expect(r.status).toBe(400);
     expect(r.json.errors).toContainEqual(expect.objectContaining({ pointer: `/inputSchema/properties/a/${kw}` }));
   });

@@ -328,14 +328,12 @@ describe('forms people can trust', () => {
   it('re-checks the input schema as you type with the server rules and moves the error with its line', async () => {
     await go(page, '/tools/new');
     const editor = page.getByLabel('Input schema', { exact: true });
-    await editor.fill(['{', '  "type": "object",', '  "properties": {', '    "v": { "oneOf": [{ "type": "string" }] }', '  }', '}'].join('\n'));
+    await editor.fill(['{', '  "type": "object",', '  "properties": {', '    "v": { "$dynamicRef": "#x" }', '  }', '}'].join('\n'));
     const errors = page.getByRole('list', { name: 'Input schema errors' });
-    await errors.getByText('`oneOf` is not allowed in input schemas').waitFor();
+    await errors.getByText('`$dynamicRef` is not allowed in schemas: only `$ref` to a JSON pointer in the same schema').waitFor();
     expect(await errors.innerText()).toContain('Line 4');
     await editor.fill(
-      ['{', '  "type": "object",', '  "description": "moved down",', '  "properties": {', '    "v": { "oneOf": [{ "type": "string" }] }', '  }', '}'].join(
-        '\n',
-      ),
+      ['{', '  "type": "object",', '  "description": "moved down",', '  "properties": {', '    "v": { "$dynamicRef": "#x" }', '  }', '}'].join('\n'),
     );
     await errors.getByText('Line 5').waitFor();
     await editor.fill('{\n  "type": "object"\n}');
