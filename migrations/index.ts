@@ -8,6 +8,7 @@ import * as m006 from './006-token-expiry.ts';
 import * as m007 from './007-single-sign-on.ts';
 import * as m008 from './008-audit-checkpoints.ts';
 import * as m009 from './009-audit-checkpoints-append-only.ts';
+import * as m011 from './011-publish-requests.ts';
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '007-single-sign-on': m007,
   '008-audit-checkpoints': m008,
   '009-audit-checkpoints-append-only': m009,
+  '011-publish-requests': m011,
 };

@@ -183,8 +183,8 @@ actorEmail?: (string | null)
  * The person's name from their ID token when the actor is a `user:`; absent otherwise.
  */
 actorName?: (string | null)
-action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire" | "sign" | "refuse")
-entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session" | "approval")
+action: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire" | "sign" | "refuse" | "request" | "reject")
+entityType: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session" | "approval" | "publish-request")
 entityId: string
 tenant: (string | null)
 /**
@@ -215,9 +215,9 @@ tenant?: string
  * `token:<id>`, `user:<sub>`, `system`, or a person's email: either finds that person's events.
  */
 actor?: string
-entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session" | "approval")
+entityType?: ("tool" | "group" | "state" | "tenant" | "policy" | "grant" | "mcp-server" | "token" | "bundle" | "key" | "keyset" | "tests" | "sso-mapping" | "session" | "approval" | "publish-request")
 entityId?: string
-action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire" | "sign" | "refuse")
+action?: ("create" | "update" | "delete" | "publish" | "rollback" | "sync" | "approve" | "rotate" | "promote" | "retire" | "sign" | "refuse" | "request" | "reject")
 from?: string
 to?: string
 cursor?: string
@@ -506,7 +506,7 @@ disable: string[]
 
 export interface BundleGrant {
 /**
- * An opaque connection identifier; never a credential.
+ * A connection identifier as bundles and requests carry it. Bundles signed before grant ids were narrowed (grantConnectionId) may hold up to 200 characters, and they must still verify.
  */
 connectionId: string
 subjects: string[]
@@ -572,7 +572,7 @@ profile?: string
 /**
  * @maxItems 1000
  * 
- * Items: An opaque connection identifier; never a credential.
+ * Items: A connection identifier as bundles and requests carry it. Bundles signed before grant ids were narrowed (grantConnectionId) may hold up to 200 characters, and they must still verify.
  */
 allowedConnectionIds?: string[]
 /**
@@ -656,7 +656,7 @@ connectionId?: string
 
 export interface DecideExpectation {
 decision: ("allow" | "deny" | "require_approval")
-errorCode?: ("unavailable" | "policy_denied" | "invalid_json" | "validation")
+errorCode?: ("unavailable" | "policy_denied" | "invalid_json" | "validation" | "approval_invalid")
 /**
  * JSON pointers into the arguments that the validation errors must include.
  */
@@ -764,16 +764,6 @@ decisionsChanged: number
 }
 
 /**
- * A tool that can be visible, with what runtimes need to gate, validate, redact and describe it. Exactly one of inputSchema and inputSchemaRef.
- */
-
-export type BundleTool = (BundleTool1 & BundleTool2)
-
-export type BundleTool1 = {
-[k: string]: unknown
-}
-
-/**
  * A tenant's compiled policy bundle, format toolgate.bundle/v2 (bundle.json, RFC 8785 canonical JSON; docs/spec.md §2). Each fact is written once: there is no index (a runtime derives globs, group closures and profile scoping from catalog and policy), input schemas used by more than one tool are written once in catalog.schemas, and members equal to their stated default are left out. `revision` is sha256 of the canonical bundle without version, revision, previousRevision, issuedAt and expiresAt.
  */
 
@@ -797,14 +787,10 @@ groups: BundleGroup[]
 states: BundleState[]
 /**
  * Input schemas that more than one tool uses, each written once; a tool names one by its position (`inputSchemaRef`). Absent: no shared schema.
- * 
- * @minItems 1
  */
-schemas?: [{
+schemas?: {
 
-}, ...({
-
-})[]]
+}[]
 }
 policy: BundlePolicy
 casbin: BundleCasbin
@@ -813,8 +799,11 @@ casbin: BundleCasbin
  */
 conformance: (EvaluateVector | DecideVector)[]
 }
+/**
+ * A tool that can be visible, with what runtimes need to gate, validate, redact and describe it. It has exactly one of inputSchema and inputSchemaRef (a runtime refuses a tool with neither).
+ */
 
-export interface BundleTool2 {
+export interface BundleTool {
 /**
  * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
  */
@@ -959,11 +948,9 @@ approvals?: BundleApprovals
 
 export interface BundleConstraint {
 /**
- * @minItems 1
- * 
  * Items: A tool id, or a glob where `*` matches any run of characters (at most three `*`).
  */
-tools: [string, ...(string)[]]
+tools: string[]
 otherwise: ("deny" | "require_approval")
 /**
  * A JSON Schema over the call's arguments, in the dialect of input schemas.
@@ -974,7 +961,7 @@ arguments: {
 reason: string
 }
 /**
- * Who may approve a require_approval call of this role, and for how long an approval holds. Absent: { by: "person" }.
+ * Who may approve a require_approval call of this role, and how long an approval receipt holds. Absent: { by: "person", validForSeconds: 900 }; an absent member takes its default.
  */
 
 export interface BundleApprovals {
@@ -982,6 +969,9 @@ export interface BundleApprovals {
  * Absent: "person".
  */
 by?: ("person" | "client")
+/**
+ * Absent: 900.
+ */
 validForSeconds?: number
 }
 /**
@@ -1037,7 +1027,7 @@ type: ("published" | "tenant-removed" | "tokens-changed" | "keyset-changed" | "a
 
 export interface ConnectionGrant {
 /**
- * An opaque connection identifier; never a credential.
+ * A grant's opaque connection identifier, never a credential: 1-128 of [A-Za-z0-9._:@-], never `.` or `..` (URLs normalize those segments away, so such a grant could not be read, edited or deleted).
  */
 connectionId: string
 /**
@@ -1143,6 +1133,7 @@ decision: LoggedDecision
 errorCode?: DecisionCode
 reason?: DecisionCode1
 constraint?: ConstraintRef
+approval?: DecisionApproval
 /**
  * The bundle version that decided; null when the runtime held no good bundle.
  */
@@ -1162,6 +1153,14 @@ role: string
 index: number
 otherwise: ("deny" | "require_approval")
 reason: string
+}
+/**
+ * The approval that let a require_approval call through: the approval request's id, and `person` (a person's receipt) or `client` (the MCP client's own confirmation, where the role allows it; the record's reason is then `client_confirmed`).
+ */
+
+export interface DecisionApproval {
+id: string
+by: ("person" | "client")
 }
 
 export interface DecisionQuery {
@@ -1293,6 +1292,7 @@ tool: string
 decision: LoggedDecision
 errorCode?: DecisionCode
 reason?: DecisionCode
+approval?: DecisionApproval
 /**
  * The bundle version that decided; null when the runtime held no good bundle.
  */
@@ -2073,7 +2073,7 @@ arguments?: ({
 
 } | string)
 /**
- * An opaque connection identifier; never a credential.
+ * A connection identifier as bundles and requests carry it. Bundles signed before grant ids were narrowed (grantConnectionId) may hold up to 200 characters, and they must still verify.
  */
 connectionId?: string
 decision: LoggedDecision
@@ -2335,7 +2335,7 @@ csrfToken: (string | null)
 permissions: SessionPermissions
 }
 /**
- * What the session may do, decided by the server's role rules (the same the API enforces), so a client needs no rules of its own. A resource with no allowed action is left out. `actions`: What the session's role may do: on global resources, and on tenant-scoped ones (tenant, policy, grant, bundle, runtime, simulate, decision) in every tenant it reaches except those listed in `tenants`. `tenants`: For a person holding another role in some tenants (see `tenantRoles`): what they may do on tenant-scoped resources there.
+ * What the session may do, decided by the server's role rules (the same the API enforces), so a client needs no rules of its own. A resource with no allowed action is left out. `actions`: What the session's role may do: on global resources, and on tenant-scoped ones (tenant, policy, grant, bundle, runtime, simulate, decision, approval) in every tenant it reaches except those listed in `tenants`. `tenants`: For a person holding another role in some tenants (see `tenantRoles`): what they may do on tenant-scoped resources there.
  */
 
 export interface SessionPermissions {
@@ -2353,7 +2353,7 @@ tenants: {
  */
 
 export interface AllowedActions {
-[k: string]: ("read" | "write" | "publish" | "force" | "pull" | "report" | "export" | "run")[]
+[k: string]: ("read" | "write" | "publish" | "force" | "pull" | "report" | "export" | "run" | "request" | "decide")[]
 }
 
 /**
@@ -2401,7 +2401,7 @@ arguments?: ({
 
 } | string)
 /**
- * An opaque connection identifier; never a credential.
+ * A connection identifier as bundles and requests carry it. Bundles signed before grant ids were narrowed (grantConnectionId) may hold up to 200 characters, and they must still verify.
  */
 connectionId?: string
 }

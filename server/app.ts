@@ -7,6 +7,7 @@ import { MemoRouter } from './http/memo-router.ts';
 import { bodyLimit } from 'hono/body-limit';
 import { compress } from 'hono/compress';
 import { routePath } from 'hono/route';
+import { approvalRoutes } from './api/approvals.ts';
 import { auditRoutes } from './api/audit.ts';
 import { bundlePublishRoutes } from './api/bundles-publish.ts';
 import { bundleServeRoutes } from './api/bundles-serve.ts';
@@ -19,6 +20,8 @@ import { openApiRoutes } from './api/openapi.ts';
 import { overviewRoutes } from './api/overview.ts';
 import { policyResetRoutes } from './api/policy-reset.ts';
 import { policyTestRoutes } from './api/policy-tests.ts';
+import { promoteRoutes } from './api/promote.ts';
+import { publishRequestRoutes } from './api/publish-requests.ts';
 import { runtimeRoutes } from './api/runtimes.ts';
 import { ssoSessionRoutes } from './api/session-sso.ts';
 import { sessionRoutes } from './api/session.ts';
@@ -135,7 +138,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/tenants/:tenant/tests', policyTestRoutes);
   app.route('/v1/tenants/:tenant/decisions', decisionRoutes);
   app.route('/v1/tenants/:tenant/impact', impactRoutes);
+  app.route('/v1/tenants/:tenant/approvals', approvalRoutes);
   app.route('/v1/tenants/:tenant/bundles', bundlePublishRoutes);
+  app.route('/v1/tenants/:tenant/publish-requests', publishRequestRoutes);
+  app.route('/v1/tenants/:tenant/promote', promoteRoutes);
   // Further areas mount here, before the /v1 catch-all below.
 
   app.all('/v1/*', (c) => {

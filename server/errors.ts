@@ -27,6 +27,7 @@ const titles: Record<ErrorCode, string> = {
   rate_limited: 'Too many failed attempts',
   internal: 'Internal error',
   tests_failed: 'Policy tests fail',
+  stale: 'The draft changed since this was reviewed',
 };
 
 /** The one error type of the API, rendered as RFC 9457 problem+json by `app.onError`. */

@@ -8,7 +8,8 @@ import { changeMetaOf } from '../audit/change.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { compileDraft } from '../compiler/draft.ts';
 import { publishBundle } from '../compiler/publish.ts';
-import { bundleRow, latestBundleRow, listBundleVersions } from '../store/bundles.ts';
+import { bundleRow, latestBundleHead, latestBundleRow, listBundleVersions } from '../store/bundles.ts';
+import { openPublishRequest, publishTarget, reviewRequired } from '../review/publish-requests.ts';
 import { checkPublishTests } from '../compiler/tests-gate.ts';
 import { ApiError } from '../errors.ts';
 import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
@@ -32,7 +33,7 @@ bundlePublishRoutes.post('/', async (c) => {
   const body = await readOptionalJson(c);
   const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
   const reason = takeReason(c, object);
-  const { rollbackTo, refresh, force } = validOrThrow<BundlePublish>('bundle-publish', body);
+  const { rollbackTo, refresh, force, emergency } = validOrThrow<BundlePublish>('bundle-publish', body);
   if (reason === null) {
     throw new ApiError(400, 'validation', 'A publish needs a reason (body "reason" or the Toolgate-Reason header)', {
       errors: [{ pointer: '/reason', message: 'is required' }],
@@ -40,13 +41,28 @@ bundlePublishRoutes.post('/', async (c) => {
   }
   const deps = c.get('deps');
   await requireTenantExists(deps.database.db, tenant);
+  const mayForce = actorMay(deps.authorizer, actorOf(c), 'bundle', 'force', tenant);
+  if (emergency && !mayForce) {
+    throw new ApiError(403, 'forbidden', 'Only an admin may publish in an emergency, past the review by a second person', {
+      errors: [{ pointer: '/emergency', message: 'needs the admin role' }],
+    });
+  }
   const gate = await checkPublishTests(
     deps.database.db,
     tenant,
     { rollbackTo },
-    { requested: !!force, allowed: actorMay(deps.authorizer, actorOf(c), 'bundle', 'force', tenant) },
+    { requested: !!force, allowed: mayForce },
   );
-  const outcome = await publishBundle(deps, changeMetaOf(c, reason), tenant, { rollbackTo, refresh, ...gate }, sharedKeyStore(deps.config.keysDir));
+  // Under review, new content becomes a publish request for another person (see review/).
+  const underReview = await reviewRequired(deps.database.db, tenant);
+  if (underReview && !emergency) {
+    const target = await publishTarget(deps.database.db, tenant, rollbackTo);
+    if ((await latestBundleHead(deps.database.db, tenant))?.revision !== target.revision) {
+      return c.json(await openPublishRequest(deps, changeMetaOf(c, reason), tenant, target, gate.forced), 202);
+    }
+  }
+  const audit = underReview && emergency ? { emergency: true } : undefined;
+  const outcome = await publishBundle(deps, changeMetaOf(c, reason), tenant, { rollbackTo, refresh, ...gate, audit }, sharedKeyStore(deps.config.keysDir));
   return c.json({ version: outcome.version, revision: outcome.revision }, outcome.created ? 201 : 200);
 });
 

@@ -17,6 +17,20 @@ import type { GateOutcome } from './tests-gate.ts';
 
 export type PublishOutcome = { created: boolean; version: number; revision: string };
 
+/**
+ * The review branch of a publish: `reviewed` ships the compiled content a publish request holds
+ * (409 `stale` when the draft no longer compiles to it); `audit` adds who asked and approved (or
+ * that an admin published in an emergency) to the publish event; `alongside` writes in the same
+ * transaction (the request's decision), so the bundle and the decision commit together.
+ */
+export type ReviewOptions = {
+  reviewed?: { requestId: string; content: string; revision: string };
+  audit?: Record<string, unknown>;
+  alongside?: (ch: Change, outcome: PublishOutcome) => Promise<void>;
+};
+
+type PublishOptions = { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date } & GateOutcome & ReviewOptions;
+
 /** What the `summary` column holds: the listing's counts plus the envelope, so listing parses no bundle. */
 
 /** Attempts before a publish whose draft keeps changing underneath it gives up with a 409. */
@@ -55,7 +69,7 @@ export async function publishBundle(
   deps: Pick<AppDeps, 'database' | 'metrics'>,
   meta: ChangeMeta,
   tenant: string,
-  opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date } & GateOutcome,
+  opts: PublishOptions,
   keys: KeyStore,
 ): Promise<PublishOutcome> {
   for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
@@ -77,7 +91,7 @@ export async function publishBundle(
 async function preparePublish(
   db: DbOrTx,
   tenant: string,
-  opts: { rollbackTo?: number; refresh?: boolean; reissue?: boolean; now?: Date } & GateOutcome,
+  opts: PublishOptions,
   keys: KeyStore,
 ): Promise<Prepared> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
@@ -108,6 +122,19 @@ async function preparePublish(
     bundle = { ...old, version, previousRevision, issuedAt, expiresAt };
     if (contentRevision(bundle) !== row.revision) throw new Error(`stored bundle ${tenant}@${row.version} does not hash to its revision`);
     text = canonicalJson(bundle);
+  } else if (opts.reviewed) {
+    // The reviewed content, re-enveloped; the draft must still compile to exactly it.
+    const snapshot = await loadDraftSnapshot(db, tenant);
+    if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+    snapshotHash = snapshotFingerprint(snapshot);
+    const r = compileBundle(snapshot, { version, previousRevision, issuedAt });
+    if (!r.ok || r.revision !== opts.reviewed.revision) throw staleRequest(tenant, opts.reviewed.requestId);
+    if (latest && latest.revision === r.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
+    const old = JSON.parse(opts.reviewed.content) as Bundle;
+    const expiresAt = new Date(Date.parse(issuedAt) + old.policy.bundleTtlSeconds * 1000).toISOString();
+    bundle = { ...old, version, previousRevision, issuedAt, expiresAt };
+    if (contentRevision(bundle) !== opts.reviewed.revision) throw new Error(`publish request ${opts.reviewed.requestId} does not hash to its revision`);
+    text = canonicalJson(bundle);
   } else {
     const snapshot = await loadDraftSnapshot(db, tenant);
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
@@ -132,7 +159,7 @@ async function commitPublish(
   tenant: string,
   p: Extract<Prepared, { kind: 'new' }>,
   meta: ChangeMeta,
-  opts: { rollbackTo?: number } & GateOutcome,
+  opts: { rollbackTo?: number } & GateOutcome & ReviewOptions,
 ): Promise<PublishOutcome | 'stale'> {
   const latest = await latestBundleHead(ch.tx, tenant);
   if ((latest?.version ?? 0) !== p.basedOn) return 'stale';
@@ -171,10 +198,22 @@ async function commitPublish(
       kid: p.kid,
       ...(rollbackOf === null ? {} : { rollbackOf }),
       ...(opts.forced ? { forced: opts.forced } : {}),
+      ...(opts.audit ?? {}),
       summary,
     },
   });
-  return { created: true, version: bundle.version, revision: bundle.revision };
+  const outcome = { created: true, version: bundle.version, revision: bundle.revision };
+  if (opts.alongside) await opts.alongside(ch, outcome);
+  return outcome;
+}
+
+/** The 409 for approving a request whose draft has changed since it was asked. */
+export function staleRequest(tenant: string, requestId: string): ApiError {
+  return new ApiError(
+    409,
+    'stale',
+    `The draft of ${tenant} changed since publish request ${requestId} was made; nothing was published. Publish again to ask for a review of the draft as it is now.`,
+  );
 }
 
 /** The 422 for a draft that does not compile, listing every error with its pointer. */

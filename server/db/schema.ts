@@ -5,6 +5,7 @@ import type { DecisionSourcesTable, DecisionStatsTable, DecisionsTable } from '.
 import type { GrantsTable } from './tables/grants.ts';
 import type { GroupsTable } from './tables/groups.ts';
 import type { McpServersTable } from './tables/mcp-servers.ts';
+import type { PublishRequestsTable } from './tables/publish-requests.ts';
 import type { RuntimesTable } from './tables/runtimes.ts';
 import type { SessionsTable } from './tables/sessions.ts';
 import type { SsoLoginsTable } from './tables/sso-logins.ts';
@@ -37,4 +38,5 @@ export interface Database {
   decision_stats: DecisionStatsTable;
   sso_mappings: SsoMappingsTable;
   sso_logins: SsoLoginsTable;
+  publish_requests: PublishRequestsTable;
 }

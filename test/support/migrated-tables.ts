@@ -9,6 +9,7 @@ export const MIGRATED_TABLES = [
   'grants',
   'groups',
   'mcp_servers',
+  'publish_requests',
   'runtimes',
   'sessions',
   'sso_logins',

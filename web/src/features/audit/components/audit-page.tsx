@@ -189,6 +189,8 @@ const actionTone = {
   retire: 'warn',
   sign: 'warn',
   refuse: 'bad',
+  request: 'info',
+  reject: 'bad',
 } as const;
 
 function AuditItem({

@@ -1,0 +1,136 @@
+import { Hono } from 'hono';
+import type { PublishRequestDecision } from '../../policy-schemas/types.gen.ts';
+import { changeMetaOf } from '../audit/change.ts';
+import { withChange } from '../audit/change.ts';
+import { actorOf, authorize } from '../auth/guard.ts';
+import { publishBundle } from '../compiler/publish.ts';
+import { type AppEnv, actorName } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
+import {
+  currentDraftRevision,
+  decidePublishRequest,
+  getPublishRequest,
+  identitiesOf,
+  isStale,
+  listPublishRequests,
+  toPublishRequest,
+} from '../review/publish-requests.ts';
+import { sharedKeyStore } from '../signing/key-store.ts';
+import { requireTenantExists } from '../store/tenants.ts';
+
+/**
+ * `GET /v1/tenants/:tenant/publish-requests` (`?status=`), `GET …/:id`, `POST …/:id/approve` and
+ * `POST …/:id/reject`: publishes under review. Requests are opened by `POST …/bundles` when the
+ * tenant's policy sets `review.publish: required`. Deciding needs the right to publish in the
+ * tenant (admins, editors of the tenant) and another identity than the requester's.
+ */
+export const publishRequestRoutes = new Hono<AppEnv>();
+
+const STATUSES = new Set(['pending', 'published', 'rejected']);
+
+publishRequestRoutes.get('/', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'bundle', 'read', tenant);
+  const db = c.get('deps').database.db;
+  await requireTenantExists(db, tenant);
+  const status = c.req.query('status');
+  if (status !== undefined && !STATUSES.has(status)) {
+    throw new ApiError(400, 'validation', `status ${status} is not pending, published or rejected`, {
+      errors: [{ pointer: '/query/status', message: 'must be pending, published or rejected' }],
+    });
+  }
+  const rows = await listPublishRequests(db, tenant, status);
+  let draft: Promise<string | null> | undefined;
+  const draftRevision = () => {
+    draft ??= currentDraftRevision(db, tenant);
+    return draft;
+  };
+  const items = [];
+  for (const r of rows) items.push(toPublishRequest(r, await isStale(r, draftRevision)));
+  return c.json({ items });
+});
+
+publishRequestRoutes.get('/:id', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'bundle', 'read', tenant);
+  const db = c.get('deps').database.db;
+  const r = await found(c.get('deps').database.db, tenant, c.req.param('id'));
+  return c.json(toPublishRequest(r, await isStale(r, () => currentDraftRevision(db, tenant))));
+});
+
+publishRequestRoutes.post('/:id/approve', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'bundle', 'publish', tenant);
+  const reason = await decisionReason(c);
+  const deps = c.get('deps');
+  const r = await pendingOf(c, tenant, c.req.param('id'));
+  const meta = changeMetaOf(c, reason ?? `approved publish request ${r.id}: ${r.reason}`);
+  const review = { publishRequest: r.id, requestedBy: r.requested_by, approvedBy: meta.actor };
+  const forced = r.forced ? { failures: JSON.parse(r.forced) } : undefined;
+  const outcome = await publishBundle(
+    deps,
+    meta,
+    tenant,
+    {
+      ...(r.rollback_to !== null ? { rollbackTo: r.rollback_to } : { reviewed: { requestId: r.id, content: r.content as string, revision: r.revision } }),
+      ...(forced ? { forced } : {}),
+      audit: { review },
+      alongside: async (ch, published) => {
+        await decidePublishRequest(ch, r, { status: 'published', version: published.version, reason });
+      },
+    },
+    sharedKeyStore(deps.config.keysDir),
+  );
+  if (!outcome.created) {
+    // The content is already the latest version (published meanwhile): the request is done with it.
+    await withChange(c, reason, (ch) => decidePublishRequest(ch, r, { status: 'published', version: outcome.version, reason }));
+  }
+  const after = (await getPublishRequest(deps.database.db, tenant, r.id))!;
+  return c.json({ ...toPublishRequest(after, false), version: outcome.version, revision: outcome.revision });
+});
+
+publishRequestRoutes.post('/:id/reject', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'bundle', 'publish', tenant);
+  const reason = await decisionReason(c);
+  if (reason === null) {
+    throw new ApiError(400, 'validation', 'A rejection needs a reason (body "reason" or the Toolgate-Reason header)', {
+      errors: [{ pointer: '/reason', message: 'is required' }],
+    });
+  }
+  const r = await pendingOf(c, tenant, c.req.param('id'));
+  const after = await withChange(c, reason, (ch) => decidePublishRequest(ch, r, { status: 'rejected', reason }));
+  return c.json(toPublishRequest(after, false));
+});
+
+async function decisionReason(c: Parameters<typeof takeReason>[0]): Promise<string | null> {
+  const body = await readOptionalJson(c);
+  const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const reason = takeReason(c, object);
+  validOrThrow<PublishRequestDecision>('publish-request-decision', body ?? {});
+  return reason;
+}
+
+async function found(db: Parameters<typeof getPublishRequest>[0], tenant: string, id: string) {
+  await requireTenantExists(db, tenant);
+  const r = await getPublishRequest(db, tenant, id);
+  if (!r) throw new ApiError(404, 'not_found', `publish request ${id} of tenant ${tenant} does not exist`);
+  return r;
+}
+
+/** The pending request a reviewer may decide: never one the reviewer asked for, under any of their names. */
+async function pendingOf(c: Parameters<typeof takeReason>[0], tenant: string, id: string) {
+  const db = c.get('deps').database.db;
+  const r = await found(db, tenant, id);
+  if (r.status !== 'pending') {
+    throw new ApiError(409, 'conflict', `publish request ${id} is already ${r.status}${r.decided_by ? ` by ${r.decided_by}` : ''}`);
+  }
+  const actor = actorOf(c);
+  const mine = identitiesOf(actorName(actor), actor.person?.email);
+  const theirs = identitiesOf(r.requested_by, r.requested_by_email);
+  if ([...mine].some((name) => theirs.has(name))) {
+    throw new ApiError(403, 'forbidden', `${r.requested_by} asked for this publish; another person must review it`);
+  }
+  return r;
+}
