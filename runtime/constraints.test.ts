@@ -59,11 +59,11 @@ const call = (subject: string, name: string, args: unknown) =>
   decide(createView(loaded, { subject }), { toolCallId: 'c1', name, arguments: typeof args === 'string' ? args : JSON.stringify(args) });
 
 describe('argument constraints in decide', () => {
-  it('allows a call whose arguments meet every constraint naming the tool', () => {
+  it('R7.11 allows a call whose arguments meet every constraint naming the tool', () => {
     expect(call('agent:writer', 'mcp__github__create_issue', { repo: 'acme/api', title: 'x' })).toEqual({ toolCallId: 'c1', decision: 'allow' });
   });
 
-  it('denies a call a deny constraint refuses, with its reason and without echoing the arguments', () => {
+  it('R7.11 R7.9 denies a call a deny constraint refuses, with its reason and without echoing the arguments', () => {
     const d = call('agent:writer', 'mcp__github__create_issue', { repo: 'evil/secret-repo', title: 'x' });
     expect(d).toMatchObject({
       decision: 'deny',
@@ -74,11 +74,11 @@ describe('argument constraints in decide', () => {
     expect(d.message).not.toContain('evil');
   });
 
-  it('applies a glob: a tool the glob does not name is not constrained', () => {
+  it('R7.11 applies a glob: a tool the glob does not name is not constrained', () => {
     expect(call('agent:writer', 'mcp__github__get_issue', { repo: 'evil/x', title: 'x' }).decision).toBe('allow');
   });
 
-  it('asks for approval when a require_approval constraint fails', () => {
+  it('R7.11 asks for approval when a require_approval constraint fails, even for a tool the view allows', () => {
     expect(call('agent:writer', 'core__send_email', { to: 'a@acme.example' }).decision).toBe('allow');
     const d = call('agent:writer', 'core__send_email', { to: 'someone@else.example' });
     expect(d).toMatchObject({ decision: 'require_approval', constraint: { role: 'writer', index: 1, otherwise: 'require_approval' } });
@@ -86,27 +86,27 @@ describe('argument constraints in decide', () => {
     expect(d.message).not.toContain('else.example');
   });
 
-  it('lets a deny constraint of one role win over an approval constraint of another, whatever the role order', () => {
+  it('R7.11 lets a deny constraint of one role win over an approval constraint of another, whatever the role order', () => {
     const d = call('agent:both', 'core__send_email', { to: 'boss@rival.example' });
     expect(d).toMatchObject({ decision: 'deny', errorCode: 'policy_denied', constraint: { role: 'auditor', index: 0 } });
     // Only the approval constraint fails: approval, named by the role that holds it.
     expect(call('agent:both', 'core__send_email', { to: 'x@other.example' })).toMatchObject({ decision: 'require_approval', constraint: { role: 'writer' } });
   });
 
-  it('checks the input schema first: arguments failing it answer validation, not the constraint', () => {
+  it('R7.8 R7.11 checks the input schema first: arguments failing it answer validation, not the constraint', () => {
     const d = call('agent:writer', 'mcp__github__create_issue', { repo: 'evil/x' });
     expect(d).toMatchObject({ decision: 'deny', errorCode: 'validation' });
     expect(d.constraint).toBeUndefined();
     expect(call('agent:writer', 'mcp__github__create_issue', '{').errorCode).toBe('invalid_json');
   });
 
-  it("ignores the constraints of roles the subject does not hold", () => {
+  it('R7.11 ignores the constraints of roles the subject does not hold', () => {
     expect(call('agent:plain', 'core__send_email', { to: 'someone@else.example' }).decision).toBe('allow');
   });
 });
 
 describe('argument constraints in evaluate', () => {
-  it('reports on each visible tool the constraints that name it, and nothing on the others', () => {
+  it('R6.16 reports on each visible tool the constraints that name it, and nothing on the others', () => {
     const r = evaluate(loaded, { subject: 'agent:both' });
     const byId = new Map(r.tools.map((t) => [t.id, t]));
     expect(byId.get('core__send_email')?.constraints).toEqual([
