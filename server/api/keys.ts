@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { KeyAction, KeyOverview } from '../../policy-schemas/types.gen.ts';
-import { authorize } from '../auth/guard.ts';
+import { actorOf, authorize, reachesTenant } from '../auth/guard.ts';
 import type { ChangeMeta } from '../audit/change.ts';
-import { type AppDeps, type AppEnv, actorName } from '../context.ts';
+import { type Actor, type AppDeps, type AppEnv, actorName } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
 import { type ExpectedVersion, changedMeanwhile, etagOf, requiredIfMatch, versionMismatch } from '../http/versioning.ts';
@@ -24,7 +24,7 @@ export const keyRoutes = new Hono<AppEnv>();
 
 keyRoutes.get('/', async (c) => {
   authorize(c, 'key', 'read');
-  const overview = await keyOverview(c.get('deps'));
+  const overview = await keyOverview(c.get('deps'), actorOf(c));
   c.header('ETag', etagOf(overview.keySet.version));
   return c.json<KeyOverview>(overview);
 });
@@ -62,13 +62,20 @@ keyRoutes.post('/:kid/retire', async (c) => {
 
 const keyStore = (c: Context<AppEnv>) => sharedKeyStore(c.get('deps').config.keysDir);
 
-/** What `GET /v1/keys` answers, and what a 412 carries as `current`. */
-async function keyOverview(deps: AppDeps): Promise<KeyOverview> {
+/**
+ * What `GET /v1/keys` answers, and what a 412 carries as `current`. `latestBundleOf` names only
+ * tenants the reader reaches: a token scoped to some tenants learns nothing of the others, not even
+ * their ids (as `/v1/tenants/<other>` answers 404).
+ */
+async function keyOverview(deps: AppDeps, reader: Actor): Promise<KeyOverview> {
   const store = sharedKeyStore(deps.config.keysDir);
   const { keySet } = await store.keySet();
   const root = await store.rootInfo();
   const keys: KeyOverview['keys'] = [];
-  for (const k of await store.list()) keys.push({ ...k, latestBundleOf: await tenantsSignedBy(deps, k.kid) });
+  for (const k of await store.list()) {
+    const tenants = await tenantsSignedBy(deps, k.kid);
+    keys.push({ ...k, latestBundleOf: tenants.filter((t) => reachesTenant(reader, t)) });
+  }
   return {
     keys,
     keySet: { version: keySet.version, issuedAt: keySet.issuedAt, expiresAt: keySet.expiresAt },
@@ -90,7 +97,7 @@ async function ifKeySetIs<T>(c: Context<AppEnv>, expected: ExpectedVersion, chan
 
 /** The 412 for an If-Match that does not name the current key set, carrying the overview as it is now. */
 async function staleKeySet(c: Context<AppEnv>, expected: ExpectedVersion): Promise<ApiError> {
-  const current = await keyOverview(c.get('deps'));
+  const current = await keyOverview(c.get('deps'), actorOf(c));
   // The fallback only if the key set went back to the version named, which versions never do.
   return versionMismatch(expected, current.keySet.version, current, 'key set') ?? changedMeanwhile('the key set', current);
 }

@@ -8,8 +8,10 @@ import { nulProblems } from '../http/safe-json.ts';
 import { isSecureRequest } from '../auth/session-cookie.ts';
 import { CALLBACK_PATH, SsoFailure, beginSignIn, finishSignIn } from '../auth/sso/oidc-client.ts';
 import { continuePage, signInPage } from '../auth/sso/pages.ts';
-import { pruneSignIns, recordSignIn, takeSignIn } from '../auth/sso/pending-sign-ins.ts';
+import { recordSignIn, takeSignIn } from '../auth/sso/pending-sign-ins.ts';
 import { currentAccess, personOf, startPersonSession } from '../auth/sso/person-session.ts';
+import { claimRefusalAudit } from '../auth/sso/refusal-audit.ts';
+import { pendingLimitsOf, spendStart, startClientOf } from '../auth/sso/start-limit.ts';
 import type { AppEnv } from '../context.ts';
 
 /**
@@ -23,28 +25,49 @@ export const ssoSessionRoutes = new Hono<AppEnv>();
 /** Binds a sign-in to the browser that started it (Lax: it must come back on the provider's redirect). */
 const LOGIN_COOKIE = 'toolgate_sso_login';
 const SIGN_IN_SECONDS = 10 * 60;
-const MAX_PENDING_SIGN_INS = 10_000;
 
 ssoSessionRoutes.get('/', (c) => c.json({ enabled: Boolean(c.get('deps').config.sso) }));
 
 ssoSessionRoutes.get('/start', async (c) => {
-  const sso = c.get('deps').config.sso;
+  const deps = c.get('deps');
+  const sso = deps.config.sso;
   if (!sso) return notConfigured(c);
+  c.header('Cache-Control', 'no-store');
+  // Anyone may start a sign-in, and each one is kept for ten minutes: starts are limited per
+  // client, and one client holds only its share of the store, so no one can fill it for others.
+  const client = startClientOf(clientAddress(c));
+  const wait = spendStart(deps, client);
+  if (wait > 0) return tooManyStarts(c, wait);
   const begun = await beginSignIn(sso);
   if (!begun.ok) return failurePage(c, begun.failure);
   const pending = begun.value;
-  const { database } = c.get('deps');
   const now = new Date();
-  // Anyone may start a sign-in: a flood of them must not grow the table without bound.
-  if ((await pruneSignIns(database.db, now)) >= MAX_PENDING_SIGN_INS) {
+  const recorded = await recordSignIn(deps.database, {
+    state: pending.state,
+    nonce: pending.nonce,
+    codeVerifier: pending.codeVerifier,
+    address: client,
+    now,
+    seconds: SIGN_IN_SECONDS,
+    limits: pendingLimitsOf(deps),
+  });
+  if (!recorded.ok && recorded.full === 'address') return tooManyStarts(c, 60);
+  if (!recorded.ok) {
+    deps.logger.warn({ requestId: c.get('requestId') }, 'single sign-on: the store of sign-ins under way is full');
     c.header('Retry-After', '60');
     return c.html(signInPage('Too many sign-ins under way', 'Too many sign-ins were started in the last minutes. Try again in a minute.'), 503);
   }
-  await recordSignIn(database.db, { state: pending.state, nonce: pending.nonce, codeVerifier: pending.codeVerifier, now, seconds: SIGN_IN_SECONDS });
   setCookie(c, LOGIN_COOKIE, pending.state, { httpOnly: true, sameSite: 'Lax', path: CALLBACK_PATH, secure: isSecureRequest(c), maxAge: SIGN_IN_SECONDS });
-  c.header('Cache-Control', 'no-store');
   return c.redirect(pending.url, 302);
 });
+
+function tooManyStarts(c: Context<AppEnv>, wait: number) {
+  c.header('Retry-After', String(wait));
+  return c.html(
+    signInPage('Too many sign-ins started', `Too many sign-ins were started from this address without finishing. Try again in ${wait} seconds.`),
+    429,
+  );
+}
 
 ssoSessionRoutes.get('/callback', async (c) => {
   const sso = c.get('deps').config.sso;
@@ -95,10 +118,15 @@ ssoSessionRoutes.get('/callback', async (c) => {
   const access = await currentAccess(c.get('deps'), claims);
   if (!access.access) {
     const person = personOf(claims);
+    // Audited at most once per subject a minute: a person (or a script) retrying cannot flood the trail.
     await runChange(
       c.get('deps'),
       { actor: `user:${person.sub}`, person, requestId: c.get('requestId'), reason: 'no single sign-on mapping matches this account' },
-      (ch) => ch.record({ action: 'refuse', entityType: 'session', entityId: `user:${person.sub}`, before: null, after: null }),
+      async (ch) => {
+        if (await claimRefusalAudit(ch.tx, person.sub)) {
+          await ch.record({ action: 'refuse', entityType: 'session', entityId: `user:${person.sub}`, before: null, after: null });
+        }
+      },
     );
     return c.html(
       signInPage(
@@ -107,7 +135,7 @@ ssoSessionRoutes.get('/callback', async (c) => {
         {
           retry: false,
           detail:
-            'Ask a Toolgate admin to add a mapping for one of your groups (or another claim of your account). This refusal was recorded in the audit trail.',
+            'Ask a Toolgate admin to add a mapping for one of your groups (or another claim of your account). Refused sign-ins are recorded in the audit trail.',
         },
       ),
       403,

@@ -10,6 +10,7 @@ import type { RuntimesTable } from './tables/runtimes.ts';
 import type { SessionsTable } from './tables/sessions.ts';
 import type { SsoLoginsTable } from './tables/sso-logins.ts';
 import type { SsoMappingsTable } from './tables/sso-mappings.ts';
+import type { SsoRefusalsTable } from './tables/sso-refusals.ts';
 import type { StatesTable } from './tables/states.ts';
 import type { TenantPoliciesTable } from './tables/tenant-policies.ts';
 import type { TenantTestsTable } from './tables/tenant-tests.ts';
@@ -39,4 +40,5 @@ export interface Database {
   sso_mappings: SsoMappingsTable;
   sso_logins: SsoLoginsTable;
   publish_requests: PublishRequestsTable;
+  sso_refusals: SsoRefusalsTable;
 }

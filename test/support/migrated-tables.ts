@@ -14,6 +14,7 @@ export const MIGRATED_TABLES = [
   'sessions',
   'sso_logins',
   'sso_mappings',
+  'sso_refusals',
   'states',
   'tenant_policies',
   'tenant_tests',

@@ -2,6 +2,18 @@ import type { SsoAccess, SsoMapping } from '../../../policy-schemas/types.gen.ts
 
 type TenantRole = 'editor' | 'viewer';
 
+/**
+ * The claims that count. Anyone can type an address into an account at many providers, so
+ * `email` counts only when the provider vouches for it with `email_verified: true` (the boolean:
+ * a string "true" or an absent flag is not a provider's word). Without it, the address is
+ * dropped: it matches no mapping and is never written beside the person in the audit trail.
+ */
+export function countedClaims(claims: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.hasOwn(claims, 'email') || claims.email_verified === true) return claims;
+  const { email: _unverified, ...rest } = claims;
+  return rest;
+}
+
 /** True when the claim equals the mapping's value, or (a list claim such as `groups`) contains it. */
 export function claimMatches(claims: Record<string, unknown>, mapping: Pick<SsoMapping, 'claim' | 'value'>): boolean {
   if (!Object.hasOwn(claims, mapping.claim)) return false;
@@ -19,10 +31,11 @@ export function claimMatches(claims: Record<string, unknown>, mapping: Pick<SsoM
  * - else editor/viewer: the union of the tenants, each with the strongest role any mapping gives
  *   it (`tenantRoles`), and `role` = the strongest of those, which decides the requests that name
  *   no tenant (listing tenants, reading the inventory: the same for editor and viewer).
- * No match: no access, and the sign-in is refused.
+ * No match: no access, and the sign-in is refused. Only countedClaims are judged.
  */
 export function accessFor(claims: Record<string, unknown>, mappings: readonly SsoMapping[]): SsoAccess {
-  const matched = mappings.filter((m) => claimMatches(claims, m)).sort((a, b) => a.id.localeCompare(b.id));
+  const counted = countedClaims(claims);
+  const matched = mappings.filter((m) => claimMatches(counted, m)).sort((a, b) => a.id.localeCompare(b.id));
   const ids = matched.map((m) => m.id);
   if (matched.length === 0) return { access: false, role: null, tenants: [], tenantRoles: {}, mappings: [] };
   const tenantRoles: Record<string, TenantRole> = {};

@@ -132,8 +132,21 @@ export function finishSignIn(
         throw classify(err, 'userinfo');
       }
     }
-    return { ...userinfo, ...idClaims };
+    return withEmailPair(userinfo, idClaims);
   });
+}
+
+/**
+ * The ID token's claims completed by userinfo's, the ID token winning. `email` and
+ * `email_verified` are taken as a pair from one source: a verified flag from userinfo must not
+ * vouch for a different address the ID token carries.
+ */
+export function withEmailPair(userinfo: Record<string, unknown>, idClaims: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...userinfo, ...idClaims };
+  const source = Object.hasOwn(idClaims, 'email') ? idClaims : userinfo;
+  delete merged.email_verified;
+  if (Object.hasOwn(source, 'email_verified')) merged.email_verified = source.email_verified;
+  return merged;
 }
 
 /** The provider's end-session URL for signing out there too, when it has one. */

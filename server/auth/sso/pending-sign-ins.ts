@@ -1,33 +1,51 @@
 import { createHash } from 'node:crypto';
-import type { DbOrTx } from '../../db/database.ts';
+import type { DbOrTx, ToolgateDatabase } from '../../db/database.ts';
 
 /** A sign-in started at the identity provider and not finished yet. */
 export type PendingSignIn = { nonce: string; codeVerifier: string; expiresAt: string };
 
+/** How many sign-ins may be under way at once: from one client address, and from everyone. */
+export type PendingLimits = { perAddress: number; total: number };
+
+/** Why a sign-in could not be recorded: this address holds its share, or the whole store is full. */
+export type RecordOutcome = { ok: true } | { ok: false; full: 'address' | 'store' };
+
 // Only a hash of the state is kept: the state itself travels in the browser's cookie and the callback URL.
 const stateHash = (state: string) => createHash('sha256').update(state, 'utf8').digest('hex');
 
-/** Forgets sign-ins past their deadline; answers how many are still under way. */
-export async function pruneSignIns(db: DbOrTx, now: Date): Promise<number> {
-  await db.deleteFrom('sso_logins').where('expires_at', '<=', now.toISOString()).execute();
-  const underWay = await db
-    .selectFrom('sso_logins')
-    .select((e) => e.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(underWay.n);
+/**
+ * Records a sign-in under way, unless its address already holds `perAddress` of them or the store
+ * holds `total`. Expired ones are forgotten first. Counting and inserting are one write
+ * transaction, so replicas sharing the database cannot overshoot together.
+ */
+export async function recordSignIn(
+  database: ToolgateDatabase,
+  p: { state: string; nonce: string; codeVerifier: string; address: string; now: Date; seconds: number; limits: PendingLimits },
+): Promise<RecordOutcome> {
+  return database.change(async (tx) => {
+    await tx.deleteFrom('sso_logins').where('expires_at', '<=', p.now.toISOString()).execute();
+    if ((await countSignIns(tx, p.address)) >= p.limits.perAddress) return { ok: false, full: 'address' };
+    if ((await countSignIns(tx)) >= p.limits.total) return { ok: false, full: 'store' };
+    await tx
+      .insertInto('sso_logins')
+      .values({
+        state_hash: stateHash(p.state),
+        nonce: p.nonce,
+        code_verifier: p.codeVerifier,
+        client_address: p.address,
+        created_at: p.now.toISOString(),
+        expires_at: new Date(p.now.getTime() + p.seconds * 1000).toISOString(),
+      })
+      .execute();
+    return { ok: true };
+  });
 }
 
-export async function recordSignIn(db: DbOrTx, p: { state: string; nonce: string; codeVerifier: string; now: Date; seconds: number }): Promise<void> {
-  await db
-    .insertInto('sso_logins')
-    .values({
-      state_hash: stateHash(p.state),
-      nonce: p.nonce,
-      code_verifier: p.codeVerifier,
-      created_at: p.now.toISOString(),
-      expires_at: new Date(p.now.getTime() + p.seconds * 1000).toISOString(),
-    })
-    .execute();
+/** Sign-ins under way, from one address or from all. */
+async function countSignIns(db: DbOrTx, address?: string): Promise<number> {
+  let q = db.selectFrom('sso_logins').select((e) => e.fn.countAll<number>().as('n'));
+  if (address !== undefined) q = q.where('client_address', '=', address);
+  return Number((await q.executeTakeFirstOrThrow()).n);
 }
 
 /** Takes the sign-in a state names, once: a second use (replay, or a reload) finds nothing. */

@@ -6,14 +6,18 @@ import { ApiError } from '../../errors.ts';
 import { stripStored } from '../../store/document-store.ts';
 import { ssoMappingStore } from '../../store/sso-mappings.ts';
 import { openSession } from '../sessions.ts';
-import { accessFor } from './access.ts';
+import { accessFor, countedClaims } from './access.ts';
 
 const DEFAULT_RECHECK_SECONDS = 30;
 
 export type Person = { sub: string; email: string | null; name: string | null };
 
-/** The person an ID token names: `sub`, and the email and name shown beside it in the audit trail. */
-export function personOf(claims: Record<string, unknown>): Person {
+/**
+ * The person an ID token names: `sub`, and the email (only a verified one, see countedClaims) and
+ * name shown beside it in the audit trail.
+ */
+export function personOf(all: Record<string, unknown>): Person {
+  const claims = countedClaims(all);
   const text = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v.slice(0, 320) : null);
   const name =
     text(claims.name) ?? (text(claims.given_name) && text(claims.family_name) ? `${claims.given_name} ${claims.family_name}` : text(claims.preferred_username));
@@ -55,7 +59,10 @@ export async function personActor(
       .where('id_hash', '=', row.id_hash)
       .execute();
   }
-  const person = { sub: row.user_sub ?? '', email: row.user_email, name: row.user_name };
+  // The email is judged from the claims again, so a session opened before unverified addresses
+  // were dropped does not keep writing one into the audit trail.
+  const claimed = row.user_claims ? personOf(JSON.parse(row.user_claims) as Record<string, unknown>) : null;
+  const person = { sub: row.user_sub ?? '', email: claimed ? claimed.email : row.user_email, name: row.user_name };
   return {
     tokenId: null,
     label: person.name ?? person.email ?? `user:${person.sub}`,

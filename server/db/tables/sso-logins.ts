@@ -9,6 +9,8 @@ export interface SsoLoginsTable {
   nonce: string;
   /** PKCE verifier; only its challenge left the server. */
   code_verifier: string;
+  /** The client address (IPv6: its /64) that started it; null for rows from before migration 013. */
+  client_address: string | null;
   created_at: string;
   expires_at: string;
 }
