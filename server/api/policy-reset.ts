@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { validate } from '../../policy-schemas/index.ts';
 import type { Bundle, ConnectionGrant, PolicyReset, TenantPolicy } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
@@ -36,12 +37,20 @@ policyResetRoutes.post('/:tenant/policy/reset', async (c) => {
     const existing = (await store.getPolicy(ch.tx, id))!;
     checkVersion(expected, existing);
     const { grants, ...published } = (JSON.parse(row.content) as Bundle).policy;
+    // A version published before grant ids were narrowed may hold one that no URL can name.
+    throwProblems(
+      (grants ?? []).flatMap((g, i) =>
+        validate('common#/$defs/grantConnectionId', g.connectionId).ok
+          ? []
+          : [{ pointer: `/grants/${i}/connectionId`, message: `${JSON.stringify(g.connectionId)} cannot be a grant id any more (as v${version} had it)` }],
+      ),
+    );
     const policy = validOrThrow<TenantPolicy>('tenant-policy', structuredClone(published));
     if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now))) throw changedMeanwhile(`the policy of ${id}`, await store.getPolicy(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: store.tenantDocument<TenantPolicy>(existing), after: policy });
 
     const current = new Map((await store.listGrants(ch.tx, id)).map((g) => [g.connectionId, g]));
-    for (const g of grants) {
+    for (const g of grants ?? []) {
       const old = current.get(g.connectionId);
       current.delete(g.connectionId);
       const grant: ConnectionGrant = {

@@ -1,7 +1,6 @@
-import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { validate } from '../../policy-schemas/index.ts';
 import { parseSafeJson } from '../http/safe-json.ts';
+import { ContainmentError, readContained, resolveDir, scanFiles } from './contained-files.ts';
 import { type Entity, KEY_FIELD, SCHEMA_OF, fileDocument, parsePath } from './layout.ts';
 
 /** Top-level folders of the layout; anything else in the directory (README, CI files, .git) is left alone. */
@@ -9,21 +8,13 @@ export const MANAGED_DIRS = ['states', 'groups', 'mcp-servers', 'tools', 'tenant
 
 export type FileProblem = { path: string; pointer: string; message: string };
 
-/** Every file under the layout's folders, relative and with `/`, sorted; dot-files are skipped. */
+/**
+ * Every file under the layout's folders, relative and with `/`, sorted; dot-files other than
+ * `.json` ones are skipped, and links are never followed (scanFiles says where they are).
+ */
 export function layoutFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (rel: string) => {
-    for (const name of readdirSync(join(dir, rel)).sort()) {
-      if (name.startsWith('.')) continue;
-      const r = `${rel}/${name}`;
-      // Symbolic links are not followed: a link loop must not hang apply.
-      const st = lstatSync(join(dir, r));
-      if (st.isDirectory()) walk(r);
-      else if (st.isFile()) out.push(r);
-    }
-  };
-  for (const d of MANAGED_DIRS) if (existsSync(join(dir, d))) walk(d);
-  return out;
+  const root = resolveDir(dir);
+  return root === undefined ? [] : scanFiles(root, MANAGED_DIRS).files;
 }
 
 /**
@@ -32,17 +23,28 @@ export function layoutFiles(dir: string): string[] {
  * holds, and belong to a tenant that has its tenant.json. Returns the entities, or every problem.
  */
 export function readDir(dir: string): { ok: true; entities: Map<string, Entity> } | { ok: false; problems: FileProblem[] } {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) return { ok: false, problems: [{ path: dir, pointer: '', message: 'is not a directory' }] };
-  const problems: FileProblem[] = [];
+  const root = resolveDir(dir);
+  if (root === undefined) return { ok: false, problems: [{ path: dir, pointer: '', message: 'is not a directory' }] };
+  const scan = scanFiles(root, MANAGED_DIRS);
+  // A link anywhere in the layout refuses the whole directory: nothing is read through it.
+  const problems: FileProblem[] = scan.problems.map((p) => ({ path: p.path, pointer: '', message: p.message }));
   const entities = new Map<string, Entity>();
-  for (const path of layoutFiles(dir)) {
+  for (const path of scan.files) {
     const where = parsePath(path);
     if (!where) {
       problems.push({ path, pointer: '', message: 'is not part of the layout (see "Keeping the configuration in git" in the README)' });
       continue;
     }
     // Read as the API reads a body: keys that reshape objects and excessive depth are refused.
-    const parsed = parseSafeJson(readFileSync(join(dir, path), 'utf8'));
+    let text: string;
+    try {
+      text = readContained(root, path);
+    } catch (err) {
+      if (!(err instanceof ContainmentError)) throw err;
+      problems.push({ path: err.problem.path, pointer: '', message: err.problem.message });
+      continue;
+    }
+    const parsed = parseSafeJson(text);
     if (!parsed.ok) {
       if (parsed.kind === 'syntax') problems.push({ path, pointer: '', message: `is not JSON: ${parsed.message}` });
       else for (const p of parsed.problems) problems.push({ path, pointer: p.pointer, message: p.message });

@@ -6,6 +6,7 @@ import type { GrantsTable } from './tables/grants.ts';
 import type { GroupsTable } from './tables/groups.ts';
 import type { McpServersTable } from './tables/mcp-servers.ts';
 import type { PublishRequestsTable } from './tables/publish-requests.ts';
+import type { RuntimeOwnersTable } from './tables/runtime-owners.ts';
 import type { RuntimesTable } from './tables/runtimes.ts';
 import type { SessionsTable } from './tables/sessions.ts';
 import type { SsoLoginsTable } from './tables/sso-logins.ts';
@@ -33,6 +34,7 @@ export interface Database {
   audit_checkpoints: AuditCheckpointsTable;
   bundles: BundlesTable;
   runtimes: RuntimesTable;
+  runtime_owners: RuntimeOwnersTable;
   tenant_tests: TenantTestsTable;
   decisions: DecisionsTable;
   decision_sources: DecisionSourcesTable;

@@ -10,6 +10,7 @@ export const MIGRATED_TABLES = [
   'groups',
   'mcp_servers',
   'publish_requests',
+  'runtime_owners',
   'runtimes',
   'sessions',
   'sso_logins',

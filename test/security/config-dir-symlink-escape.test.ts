@@ -1,0 +1,169 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run as apply } from '../../server/cli/commands/apply.ts';
+import { run as exportCmd } from '../../server/cli/commands/export.ts';
+import { type ServedApp, startServedApp } from '../support/served-app.ts';
+
+// A configuration directory is often a clone of a repository someone else can write to. `toolgate
+// export` used to write through a symlinked file, delete `*.json` in a symlinked folder outside
+// --dir, and `apply --plan` read a symlinked folder. Neither follows a link now, at any depth:
+// each refuses with the path of the link and touches nothing.
+
+let s: ServedApp;
+let work: string;
+let n = 0;
+
+beforeAll(async () => {
+  s = await startServedApp();
+  work = mkdtempSync(join(tmpdir(), 'toolgate-links-'));
+});
+afterAll(async () => {
+  await s?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const capture = () => {
+  const lines: string[] = [];
+  return { lines, text: () => lines.join('\n'), out: { log: (l: string) => lines.push(l), error: (l: string) => lines.push(l) } };
+};
+
+/** A fresh exported directory and, beside it, a folder outside it that must stay untouched. */
+async function exportedDir(): Promise<{ dir: string; outside: string }> {
+  n++;
+  const dir = join(work, `config-${n}`);
+  const outside = join(work, `outside-${n}`);
+  mkdirSync(outside);
+  writeFileSync(join(outside, 'victim.json'), '{"keep":"me"}\n');
+  writeFileSync(join(outside, 'secret.txt'), 'do not read\n');
+  expect(await exportCmd(['--dir', dir], capture().out, { env: s.env })).toBe(0);
+  return { dir, outside };
+}
+
+const outsideState = (outside: string) => Object.fromEntries(readdirSync(outside).map((f) => [f, readFileSync(join(outside, f), 'utf8')]));
+
+describe('toolgate export never follows a link', () => {
+  const cases: [string, (dir: string, outside: string) => string][] = [
+    [
+      'a symlinked entity file pointing outside',
+      (dir, outside) => {
+        rmSync(join(dir, 'groups/default.json'));
+        symlinkSync(join(outside, 'victim.json'), join(dir, 'groups/default.json'));
+        return 'groups/default.json';
+      },
+    ],
+    [
+      'a dangling link where an entity file goes',
+      (dir, outside) => {
+        rmSync(join(dir, 'groups/default.json'));
+        symlinkSync(join(outside, 'created-by-export.json'), join(dir, 'groups/default.json'));
+        return 'groups/default.json';
+      },
+    ],
+    [
+      "a tenant's grants folder linked outside",
+      (dir, outside) => {
+        rmSync(join(dir, 'tenants/acme-research/grants'), { recursive: true });
+        symlinkSync(outside, join(dir, 'tenants/acme-research/grants'));
+        return 'tenants/acme-research/grants';
+      },
+    ],
+    [
+      'a top-level layout folder linked outside',
+      (dir, outside) => {
+        rmSync(join(dir, 'states'), { recursive: true });
+        symlinkSync(outside, join(dir, 'states'));
+        return 'states';
+      },
+    ],
+    [
+      'a whole tenant folder linked outside',
+      (dir, outside) => {
+        rmSync(join(dir, 'tenants/acme-research'), { recursive: true });
+        symlinkSync(outside, join(dir, 'tenants/acme-research'));
+        return 'tenants/acme-research';
+      },
+    ],
+    [
+      'a stale file that is a link (export would delete it)',
+      (dir, outside) => {
+        symlinkSync(join(outside, 'victim.json'), join(dir, 'groups/gone.json'));
+        return 'groups/gone.json';
+      },
+    ],
+  ];
+  for (const [name, plant] of cases) {
+    it(`${name}: refused naming the link, nothing outside written or removed`, async () => {
+      const { dir, outside } = await exportedDir();
+      const before = outsideState(outside);
+      const link = plant(dir, outside);
+      const c = capture();
+      expect(await exportCmd(['--dir', dir], c.out, { env: s.env })).toBe(2);
+      expect(c.text()).toContain(`${link}: is a symbolic link`);
+      expect(c.text()).toContain('nothing was written');
+      expect(outsideState(outside)).toEqual(before);
+    });
+  }
+
+  it('the directory named by --dir may itself be a link: it is resolved once and written inside', async () => {
+    const { dir } = await exportedDir();
+    const alias = join(work, `alias-${n}`);
+    symlinkSync(dir, alias);
+    rmSync(join(dir, 'groups/default.json'));
+    expect(await exportCmd(['--dir', alias], capture().out, { env: s.env })).toBe(0);
+    expect(existsSync(join(dir, 'groups/default.json'))).toBe(true);
+  });
+
+  it('links outside the layout folders (a README, .git) are left alone and do not stop an export', async () => {
+    const { dir, outside } = await exportedDir();
+    symlinkSync(join(outside, 'secret.txt'), join(dir, 'README.md'));
+    expect(await exportCmd(['--dir', dir], capture().out, { env: s.env })).toBe(0);
+    expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('do not read\n');
+  });
+});
+
+describe('toolgate apply and apply --plan never read through a link', () => {
+  const cases: [string, (dir: string, outside: string) => string][] = [
+    [
+      'a tenant folder linked to one outside',
+      (dir, outside) => {
+        mkdirSync(join(outside, 'evil'));
+        writeFileSync(join(outside, 'evil/tenant.json'), JSON.stringify({ id: 'evil', name: 'Evil' }));
+        symlinkSync(join(outside, 'evil'), join(dir, 'tenants/evil'));
+        return 'tenants/evil';
+      },
+    ],
+    [
+      'a group file linked to a file outside',
+      (dir, outside) => {
+        writeFileSync(join(outside, 'g.json'), JSON.stringify({ name: 'from-outside' }));
+        symlinkSync(join(outside, 'g.json'), join(dir, 'groups/from-outside.json'));
+        return 'groups/from-outside.json';
+      },
+    ],
+    [
+      'a top-level layout folder linked outside',
+      (dir, outside) => {
+        writeFileSync(join(outside, 'picked.json'), JSON.stringify({ name: 'picked' }));
+        rmSync(join(dir, 'states'), { recursive: true });
+        symlinkSync(outside, join(dir, 'states'));
+        return 'states';
+      },
+    ],
+  ];
+  for (const [name, plant] of cases) {
+    for (const mode of [['--plan'], ['--reason', 'linked']]) {
+      it(`${name} (${mode[0]}): exit 2 naming the link, nothing applied`, async () => {
+        const { dir, outside } = await exportedDir();
+        const link = plant(dir, outside);
+        const seq = (await s.request('GET', '/v1/audit?order=desc&limit=1')).json.items[0].seq;
+        const c = capture();
+        expect(await apply(['--dir', dir, ...mode], c.out, { env: s.env })).toBe(2);
+        expect(c.text()).toContain(`${link}: is a symbolic link`);
+        expect(c.text()).not.toMatch(/create/);
+        expect((await s.request('GET', '/v1/audit?order=desc&limit=1')).json.items[0].seq).toBe(seq);
+      });
+    }
+  }
+});
