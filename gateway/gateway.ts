@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolRequest, CallToolResult, RequestId, Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  SetLevelRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, CallToolResult, LoggingLevel, RequestId, ServerNotification, ServerRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Budgets, EvaluationRequest } from '../policy-schemas/types.gen.ts';
 import { createView, decide } from '../runtime/decide.ts';
 import type { DecideErrorCode, ToolView } from '../runtime/decide.ts';
@@ -16,6 +24,7 @@ import type { GatewayMetrics } from './metrics.ts';
 import type { PolicySource } from './policy-source.ts';
 import { redactResult } from './redact-result.ts';
 import type { Upstream } from './upstream.ts';
+import type { CallRelay } from './upstream-calls.ts';
 
 /** Every code a refused tools/call carries in its text and in `_meta.toolgate.errorCode`. */
 export type RefusalCode = DecideErrorCode | 'approval_required' | 'approval_declined' | 'definition_changed' | 'upstream_unavailable' | 'budget_exceeded';
@@ -42,6 +51,8 @@ export class GatewaySession {
   lastSignature: string | undefined;
   readonly server: Server;
   closed = false;
+  /** The least severe log level the client asked for (logging/setLevel); undefined: every relayed log message. */
+  logLevel: LoggingLevel | undefined;
 
   constructor(
     readonly id: string,
@@ -94,9 +105,14 @@ export class Gateway {
   openSession(client: ResolvedClient): GatewaySession {
     const server = new Server(
       { name: 'toolgate-gateway', version: this.deps.version ?? '1' },
-      { capabilities: { tools: { listChanged: true } }, instructions: 'Tools are filtered and enforced by Toolgate policy.' },
+      { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: 'Tools are filtered and enforced by Toolgate policy.' },
     );
     const session = new GatewaySession(randomUUID(), client, server);
+    // Upstreams' log messages during this session's calls are relayed from this level up.
+    server.setRequestHandler(SetLevelRequestSchema, (req) => {
+      session.logLevel = req.params.level;
+      return {};
+    });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listShown(session).tools }));
     server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.call(session, req.params, extra.requestId));
     session.lastSignature = this.list(session).signature;
@@ -305,7 +321,8 @@ export class Gateway {
     if (perCall.maxRuntimeMs !== undefined) limit = Math.min(limit, perCall.maxRuntimeMs);
     if (sessionBudgets?.maxRuntimeMs !== undefined) limit = Math.min(limit, Math.max(1, Math.ceil(sessionBudgets.maxRuntimeMs - session.usage.runtimeMs)));
     const t0 = performance.now();
-    const answer = await upstream.call(source.originalName!, args, limit);
+    const relay = this.relayFor(session, loaded, tool.id, source.server!, params._meta, requestId, limit);
+    const answer = await upstream.call(source.originalName!, args, limit, relay);
     session.usage.runtimeMs += performance.now() - t0;
     if (!answer.ok) {
       if (answer.code === 'timeout' && limit < callMs) return finish(d.decision, 'budget_exceeded', `${tool.id} ran past its runtime budget of ${limit} ms`);
@@ -329,6 +346,70 @@ export class Gateway {
       }
     }
     return finish(d.decision, null, null, result);
+  }
+
+  /**
+   * What of an allowed call's upstream reaches the client that made it, and nothing of it anyone
+   * else: progress (only when the client gave a progress token, under that token), log messages
+   * (from the level the client set), sampling and elicitation requests (only to a client that
+   * declared the capability, bounded by the call's time). Text the upstream chooses goes to the
+   * client only when the tool's redaction lets its result text through: a tool whose results are
+   * redacted cannot say the same things in a log line or a question. An upstream's elicitation is
+   * marked as the upstream's and is never taken for an approval: approvals are asked by the
+   * gateway alone, before the upstream is called.
+   */
+  private relayFor(
+    session: GatewaySession,
+    loaded: LoadedBundle,
+    toolId: string,
+    server: string,
+    meta: Record<string, unknown> | undefined,
+    requestId: RequestId | undefined,
+    timeoutMs: number,
+  ): CallRelay {
+    const given = meta?.progressToken;
+    const token = typeof given === 'string' || Number.isSafeInteger(given) ? (given as string | number) : undefined;
+    const related = requestId !== undefined ? { relatedRequestId: requestId } : {};
+    const showsText = redactResult(loaded, toolId, { content: [{ type: 'text', text: 'x' }] }).content.length === 1;
+    const send = (notification: ServerNotification) => {
+      if (!session.closed) void session.server.notification(notification, related).catch(() => undefined);
+    };
+    return {
+      progress: token !== undefined,
+      notify: (method, params) => {
+        if (method === 'notifications/progress') {
+          if (token === undefined || typeof params.progress !== 'number') return;
+          const progress: Record<string, unknown> = { progressToken: token, progress: params.progress };
+          if (typeof params.total === 'number') progress.total = params.total;
+          if (showsText && typeof params.message === 'string') progress.message = params.message;
+          send({ method, params: progress } as ServerNotification);
+          return;
+        }
+        if (!showsText || !LOG_LEVELS.includes(params.level as LoggingLevel)) return;
+        if (session.logLevel && LOG_LEVELS.indexOf(params.level as LoggingLevel) < LOG_LEVELS.indexOf(session.logLevel)) return;
+        const log: Record<string, unknown> = { level: params.level, logger: `${server}${typeof params.logger === 'string' ? `/${params.logger}` : ''}` };
+        log.data = params.data;
+        send({ method, params: log } as ServerNotification);
+      },
+      request: async (method, params) => {
+        if (session.closed) throw new McpError(ErrorCode.ConnectionClosed, 'the client has gone');
+        const caps = session.server.getClientCapabilities();
+        const can = method === 'sampling/createMessage' ? caps?.sampling : caps?.elicitation;
+        if (!can) throw new McpError(ErrorCode.MethodNotFound, `the client cannot answer ${method}`);
+        if (!showsText) throw new McpError(ErrorCode.InvalidRequest, `${toolId}'s results are redacted: its server may not ask the client`);
+        if (method === 'sampling/createMessage') {
+          return (await session.server.request({ method, params } as ServerRequest, CreateMessageResultSchema, { ...related, timeout: timeoutMs })) as Record<
+            string,
+            unknown
+          >;
+        }
+        const asked = { ...params, message: `The MCP server "${server}" asks (this is not an approval by Toolgate): ${String(params.message ?? '')}` };
+        return (await session.server.request({ method, params: asked } as ServerRequest, ElicitResultSchema, { ...related, timeout: timeoutMs })) as Record<
+          string,
+          unknown
+        >;
+      },
+    };
   }
 
   private async askApproval(
@@ -379,6 +460,9 @@ export class Gateway {
     void session.server.sendToolListChanged().catch(() => undefined);
   }
 }
+
+/** MCP's log levels, least severe first. */
+const LOG_LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 /** A tools/call result as the SDK server sends it: checked against CallToolResultSchema, else its error. */
 function serializedCallResult(result: CallToolResult): string {

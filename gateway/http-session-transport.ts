@@ -226,10 +226,28 @@ export class HttpSessionTransport implements Transport {
     if (!answer) {
       const stream = this.byRequest.get(requestId);
       // The client left, or the session closed: nobody is waiting for this any more.
-      if (stream?.sse) stream.res.write(sseEvent(message));
+      if (!stream || !this.toEvents(stream)) return;
+      stream.res.write(sseEvent(message));
       return;
     }
     this.answer(requestId, [JSON.stringify(message)]);
+  }
+
+  /**
+   * A POST answered with JSON turns into an SSE stream when something about its requests must
+   * reach the client before their answers (a call's progress or log messages, a question to the
+   * client): a plain call keeps its one JSON body, a call with news gets them as they come. The
+   * answers collected so far go out first, as events. False when the answer has already gone.
+   */
+  private toEvents(stream: PostStream): boolean {
+    if (stream.sse) return true;
+    if (stream.res.headersSent) return false;
+    stream.sse = true;
+    stream.res.writeHead(200, { ...SSE_HEADERS, 'mcp-session-id': this.sessionId });
+    for (const done of stream.answers.values()) stream.res.write(joined(['event: message\ndata: ', ...done, '\n\n']));
+    stream.keepAlive = setInterval(() => stream.res.write(': keepalive\n\n'), this.keepAliveMs);
+    stream.keepAlive.unref();
+    return true;
   }
 
   /** Sends the answer to a request on the stream of the POST that carried it. */

@@ -1,9 +1,10 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { type EventSourceMessage, type EventSourceParser, createParser } from 'eventsource-parser';
 import { isLeanResultResponse } from './lean-messages.ts';
+import type { RelatedExtra } from './upstream-calls.ts';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { StringDecoder } from 'node:string_decoder';
@@ -17,7 +18,23 @@ export type HttpUpstreamTransportOptions = {
   reopenMs?: number;
   /** The most bytes of one JSON answer or one SSE event held before the answer is cut off (default 16 MiB). */
   maxMessageBytes?: number;
+  /** Wait before resuming a request's answer stream when the server gave no `retry` (default 1 s). */
+  resumeMs?: number;
 };
+
+/**
+ * Where a request's answer stream is: the last event id the server gave (its resumption cursor),
+ * the wait it asked for before reconnecting, and whether the answer came.
+ */
+type StreamCursor = { requestId: RequestId | undefined; lastEventId: string | undefined; retryMs: number | undefined; answered: boolean };
+
+/** Something reading a request's answer that the caller may stop (the POST, or a resumed stream). */
+type OpenAnswer = { cancel(): void };
+
+// A server that keeps ending a stream without sending anything new is not resumed for ever.
+const MAX_IDLE_RESUMPTIONS = 5;
+// However long a server asks to wait, the call's own timeout bounds the whole answer anyway.
+const MAX_RESUME_WAIT_MS = 30_000;
 
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
@@ -49,6 +66,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private held = 0;
   private controller: Dispatcher.DispatchController | undefined;
   private cancelled = false;
+  private readonly cursor: StreamCursor;
 
   constructor(
     private readonly transport: HttpUpstreamTransport,
@@ -57,7 +75,9 @@ class PostHandler implements Dispatcher.DispatchHandler {
     private readonly reject: (err: Error) => void,
     /** The id of the request this POST carries, while its answer is open (see cancel). */
     private readonly requestId?: RequestId,
-  ) {}
+  ) {
+    this.cursor = { requestId, lastEventId: undefined, retryMs: undefined, answered: false };
+  }
 
   // Its presence marks the handler as undici's current (controller-based) interface.
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -84,7 +104,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
     else if (this.type.includes('text/event-stream')) {
       this.mode = 'events';
       this.decoder = new StringDecoder('utf8');
-      this.parser = createParser({ onEvent: (event) => onEvent(this.transport, event) });
+      this.parser = createParser({ onEvent: (event) => onEvent(this.transport, event, this.cursor), onRetry: (ms) => (this.cursor.retryMs = ms) });
       // The answers come as events; send() is done once the server accepted the message.
       this.settle();
     } else if (this.type.includes('application/json')) this.mode = 'json';
@@ -108,7 +128,11 @@ class PostHandler implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.transport.closedAnswer(this.requestId, this);
-    if (this.mode === 'events') return;
+    if (this.mode === 'events') {
+      // The server may end a request's stream before its answer (2025-11-25): resume it.
+      if (!this.cancelled) this.transport.resumeIfCut(this.cursor);
+      return;
+    }
     if (this.mode === 'accepted') {
       this.settle();
       if (this.initializedNotice) this.transport.initialized();
@@ -125,7 +149,9 @@ class PostHandler implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     this.transport.closedAnswer(this.requestId, this);
     if (!this.settled) this.settle(err);
-    else if (!this.cancelled) this.transport.failed(err);
+    else if (this.cancelled) return;
+    // A stream cut after the server gave a cursor is resumed; one cut without a cursor is a failure.
+    else if (this.mode !== 'events' || err instanceof AnswerTooLargeError || !this.transport.resumeIfCut(this.cursor)) this.transport.failed(err);
   }
 
   private settle(err?: Error): void {
@@ -151,9 +177,10 @@ function boundaryEnd(text: string, blank: string): number {
   return at < 0 ? -1 : at + blank.length;
 }
 
-function onEvent(transport: HttpUpstreamTransport, event: EventSourceMessage): void {
+function onEvent(transport: HttpUpstreamTransport, event: EventSourceMessage, cursor?: StreamCursor): void {
+  if (cursor && event.id !== undefined) cursor.lastEventId = event.id;
   // Empty data is a priming event (resumption cursor only).
-  if ((event.event === undefined || event.event === 'message') && event.data !== '') transport.deliverText(event.data);
+  if ((event.event === undefined || event.event === 'message') && event.data !== '') transport.deliverText(event.data, cursor);
 }
 
 /**
@@ -168,7 +195,7 @@ export class HttpUpstreamTransport implements Transport {
   sessionId?: string;
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
 
   private protocolVersion: string | undefined;
   private readonly pool: Pool;
@@ -177,8 +204,8 @@ export class HttpUpstreamTransport implements Transport {
   private readonly headers: Record<string, string>;
   private closed = false;
   private reopenTimer: NodeJS.Timeout | undefined;
-  /** The POSTs of requests whose answers are still open, by request id: a cancellation ends its POST. */
-  private readonly openAnswers = new Map<RequestId, PostHandler>();
+  /** What reads the answers of requests still open, by request id: a cancellation ends it. */
+  private readonly openAnswers = new Map<RequestId, OpenAnswer>();
   /** @internal The most bytes of one message held (see HttpUpstreamTransportOptions). */
   readonly maxMessageBytes: number;
 
@@ -263,9 +290,14 @@ export class HttpUpstreamTransport implements Transport {
     this.reopenTimer.unref();
   }
 
-  private async readEvents(body: Dispatcher.ResponseData['body']): Promise<void> {
+  private async readEvents(body: Dispatcher.ResponseData['body'], cursor?: StreamCursor): Promise<void> {
     let held = 0;
-    const parser = createParser({ onEvent: (event) => onEvent(this, event) });
+    const parser = createParser({
+      onEvent: (event) => onEvent(this, event, cursor),
+      onRetry: (ms) => {
+        if (cursor) cursor.retryMs = ms;
+      },
+    });
     const decoder = new StringDecoder('utf8');
     try {
       for await (const chunk of body) {
@@ -276,6 +308,8 @@ export class HttpUpstreamTransport implements Transport {
       }
     } catch (err) {
       body.destroy();
+      // A resumed answer stream cut off is resumed again (its call's timeout bounds it), unless it was too large.
+      if (cursor && !(err instanceof AnswerTooLargeError)) return;
       if (!this.closed) this.onerror?.(err as Error);
     }
   }
@@ -291,8 +325,55 @@ export class HttpUpstreamTransport implements Transport {
     void this.openStream();
   }
 
+  /**
+   * @internal A request's answer stream ended without its answer. With a cursor from the server it
+   * is resumed (GET with Last-Event-ID after the server's `retry`) and true is answered; without
+   * one there is nothing to resume from.
+   */
+  resumeIfCut(cursor: StreamCursor, idle = 0): boolean {
+    if (cursor.answered || cursor.requestId === undefined || cursor.lastEventId === undefined || this.closed) return false;
+    if (idle >= MAX_IDLE_RESUMPTIONS) return false;
+    const requestId = cursor.requestId;
+    const aborter = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const handle: OpenAnswer = {
+      cancel: () => {
+        clearTimeout(timer);
+        aborter.abort();
+      },
+    };
+    this.openAnswers.set(requestId, handle);
+    const resume = async () => {
+      const from = cursor.lastEventId;
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await this.pool.request({
+          path: this.path,
+          method: 'GET',
+          headers: this.requestHeaders({ accept: 'text/event-stream', 'last-event-id': from! }),
+          signal: aborter.signal,
+        });
+      } catch (err) {
+        if (!aborter.signal.aborted) this.failed(err as Error);
+        return;
+      }
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        await res.body.dump();
+        if (!aborter.signal.aborted) this.failed(new StreamableHTTPError(res.statusCode, `Failed to resume the answer stream (HTTP ${res.statusCode})`));
+        return;
+      }
+      await this.readEvents(res.body, cursor);
+      if (this.openAnswers.get(requestId) === handle) this.openAnswers.delete(requestId);
+      if (aborter.signal.aborted || cursor.answered) return;
+      this.resumeIfCut(cursor, cursor.lastEventId === from ? idle + 1 : 0);
+    };
+    timer = setTimeout(() => void resume(), Math.min(cursor.retryMs ?? this.options.resumeMs ?? 1000, MAX_RESUME_WAIT_MS));
+    timer.unref();
+    return true;
+  }
+
   /** @internal A POST's answer ended (or failed): a cancellation of its request no longer concerns it. */
-  closedAnswer(requestId: RequestId | undefined, handler: PostHandler): void {
+  closedAnswer(requestId: RequestId | undefined, handler: OpenAnswer): void {
     if (requestId !== undefined && this.openAnswers.get(requestId) === handler) this.openAnswers.delete(requestId);
   }
 
@@ -301,8 +382,12 @@ export class HttpUpstreamTransport implements Transport {
     if (!this.closed) this.onerror?.(err);
   }
 
-  /** @internal One JSON body or SSE event's data: one message or a batch. */
-  deliverText(text: string): void {
+  /**
+   * @internal One JSON body or SSE event's data: one message or a batch. Messages that came on a
+   * request's answer stream are delivered with that request's id (`relatedRequestId`), so what an
+   * upstream says during a call can be told apart from what it says during another.
+   */
+  deliverText(text: string, cursor?: StreamCursor): void {
     let data: unknown;
     try {
       data = JSON.parse(text);
@@ -310,21 +395,24 @@ export class HttpUpstreamTransport implements Transport {
       this.onerror?.(err as Error);
       return;
     }
-    for (const m of Array.isArray(data) ? data : [data]) this.deliver(m);
+    for (const m of Array.isArray(data) ? data : [data]) this.deliver(m, cursor);
   }
 
-  private deliver(raw: unknown): void {
+  private deliver(raw: unknown, cursor: StreamCursor | undefined): void {
+    const extra = cursor?.requestId !== undefined ? ({ relatedRequestId: cursor.requestId } as RelatedExtra) : undefined;
     // A plain successful answer (the common case) as the schema would pass it; the rest gets the schema.
-    if (isLeanResultResponse(raw)) {
-      this.onmessage?.(raw as JSONRPCMessage);
-      return;
+    let message: JSONRPCMessage;
+    if (isLeanResultResponse(raw)) message = raw as JSONRPCMessage;
+    else {
+      const parsed = JSONRPCMessageSchema.safeParse(raw);
+      if (!parsed.success) {
+        this.onerror?.(parsed.error);
+        return;
+      }
+      message = parsed.data;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(raw);
-    if (!parsed.success) {
-      this.onerror?.(parsed.error);
-      return;
-    }
-    this.onmessage?.(parsed.data);
+    if (cursor && 'id' in message && message.id === cursor.requestId && !('method' in message)) cursor.answered = true;
+    this.onmessage?.(message, extra);
   }
 
   private requestHeaders(own: Record<string, string>): Record<string, string> {

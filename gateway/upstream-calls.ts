@@ -1,9 +1,32 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { callToolResultSchema, isPlainObject } from './lean-messages.ts';
 
-type Pending = { resolve: (result: CallToolResult) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout };
+/** The upstream methods a call may ask its client through the gateway (everything else is not relayed). */
+export type RelayedRequest = 'sampling/createMessage' | 'elicitation/create';
+/** The notifications of a call that reach its client. */
+export type RelayedNotification = 'notifications/progress' | 'notifications/message';
+
+/**
+ * What the gateway relays between one call and the client that made it. `progress`: the client
+ * gave a progress token, so the upstream is given one of its own for this call (never the
+ * client's, never one for a call whose client gave none), and its progress comes back through
+ * `notify` (the gateway puts the client's token back). `request` answers an upstream's request
+ * made during the call, or rejects with the JSON-RPC error to answer it with.
+ */
+export type CallRelay = {
+  progress: boolean;
+  notify(method: RelayedNotification, params: Record<string, unknown>): void;
+  request(method: RelayedRequest, params: Record<string, unknown>): Promise<Record<string, unknown>>;
+};
+
+/** What the HTTP transport adds to a message that came on the answer stream of one of its requests. */
+export type RelatedExtra = MessageExtraInfo & { relatedRequestId?: RequestId };
+
+type Pending = { resolve: (result: CallToolResult) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout; relay: CallRelay | undefined };
+
+const RELAYED_REQUESTS: ReadonlySet<string> = new Set<RelayedRequest>(['sampling/createMessage', 'elicitation/create']);
 
 // The SDK client numbers its own requests 0, 1, 2…: string ids with this prefix never collide with them.
 const ID_PREFIX = 'toolgate-call-';
@@ -38,7 +61,8 @@ export class UpstreamCalls {
     transport.onmessage = (message, extra) => {
       const settled = this.settle(message);
       if (settled === 'answered' || !this.admit()) return;
-      if (settled === 'other') deliver?.call(transport, message, extra);
+      if (settled !== 'other' || this.relayed(message, extra as RelatedExtra | undefined)) return;
+      deliver?.call(transport, message, extra);
     };
   }
 
@@ -55,7 +79,7 @@ export class UpstreamCalls {
     return this.results;
   }
 
-  call(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallToolResult> {
+  call(name: string, args: Record<string, unknown>, timeoutMs: number, relay?: CallRelay): Promise<CallToolResult> {
     if (this.closed) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'));
     const id = `${ID_PREFIX}${this.next++}`;
     return new Promise<CallToolResult>((resolve, reject) => {
@@ -65,8 +89,10 @@ export class UpstreamCalls {
         this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }).catch(() => undefined);
         reject(new McpError(ErrorCode.RequestTimeout, reason, { timeout: timeoutMs }));
       }, timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      this.transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }).catch((err) => {
+      this.pending.set(id, { resolve, reject, timer, relay });
+      // The call's own id is its progress token upstream: unique on this connection, and nobody else's.
+      const params = relay?.progress ? { name, arguments: args, _meta: { progressToken: id } } : { name, arguments: args };
+      this.transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params }).catch((err) => {
         if (!this.pending.delete(id)) return;
         clearTimeout(timer);
         reject(err);
@@ -82,6 +108,53 @@ export class UpstreamCalls {
       clearTimeout(p.timer);
       p.reject(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'));
     }
+  }
+
+  /**
+   * Takes what an upstream sends about its calls: progress (matched by the token the call was
+   * given; any other token, a stray or a late one, is dropped, never taken for a broken
+   * connection), log messages that came on a call's own answer stream, and sampling or
+   * elicitation requests of a call (the call whose answer stream carried it, else the only call
+   * in flight; with several and no stream to tell, it is refused). True when the message was
+   * taken here; the rest goes to the SDK client.
+   */
+  private relayed(message: JSONRPCMessage, extra: RelatedExtra | undefined): boolean {
+    const m = message as { id?: unknown; method?: unknown; params?: unknown };
+    if (typeof m.method !== 'string') return false;
+    const params = isPlainObject(m.params) ? m.params : {};
+    if (m.id === undefined) {
+      if (m.method === 'notifications/progress') {
+        const token = params.progressToken;
+        const call = typeof token === 'string' ? this.pending.get(token) : undefined;
+        if (call?.relay?.progress) call.relay.notify('notifications/progress', params);
+        return true;
+      }
+      if (m.method === 'notifications/message') {
+        const related = extra?.relatedRequestId;
+        const call = typeof related === 'string' ? this.pending.get(related) : undefined;
+        if (!call) return false;
+        call.relay?.notify('notifications/message', params);
+        return true;
+      }
+      return false;
+    }
+    if (!RELAYED_REQUESTS.has(m.method)) return false;
+    const requestId = m.id as RequestId;
+    const answer = (body: { result: Record<string, unknown> } | { error: { code: number; message: string } }) =>
+      void this.transport.send({ jsonrpc: '2.0', id: requestId, ...body } as JSONRPCMessage).catch(() => undefined);
+    const related = extra?.relatedRequestId;
+    let call = typeof related === 'string' ? this.pending.get(related) : undefined;
+    if (!call && related === undefined && this.pending.size === 1) call = this.pending.values().next().value;
+    if (!call?.relay) {
+      answer({ error: { code: ErrorCode.InvalidRequest, message: `${m.method} is relayed only during one call the gateway can tell it belongs to` } });
+      return true;
+    }
+    call.relay.request(m.method as RelayedRequest, params).then(
+      (result) => answer({ result }),
+      (err: { code?: unknown; message?: unknown }) =>
+        answer({ error: { code: typeof err?.code === 'number' ? err.code : ErrorCode.InternalError, message: String(err?.message ?? 'error') } }),
+    );
+    return true;
   }
 
   /**

@@ -8,7 +8,7 @@ import type { GatewayUpstream } from '../policy-schemas/types.gen.ts';
 import { Backoff } from '../runtime/client/backoff.ts';
 import { definitionHash } from '../runtime/definition-hash.ts';
 import { AnswerTooLargeError, HttpUpstreamTransport } from './http-upstream-transport.ts';
-import { UpstreamCalls } from './upstream-calls.ts';
+import { type CallRelay, UpstreamCalls } from './upstream-calls.ts';
 
 export type UpstreamState = 'connecting' | 'ready' | 'down';
 
@@ -97,13 +97,13 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     return this.state === 'ready' ? this.hashes.get(originalName) : undefined;
   }
 
-  /** Calls a tool by its own name. Never throws. */
-  async call(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<UpstreamCallResult> {
+  /** Calls a tool by its own name, relaying the call's progress, logs and requests through `relay`. Never throws. */
+  async call(name: string, args: Record<string, unknown>, timeoutMs: number, relay?: CallRelay): Promise<UpstreamCallResult> {
     const calls = this.calls;
     if (this.state !== 'ready' || !calls) return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} is not connected` };
     const generation = this.generation;
     try {
-      return { ok: true, result: await calls.call(name, args, timeoutMs) };
+      return { ok: true, result: await calls.call(name, args, timeoutMs, relay) };
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (code === -32001) return { ok: false, code: 'timeout', message: `upstream ${this.id} did not answer within ${timeoutMs} ms` };
