@@ -8,6 +8,7 @@ import * as m006 from './006-token-expiry.ts';
 import * as m007 from './007-single-sign-on.ts';
 import * as m008 from './008-audit-checkpoints.ts';
 import * as m009 from './009-audit-checkpoints-append-only.ts';
+import * as m010 from './010-approvals.ts';
 import * as m011 from './011-publish-requests.ts';
 import * as m012 from './012-grant-urls-and-runtime-owners.ts';
 import * as m013 from './013-sso-sign-in-limits.ts';
@@ -23,6 +24,7 @@ export const migrations: Record<string, Migration> = {
   '007-single-sign-on': m007,
   '008-audit-checkpoints': m008,
   '009-audit-checkpoints-append-only': m009,
+  '010-approvals': m010,
   '011-publish-requests': m011,
   '012-grant-urls-and-runtime-owners': m012,
   '013-sso-sign-in-limits': m013,

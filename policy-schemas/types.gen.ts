@@ -7,6 +7,9 @@
  */
 
 export interface ApprovalDecision {
+/**
+ * A label or name a person reads: no control characters (they would reach terminals and CSV viewers from the audit log) and no bidirectional overrides.
+ */
 reason: string
 }
 

@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import type { ConstraintRef, EvaluationRequest, EvaluationResult } from '../policy-schemas/types.gen.ts';
 import { escapePointer } from '../policy-schemas/pointer.ts';
+import { type CallApproval, redeemApproval } from './approval-policy.ts';
 import { checkConstraints } from './constraints.ts';
 import { evaluateDetailed, grantedConnections, NOT_VISIBLE, REQUIRE_APPROVAL } from './evaluate.ts';
 import type { LoadedBundle, SubjectInfo } from './load-bundle.ts';
@@ -20,7 +21,7 @@ export type ToolView = {
 /** A tool call as a model emits it; `arguments` is the JSON text (or an already parsed object). */
 export type ToolCall = { toolCallId?: string; name: string; arguments?: string | Record<string, unknown>; connectionId?: string };
 
-export type DecideErrorCode = 'unavailable' | 'policy_denied' | 'invalid_json' | 'validation';
+export type DecideErrorCode = 'unavailable' | 'policy_denied' | 'invalid_json' | 'validation' | 'approval_invalid';
 
 export type CallDecision = {
   toolCallId: string;
@@ -31,7 +32,12 @@ export type CallDecision = {
   errors?: { pointer: string; message: string }[];
   /** The argument constraint that denied the call or asked for approval (never the arguments). */
   constraint?: ConstraintRef;
+  /** The approval that let a require_approval call through (its request id and who gave it). */
+  approval?: { id: string; by: 'person' | 'client' };
 };
+
+/** `approval`: evidence for a call that needs it (approvalFor(receipt, …) in approval-receipt.ts). */
+export type DecideOptions = { approval?: CallApproval };
 
 /** Evaluates a request once and keeps what decide(), planBatch() and the encoders need. */
 export function createView(loaded: LoadedBundle, request: EvaluationRequest): ToolView {
@@ -46,12 +52,19 @@ export function createView(loaded: LoadedBundle, request: EvaluationRequest): To
  * `policy_denied`; unparsable arguments → `invalid_json`; schema failure → `validation`;
  * a `connectionId` member anywhere in the arguments → `validation`; a failing argument constraint
  * → `policy_denied` (a `deny` one, whichever role holds it) or `require_approval`, naming it in
- * `constraint`. Messages never echo argument values.
+ * `constraint`; a `require_approval` call with `options.approval` valid for exactly this call →
+ * `allow` once, else `approval_invalid`. Messages never echo argument values.
  *
  * @example
  *   decide(view, { toolCallId: 'call_1', name: 'core__fs_read', arguments: '{"path":"a.txt"}' })
  */
-export function decide(view: ToolView, call: ToolCall): CallDecision {
+export function decide(view: ToolView, call: ToolCall, options?: DecideOptions): CallDecision {
+  const decided = decideCall(view, call);
+  // A receipt matters only to a call that needs approval: it is checked (and used up) then alone.
+  return options?.approval && decided.decision === 'require_approval' ? redeemApproval(view, call, decided, options.approval) : decided;
+}
+
+function decideCall(view: ToolView, call: ToolCall): CallDecision {
   const toolCallId = typeof call.toolCallId === 'string' && call.toolCallId !== '' ? call.toolCallId : globalThis.crypto.randomUUID();
   const tool = typeof call.name === 'string' ? view.loaded.byId.get(call.name) : undefined;
   if (!tool) return deny(toolCallId, 'unavailable', 'no such tool');

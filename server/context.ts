@@ -9,6 +9,18 @@ import type { Metrics } from './observability/metrics.ts';
 
 export type Role = TokenCreate['role'];
 
+/** How approval requests behave on this server (defaults in server/approvals/approval-settings.ts). */
+export type ApprovalSettings = {
+  /** A pending request expires this long after it was opened (default 3,600 s). */
+  ttlSeconds: number;
+  /** Pending requests one token may hold at once (default 100): a flood from one runtime stops there. */
+  maxPendingPerRequester: number;
+  /** A URL told of each new request by a JSON POST (never the arguments, never a secret). */
+  webhook?: string;
+  /** The console's base URL for links in webhook messages (`TOOLGATE_PUBLIC_URL`). */
+  publicUrl?: string;
+};
+
 /** Who is calling, resolved from a bearer token or a console session. */
 export type Actor = {
   /** The token behind the request; null for a person signed in through single sign-on. */
@@ -53,6 +65,8 @@ export type AppConfig = {
   trustedProxies?: TrustedProxy[];
   /** `TOOLGATE_MIRROR_DIR`: where the static mirror is written after each publish and key-set change. */
   mirrorDir?: string;
+  /** Approval requests: `TOOLGATE_APPROVAL_TTL_SECONDS`, `TOOLGATE_APPROVAL_WEBHOOK`, and where the console is reached (links). */
+  approvals?: ApprovalSettings;
 };
 
 /** Everything a request handler may use; built once per server. */

@@ -4,7 +4,8 @@ import { createAuthorizer } from './auth/permissions.ts';
 import type { SsoSettings } from './auth/sso/oidc-client.ts';
 import { ssoSettingsFromEnv } from './auth/sso/settings.ts';
 import { ensureBootstrapAdmin } from './auth/tokens.ts';
-import type { AppDeps } from './context.ts';
+import { approvalSettingsFromEnv, resolveApprovalSettings } from './approvals/approval-settings.ts';
+import type { AppDeps, ApprovalSettings } from './context.ts';
 import { ToolgateDatabase, describeDatabase, isPostgresUrl } from './db/database.ts';
 import { type TrustedProxy, parseTrustedProxies } from './http/client-address.ts';
 import { parseMcpAllowHosts, parseMcpCommands } from './mcp/transport-policy.ts';
@@ -46,6 +47,8 @@ export type Settings = {
   mirrorDir?: string;
   /** `TOOLGATE_REISSUE_CHECK_SECONDS` (60): how often the leader looks for bundles and key sets to re-issue before expiry. */
   reissueCheckSeconds?: number;
+  /** `TOOLGATE_APPROVAL_TTL_SECONDS` (3600), `TOOLGATE_APPROVAL_WEBHOOK`, `TOOLGATE_PUBLIC_URL`. */
+  approvals?: Partial<ApprovalSettings>;
 };
 
 /** The shortest `TOOLGATE_ADMIN_TOKEN` accepted: a guessable bootstrap admin is no admin. */
@@ -94,6 +97,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     mirrorDir: env.TOOLGATE_MIRROR_DIR ? resolve(env.TOOLGATE_MIRROR_DIR) : undefined,
     trustedProxies: parseTrustedProxies(env.TOOLGATE_TRUSTED_PROXIES),
     reissueCheckSeconds: positiveInt(env, 'TOOLGATE_REISSUE_CHECK_SECONDS', DEFAULT_REISSUE_CHECK_SECONDS),
+    approvals: approvalSettingsFromEnv(env),
   };
 }
 
@@ -156,6 +160,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
       sso: s.sso,
       mirrorDir: s.mirrorDir,
       trustedProxies: s.trustedProxies ?? [],
+      approvals: resolveApprovalSettings(s.approvals),
     },
   };
   return { deps, generatedAdminToken };

@@ -348,6 +348,7 @@ class RingDecisionLog implements DecisionLog {
     if (p.profile !== undefined) record.profile = p.profile;
     if (this.logFacts && p.facts && Object.keys(p.facts).length > 0) record.facts = p.facts;
     if (decision.errorCode) record.errorCode = decision.errorCode;
+    if (decision.approval) record.approval = decision.approval;
     if (decision.errorCode === 'policy_denied') {
       const tool = view.loaded.byId.get(p.tool);
       if (tool && view.decisions[tool.pos] === NOT_VISIBLE) {

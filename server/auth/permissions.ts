@@ -18,9 +18,13 @@ export const RESOURCES = [
   'decision',
   'sso',
   'key',
+  'approval',
 ] as const;
-/** What a request wants to do to a resource; `force` publishes past failing policy tests. */
-export const ACTIONS = ['read', 'write', 'publish', 'force', 'pull', 'report', 'export', 'run'] as const;
+/**
+ * What a request wants to do to a resource; `force` publishes past failing policy tests; `request`
+ * opens an approval request (runtimes) and `decide` approves or denies one (people).
+ */
+export const ACTIONS = ['read', 'write', 'publish', 'force', 'pull', 'report', 'export', 'run', 'request', 'decide'] as const;
 
 export type Resource = (typeof RESOURCES)[number];
 export type Action = (typeof ACTIONS)[number];
@@ -41,6 +45,7 @@ export const RESOURCE_ACTIONS: Readonly<Record<Resource, readonly Action[]>> = {
   decision: ['read', 'export', 'report'],
   sso: ['read', 'write'],
   key: ['read', 'write'],
+  approval: ['read', 'request', 'decide'],
 };
 
 // Role × resource × action, decided by Casbin. Tenant scoping is separate (an editor of `acme`
@@ -74,6 +79,9 @@ const rules: [Role, string, string][] = [
   ['editor', 'runtime', 'read'],
   ['editor', 'decision', 'read'],
   ['editor', 'key', 'read'],
+  // Editors of a tenant decide its approval requests; viewers and auditors see the queue without arguments.
+  ['editor', 'approval', 'read'],
+  ['editor', 'approval', 'decide'],
   ['viewer', 'inventory', 'read'],
   ['viewer', 'mcp', 'read'],
   ['viewer', 'tenant', 'read'],
@@ -85,6 +93,7 @@ const rules: [Role, string, string][] = [
   ['viewer', 'runtime', 'read'],
   ['viewer', 'decision', 'read'],
   ['viewer', 'key', 'read'],
+  ['viewer', 'approval', 'read'],
   ['auditor', '*', 'read'],
   ['auditor', 'bundle', 'pull'],
   ['auditor', 'audit', 'export'],
@@ -93,10 +102,11 @@ const rules: [Role, string, string][] = [
   ['runtime', 'bundle', 'pull'],
   ['runtime', 'runtime', 'report'],
   ['runtime', 'decision', 'report'],
+  ['runtime', 'approval', 'request'],
 ];
 
 /** Resources that belong to one tenant: tenant-scoped tokens reach only their own. */
-export const tenantScoped: ReadonlySet<Resource> = new Set(['tenant', 'policy', 'grant', 'bundle', 'runtime', 'simulate', 'decision']);
+export const tenantScoped: ReadonlySet<Resource> = new Set(['tenant', 'policy', 'grant', 'bundle', 'runtime', 'simulate', 'decision', 'approval']);
 
 export type Authorizer = { can(role: Role, resource: Resource, action: Action): boolean; rules: typeof rules };
 

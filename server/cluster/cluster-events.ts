@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { validate } from '../../policy-schemas/index.ts';
 import type { ClusterEvent as ClusterNotice } from '../../policy-schemas/types.gen.ts';
+import { approvalEvents } from '../approvals/approval-events.ts';
 import { noteAuditAppended } from '../audit/checkpoints.ts';
 import { tokenCacheFor } from '../auth/token-cache.ts';
 import type { ToolgateDatabase } from '../db/database.ts';
@@ -120,6 +121,9 @@ export class ClusterEvents {
         return;
       case 'audit-appended':
         noteAuditAppended(this.database, event.seq);
+        return;
+      case 'approval-decided':
+        approvalEvents.decided(event.tenant, event.id);
         return;
     }
   }

@@ -1,3 +1,4 @@
+import type { ApprovalRequestsTable } from './tables/approval-requests.ts';
 import type { AuditCheckpointsTable } from './tables/audit-checkpoints.ts';
 import type { AuditEventsTable } from './tables/audit-events.ts';
 import type { BundlesTable } from './tables/bundles.ts';
@@ -34,13 +35,14 @@ export interface Database {
   audit_checkpoints: AuditCheckpointsTable;
   bundles: BundlesTable;
   runtimes: RuntimesTable;
-  runtime_owners: RuntimeOwnersTable;
   tenant_tests: TenantTestsTable;
   decisions: DecisionsTable;
   decision_sources: DecisionSourcesTable;
   decision_stats: DecisionStatsTable;
   sso_mappings: SsoMappingsTable;
   sso_logins: SsoLoginsTable;
+  approval_requests: ApprovalRequestsTable;
   publish_requests: PublishRequestsTable;
   sso_refusals: SsoRefusalsTable;
+  runtime_owners: RuntimeOwnersTable;
 }

@@ -83,6 +83,8 @@ export async function storeBatch(
       revision: r.revision ?? null,
       request,
       request_hash: hash,
+      approval_id: r.approval?.id ?? null,
+      approval_by: r.approval?.by ?? null,
     };
   });
   if (sqlite) {
@@ -136,6 +138,8 @@ const INSERT_COLUMNS = [
   'revision',
   'request',
   'request_hash',
+  'approval_id',
+  'approval_by',
 ] as const;
 const insertStatements = new WeakMap<SqliteDatabase.Database, SqliteDatabase.Statement>();
 
@@ -276,6 +280,7 @@ export function toStoredDecision(r: DecisionsRow): StoredDecision {
   if (r.error_code !== null) d.errorCode = r.error_code;
   if (r.reason !== null) d.reason = r.reason;
   if (r.revision !== null) d.revision = r.revision;
+  if (r.approval_id !== null && r.approval_by !== null) d.approval = { id: r.approval_id, by: r.approval_by as 'person' | 'client' };
   return d;
 }
 

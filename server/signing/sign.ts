@@ -3,6 +3,7 @@ import { FlattenedSign } from 'jose';
 import type { CryptoKey } from 'jose';
 import { BUNDLE_JWS_TYP } from '../../runtime/bundle-format.ts';
 import { KEYSET_JWS_TYP } from '../../runtime/key-set-format.ts';
+import { APPROVAL_JWS_TYP } from '../../runtime/approval-receipt.ts';
 
 /** The `typ` of an audit checkpoint's signature (made by an active signing key). */
 export const CHECKPOINT_JWS_TYP = 'toolgate-audit-checkpoint+jws';
@@ -59,4 +60,9 @@ export function signKeySet(bytes: Uint8Array, root: Signer): Promise<string> {
 /** Signs the RFC 8785 bytes of an audit checkpoint with an active signing key. */
 export function signCheckpoint(bytes: Uint8Array, key: Signer): Promise<string> {
   return signDetached(bytes, key, CHECKPOINT_JWS_TYP);
+}
+
+/** Signs the RFC 8785 bytes of an approval receipt's payload with an active signing key. */
+export function signApprovalReceipt(bytes: Uint8Array, key: Signer): Promise<string> {
+  return signDetached(bytes, key, APPROVAL_JWS_TYP);
 }

@@ -1,5 +1,6 @@
 /** Every table the migrations create, sorted: what a fully migrated database holds on either engine. */
 export const MIGRATED_TABLES = [
+  'approval_requests',
   'audit_checkpoints',
   'audit_events',
   'bundles',

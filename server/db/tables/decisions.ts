@@ -17,6 +17,9 @@ export interface DecisionsTable {
   /** Canonical JSON of the evaluation request behind the call. */
   request: string;
   request_hash: string;
+  /** The approval that let the call through (its request id and who gave it); null for most calls. */
+  approval_id: string | null;
+  approval_by: string | null;
 }
 
 export interface DecisionSourcesTable {

@@ -1,0 +1,73 @@
+import type { CallDecision, ToolCall, ToolView } from './decide.ts';
+
+/** Who gave an approval: a person out of band, or (where the role allows it) the MCP client itself. */
+export type ApprovalBy = 'person' | 'client';
+
+/** The call an approval must be for: everything the person approved, as the runtime is about to run it. */
+export type ApprovedCall = { tenant: string; subject: string; tool: string; arguments: unknown };
+
+export type ApprovalRedemption = { ok: true; id: string; by: ApprovalBy } | { ok: false; message: string };
+
+/**
+ * Evidence that a call needing approval was approved (a receipt: see approval-receipt.ts), checked
+ * by decide() against the exact call and used up when it lets that call through.
+ */
+export type CallApproval = { redeem(call: ApprovedCall): ApprovalRedemption };
+
+/** A receipt's lifetime when the role sets none (DESIGN: `approvals.validForSeconds`, default 900). */
+export const DEFAULT_APPROVAL_VALID_SECONDS = 900;
+
+/**
+ * How a subject's roles take approvals. A client's own confirmation counts only when every one of
+ * the subject's roles says `by: "client"` (a person is the default and the stronger answer); a
+ * receipt lives as long as the shortest `validForSeconds` among them.
+ */
+export function approvalSettings(
+  policy: { roles?: Record<string, object> } | undefined,
+  roles: readonly string[],
+): { by: ApprovalBy; validForSeconds: number } {
+  let byClient = roles.length > 0;
+  let validForSeconds = Number.POSITIVE_INFINITY;
+  for (const name of roles) {
+    const approvals = (policy?.roles?.[name] as { approvals?: { by?: ApprovalBy; validForSeconds?: number } } | undefined)?.approvals;
+    if (approvals?.by !== 'client') byClient = false;
+    validForSeconds = Math.min(validForSeconds, approvals?.validForSeconds ?? DEFAULT_APPROVAL_VALID_SECONDS);
+  }
+  return { by: byClient ? 'client' : 'person', validForSeconds: Number.isFinite(validForSeconds) ? validForSeconds : DEFAULT_APPROVAL_VALID_SECONDS };
+}
+
+/** Which rule asked for approval, as the approval request and its deciders see it (never the arguments). */
+export function approvalReason(view: ToolView, decided: CallDecision, toolId: string): string {
+  if (decided.constraint) return `constraint ${decided.constraint.role}#${decided.constraint.index}: ${decided.constraint.reason}`;
+  const effect = view.loaded.byId.get(toolId)?.def?.effect;
+  const roles = view.subject.roles.filter((r) => (view.loaded.bundle.policy.roles?.[r]?.requireApproval ?? []).includes(effect as never));
+  return `${effect ?? 'this'} calls need approval (role ${roles.join(', ') || view.subject.roles.join(', ')})`;
+}
+
+/**
+ * A require_approval decision with approval evidence: allowed once when the evidence holds for this
+ * exact call (and a client's confirmation only where the roles take one), else `approval_invalid`.
+ */
+export function redeemApproval(view: ToolView, call: ToolCall, decided: CallDecision, approval: CallApproval): CallDecision {
+  let args: unknown = call.arguments ?? {};
+  if (typeof args === 'string') args = JSON.parse(args) as unknown;
+  const redeemed = approval.redeem({ tenant: view.loaded.bundle.tenant, subject: view.request.subject, tool: call.name, arguments: args });
+  const { toolCallId } = decided;
+  if (!redeemed.ok)
+    return {
+      toolCallId,
+      decision: 'deny',
+      errorCode: 'approval_invalid',
+      message: redeemed.message,
+      ...(decided.constraint ? { constraint: decided.constraint } : {}),
+    };
+  if (redeemed.by === 'client' && approvalSettings(view.loaded.bundle.policy, view.subject.roles).by !== 'client') {
+    return {
+      toolCallId,
+      decision: 'deny',
+      errorCode: 'approval_invalid',
+      message: `${call.name} needs a person's approval; the client's own confirmation does not count for this role`,
+    };
+  }
+  return { toolCallId, decision: 'allow', approval: { id: redeemed.id, by: redeemed.by }, ...(decided.constraint ? { constraint: decided.constraint } : {}) };
+}

@@ -1,0 +1,107 @@
+import type { Approval, ApprovalReceipt, ApprovalRequestCreate } from '../../policy-schemas/types.gen.ts';
+
+/** Where approval requests go: the control plane, a tenant, and that tenant's runtime token. */
+export type ApprovalConnection = { url: string; tenant: string; token: string; fetch?: typeof fetch };
+
+/** How a request ended, or that it is still pending when the caller stopped waiting. */
+export type ApprovalOutcome =
+  | { state: 'approved'; id: string; receipt: ApprovalReceipt; decidedBy: string | null; reason: string | null }
+  | { state: 'denied'; id: string; decidedBy: string | null; reason: string | null }
+  | { state: 'expired'; id: string }
+  | { state: 'pending'; id: string };
+
+/** The server refused an approval request or could not be reached; `status` 0 for a network failure. */
+export class ApprovalRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApprovalRequestError';
+  }
+}
+
+// The server holds a long poll for at most this long; the client asks again until its own deadline.
+const MAX_POLL_SECONDS = 30;
+
+/**
+ * Opens an approval request (`POST /v1/tenants/:tenant/approvals`) and long-polls its outcome until
+ * a person decides it, it expires, or `timeoutMs` passes (then `pending`, with the id to wait on).
+ *
+ * @example
+ *   const out = await requestApproval(conn, { subject, tool, arguments: args, reason: 'mail outside acme' }, { timeoutMs: 120_000 });
+ *   if (out.state === 'approved') decide(view, call, { approval: approvalFor(out.receipt, { trustedKeys, used }) });
+ */
+export async function requestApproval(
+  conn: ApprovalConnection,
+  request: ApprovalRequestCreate,
+  options: { timeoutMs?: number; signal?: AbortSignal; onOpened?: (approval: Approval) => void } = {},
+): Promise<ApprovalOutcome> {
+  const opened = (await call(conn, 'POST', '', request, options.signal, 15)) as Approval;
+  options.onOpened?.(opened);
+  if (opened.state !== 'pending') return outcomeOf(opened);
+  return waitForApproval(conn, opened.id, options);
+}
+
+/** Long-polls `GET …/approvals/:id` until the request is decided or expires, or `timeoutMs` passes. */
+export async function waitForApproval(
+  conn: ApprovalConnection,
+  id: string,
+  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<ApprovalOutcome> {
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+  for (;;) {
+    const left = deadline - Date.now();
+    const wait = Math.max(0, Math.min(MAX_POLL_SECONDS, Math.floor(left / 1000)));
+    const approval = (await call(conn, 'GET', `/${encodeURIComponent(id)}?wait=${wait}`, undefined, options.signal, wait + 15)) as Approval;
+    if (approval.state !== 'pending' || Date.now() >= deadline - 250 || options.signal?.aborted) return outcomeOf(approval);
+  }
+}
+
+function outcomeOf(a: Approval): ApprovalOutcome {
+  if (a.state === 'approved' && a.receipt)
+    return { state: 'approved', id: a.id, receipt: a.receipt, decidedBy: a.decidedBy ?? null, reason: a.decisionReason ?? null };
+  if (a.state === 'denied') return { state: 'denied', id: a.id, decidedBy: a.decidedBy ?? null, reason: a.decisionReason ?? null };
+  if (a.state === 'expired') return { state: 'expired', id: a.id };
+  return { state: 'pending', id: a.id };
+}
+
+async function call(
+  conn: ApprovalConnection,
+  method: string,
+  path: string,
+  body: unknown,
+  signal: AbortSignal | undefined,
+  timeoutSeconds: number,
+): Promise<unknown> {
+  const url = `${conn.url.replace(/\/+$/, '')}/v1/tenants/${encodeURIComponent(conn.tenant)}/approvals${path}`;
+  const signals = [AbortSignal.timeout(timeoutSeconds * 1000), ...(signal ? [signal] : [])];
+  let res: Response;
+  try {
+    res = await (conn.fetch ?? fetch)(url, {
+      method,
+      headers: { authorization: `Bearer ${conn.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.any(signals),
+    });
+  } catch (err) {
+    throw new ApprovalRequestError(0, 'unreachable', `cannot reach ${conn.url}: ${(err as Error).message}`);
+  }
+  const text = await res.text();
+  let doc: unknown;
+  try {
+    doc = text ? JSON.parse(text) : undefined;
+  } catch {
+    doc = undefined;
+  }
+  if (!res.ok) {
+    const problem = (doc ?? {}) as { code?: unknown; detail?: unknown };
+    throw new ApprovalRequestError(
+      res.status,
+      typeof problem.code === 'string' ? problem.code : 'http_error',
+      typeof problem.detail === 'string' ? problem.detail : `the server answered ${res.status}`,
+    );
+  }
+  return doc;
+}

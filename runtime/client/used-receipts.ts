@@ -1,0 +1,50 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { UsedReceipts } from '../approval-receipt.ts';
+
+const FORMAT = 'toolgate.used-approvals/v1';
+
+/**
+ * Used approval receipt ids of one tenant, kept in the bundle client's cache directory until each
+ * receipt expires, so a runtime that restarts between two uses of one receipt still refuses the
+ * second. Written synchronously (decide() is synchronous) and atomically (temp file, rename).
+ */
+export class FileUsedReceipts implements UsedReceipts {
+  private readonly used = new Map<string, number>();
+  private readonly file: string;
+
+  constructor(
+    private readonly dir: string,
+    tenant: string,
+  ) {
+    this.file = join(dir, `${tenant}.used-approvals.json`);
+    try {
+      const doc = JSON.parse(readFileSync(this.file, 'utf8')) as { format?: unknown; used?: unknown };
+      if (doc.format === FORMAT && typeof doc.used === 'object' && doc.used !== null) {
+        for (const [id, until] of Object.entries(doc.used as Record<string, unknown>)) if (typeof until === 'number') this.used.set(id, until);
+      }
+    } catch {
+      // No file yet (or an unreadable one): nothing was used, or nothing can be known; start empty.
+    }
+  }
+
+  has(id: string, nowMs: number): boolean {
+    const until = this.used.get(id);
+    return until !== undefined && until > nowMs;
+  }
+
+  use(id: string, expiresAtMs: number, nowMs: number): boolean {
+    if (this.has(id, nowMs)) return false;
+    for (const [k, until] of this.used) if (until <= nowMs) this.used.delete(k);
+    this.used.set(id, expiresAtMs);
+    this.save();
+    return true;
+  }
+
+  private save(): void {
+    mkdirSync(this.dir, { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ format: FORMAT, used: Object.fromEntries(this.used) }), { mode: 0o600 });
+    renameSync(tmp, this.file);
+  }
+}
