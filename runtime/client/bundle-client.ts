@@ -11,7 +11,11 @@ import type {
   VerifyCode,
 } from '../../policy-schemas/types.gen.ts';
 import { createView, decide } from '../decide.ts';
-import type { CallDecision, ToolCall, ToolView } from '../decide.ts';
+import type { CallDecision, DecideOptions, ToolCall, ToolView } from '../decide.ts';
+import { approvalReason, type CallApproval } from '../approval-policy.ts';
+import { approvalFor } from '../approval-receipt.ts';
+import { type ApprovalOutcome, requestApproval } from './approval-requests.ts';
+import { FileUsedReceipts } from './used-receipts.ts';
 import { evaluate } from '../evaluate.ts';
 import type { LoadedBundle } from '../load-bundle.ts';
 import { verifyBundle } from '../verify-bundle.ts';
@@ -145,6 +149,7 @@ export class BundleClient {
   private keySetRefresh: Promise<void> | undefined;
   private readonly graceMs: number;
   private readonly mirrors: string[];
+  private usedReceipts: FileUsedReceipts | undefined;
   /** Each mirror's last ETag for latest.json, sent in If-None-Match. */
   private readonly mirrorEtags = new Map<string, string>();
 
@@ -217,6 +222,40 @@ export class BundleClient {
     return { ...this.state };
   }
 
+  /** The signing keys the client trusts now: the verified key set's (trustedRoots), or the fixed `trustedKeys`. */
+  trustedKeys(): TrustedKeys | undefined {
+    return this.keySource ? this.keySource.trustedKeys() : this.options.trustedKeys;
+  }
+
+  /**
+   * A person's approval receipt as decide() takes it: checked offline against the keys this client
+   * trusts, and allowing one call only (used ids are kept in the cache directory until they expire).
+   */
+  approval(receipt: unknown): CallApproval {
+    this.usedReceipts ??= new FileUsedReceipts(this.options.cacheDir, this.options.tenant);
+    return approvalFor(receipt, { trustedKeys: this.trustedKeys() ?? { keys: [] }, used: this.usedReceipts, now: this.now });
+  }
+
+  /**
+   * Asks a person to approve a call decide() answered `require_approval`, and waits (long-poll) for
+   * the outcome; with `approved`, `decide(view, call, { approval: client.approval(outcome.receipt) })`.
+   */
+  requestApproval(view: ToolView, call: ToolCall, decided: CallDecision, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ApprovalOutcome> {
+    const args = typeof call.arguments === 'string' ? (JSON.parse(call.arguments) as Record<string, unknown>) : (call.arguments ?? {});
+    return requestApproval(
+      { url: this.options.url, tenant: this.options.tenant, token: this.options.token, fetch: this.fetchFn },
+      {
+        subject: view.request.subject,
+        tool: call.name,
+        arguments: args,
+        reason: approvalReason(view, decided, call.name),
+        bundleVersion: view.loaded.version,
+        toolCallId: decided.toolCallId,
+      },
+      options,
+    );
+  }
+
   /** The key set the client trusts bundles through (trustedRoots only). */
   keySet() {
     return this.keySource?.keySet();
@@ -242,7 +281,7 @@ export class BundleClient {
    * Decides one tool call, against a view from view() or a request evaluated now. With no good
    * bundle every call is denied.
    */
-  decide(against: ToolView | EvaluationRequest, call: ToolCall): CallDecision {
+  decide(against: ToolView | EvaluationRequest, call: ToolCall, options?: DecideOptions): CallDecision {
     // An expired bundle decides nothing, even through a view taken before it expired.
     const view = this.expired() ? undefined : 'loaded' in against ? against : this.view(against);
     const tool = typeof call.name === 'string' ? call.name : '';
@@ -256,7 +295,7 @@ export class BundleClient {
       this.decisionLog?.record(unbundledRecord('loaded' in against ? against.request : against, tool, denied, this.options.logFacts ?? true));
       return denied;
     }
-    const decided = decide(view, call);
+    const decided = decide(view, call, options);
     this.decisionLog?.recordDecision(view, tool, decided);
     return decided;
   }
