@@ -10,10 +10,20 @@ import {
   McpError,
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolRequest, CallToolResult, LoggingLevel, RequestId, ServerNotification, ServerRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolRequest,
+  ClientCapabilities,
+  CallToolResult,
+  LoggingLevel,
+  RequestId,
+  ServerNotification,
+  ServerRequest,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Budgets, EvaluationRequest } from '../policy-schemas/types.gen.ts';
 import { createView, decide } from '../runtime/decide.ts';
-import type { DecideErrorCode, ToolView } from '../runtime/decide.ts';
+import type { DecideErrorCode, DecideOptions, ToolView } from '../runtime/decide.ts';
+import { ApprovalHold, type HoldOutcome, type HoldRefusal } from './approval-hold.ts';
 import { grantedConnections } from '../runtime/evaluate.ts';
 import type { LoadedBundle, LoadedTool } from '../runtime/load-bundle.ts';
 import { nextState } from '../runtime/next-state.ts';
@@ -27,7 +37,7 @@ import type { Upstream } from './upstream.ts';
 import type { CallRelay } from './upstream-calls.ts';
 
 /** Every code a refused tools/call carries in its text and in `_meta.toolgate.errorCode`. */
-export type RefusalCode = DecideErrorCode | 'approval_required' | 'approval_declined' | 'definition_changed' | 'upstream_unavailable' | 'budget_exceeded';
+export type RefusalCode = DecideErrorCode | HoldRefusal | 'definition_changed' | 'upstream_unavailable' | 'budget_exceeded';
 
 /** Why a visible tool is not served right now. */
 type Withheld = 'unavailable' | 'upstream_unavailable' | 'definition_changed';
@@ -41,26 +51,54 @@ export type GatewayDeps = {
   sink: DecisionSink;
   metrics: GatewayMetrics;
   version?: string;
+  /** Where calls needing a person's approval are held (gateway/approval-hold.ts); none: only a client the roles trust may confirm. */
+  approvals?: ApprovalHold;
 };
 
-/** One client's MCP session: its own workflow state and budget use, its own MCP server object. */
+/** What counting budgets have used: per client identity, shared by all its sessions and requests. */
+export type Usage = { runtimeMs: number; resultBytes: number };
+
+/**
+ * How the gateway reaches the client of a call while the call runs: what it can answer, its
+ * call's notifications (progress, log messages), and questions to it (sampling, elicitation).
+ */
+export type ClientChannel = {
+  capabilities(): ClientCapabilities | undefined;
+  notify(notification: ServerNotification, requestId: RequestId | undefined): void;
+  request(
+    request: ServerRequest,
+    resultSchema: typeof CreateMessageResultSchema | typeof ElicitResultSchema,
+    options: { relatedRequestId?: RequestId; timeout: number },
+  ): Promise<Record<string, unknown>>;
+};
+
+/**
+ * Who asks and in which workflow state: a 2025-11-25 session (its own MCP server object, its
+ * state held between requests), or one 2026-07-28 request (no server object; the state the
+ * request presented, the channel of that one answer). Budgets are the client's, never the
+ * session's: a new session or a dropped state handle resets nothing.
+ */
 export class GatewaySession {
   state: string;
-  readonly usage = { runtimeMs: 0, resultBytes: 0 };
   /** What the client was last shown (or told about): a change sends tools/list_changed. */
   lastSignature: string | undefined;
-  readonly server: Server;
+  /** The session's MCP server object; null for a 2026-07-28 request, which has no session. */
+  readonly server: Server | null;
+  readonly channel: ClientChannel;
   closed = false;
-  /** The least severe log level the client asked for (logging/setLevel); undefined: every relayed log message. */
+  /** The least severe log level the client asked for; undefined: every relayed log message. */
   logLevel: LoggingLevel | undefined;
 
   constructor(
     readonly id: string,
     readonly client: ResolvedClient,
-    server: Server,
+    server: Server | null,
+    readonly usage: Usage,
+    channel?: ClientChannel,
   ) {
     this.state = client.initialState;
     this.server = server;
+    this.channel = channel ?? serverChannel(server!);
   }
 
   request(): EvaluationRequest {
@@ -80,6 +118,7 @@ type Listed = { tools: Tool[]; signature: string; json?: Buffer };
  */
 export class Gateway {
   private readonly sessions = new Set<GatewaySession>();
+  private readonly usage = new Map<string, Usage>();
   private refreshQueued = false;
   private readonly offs: Array<() => void> = [];
   /** Bumped whenever an upstream's state or definitions change: served lists computed before are stale. */
@@ -87,7 +126,17 @@ export class Gateway {
   /** Served lists by evaluate() answer (cached and shared by evaluate for equal requests). */
   private listed = new WeakMap<object, Listed & { epoch: number }>();
 
+  private readonly approvals: ApprovalHold;
+
   constructor(private readonly deps: GatewayDeps) {
+    this.approvals =
+      deps.approvals ??
+      new ApprovalHold({
+        connection: null,
+        trustedKeys: () => undefined,
+        used: { has: () => true, use: () => false },
+        approvalMs: deps.config.timeouts.approvalMs,
+      });
     const refresh = () => this.queueRefresh();
     const upstreamChanged = () => {
       this.upstreamEpoch++;
@@ -107,7 +156,7 @@ export class Gateway {
       { name: 'toolgate-gateway', version: this.deps.version ?? '1' },
       { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: 'Tools are filtered and enforced by Toolgate policy.' },
     );
-    const session = new GatewaySession(randomUUID(), client, server);
+    const session = new GatewaySession(randomUUID(), client, server, this.usageOf(client));
     // Upstreams' log messages during this session's calls are relayed from this level up.
     server.setRequestHandler(SetLevelRequestSchema, (req) => {
       session.logLevel = req.params.level;
@@ -126,7 +175,26 @@ export class Gateway {
     session.closed = true;
     this.sessions.delete(session);
     this.deps.metrics.sessions.set(this.sessions.size);
-    void session.server.close().catch(() => undefined);
+    void session.server?.close().catch(() => undefined);
+  }
+
+  /** What a client's counting budgets have used so far, across all its sessions and requests. */
+  usageOf(client: ResolvedClient): Usage {
+    let usage = this.usage.get(client.name);
+    if (!usage) this.usage.set(client.name, (usage = { runtimeMs: 0, resultBytes: 0 }));
+    return usage;
+  }
+
+  /**
+   * A 2026-07-28 request's caller: the client in the state its request presented (already
+   * verified), reached through the answer of that one request. Not a session: nothing about it
+   * outlives the request, and it is never sent list_changed.
+   */
+  requestCaller(client: ResolvedClient, state: string, channel: ClientChannel, logLevel?: LoggingLevel): GatewaySession {
+    const caller = new GatewaySession(randomUUID(), client, null, this.usageOf(client), channel);
+    caller.state = state;
+    caller.logLevel = logLevel;
+    return caller;
   }
 
   sessionCount(): number {
@@ -264,7 +332,8 @@ export class Gateway {
     record.revision = loaded.revision;
 
     // decide() as any runtime asks it, with the connection the call runs under (see connectionFor).
-    const decideIn = (view: ToolView) => decide(view, { toolCallId, name, arguments: args, ...connectionFor(view, name, params._meta) });
+    const decideIn = (view: ToolView, options?: DecideOptions) =>
+      decide(view, { toolCallId, name, arguments: args, ...connectionFor(view, name, params._meta) }, options);
     const view = createView(loaded, request);
     const d = decideIn(view);
     if (d.decision === 'deny') {
@@ -283,15 +352,14 @@ export class Gateway {
     if (spent) return finish('deny', 'budget_exceeded', spent);
 
     if (d.decision === 'require_approval') {
-      const answer = await this.askApproval(session, tool, args, requestId);
-      if (answer !== 'approved')
-        return finish(
-          'require_approval',
-          answer,
-          answer === 'approval_required' ? `${tool.id} needs a person's approval, and this client cannot ask for it` : `the person declined ${tool.id}`,
-        );
+      const held = await this.holdForApproval(session, view, d, tool, args, params._meta, requestId);
+      if (!held.ok) return finish('require_approval', held.code, held.message);
       if (session.closed) return finish('require_approval', 'approval_declined', 'the session ended before the call');
-      record.reason = 'approved';
+      // The approval (a person's receipt, checked offline; or the client's, where the roles take it) is used up here.
+      const approved = decideIn(view, { approval: held.approval });
+      if (approved.decision !== 'allow') return finish('deny', approved.errorCode ?? 'approval_invalid', approved.message ?? 'the approval does not hold');
+      record.approval = approved.approval;
+      if (held.by === 'client') record.reason = 'client_confirmed';
       // The person may take minutes: the call goes ahead only if the policy and the pin still let it.
       const later = this.deps.policy.current();
       if (!later.ok) return finish('deny', 'policy_denied', later.message);
@@ -335,7 +403,7 @@ export class Gateway {
       return finish(d.decision, 'budget_exceeded', `the result of ${tool.id} is larger than its budget of ${perCall.maxResultBytes} bytes`);
     }
     if (sessionBudgets?.maxResultBytes !== undefined && session.usage.resultBytes > sessionBudgets.maxResultBytes) {
-      return finish(d.decision, 'budget_exceeded', `this session's results passed the budget of ${sessionBudgets.maxResultBytes} bytes`);
+      return finish(d.decision, 'budget_exceeded', `this client's results passed the budget of ${sessionBudgets.maxResultBytes} bytes`);
     }
     const result = redactResult(loaded, tool.id, answer.result);
     if (!answer.result.isError) {
@@ -372,7 +440,7 @@ export class Gateway {
     const related = requestId !== undefined ? { relatedRequestId: requestId } : {};
     const showsText = redactResult(loaded, toolId, { content: [{ type: 'text', text: 'x' }] }).content.length === 1;
     const send = (notification: ServerNotification) => {
-      if (!session.closed) void session.server.notification(notification, related).catch(() => undefined);
+      if (!session.closed) session.channel.notify(notification, requestId);
     };
     return {
       progress: token !== undefined,
@@ -393,23 +461,38 @@ export class Gateway {
       },
       request: async (method, params) => {
         if (session.closed) throw new McpError(ErrorCode.ConnectionClosed, 'the client has gone');
-        const caps = session.server.getClientCapabilities();
+        const caps = session.channel.capabilities();
         const can = method === 'sampling/createMessage' ? caps?.sampling : caps?.elicitation;
         if (!can) throw new McpError(ErrorCode.MethodNotFound, `the client cannot answer ${method}`);
         if (!showsText) throw new McpError(ErrorCode.InvalidRequest, `${toolId}'s results are redacted: its server may not ask the client`);
         if (method === 'sampling/createMessage') {
-          return (await session.server.request({ method, params } as ServerRequest, CreateMessageResultSchema, { ...related, timeout: timeoutMs })) as Record<
-            string,
-            unknown
-          >;
+          return session.channel.request({ method, params } as ServerRequest, CreateMessageResultSchema, { ...related, timeout: timeoutMs });
         }
         const asked = { ...params, message: `The MCP server "${server}" asks (this is not an approval by Toolgate): ${String(params.message ?? '')}` };
-        return (await session.server.request({ method, params: asked } as ServerRequest, ElicitResultSchema, { ...related, timeout: timeoutMs })) as Record<
-          string,
-          unknown
-        >;
+        return session.channel.request({ method, params: asked } as ServerRequest, ElicitResultSchema, { ...related, timeout: timeoutMs });
       },
     };
+  }
+
+  /** Holds a call that needs approval until it is decided (see ApprovalHold), telling a client that gave a progress token. */
+  private holdForApproval(
+    session: GatewaySession,
+    view: ToolView,
+    decided: ReturnType<typeof decide>,
+    tool: LoadedTool,
+    args: Record<string, unknown>,
+    meta: Record<string, unknown> | undefined,
+    requestId: RequestId | undefined,
+  ): Promise<HoldOutcome> {
+    const relay = this.relayFor(session, view.loaded, tool.id, tool.def?.source?.server ?? '', meta, requestId, this.deps.config.timeouts.approvalMs);
+    return this.approvals.hold({
+      view,
+      name: tool.id,
+      arguments: args,
+      decided,
+      askClient: () => this.askApproval(session, tool, args, requestId),
+      progress: relay.progress ? (progress, message) => relay.notify('notifications/progress', { progress, message }) : undefined,
+    });
   }
 
   private async askApproval(
@@ -418,6 +501,8 @@ export class Gateway {
     args: Record<string, unknown>,
     requestId: RequestId | undefined,
   ): Promise<'approved' | 'approval_required' | 'approval_declined'> {
+    // A 2026-07-28 request has no session to ask on.
+    if (!session.server) return 'approval_required';
     const caps = session.server.getClientCapabilities();
     if (!caps?.elicitation) return 'approval_required';
     let shown = JSON.stringify(args);
@@ -457,8 +542,18 @@ export class Gateway {
     const signature = this.list(session).signature;
     if (signature === session.lastSignature) return;
     session.lastSignature = signature;
-    void session.server.sendToolListChanged().catch(() => undefined);
+    void session.server?.sendToolListChanged().catch(() => undefined);
   }
+}
+
+/** A session's channel: its MCP server object, which knows the client's capabilities from initialize. */
+function serverChannel(server: Server): ClientChannel {
+  return {
+    capabilities: () => server.getClientCapabilities(),
+    notify: (notification, requestId) =>
+      void server.notification(notification, requestId !== undefined ? { relatedRequestId: requestId } : {}).catch(() => undefined),
+    request: async (request, schema, options) => (await server.request(request, schema, options)) as Record<string, unknown>,
+  };
 }
 
 /** MCP's log levels, least severe first. */
@@ -498,10 +593,10 @@ function withheldRefusal(reason: Withheld, toolId: string, decided: Decision, wh
 function budgetSpent(session: GatewaySession, limits: Budgets | undefined): string | null {
   if (!limits) return null;
   if (limits.maxRuntimeMs !== undefined && session.usage.runtimeMs >= limits.maxRuntimeMs) {
-    return `this session used its runtime budget of ${limits.maxRuntimeMs} ms`;
+    return `this client used its runtime budget of ${limits.maxRuntimeMs} ms`;
   }
   if (limits.maxResultBytes !== undefined && session.usage.resultBytes >= limits.maxResultBytes) {
-    return `this session used its result budget of ${limits.maxResultBytes} bytes`;
+    return `this client used its result budget of ${limits.maxResultBytes} bytes`;
   }
   return null;
 }

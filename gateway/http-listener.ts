@@ -138,7 +138,7 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
       if (entry) forget(entry);
       o.gateway.closeSession(session);
     };
-    await session.server.connect(transport);
+    await session.server!.connect(transport);
     transport.handleRequest(req, res, body);
     if (!entries.has(session.id)) o.gateway.closeSession(session);
   }

@@ -14,7 +14,7 @@ export async function startStdioListener(gateway: Gateway, client: ResolvedClien
     gateway.closeSession(session);
     resolveClosed();
   };
-  await session.server.connect(transport);
+  await session.server!.connect(transport);
   process.stdin.once('end', () => void transport.close());
   return {
     closed,

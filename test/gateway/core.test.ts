@@ -29,7 +29,7 @@ function setup(edit: (b: Bundle) => void, answer: (name: string, timeoutMs: numb
 }
 
 /** The subject's calls of read-only tools need a person's approval. */
-const asksApproval = (b: Bundle) => (b.policy.roles.analyst.requireApproval = ['read_only']);
+const asksApproval = (b: Bundle) => (b.policy.roles!.analyst.requireApproval = ['read_only']);
 
 /** The session's client can be asked; while the person decides, `next` is published, then the person accepts. */
 function approvedAfterPublish(t: { session: { server: unknown }; hold: (b: Bundle) => void }, next: Bundle): void {
@@ -57,7 +57,7 @@ describe('the gateway core', () => {
     expect(codeOf(await t.call('mcp__rec__echo', { text: 'a' }))).toBeUndefined();
   });
 
-  it('counts result bytes per session and refuses, without calling the upstream, once the session budget is used', async () => {
+  it('counts result bytes per client and refuses, without calling the upstream, once the budget is used, whatever session asks', async () => {
     const t = setup(
       (b) => (b.policy.budgets = { maxResultBytes: 200 }),
       () => text('x'.repeat(60)),
@@ -69,8 +69,11 @@ describe('the gateway core', () => {
     const reached = t.upstreamCalls.length;
     expect(codeOf(await t.call('mcp__rec__echo', { text: 'a' }))).toBe('budget_exceeded');
     expect(t.upstreamCalls.length).toBe(reached);
-    // Another session starts with a fresh budget.
-    const other = t.gateway.openSession(client);
+    // Budgets are the client's: a new session of the same client resets nothing; another client has its own.
+    const again = t.gateway.openSession(client);
+    expect(codeOf(await t.gateway.call(again, { name: 'mcp__rec__echo', arguments: { text: 'a' } }))).toBe('budget_exceeded');
+    expect(t.upstreamCalls.length).toBe(reached);
+    const other = t.gateway.openSession({ ...client, name: 'another-bot' });
     expect(codeOf(await t.gateway.call(other, { name: 'mcp__rec__echo', arguments: { text: 'a' } }))).toBeUndefined();
   });
 
@@ -92,7 +95,6 @@ describe('the gateway core', () => {
       (b) => {
         tool(b, 'mcp__rec__echo').requiresConnection = true;
         b.policy.grants = [{ connectionId: 'conn-a', subjects: ['analyst'], tools: ['mcp__rec__echo'] }];
-        b.index.grants = [{ connectionId: 'conn-a', tools: ['mcp__rec__echo'] }];
       },
       () => text('ok'),
     );
