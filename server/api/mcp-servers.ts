@@ -23,11 +23,14 @@ const crud = documentRoutes<McpServer>({
   normalize: (doc, existing) => (existing?.lastSync ? { ...doc, lastSync: existing.lastSync } : doc),
   // Variables travel by name; a credential pasted into args or a URL is refused; so is a
   // transport the operator did not allow (checked again whenever it connects).
-  check: async (_tx, doc, _existing, c) => [
-    ...findSecrets({ ...doc, lastSync: undefined }),
-    ...urlSecrets(doc),
-    ...transportProblems(doc.transport, mcpPolicyOf(c.get('deps').config)),
-  ],
+  check: async (_tx, doc, _existing, c) => {
+    const secrets = findSecrets({ ...doc, lastSync: undefined });
+    return [
+      ...secrets,
+      ...urlSecrets(doc).filter((p) => !secrets.some((s) => s.pointer === p.pointer)),
+      ...transportProblems(doc.transport, mcpPolicyOf(c.get('deps').config)),
+    ];
+  },
 });
 
 const SECRET_PARAM = /token|secret|passw|api[_-]?key|apikey|auth|signature|sig$|key$/i;

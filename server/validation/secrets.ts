@@ -1,19 +1,177 @@
 import { escapePointer } from '../../policy-schemas/index.ts';
 import type { ProblemDetail } from '../errors.ts';
 
-// Field names that carry credentials. Toolgate stores connection IDs, never what they unlock.
+// Toolgate stores connection IDs and variable names, never what they unlock. A credential is
+// refused wherever it sits: under a secret-shaped field name, as a whole value, or inside a longer
+// value (an argument `--token=…`, the value after `--password`, URL user info with a password, a
+// secret-named URL parameter, a token with a well-known prefix anywhere in the text).
+//
+// False positives are kept rare by looking for shapes, not for words: a secret-named flag counts
+// only with a value that could be a credential (not a path, an environment reference or a
+// boolean); names are split into words, so `--tokenizer` and `--max-tokens` are not `--token`;
+// prefixes need the length real tokens have and a boundary before them (`task-…` is not `sk-…`).
+
+// Field names that carry credentials (object keys).
 const SECRET_NAME = /token|secret|passw(?:or)?d|passphrase|api[_-]?key|authorization|private[_-]?key|credential|bearer|cookie|access[_-]?key|signing[_-]?key/i;
-// Values that look like a credential even under an innocent name.
-const SECRET_VALUE =
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----|^(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}|^sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|^xai-[A-Za-z0-9]{20,}|^AIza[0-9A-Za-z_-]{30,}|^glpat-[A-Za-z0-9_-]{20,}|^gh[pousr]_[A-Za-z0-9]{20,}|^xox[abpr]-|^AKIA[0-9A-Z]{16}$|^Bearer\s+\S{8,}|^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\./;
+
+// Tokens with well-known shapes, found anywhere in a value (each after a non-alphanumeric boundary).
+const KNOWN_TOKENS: readonly [string, RegExp][] = [
+  ['a private key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/],
+  ['a GitHub token', /(?:^|[^A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/],
+  ['a GitLab token', /(?:^|[^A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}/],
+  ['a Slack token', /(?:^|[^A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}/],
+  ['an Anthropic or OpenAI key', /(?:^|[^A-Za-z0-9])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/],
+  ['a Stripe key', /(?:^|[^A-Za-z0-9])[sprk]k_(?:live|test)_[A-Za-z0-9]{8,}/],
+  ['an xAI key', /(?:^|[^A-Za-z0-9])xai-[A-Za-z0-9]{20,}/],
+  ['an AWS access key id', /(?:^|[^A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])/],
+  ['a Google API key', /(?:^|[^A-Za-z0-9])AIza[0-9A-Za-z_-]{30,}/],
+  ['an npm token', /(?:^|[^A-Za-z0-9])npm_[A-Za-z0-9]{36}/],
+  ['a Hugging Face token', /(?:^|[^A-Za-z0-9])hf_[A-Za-z0-9]{30,}/],
+  // A bearer credential: at least 16 token characters with a digit ("Bearer authentication" is prose).
+  ['a bearer token', /(?:^|[^A-Za-z0-9])Bearer\s+(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{16,}/i],
+  ['a JSON Web Token', /(?:^|[^A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/],
+  // Webhook URLs whose path is the credential.
+  ['a Slack webhook', /hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9]+\/[A-Za-z0-9]+\/[A-Za-z0-9]{16,}/],
+  ['a Discord webhook', /discord(?:app)?\.com\/api\/webhooks\/\d+\/[A-Za-z0-9_-]{30,}/],
+  ['a Telegram bot token', /(?:^|[^A-Za-z0-9])(?:bot)?\d{6,}:[A-Za-z0-9_-]{30,}/],
+];
+
+// Words that make a flag, parameter or `key=value` name secret-shaped; pairs count when adjacent.
+const SECRET_WORDS = new Set(['token', 'secret', 'password', 'passwd', 'pwd', 'passphrase', 'apikey', 'credential', 'credentials', 'bearer']);
+const SECRET_PAIRS = new Set([
+  'api key',
+  'private key',
+  'access key',
+  'secret key',
+  'signing key',
+  'client secret',
+  'auth token',
+  'access token',
+  'session key',
+]);
+// In a URL's query or fragment these carry signatures and keys too (pre-signed URLs, `?key=AIza…`).
+const URL_PARAM_WORDS = new Set([...SECRET_WORDS, 'key', 'sig', 'signature', 'auth']);
+// A last word that makes the name point at a credential rather than hold one (`--token-file`).
+const POINTS_ELSEWHERE = new Set([
+  'file',
+  'path',
+  'dir',
+  'directory',
+  'env',
+  'var',
+  'variable',
+  'name',
+  'id',
+  'url',
+  'uri',
+  'endpoint',
+  'host',
+  'header',
+  'length',
+  'limit',
+  'count',
+  'type',
+  'kind',
+  'mode',
+  'max',
+  'min',
+  'size',
+  'ttl',
+  'timeout',
+  'expiry',
+  'prefix',
+  'field',
+  'format',
+  'store',
+  'helper',
+  'command',
+  'cmd',
+  'source',
+]);
+
+/** A name split into lower-case words: `--client-secret`, `clientSecret`, `CLIENT_SECRET` → client, secret. */
+function wordsOf(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+}
+
+/** Whether a flag, parameter or `key=value` name says its value is a credential. */
+function secretShapedName(name: string, words: ReadonlySet<string> = SECRET_WORDS): boolean {
+  const w = wordsOf(name);
+  if (w.length === 0 || POINTS_ELSEWHERE.has(w[w.length - 1])) return false;
+  return w.some((x, i) => words.has(x) || (i > 0 && SECRET_PAIRS.has(`${w[i - 1]} ${x}`)));
+}
+
+/** Values that cannot be a credential: empty, an environment reference, a path, a boolean-like word. */
+function harmlessValue(v: string): boolean {
+  return (
+    v === '' ||
+    /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%)$/.test(v) ||
+    /^(?:\/|\.{1,2}\/|~\/|[A-Za-z]:\\)/.test(v) ||
+    /^(?:true|false|yes|no|none|null|stdin|-)$/i.test(v)
+  );
+}
+
+const FLAG_ONLY = /^--?([A-Za-z][A-Za-z0-9_.-]*)$/;
+// `name=value` at the start of a value or after a separator: `--token=…`, `password=…` in a DSN.
+const ASSIGNMENT = /(?:^|[\s&;?#,])-{0,2}([A-Za-z][A-Za-z0-9_.-]*)=([^\s&;#,]*)/g;
+const URL_IN_TEXT = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>]+/g;
+
+/** Why a string value carries a credential, or undefined. */
+function credentialIn(value: string): string | undefined {
+  for (const [what, shape] of KNOWN_TOKENS) if (shape.test(value)) return `holds ${what}`;
+  for (const m of value.matchAll(URL_IN_TEXT)) {
+    const why = urlCredential(m[0]);
+    if (why) return why;
+  }
+  for (const m of value.matchAll(ASSIGNMENT)) {
+    if (secretShapedName(m[1]) && !harmlessValue(m[2])) return `sets ${m[1]} to a value (a credential)`;
+  }
+  return undefined;
+}
+
+/** A credential a URL carries: a password in its user info, or a secret-named query or fragment parameter. */
+function urlCredential(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    // Not parseable as a whole: still look for `user:password@` right after the scheme.
+    return /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@\s:]*:[^/@\s]+@/.test(text) ? 'is a URL with a password in its user info' : undefined;
+  }
+  if (url.password) return 'is a URL with a password in its user info';
+  const params = [...new URLSearchParams(url.search)];
+  const fragment = url.hash.slice(1);
+  if (fragment.includes('=')) params.push(...new URLSearchParams(fragment.replace(/^[^?=&]*\?/, '')));
+  for (const [name, v] of params) {
+    if (secretShapedName(name, URL_PARAM_WORDS) && !harmlessValue(v)) return `is a URL whose parameter "${name}" carries a credential`;
+  }
+  return undefined;
+}
 
 /** Every secret-shaped field or value anywhere in a payload, with its pointer. */
 export function findSecrets(value: unknown, pointer = ''): ProblemDetail[] {
   const out: ProblemDetail[] = [];
+  const refuse = (at: string, why: string) =>
+    out.push({ pointer: at, message: `${why}; Toolgate never stores credentials (pass them to an MCP server through env names)`, code: 'secret_field' });
   if (typeof value === 'string') {
-    if (SECRET_VALUE.test(value)) out.push({ pointer, message: 'looks like a credential; Toolgate never stores credentials', code: 'secret_field' });
+    const why = credentialIn(value);
+    if (why) refuse(pointer, why);
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => out.push(...findSecrets(v, `${pointer}/${i}`)));
+    value.forEach((v, i) => {
+      const here = `${pointer}/${i}`;
+      const before = out.length;
+      out.push(...findSecrets(v, here));
+      // `--password X` as two arguments: the credential is the one after the flag.
+      const next = value[i + 1];
+      const flag = typeof v === 'string' ? FLAG_ONLY.exec(v) : null;
+      if (out.length === before && flag && typeof next === 'string' && !next.startsWith('-') && secretShapedName(flag[1]) && !harmlessValue(next)) {
+        refuse(`${pointer}/${i + 1}`, `follows ${v}, so it is a credential`);
+      }
+    });
   } else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       const here = `${pointer}/${escapePointer(k)}`;
@@ -28,5 +186,10 @@ export function findSecrets(value: unknown, pointer = ''): ProblemDetail[] {
       }
     }
   }
-  return out;
+  return dedupe(out);
+}
+
+function dedupe(problems: ProblemDetail[]): ProblemDetail[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => !seen.has(p.pointer) && seen.add(p.pointer) !== undefined);
 }
