@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import type { Session } from '../features/auth/api/get-session.ts';
 import { AuditPage } from '../features/audit/components/audit-page.tsx';
 import { PublishPage } from '../features/bundles/components/publish-page.tsx';
+import { ReviewList, ReviewPage } from '../features/review/components/review-page.tsx';
 import { DecisionsPage } from '../features/decisions/components/decisions-page.tsx';
 import { GroupsPage } from '../features/groups/components/groups-page.tsx';
 import { HomePage } from '../features/overview/components/home-page.tsx';
@@ -21,7 +22,7 @@ import type { Location } from '../lib/router.ts';
 
 /** The page for a hash route. */
 export function routeFor(loc: Location, session: Session): ReactNode {
-  const [section = 'home', id, sub = ''] = loc.segments;
+  const [section = 'home', id, sub = '', item] = loc.segments;
   switch (section) {
     case 'home':
       return <HomePage session={session} />;
@@ -52,6 +53,12 @@ export function routeFor(loc: Location, session: Session): ReactNode {
             <TestsPage tenant={id} session={session} />
           ) : sub === 'publish' ? (
             <PublishPage tenant={id} session={session} />
+          ) : sub === 'reviews' ? (
+            item ? (
+              <ReviewPage tenant={id} id={item} session={session} />
+            ) : (
+              <ReviewList tenant={id} />
+            )
           ) : sub === 'decisions' ? (
             <DecisionsPage tenant={id} session={session} />
           ) : (

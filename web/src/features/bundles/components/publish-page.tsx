@@ -11,7 +11,13 @@ import type { BundleVersion } from '../../../../../policy-schemas/types.gen.ts';
 import { useBundles } from '../api/get-bundles.ts';
 import { useDiff } from '../api/get-diff.ts';
 import { download } from '../api/download.ts';
-import { usePublish, type PublishResult } from '../api/publish.ts';
+import { isPublishRequest, usePublish, type PublishResult } from '../api/publish.ts';
+import { ApiError } from '../../../lib/api-client.ts';
+import { href } from '../../../lib/router.ts';
+import { type PublishRequest, usePublishRequests } from '../../review/api/get-publish-requests.ts';
+import { who } from '../../review/components/review-page.tsx';
+import { PromotePanel } from '../../review/components/promote-panel.tsx';
+import { RollbackPreview } from './rollback-preview.tsx';
 import { useRuntimes } from '../api/get-runtimes.ts';
 import { verifyBundle, type Verification } from '../api/verify-bundle.ts';
 import { BundleDiffView } from './bundle-diff-view.tsx';
@@ -37,6 +43,13 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   // event. Each form has its own choice, as it has its own reason.
   const [force, setForce] = useState(false);
   const [forceRollback, setForceRollback] = useState(false);
+  // Under the tenant's review rule an admin may still publish at once, with a reason, audited as an emergency.
+  const [emergency, setEmergency] = useState(false);
+  const [asked, setAsked] = useState<PublishRequest | null>(null);
+  const reviewRequired = policy.data?.review?.publish === 'required';
+  const forceBox = useRef<HTMLInputElement>(null);
+  const published = usePublishRequests(tenant, 'published');
+  const reviewOf = new Map((published.data ?? []).map((r) => [r.publishedVersion, r]));
   const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean; draftReset?: boolean }) | null>(null);
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
   // Choosing a version to roll back to opens its form: focus goes to the reason it asks for.
@@ -58,7 +71,37 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
 
   const [action, setAction] = useState<'publish' | 'rollback'>('publish');
   // The answer shows beside the form that asked: publish in its card, rollback above the history.
-  const outcome = (
+  const testsFailed = publish.error instanceof ApiError && publish.error.code === 'tests_failed' ? publish.error : null;
+  const outcome = testsFailed ? (
+    <div role="alert" className="notice notice-error">
+      <strong>Policy tests fail</strong> — {testsFailed.errors.length} expectation(s) do not hold on what you would publish:
+      <ul>
+        {testsFailed.errors.map((fe) => (
+          <li key={fe.pointer}>
+            <code>{fe.pointer}</code> {fe.message}
+          </li>
+        ))}
+      </ul>
+      {may(session, 'bundle', 'force', tenant) ? (
+        <p>
+          Fix the policy or the <a href={href(`/tenants/${tenant}/tests`)}>tests</a>, or tick{' '}
+          <button type="button" className="link-button" onClick={() => forceBox.current?.focus()}>
+            “{action === 'publish' ? 'Publish' : 'Roll back'} even if policy tests fail”
+          </button>{' '}
+          above the button to publish anyway (recorded in the audit log as forced).
+        </p>
+      ) : (
+        <p>
+          Fix the policy or the <a href={href(`/tenants/${tenant}/tests`)}>tests</a>; only an admin may publish past failing tests.
+        </p>
+      )}
+    </div>
+  ) : asked ? (
+    <p role="status" className="notice notice-info">
+      Sent for review: another person must approve it before it is published.{' '}
+      <a href={href(`/tenants/${tenant}/reviews/${asked.id}`)}>Open the publish request</a>
+    </p>
+  ) : (
     <Notice
       error={publish.error ?? reset.error}
       success={
@@ -75,15 +118,26 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   const doPublish = (target?: number) => {
     setAction(target === undefined ? 'publish' : 'rollback');
     setResult(null);
+    setAsked(null);
     setVerification(null);
     reset.reset();
     const before = latest?.version;
     const why = target === undefined ? reason : rollbackReason;
     const forced = target === undefined ? force : forceRollback;
     publish.mutate(
-      { tenant, reason: why, rollbackTo: target, ...(forced ? { force: true } : {}) },
+      { tenant, reason: why, rollbackTo: target, ...(forced ? { force: true } : {}), ...(emergency ? { emergency: true } : {}) },
       {
         onSuccess: (r) => {
+          if (isPublishRequest(r)) {
+            setAsked(r);
+            if (target === undefined) setReason('');
+            else {
+              setRollbackReason('');
+              setRollbackTo(null);
+            }
+            return;
+          }
+          setEmergency(false);
           const shown = { ...r, rollbackTo: target, unchanged: r.version === before };
           setResult(shown);
           if (target === undefined) {
@@ -205,12 +259,21 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               </div>
               {may(session, 'bundle', 'force', tenant) ? (
                 <label className="check">
-                  <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Publish even if policy tests fail (recorded in the
-                  audit log as forced)
+                  <input ref={action === 'publish' ? forceBox : undefined} type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} />{' '}
+                  Publish even if policy tests fail (recorded in the audit log as forced)
+                </label>
+              ) : null}
+              {reviewRequired ? (
+                <p className="muted small">This tenant's policy asks for a second person: Publish sends the change for review instead of publishing it.</p>
+              ) : null}
+              {reviewRequired && may(session, 'bundle', 'force', tenant) ? (
+                <label className="check">
+                  <input type="checkbox" checked={emergency} onChange={(e) => setEmergency(e.target.checked)} /> Emergency: publish now without a second person
+                  (admin only; recorded in the audit log as an emergency publish, with your reason)
                 </label>
               ) : null}
               <button type="submit" className="primary" disabled={!reason.trim() || publish.isPending}>
-                {publish.isPending ? 'Publishing…' : 'Publish'}
+                {publish.isPending ? 'Publishing…' : reviewRequired && !emergency ? 'Ask for review' : 'Publish'}
               </button>
             </form>
           ) : (
@@ -244,10 +307,16 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
               and grants
               <span className="muted small"> (otherwise the next publish ships the rolled-back change again)</span>
             </label>
+            <RollbackPreview tenant={tenant} from={latest?.version} to={rollbackTo} />
             {may(session, 'bundle', 'force', tenant) ? (
               <label className="check">
-                <input type="checkbox" checked={forceRollback} onChange={(e) => setForceRollback(e.target.checked)} /> Roll back even if policy tests fail
-                (recorded as forced)
+                <input
+                  ref={action === 'rollback' ? forceBox : undefined}
+                  type="checkbox"
+                  checked={forceRollback}
+                  onChange={(e) => setForceRollback(e.target.checked)}
+                />{' '}
+                Roll back even if policy tests fail (recorded as forced)
               </label>
             ) : null}
             <div className="button-row">
@@ -270,7 +339,19 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                     {b.rollbackOf ? <Badge tone="info">rollback to v{b.rollbackOf}</Badge> : null}
                   </td>
                   <td>{new Date(b.publishedAt).toLocaleString()}</td>
-                  <td>{b.publishedBy}</td>
+                  <td>
+                    {b.publishedBy}
+                    {reviewOf.get(b.version) ? (
+                      <span className="muted small">
+                        {' '}
+                        · asked by {who(reviewOf.get(b.version)!.requestedBy, reviewOf.get(b.version)!.requestedByEmail)}, approved by{' '}
+                        {who(reviewOf.get(b.version)!.decidedBy ?? '', reviewOf.get(b.version)!.decidedByEmail)}{' '}
+                        <a href={href(`/tenants/${tenant}/reviews/${reviewOf.get(b.version)!.id}`)}>
+                          review<span className="sr-only"> of v{b.version}</span>
+                        </a>
+                      </span>
+                    ) : null}
+                  </td>
                   <td>{b.reason ?? '—'}</td>
                   <td className="small" title={b.revision}>
                     <Summary v={b} />
@@ -315,6 +396,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
       </section>
 
       <Runtimes tenant={tenant} />
+      <PromotePanel tenant={tenant} session={session} policyVersion={policy.data?.version} />
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { useId } from 'react';
+import { type ReactNode, useId } from 'react';
 import type { ImpactReport } from '../../../../../policy-schemas/types.gen.ts';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
@@ -23,13 +23,22 @@ function windowWords(r: ImpactReport): string {
 /** What publishing the saved draft would change in the traffic runtimes logged: shown beside the diff. */
 export function ImpactView({ tenant, policyVersion }: { tenant: string; policyVersion: number | undefined }) {
   const impact = useImpact(tenant, policyVersion);
+  return (
+    <ImpactReportView tenant={tenant} report={impact.data}>
+      {impact.isPending && policyVersion !== undefined ? <Loading what="impact" /> : null}
+      {impact.error ? <Notice error={impact.error} /> : null}
+    </ImpactReportView>
+  );
+}
+
+/** An impact report as computed (by the publish screen now, or stored with a publish request). */
+export function ImpactReportView({ tenant, report: r, children }: { tenant: string; report: ImpactReport | null | undefined; children?: ReactNode }) {
   const ids = useId();
-  const r = impact.data;
   return (
     <section aria-labelledby={`${ids}-impact`} className="impact">
       <h3 id={`${ids}-impact`}>Impact on logged traffic</h3>
-      {impact.isPending && policyVersion !== undefined ? <Loading what="impact" /> : null}
-      {impact.error ? <Notice error={impact.error} /> : null}
+      {children}
+      {r === null ? <p className="muted">The impact was not computed (the server was busy replaying other traffic when this was asked).</p> : null}
       {r ? (
         r.calls === 0 ? (
           <p className="muted">No decision was logged {windowWords(r)}, so there is no traffic to replay. Runtimes log decisions as they decide calls.</p>

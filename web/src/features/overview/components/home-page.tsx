@@ -5,6 +5,8 @@ import { Loading, PageHeader } from '../../../components/page.tsx';
 import { href } from '../../../lib/router.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useOverview } from '../api/get-overview.ts';
+import { usePendingRequests } from '../../review/api/get-publish-requests.ts';
+import { askedByMe, who } from '../../review/components/review-page.tsx';
 
 /** The page after sign-in: what needs attention, each item linked to where it is dealt with. */
 export function HomePage({ session }: { session: Session }) {
@@ -14,6 +16,7 @@ export function HomePage({ session }: { session: Session }) {
       <PageHeader title="Home" subtitle={`Signed in as ${session.label} (${session.role}). What needs attention now:`} />
       {overview.isPending ? <Loading what="overview" /> : null}
       {overview.error ? <Notice error={overview.error} /> : null}
+      {overview.data ? <ReviewQueue tenants={overview.data.tenants.map((t) => t.id)} session={session} /> : null}
       {overview.data ? <Attention overview={overview.data} /> : null}
     </section>
   );
@@ -110,5 +113,36 @@ function Attention({ overview }: { overview: Overview }) {
         )}
       </section>
     </div>
+  );
+}
+
+/** Publishes waiting for a second person, across the tenants this session reads. */
+function ReviewQueue({ tenants, session }: { tenants: string[]; session: Session }) {
+  const queries = usePendingRequests(tenants);
+  const pending = queries.flatMap((q) => q.data ?? []);
+  const failed = queries.find((q) => q.error)?.error;
+  return (
+    <section className="card" aria-labelledby="home-publish-requests">
+      <h2 id="home-publish-requests">Publish requests waiting for review ({pending.length})</h2>
+      {failed ? <Notice error={failed} /> : null}
+      {pending.length ? (
+        <ul>
+          {pending.map((r) => (
+            <li key={r.id}>
+              <a href={href(`/tenants/${r.tenant}/reviews/${r.id}`)}>
+                {r.tenant}: {r.rollbackTo ? `roll back to v${r.rollbackTo}` : 'publish the draft'}
+              </a>{' '}
+              <span className="muted">
+                asked by {who(r.requestedBy, r.requestedByEmail)} · {r.reason}
+              </span>{' '}
+              {r.stale ? <Badge tone="bad">stale</Badge> : null}
+              {askedByMe(session, r) ? <Badge tone="muted">yours: another person reviews it</Badge> : null}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p className="muted">No publish waits for review.</p>
+      )}
+    </section>
   );
 }

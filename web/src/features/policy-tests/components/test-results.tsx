@@ -6,6 +6,28 @@ import { href } from '../../../lib/router.ts';
 import { useTestOutcomes } from '../api/run-tests.ts';
 import { useTests } from '../api/get-tests.ts';
 
+/** Test outcomes as they were computed (stored with a publish request): a status line and the failures. */
+export function TestOutcomesView({ outcomes, title, where }: { outcomes: PolicyTestOutcome[]; title: string; where: string }) {
+  const ids = useId();
+  const failed = outcomes.filter((o) => !o.passed).length;
+  return (
+    <section className="test-results" aria-labelledby={`${ids}-t`}>
+      <h3 id={`${ids}-t`}>{title}</h3>
+      {outcomes.length ? (
+        <>
+          <p role="status" aria-label="Policy test status">
+            {failed ? <Badge tone="bad">{failed} failing</Badge> : <Badge tone="ok">all pass</Badge>} {outcomes.length - failed} of {outcomes.length} pass{' '}
+            {where}
+          </p>
+          <FailureList outcomes={outcomes} />
+        </>
+      ) : (
+        <p className="muted small">The tenant had no policy tests.</p>
+      )}
+    </section>
+  );
+}
+
 /** The failures of failing tests, each with its pointer into the tests and what was seen instead. */
 export function FailureList({ outcomes }: { outcomes: PolicyTestOutcome[] }) {
   const failing = outcomes.filter((o) => !o.passed);

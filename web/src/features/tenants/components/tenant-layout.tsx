@@ -8,6 +8,7 @@ const tabs = [
   { key: 'grants', label: 'Grants' },
   { key: 'tests', label: 'Tests' },
   { key: 'publish', label: 'Publish and versions' },
+  { key: 'reviews', label: 'Reviews' },
   { key: 'decisions', label: 'Decisions' },
 ] as const;
 
