@@ -3,6 +3,8 @@ import type { ConstraintRef, EvaluationRequest, EvaluationResult } from '../poli
 import { escapePointer } from '../policy-schemas/pointer.ts';
 import { type CallApproval, redeemApproval } from './approval-policy.ts';
 import { checkConstraints } from './constraints.ts';
+import { parseArguments, membersNamed } from './json-arguments.ts';
+import { MAX_NESTING, nestsTooDeep } from './json-schema-dialect.ts';
 import { evaluateDetailed, grantedConnections, NOT_VISIBLE, REQUIRE_APPROVAL } from './evaluate.ts';
 import type { LoadedBundle, SubjectInfo } from './load-bundle.ts';
 
@@ -83,13 +85,15 @@ function decideCall(view: ToolView, call: ToolCall): CallDecision {
 
   let args: unknown = call.arguments;
   if (typeof args === 'string') {
-    try {
-      args = JSON.parse(args);
-    } catch {
-      return deny(toolCallId, 'invalid_json', 'Invalid tool arguments JSON');
-    }
+    // I-JSON (R14.6): a big integer or a duplicate member name is refused before the schema sees
+    // a value JSON.parse has rounded or chosen; nesting past R14.3's limit is never checked.
+    const parsed = parseArguments(args);
+    if (!parsed.ok) return parsed.code === 'invalid_json' ? deny(toolCallId, 'invalid_json', parsed.message) : tooDeep(toolCallId, tool.id);
+    args = parsed.value;
   } else if (args === undefined) {
     args = {};
+  } else if (nestsTooDeep(args)) {
+    return tooDeep(toolCallId, tool.id);
   }
   const validate = tool.validateInput;
   let valid: boolean;
@@ -123,7 +127,7 @@ function decideCall(view: ToolView, call: ToolCall): CallDecision {
       decision: 'deny',
       errorCode: 'validation',
       message: `the arguments of ${tool.id} hold a connectionId; a connection is passed beside the arguments, never in them`,
-      errors: connectionMembers(args, typeof call.arguments === 'string'),
+      errors: typeof call.arguments === 'string' ? connectionMembersInText(call.arguments) : connectionMembers(args, false),
     };
   }
   // Argument constraints last (R7.11): they judge arguments the input schema already accepted.
@@ -136,6 +140,17 @@ function decideCall(view: ToolView, call: ToolCall): CallDecision {
     return { toolCallId, decision: 'require_approval', message: `${tool.id} needs approval: ${constraint.reason}`, constraint };
   }
   return { toolCallId, decision: decision === REQUIRE_APPROVAL ? 'require_approval' : 'allow' };
+}
+
+/** Arguments nested past R14.3's limit: valid JSON, never checked, never allowed. */
+function tooDeep(toolCallId: string, toolId: string): CallDecision {
+  return {
+    toolCallId,
+    decision: 'deny',
+    errorCode: 'validation',
+    message: `the arguments of ${toolId} nest deeper than ${MAX_NESTING} levels`,
+    errors: [{ pointer: '', message: `nests deeper than ${MAX_NESTING} levels` }],
+  };
 }
 
 function deny(toolCallId: string, errorCode: DecideErrorCode, message: string): CallDecision {
@@ -209,6 +224,22 @@ function holdsConnectionMember(root: unknown, fromText: boolean): boolean {
   }
 }
 
+/** connectionMembers for JSON text: in the order the text writes them, not JavaScript's key order. */
+function connectionMembersInText(text: string): { pointer: string; message: string }[] {
+  const out: { pointer: string; message: string }[] = [];
+  const reported = new Set<string>();
+  for (const path of membersNamed(text, CONNECTION_MEMBER)) {
+    const pointer = plainPointer(path);
+    if (reported.has(pointer.at)) continue;
+    reported.add(pointer.at);
+    out.push({ pointer: pointer.at, message: pointer.exact ? MEMBER_MESSAGE : INSIDE_MESSAGE });
+  }
+  return out;
+}
+
+const MEMBER_MESSAGE = 'is not allowed: a connection is passed beside the arguments';
+const INSIDE_MESSAGE = 'holds a connectionId, which is not allowed in arguments';
+
 /** A node on the way down, linked to its parent: pointers are spelled only for the members found. */
 type Step = { readonly node: unknown; readonly up: Step | null; readonly token: string | number };
 
@@ -241,12 +272,9 @@ function connectionMembers(root: unknown, fromText: boolean): { pointer: string;
             reported.add(pointer.at);
             out.push({
               pointer: pointer.at,
-              message: pointer.exact
-                ? 'is not allowed: a connection is passed beside the arguments'
-                : 'holds a connectionId, which is not allowed in arguments',
+              message: pointer.exact ? MEMBER_MESSAGE : INSIDE_MESSAGE,
             });
           }
-          continue;
         }
         const v = (node as Record<string, unknown>)[key];
         if (typeof v === 'object' && v !== null) stack.push({ node: v, up: step, token: key });
@@ -262,6 +290,11 @@ function pointerOf(leaf: Step): { at: string; exact: boolean } {
   const tokens: (string | number)[] = [];
   for (let s: Step | null = leaf; s?.up; s = s.up) tokens.push(s.token);
   tokens.reverse();
+  return plainPointer(tokens);
+}
+
+/** The pointer of a path, cut at the first member name that does not look like a field name. */
+function plainPointer(tokens: readonly (string | number)[]): { at: string; exact: boolean } {
   let at = '';
   for (const token of tokens) {
     if (typeof token === 'string' && !PLAIN_FIELD.test(token)) return { at, exact: false };

@@ -34,10 +34,14 @@ export function parseDetachedJws(signature: string | null | undefined, typ: stri
   return { ok: true, protectedB64: parts[0], signatureB64: parts[2], kid: h.kid };
 }
 
-/** Decodes verified bytes as strict UTF-8 JSON; null when they are not. */
+/**
+ * Decodes verified bytes as strict UTF-8 JSON; null when they are not. A byte-order mark is kept
+ * (TextDecoder would drop it silently): it is no JSON, so bytes starting with one are refused, as
+ * anything but the exact RFC 8785 bytes must be (R5.7, R3.3.4).
+ */
 export function parseSignedJson(body: Uint8Array): { text: string; doc: unknown } | null {
   try {
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
     return { text, doc: JSON.parse(text) };
   } catch {
     return null;

@@ -15,14 +15,22 @@ import { linearRegExp } from './linear-regexp.ts';
  */
 export const MAX_NESTING = 64;
 
-/** Whether a JSON value nests more than MAX_NESTING arrays and objects (iterative; safe on any depth). */
+/**
+ * Whether a value nests more than `limit` arrays and objects. Iterative, so safe on any depth; a
+ * value handed over as objects may share or loop (no JSON text can): a loop is infinitely deep,
+ * and a shared object is walked again only when reached deeper than before, at most `limit`
+ * times, so shared subtrees cannot make the walk exponential.
+ */
 export function nestsTooDeep(value: unknown, limit = MAX_NESTING): boolean {
   if (value === null || typeof value !== 'object') return false;
-  const stack: [unknown, number][] = [[value, 1]];
+  const deepest = new Map<object, number>();
+  const stack: [object, number][] = [[value, 1]];
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
     if (depth > limit) return true;
-    const children = Array.isArray(node) ? node : Object.values(node as Record<string, unknown>);
+    if ((deepest.get(node) ?? 0) >= depth) continue;
+    deepest.set(node, depth);
+    const children = Array.isArray(node) ? node : Object.values(node);
     for (const child of children) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
   return false;

@@ -300,7 +300,10 @@ export function redactionTrie(paths: readonly string[]): RedactNode {
       continue;
     }
     let node = root;
-    for (const seg of path.split(/\.|(?=\[\])/)) {
+    const segments = path.split(/\.|(?=\[\])/);
+    // `$.a` and `$[]` start at the root, as `a` and `[]` do (R10.2).
+    if (segments[0] === '$') segments.shift();
+    for (const seg of segments) {
       if (seg === '') continue;
       let next = node.children.get(seg);
       if (!next) {

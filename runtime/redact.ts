@@ -28,26 +28,37 @@ function apply(node: RedactNode, value: unknown): unknown {
   if (value === null || typeof value !== 'object') return undefined;
   const out: Record<string, unknown> = {};
   const star = node.children.get('*');
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    const exact = node.children.get(k);
-    const kept = merge(exact ? apply(exact, v) : undefined, star ? apply(star, v) : undefined);
-    if (kept !== undefined) out[k] = kept;
+  for (const k of Object.keys(value)) {
+    const exact = k === '*' ? undefined : node.children.get(k);
+    const next = exact && star ? mergedWithStar(exact, star) : (exact ?? star);
+    if (next === undefined) continue;
+    const kept = apply(next, (value as Record<string, unknown>)[k]);
+    if (kept === undefined) continue;
+    // Member names are data (R1.1): assigning `__proto__` would set the prototype instead.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: kept, enumerable: true, writable: true, configurable: true });
+    else out[k] = kept;
   }
   return out;
 }
 
-function merge(a: unknown, b: unknown): unknown {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  if (isPlain(a) && isPlain(b)) {
-    const out: Record<string, unknown> = { ...a };
-    for (const [k, v] of Object.entries(b)) out[k] = k in out ? merge(out[k], v) : v;
-    return out;
-  }
-  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) return a.map((x, i) => merge(x, b[i]));
-  return a;
+// A member both its own name and `*` continue with is walked by the union of the two subtries
+// (R10.3), never by merging two walks' results: a node either path keeps whole stays whole.
+// Each exact node has one parent, hence one `*` sibling: the union is made once and kept.
+const unions = new WeakMap<RedactNode, RedactNode>();
+
+function mergedWithStar(exact: RedactNode, star: RedactNode): RedactNode {
+  let merged = unions.get(exact);
+  if (merged === undefined) unions.set(exact, (merged = union(exact, star)));
+  return merged;
 }
 
-function isPlain(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+function union(a: RedactNode, b: RedactNode): RedactNode {
+  if (a.leaf) return a;
+  if (b.leaf) return b;
+  const children = new Map(a.children);
+  for (const [segment, child] of b.children) {
+    const mine = children.get(segment);
+    children.set(segment, mine ? union(mine, child) : child);
+  }
+  return { leaf: false, children };
 }

@@ -160,15 +160,19 @@ describe('no connection in arguments', () => {
     expect(JSON.stringify(d)).not.toContain('sk-live');
   });
 
-  it('R7.10 answers arguments nested deeper than a recursive walk could follow, and cyclic parsed arguments', () => {
+  it('R14.3 answers arguments nested past the limit, and cyclic parsed arguments, with validation at ""', () => {
     const deep = `{"to":"x","d":${'['.repeat(100_000)}{"connectionId":1}${']'.repeat(100_000)}}`;
-    expect(send(deep).errorCode).toBe('validation');
-    expect(send(`{"to":"x","d":${'['.repeat(100_000)}${']'.repeat(100_000)}}`).decision).toBe('allow');
-    const cyclic: Record<string, unknown> = { to: 'x', many: Array.from({ length: 2000 }, () => ({})) };
+    expect(send(deep)).toMatchObject({ errorCode: 'validation', errors: [{ pointer: '' }] });
+    expect(send(`{"to":"x","d":${'['.repeat(100_000)}${']'.repeat(100_000)}}`)).toMatchObject({ errorCode: 'validation', errors: [{ pointer: '' }] });
+    // 63 arrays inside the arguments object: 64 levels, inside the limit.
+    expect(send(`{"to":"x","d":${'['.repeat(63)}${']'.repeat(63)}}`).decision).toBe('allow');
+    const shared: Record<string, unknown> = { to: 'x', many: Array.from({ length: 2000 }, () => ({})) };
+    expect(send(shared).decision).toBe('allow');
+    shared.tail = { connectionId: 'c' };
+    expect(send(shared).errors?.map((e) => e.pointer)).toEqual(['/tail/connectionId']);
+    const cyclic: Record<string, unknown> = { to: 'x' };
     cyclic.self = cyclic;
-    expect(send(cyclic).decision).toBe('allow');
-    cyclic.tail = { connectionId: 'c' };
-    expect(send(cyclic).errors?.map((e) => e.pointer)).toEqual(['/tail/connectionId']);
+    expect(send(cyclic)).toMatchObject({ errorCode: 'validation', errors: [{ pointer: '' }] });
   });
 
   it('R7.8 R7.10 answers with the schema errors when the arguments also fail the schema', () => {

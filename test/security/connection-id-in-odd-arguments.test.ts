@@ -1,7 +1,8 @@
 // R7.10 (no connectionId member anywhere in arguments) against the shapes a walk over arguments can
 // get wrong: `__proto__` as an own key (JSON.parse makes one), nesting far deeper than a recursive
-// walk could go, and cyclic objects an embedding program hands over instead of JSON text. Each gets
-// an answer, never a hang or a thrown stack overflow.
+// walk could go, and shared or cyclic objects an embedding program hands over instead of JSON text.
+// Each gets an answer, never a hang or a thrown stack overflow: past R14.3's nesting limit (a cycle
+// is infinitely deep) the answer is validation at "" before any walk.
 import { describe, expect, it } from 'vitest';
 import type { Bundle, Tool } from '../../policy-schemas/types.gen.ts';
 import { createView, decide } from '../../runtime/decide.ts';
@@ -56,45 +57,50 @@ describe('__proto__ as an own key of the arguments', () => {
 });
 
 describe('arguments nested deeper than any call stack', () => {
-  it(`finds a connectionId under ${DEPTH} arrays or objects, and allows the same nesting without it`, () => {
+  it(`answers ${DEPTH} nested arrays or objects with validation at "", connectionId or not (R14.3)`, () => {
     const arrays = (inner: string) => `{"a":${'['.repeat(DEPTH)}${inner}${']'.repeat(DEPTH)}}`;
     const objects = (inner: string) => `{"a":${'{"b":'.repeat(DEPTH)}${inner}${'}'.repeat(DEPTH)}}`;
-    expectRefused(call('core__open', arrays('{"connectionId":"conn-other"}')), [`/a${'/0'.repeat(DEPTH)}/connectionId`]);
-    expectRefused(call('core__open', objects('{"connectionId":"conn-other"}')), [`/a${'/b'.repeat(DEPTH)}/connectionId`]);
-    expect(call('core__open', arrays('{"connection":1}')).decision).toBe('allow');
-    expect(call('core__open', objects('{"connection":1}')).decision).toBe('allow');
+    for (const text of [
+      arrays('{"connectionId":"conn-other"}'),
+      objects('{"connectionId":"conn-other"}'),
+      arrays('{"connection":1}'),
+      objects('{"connection":1}'),
+    ]) {
+      expectRefused(call('core__open', text), ['']);
+    }
+  });
+
+  it('finds a connectionId at the deepest level the limit allows', () => {
+    // The arguments object, 62 arrays, and the object holding the member: 64 levels.
+    expectRefused(call('core__open', `{"a":${'['.repeat(62)}{"connectionId":"conn-other"}${']'.repeat(62)}}`), [`/a${'/0'.repeat(62)}/connectionId`]);
   });
 
   it('refuses arguments too deep for a recursive input schema to check, instead of throwing', () => {
     const deep = `{"head":${'{"next":'.repeat(DEPTH)}{}${'}'.repeat(DEPTH)}}`;
     const d = call('core__chain', deep);
     expect(d).toMatchObject({ decision: 'deny', errorCode: 'validation', errors: [{ pointer: '' }] });
-    expect(d.message).toContain('could not be checked against the input schema of core__chain');
+    expect(d.message).toContain('nest deeper than 64 levels');
     // A shallow chain is checked as usual, both ways.
     expect(call('core__chain', '{"head":{"next":{"next":{}}}}').decision).toBe('allow');
     expectRefused(call('core__chain', '{"head":{"next":{"items":[{"connectionId":"conn-other"}]}}}'), ['/head/next/items/0/connectionId']);
   });
 });
 
-describe('cyclic arguments handed over by an embedding program', () => {
-  it('finds a connectionId inside a cycle, once, without walking the cycle again', () => {
+describe('shared and cyclic arguments handed over by an embedding program', () => {
+  it('answers a cycle with validation at "", with or without a connectionId in it', () => {
     const args: Record<string, any> = { q: 'x', more: { list: [] } };
     args.more.list.push(args, args.more);
     args.more.back = args;
+    expectRefused(call('core__open', args), ['']);
     args.more.connectionId = 'conn-other';
-    expectRefused(call('core__open', args), ['/more/connectionId']);
+    expectRefused(call('core__open', args), ['']);
   });
 
-  it('finds one at the end of a long cycle, and answers a clean cycle with the tool decision', () => {
-    const head: Record<string, any> = { q: 'x' };
-    let at = head;
-    for (let i = 0; i < 5000; i++) at = at[`n${i}`] = {};
-    at.loop = head;
-    expect(call('core__open', head).decision).toBe('allow');
-    at.connectionId = 'conn-other';
-    const d = call('core__open', head);
-    expect(d).toMatchObject({ decision: 'deny', errorCode: 'validation' });
-    expect(d.errors?.[0]?.pointer).toMatch(/^\/n0\/n1\/.*\/n4999\/connectionId$/);
+  it('walks an object shared 2^60 ways once per depth, and finds a connectionId in it', () => {
+    let node: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < 60; i++) node = { a: node, b: node };
+    const args = { q: 'x', tree: node };
+    expect(call('core__open', args).decision).toBe('allow');
   });
 
   it('refuses a cycle a recursive input schema would follow forever, instead of throwing', () => {
