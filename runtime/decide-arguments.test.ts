@@ -141,3 +141,36 @@ describe('R14.5: asserted formats and annotations', () => {
     expect(ok(format, value)).toBe(expected);
   });
 });
+
+describe('R14.8: where each keyword points', () => {
+  const pointed = build({
+    tools: [
+      tool('core__kw', {
+        inputSchema: {
+          type: 'object',
+          properties: {
+            dep: { type: 'object', dependentRequired: { a: ['b'] } },
+            closed: { type: 'object', properties: { x: {} }, unevaluatedProperties: false },
+            list: { type: 'array', prefixItems: [{ type: 'string' }], items: false, contains: { const: 'k' } },
+            names: { type: 'object', propertyNames: { pattern: '^[a-z]+$' } },
+          },
+        },
+      }),
+    ],
+    policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+  });
+  const kwView = createView(pointed, { subject: 'agent:a', groups: ['*'] });
+  const at = (args: unknown) => (decide(kwView, { name: 'core__kw', arguments: JSON.stringify(args) }).errors ?? []).map((e) => e.pointer);
+
+  it('dependentRequired: the missing property', () => expect(at({ dep: { a: 1 } })).toEqual(['/dep/b']));
+  it('unevaluatedProperties: the member, named when it looks like a field', () => {
+    expect(at({ closed: { x: 1, y: 2 } })).toEqual(['/closed/y']);
+    expect(at({ closed: { x: 1, 'not a field': 2 } })).toEqual(['/closed']);
+  });
+  it('items: false and contains: the array', () => {
+    expect(at({ list: ['k', 'extra'] })).toEqual(['/list']);
+    // What the `contains` subschema reports of each element is not normative; the array is.
+    expect(at({ list: ['a'] })).toContain('/list');
+  });
+  it('propertyNames: the object, never the name', () => expect(at({ names: { Bad: 1 } })).toContain('/names'));
+});

@@ -164,12 +164,15 @@ function argumentProblems(errors: ErrorObject[]): { pointer: string; message: st
   for (const e of errors) {
     let pointer = e.instancePath;
     let message = e.message ?? 'is invalid';
-    if (e.keyword === 'required') {
+    // Where each keyword points is R14.8's: a missing property (required, dependentRequired, draft-07
+    // dependencies) at its own pointer, a property not allowed at its name when it looks like one.
+    if (e.keyword === 'required' || e.keyword === 'dependentRequired' || e.keyword === 'dependencies') {
       pointer += `/${escapePointer(String((e.params as { missingProperty: string }).missingProperty))}`;
       message = 'is required';
-    } else if (e.keyword === 'additionalProperties') {
+    } else if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties') {
       // A field name comes from the arguments: name it only when it looks like a field name.
-      const field = String((e.params as { additionalProperty: string }).additionalProperty);
+      const params = e.params as { additionalProperty?: string; unevaluatedProperty?: string };
+      const field = String(params.additionalProperty ?? params.unevaluatedProperty);
       if (PLAIN_FIELD.test(field)) {
         pointer += `/${field}`;
         message = 'is not a known field';
