@@ -1,0 +1,130 @@
+import type { CallApproval } from '../runtime/approval-policy.ts';
+import { approvalReason, approvalSettings } from '../runtime/approval-policy.ts';
+import { approvalFor, argumentsDigest, clientConfirmation, type UsedReceipts } from '../runtime/approval-receipt.ts';
+import { type ApprovalConnection, type ApprovalOutcome, ApprovalRequestError, requestApproval, waitForApproval } from '../runtime/client/approval-requests.ts';
+import type { CallDecision, ToolView } from '../runtime/decide.ts';
+import type { TrustedKeys } from '../runtime/verify-bundle.ts';
+
+/** Why a held call does not go ahead: refused by a person, still waiting, or the client declined its own question. */
+export type HoldRefusal = 'approval_denied' | 'approval_pending' | 'approval_required' | 'approval_declined';
+
+export type HoldOutcome = { ok: true; approval: CallApproval; by: 'person' | 'client' } | { ok: false; code: HoldRefusal; message: string };
+
+export type ApprovalHoldOptions = {
+  /** The control plane the gateway pulls its bundle from: requests are opened there with its runtime token (null: none to ask). */
+  connection: ApprovalConnection | null;
+  /** The signing keys the gateway trusts bundles by; receipts are checked against the same keys. */
+  trustedKeys: () => TrustedKeys | undefined;
+  used: UsedReceipts;
+  /** How long a call is held for a person (`timeouts.approvalMs`, 120 s). */
+  approvalMs: number;
+  /** How often a held call tells its client it is still waiting (default 5 s). */
+  progressEveryMs?: number;
+};
+
+/** What a held call needs: the view and decision that asked, and how to reach its client. */
+export type HoldRequest = {
+  view: ToolView;
+  name: string;
+  arguments: Record<string, unknown>;
+  decided: CallDecision;
+  /** Asks the MCP client itself (elicitation); used only where the subject's roles say `approvals.by: "client"`. */
+  askClient?: () => Promise<'approved' | 'approval_required' | 'approval_declined'>;
+  /** Sends a progress notification to the client (when it gave a progress token). */
+  progress?: (progress: number, message: string) => void;
+  signal?: AbortSignal;
+};
+
+/**
+ * Holds a call that needs approval: opens an approval request on the control plane (or, retried,
+ * waits on the one already open for the same call), tells the client it is waiting, and ends when
+ * a person decides (the receipt goes to decide()) or `approvalMs` passes (`approval_pending`, naming
+ * the request and where to decide it). The client's own confirmation counts only where the roles
+ * say so; everywhere else the agent's client never approves itself.
+ */
+export class ApprovalHold {
+  /** Open requests by call (subject, tool, arguments digest): the same call retried waits on the same request. */
+  private readonly open = new Map<string, string>();
+
+  constructor(private readonly options: ApprovalHoldOptions) {}
+
+  async hold(req: HoldRequest): Promise<HoldOutcome> {
+    const settings = approvalSettings(req.view.loaded.bundle.policy, req.view.subject.roles);
+    if (settings.by === 'client' && req.askClient) {
+      const answer = await req.askClient();
+      if (answer === 'approved') return { ok: true, approval: clientConfirmation(`client:${req.decided.toolCallId}`), by: 'client' };
+      if (answer === 'approval_declined') return { ok: false, code: 'approval_declined', message: `the client declined ${req.name}` };
+      // A client that cannot be asked: a person decides instead.
+    }
+
+    const connection = this.options.connection;
+    if (!connection)
+      return {
+        ok: false,
+        code: 'approval_required',
+        message: `${req.name} needs a person's approval, and this gateway has no control plane to ask one through`,
+      };
+    const key = `${req.view.request.subject}\u0000${req.name}\u0000${argumentsDigest(req.arguments)}`;
+    const started = Date.now();
+    const every = this.options.progressEveryMs ?? 5_000;
+    let ticks = 0;
+    const timer = req.progress ? setInterval(() => req.progress?.(++ticks, `waiting for a person to approve ${req.name}`), every) : undefined;
+    let outcome: ApprovalOutcome;
+    try {
+      const known = this.open.get(key);
+      const timeoutMs = this.options.approvalMs;
+      outcome = known
+        ? await waitForApproval(connection, known, { timeoutMs, signal: req.signal })
+        : await requestApproval(
+            connection,
+            {
+              subject: req.view.request.subject,
+              tool: req.name,
+              arguments: req.arguments,
+              reason: approvalReason(req.view, req.decided, req.name),
+              bundleVersion: req.view.loaded.version,
+              toolCallId: req.decided.toolCallId,
+            },
+            {
+              timeoutMs,
+              signal: req.signal,
+              onOpened: (a) => {
+                this.open.set(key, a.id);
+                req.progress?.(0, `approval request ${a.id} opened; waiting for a person`);
+              },
+            },
+          );
+    } catch (err) {
+      const detail = err instanceof ApprovalRequestError ? err.message : (err as Error).message;
+      return { ok: false, code: 'approval_required', message: `${req.name} needs a person's approval, and it could not be asked for: ${detail}` };
+    } finally {
+      clearInterval(timer);
+    }
+
+    if (outcome.state === 'pending') {
+      const waited = Math.round((Date.now() - started) / 1000);
+      return {
+        ok: false,
+        code: 'approval_pending',
+        message: `${req.name} waits for a person's approval (request ${outcome.id}, ${waited} s so far): decide it in the console at ${this.whereToDecide(outcome.id)} or with \`toolgate approvals approve ${outcome.id}\`, then call again with the same arguments`,
+      };
+    }
+    this.open.delete(key);
+    if (outcome.state === 'approved') {
+      return {
+        ok: true,
+        approval: approvalFor(outcome.receipt, { trustedKeys: this.options.trustedKeys() ?? { keys: [] }, used: this.options.used }),
+        by: 'person',
+      };
+    }
+    if (outcome.state === 'denied') {
+      return { ok: false, code: 'approval_denied', message: `a person denied ${req.name}${outcome.reason ? `: ${outcome.reason}` : ''}` };
+    }
+    return { ok: false, code: 'approval_denied', message: `the approval request ${outcome.id} for ${req.name} expired undecided; call again to ask anew` };
+  }
+
+  private whereToDecide(id: string): string {
+    const { url, tenant } = this.options.connection!;
+    return `${url.replace(/\/+$/, '')}/approvals?tenant=${encodeURIComponent(tenant)}&id=${encodeURIComponent(id)}`;
+  }
+}

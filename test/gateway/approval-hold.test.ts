@@ -1,0 +1,181 @@
+// The gateway holds a call that needs a person's approval: it opens a request on the control plane,
+// waits while a person decides, and proceeds only with a receipt. The agent's MCP client accepting
+// an elicitation approves nothing unless the role says `approvals.by: "client"`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApprovalHold } from '../../gateway/approval-hold.ts';
+import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
+import { Gateway, type GatewaySession } from '../../gateway/gateway.ts';
+import { createGatewayMetrics } from '../../gateway/metrics.ts';
+import type { Approval, Bundle, KeySet } from '../../policy-schemas/types.gen.ts';
+import { FileUsedReceipts } from '../../runtime/client/used-receipts.ts';
+import { definitionHash } from '../../runtime/definition-hash.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import { trustedKeysOf } from '../../runtime/verify-key-set.ts';
+import type { TrustedKeys } from '../../runtime/verify-bundle.ts';
+import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { type ServedApp, startServedApp } from '../support/served-app.ts';
+import { mcpBundle } from './mcp-bundle.ts';
+import { scriptedClient } from './scripted-gateway.ts';
+
+const TENANT = 'mail';
+const state = upstreamFixtureState();
+let srv: ServedApp;
+let runtimeToken: string;
+let trustedKeys: TrustedKeys;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  srv = await startServedApp();
+  expect((await srv.request('POST', '/v1/tenants', { body: { id: TENANT, name: 'Outgoing mail' } })).status).toBe(201);
+  runtimeToken = await srv.tokenFor('runtime', [TENANT]);
+  trustedKeys = trustedKeysOf((await srv.request('GET', '/.well-known/toolgate-keyset.json', { token: null })).json as KeySet);
+});
+afterAll(async () => {
+  await srv.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function setup(opts: { by?: 'person' | 'client'; approvalMs?: number } = {}) {
+  const bundle: Bundle = mcpBundle(TENANT, 1, 'rec', state);
+  bundle.policy.roles!.analyst.requireApproval = ['read_only'];
+  if (opts.by) bundle.policy.roles!.analyst.approvals = { by: opts.by };
+  const current = { loaded: loadBundle(bundle), bundle };
+  const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
+  const upstreamCalls: Array<{ name: string; args: Record<string, unknown> }> = [];
+  const upstream = {
+    isReady: () => true,
+    definitionHashOf: (n: string) => hashes.get(n),
+    call: async (name: string, args: Record<string, unknown>) => {
+      upstreamCalls.push({ name, args });
+      return { ok: true, result: { content: [{ type: 'text', text: `sent ${String(args.text)}` }] } };
+    },
+    restartAfterTimeout() {},
+    on() {},
+    off() {},
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-hold-'));
+  dirs.push(dir);
+  const approvals = new ApprovalHold({
+    connection: { url: srv.url, tenant: TENANT, token: runtimeToken },
+    trustedKeys: () => trustedKeys,
+    used: new FileUsedReceipts(dir, TENANT),
+    approvalMs: opts.approvalMs ?? 30_000,
+    progressEveryMs: 60_000,
+  });
+  const sink = memoryDecisionSink();
+  const gateway = new Gateway({
+    config: { timeouts: { callMs: 1000, approvalMs: opts.approvalMs ?? 30_000, relistMs: 60_000 } },
+    policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
+    upstreams: new Map([['rec', upstream as never]]),
+    sink,
+    metrics: createGatewayMetrics(),
+    approvals,
+  });
+  const session = gateway.openSession(scriptedClient());
+  // The agent's client declares elicitation and accepts everything it is asked.
+  let elicited = 0;
+  const server = session.server as unknown as { getClientCapabilities(): unknown; elicitInput(): Promise<unknown> };
+  server.getClientCapabilities = () => ({ elicitation: {} });
+  server.elicitInput = async () => {
+    elicited++;
+    return { action: 'accept' };
+  };
+  const progress: unknown[] = [];
+  (session as unknown as { channel: { notify(n: unknown): void } }).channel.notify = (n) => progress.push(n);
+  const call = (text: string, s: GatewaySession = session) => gateway.call(s, { name: 'mcp__rec__echo', arguments: { text }, _meta: { progressToken: 'p-1' } });
+  return { gateway, session, call, sink, upstreamCalls, elicited: () => elicited, progress };
+}
+
+const meta = (r: CallToolResult) => (r._meta as { toolgate: { decision: string; errorCode?: string } }).toolgate;
+const textOf = (r: CallToolResult) => (r.content[0] as { text: string }).text;
+
+async function pendingFor(text: string): Promise<Approval> {
+  for (let i = 0; i < 200; i++) {
+    const r = await srv.request('GET', `/v1/tenants/${TENANT}/approvals?state=pending`);
+    const found = (r.json.items as Approval[]).find((a) => (a.arguments as { text?: string } | undefined)?.text === text);
+    if (found) return found;
+    await new Promise((res) => setTimeout(res, 25));
+  }
+  throw new Error(`no pending approval request for ${text}`);
+}
+
+const decide = (id: string, verdict: 'approve' | 'deny', reason: string) =>
+  srv.request('POST', `/v1/tenants/${TENANT}/approvals/${id}/${verdict}`, { body: { reason } });
+
+describe('a call held for a person', () => {
+  it('goes through once a person approves it, with progress while it waits, and records who approved', async () => {
+    const t = setup();
+    const held = t.call('to finance@acme.example');
+    const request = await pendingFor('to finance@acme.example');
+    expect(request).toMatchObject({ subject: 'agent:support-bot', tool: 'mcp__rec__echo', bundleVersion: 1 });
+    expect(request.reason).toContain('read_only calls need approval');
+    expect((await decide(request.id, 'approve', 'quarterly report, expected')).status).toBe(200);
+    const r = await held;
+    expect(r.isError).toBeFalsy();
+    expect(textOf(r)).toBe('sent to finance@acme.example');
+    expect(t.upstreamCalls).toHaveLength(1);
+    expect(t.progress).toContainEqual(
+      expect.objectContaining({ method: 'notifications/progress', params: expect.objectContaining({ progressToken: 'p-1', progress: 0 }) }),
+    );
+    expect(t.sink.records.at(-1)).toMatchObject({ decision: 'require_approval', approval: { id: request.id, by: 'person' } });
+    expect(t.sink.records.at(-1)?.reason).toBeUndefined();
+  });
+
+  it('refuses approval_denied when a person denies it, never calling the upstream', async () => {
+    const t = setup();
+    const held = t.call('to everyone@list.example');
+    const request = await pendingFor('to everyone@list.example');
+    await decide(request.id, 'deny', 'not to a mailing list');
+    const r = await held;
+    expect(meta(r)).toMatchObject({ decision: 'require_approval', errorCode: 'approval_denied' });
+    expect(textOf(r)).toBe('approval_denied: a person denied mcp__rec__echo: not to a mailing list');
+    expect(t.upstreamCalls).toHaveLength(0);
+  });
+
+  it('answers approval_pending naming the request when nobody decides in time; the same call retried after approval goes through', async () => {
+    const t = setup({ approvalMs: 300 });
+    const first = await t.call('to auditor@bank.example');
+    expect(meta(first).errorCode).toBe('approval_pending');
+    const request = await pendingFor('to auditor@bank.example');
+    expect(textOf(first)).toContain(`request ${request.id}`);
+    expect(textOf(first)).toContain(`${srv.url}/approvals?tenant=${TENANT}&id=${request.id}`);
+    await decide(request.id, 'approve', 'the auditor asked');
+    const retried = await t.call('to auditor@bank.example');
+    expect(retried.isError).toBeFalsy();
+    expect(t.upstreamCalls).toHaveLength(1);
+    // The receipt allowed that one call: the next identical call asks a person again.
+    const again = await t.call('to auditor@bank.example');
+    expect(meta(again).errorCode).toBe('approval_pending');
+    expect(t.upstreamCalls).toHaveLength(1);
+    const fresh = await pendingFor('to auditor@bank.example');
+    expect(fresh.id).not.toBe(request.id);
+    await decide(fresh.id, 'deny', 'tidy up');
+  });
+});
+
+describe("the agent's own client", () => {
+  it('cannot approve: accepting an elicitation counts for nothing where a person must decide', async () => {
+    const t = setup({ approvalMs: 300 });
+    const r = await t.call('to attacker@evil.example');
+    expect(t.elicited()).toBe(0);
+    expect(meta(r)).toMatchObject({ decision: 'require_approval', errorCode: 'approval_pending' });
+    expect(t.upstreamCalls).toHaveLength(0);
+    const record = t.sink.records.at(-1)!;
+    expect(record.reason).toBeUndefined();
+    expect(record.approval).toBeUndefined();
+    const request = await pendingFor('to attacker@evil.example');
+    await decide(request.id, 'deny', 'tidy up');
+  });
+
+  it('confirms where the role says approvals.by: "client", recorded as client_confirmed', async () => {
+    const t = setup({ by: 'client' });
+    const r = await t.call('to colleague@acme.example');
+    expect(r.isError).toBeFalsy();
+    expect(t.elicited()).toBe(1);
+    expect(t.sink.records.at(-1)).toMatchObject({ reason: 'client_confirmed', approval: { by: 'client' } });
+  });
+});
