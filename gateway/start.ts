@@ -1,4 +1,6 @@
 import { createBundleClient } from '../runtime/client/bundle-client.ts';
+import { FileUsedReceipts } from '../runtime/client/used-receipts.ts';
+import { ApprovalHold } from './approval-hold.ts';
 import type { BundleClient } from '../runtime/client/bundle-client.ts';
 import type { ResolvedConfig } from './config.ts';
 import type { DecisionSink } from './decision-sink.ts';
@@ -77,7 +79,14 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
   }
   const metrics = createGatewayMetrics();
   const sink: DecisionSink = options.sink ?? bundleClient.decisionLog ?? { record: () => undefined };
-  const gateway = new Gateway({ config, policy, upstreams, sink, metrics });
+  // Calls that need a person are held while the control plane asks one; receipts are checked by the keys trusted for bundles.
+  const approvals = new ApprovalHold({
+    connection: { url: config.control.url, tenant: config.control.tenant, token: config.control.token, ...(options.fetch ? { fetch: options.fetch } : {}) },
+    trustedKeys: () => bundleClient.trustedKeys(),
+    used: new FileUsedReceipts(config.control.cacheDir, config.control.tenant),
+    approvalMs: config.timeouts.approvalMs,
+  });
+  const gateway = new Gateway({ config, policy, upstreams, sink, metrics, approvals });
   bundleClient.on('update', (b) => log.info('policy bundle in use', { version: b.bundle.version, revision: b.bundle.revision }));
   bundleClient.on('refused', (r) => log.warn('policy bundle refused', { code: r.code }));
   // Upstreams connect in the background: a slow one must not hold up the others or the listener.
