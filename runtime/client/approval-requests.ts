@@ -54,9 +54,18 @@ export async function waitForApproval(
   for (;;) {
     const left = deadline - Date.now();
     const wait = Math.max(0, Math.min(MAX_POLL_SECONDS, Math.floor(left / 1000)));
+    // The server waits whole seconds: the last fraction is slept here, then asked once more.
+    if (wait === 0 && left > 0) await sleep(left, options.signal);
     const approval = (await call(conn, 'GET', `/${encodeURIComponent(id)}?wait=${wait}`, undefined, options.signal, wait + 15)) as Approval;
-    if (approval.state !== 'pending' || Date.now() >= deadline - 250 || options.signal?.aborted) return outcomeOf(approval);
+    if (approval.state !== 'pending' || Date.now() >= deadline || options.signal?.aborted) return outcomeOf(approval);
   }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
 }
 
 function outcomeOf(a: Approval): ApprovalOutcome {

@@ -28,8 +28,11 @@ function setup(edit: (b: Bundle) => void, answer: (name: string, timeoutMs: numb
   return { gateway, session, call, upstreamCalls, sink, hold, restarts: () => restarts };
 }
 
-/** The subject's calls of read-only tools need a person's approval. */
-const asksApproval = (b: Bundle) => (b.policy.roles!.analyst.requireApproval = ['read_only']);
+/** The subject's calls of read-only tools need approval, which the role lets its MCP client give (`approvals.by: "client"`). */
+const asksApproval = (b: Bundle) => {
+  b.policy.roles!.analyst.requireApproval = ['read_only'];
+  b.policy.roles!.analyst.approvals = { by: 'client' };
+};
 
 /** The session's client can be asked; while the person decides, `next` is published, then the person accepts. */
 function approvedAfterPublish(t: { session: { server: unknown }; hold: (b: Bundle) => void }, next: Bundle): void {
@@ -123,7 +126,8 @@ describe('the gateway core', () => {
     expect(r.content).toEqual([]);
     expect(r.structuredContent).toEqual({ id: 1 });
     expect((r._meta as { toolgate: { bundleVersion: number } }).toolgate.bundleVersion).toBe(2);
-    expect(t.sink.records.at(-1)).toMatchObject({ decision: 'require_approval', reason: 'approved', bundleVersion: 2 });
+    expect(t.sink.records.at(-1)).toMatchObject({ decision: 'require_approval', reason: 'client_confirmed', bundleVersion: 2 });
+    expect(t.sink.records.at(-1)?.approval).toMatchObject({ by: 'client' });
   });
 
   it('refuses an approved call whose tool the bundle now held no longer serves from an upstream, without calling it', async () => {

@@ -51,7 +51,8 @@ async function setPolicy(readerAllow: string[]): Promise<void> {
     `/v1/tenants/${TENANT}/policy`,
     {
       roles: {
-        operator: { groups: ['default'], allow: ['mcp__*'], deny: [], requireApproval: ['state_change'] },
+        // The operator's MCP client may confirm its own calls (approvals.by: client); a client that cannot be asked waits for a person.
+        operator: { groups: ['default'], allow: ['mcp__*'], deny: [], requireApproval: ['state_change'], approvals: { by: 'client' } },
         reader: { groups: ['default'], allow: readerAllow, deny: ['mcp__rec__delete_all'], requireApproval: [] },
       },
       bindings: { 'agent:ops': ['operator'], 'agent:reader': ['reader'] },
@@ -145,7 +146,7 @@ beforeAll(async () => {
       everything: everythingServer(),
       memory: { ...memoryServer(), env: ['MEMORY_FILE_PATH'] },
     },
-    timeouts: { callMs: 2000 },
+    timeouts: { callMs: 2000, approvalMs: 2000 },
     metrics: { key: METRICS_KEY },
   };
   writeFileSync(join(dir, 'gateway.json'), JSON.stringify(config, null, 2));
@@ -215,8 +216,9 @@ describe('the gateway in front of real MCP servers', () => {
     expect(refusal(invalid)).toMatchObject({ decision: 'deny', errorCode: 'validation' });
     expect(textOf(invalid)).toMatch(/^validation: .*\/text/);
     const needsApproval = await call(opsNoAsk, 'mcp__rec__delete_all');
-    expect(refusal(needsApproval)).toMatchObject({ decision: 'require_approval', errorCode: 'approval_required' });
-    expect(textOf(needsApproval)).toMatch(/^approval_required: /);
+    // A client that cannot be asked waits for a person: held for timeouts.approvalMs, then told where to decide.
+    expect(refusal(needsApproval)).toMatchObject({ decision: 'require_approval', errorCode: 'approval_pending' });
+    expect(textOf(needsApproval)).toMatch(/^approval_pending: .*request [0-9a-f-]{36}.*toolgate approvals approve/);
     expect(calls().length).toBe(before);
   });
 
@@ -338,7 +340,8 @@ describe('the gateway in front of real MCP servers', () => {
     });
     expect(records.find((r) => r.errorCode === undefined && r.decision === 'require_approval')).toMatchObject({
       tool: 'mcp__rec__delete_all',
-      reason: 'approved',
+      reason: 'client_confirmed',
+      approval: { by: 'client' },
     });
     expect(records.find((r) => r.errorCode === 'definition_changed')).toMatchObject({ tool: 'mcp__rec__echo', decision: 'deny' });
     expect(records.filter((r) => r.bundleVersion === 2).length).toBeGreaterThan(0);
