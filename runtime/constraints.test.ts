@@ -41,7 +41,12 @@ const policy: TenantPolicy = {
       groups: ['default'],
       allow: ['core__send_email'],
       constraints: [
-        { tools: ['core__send_email'], otherwise: 'deny', arguments: { properties: { to: { not: { pattern: '@rival\\.example$' } } } }, reason: 'never mail the rival' },
+        {
+          tools: ['core__send_email'],
+          otherwise: 'deny',
+          arguments: { properties: { to: { not: { pattern: '@rival\\.example$' } } } },
+          reason: 'never mail the rival',
+        },
       ],
     },
   },

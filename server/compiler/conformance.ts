@@ -7,6 +7,7 @@ import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { EvaluationOutline } from '../../runtime/evaluate.ts';
 import type { LoadedBundle, LoadedRole, LoadedTool } from '../../runtime/load-bundle.ts';
 import { ANNOTATION_KEYWORDS, keywordsCompilingUnseen } from '../validation/input-schema.ts';
+import { argumentsClearOfConstraints, constraintVectors } from './constraint-vectors.ts';
 
 /** The instant every conformance vector is evaluated at: fixed, so the vectors are part of the content. */
 export const CONFORMANCE_AT = '2000-01-01T00:00:00.000Z';
@@ -51,9 +52,10 @@ type Who = {
 export function conformanceVectors(bundle: Bundle): Vector[] {
   // Only the few tools that decide vectors call need a compiled input schema (compiling costs
   // milliseconds a distinct schema); the compiler has judged every schema without compiling it.
-  const chooser = new VectorChooser(loadBundle(bundle, { inputValidators: 'on-first-use' }), bundle);
+  const loaded = loadBundle(bundle, { inputValidators: 'on-first-use' });
+  const chooser = new VectorChooser(loaded, bundle);
   chooser.chooseAll();
-  return chooser.vectors();
+  return [...chooser.vectors(), ...constraintVectors(loaded, bundle, CONFORMANCE_AT)];
 }
 
 class VectorChooser {
@@ -77,11 +79,11 @@ class VectorChooser {
     private readonly loaded: LoadedBundle,
     private readonly bundle: Bundle,
   ) {
-    const bindings = bundle.policy.bindings;
+    const bindings = bundle.policy.bindings ?? {};
     this.nobody = fresh('conformance:nobody', (s) => Object.hasOwn(bindings, s));
     // One subject per distinct role set and own grants says as much as all of them.
     const roleSets = new Set<string>();
-    const ownGrants = (s: string) => bundle.policy.grants.filter((g) => g.subjects.includes(s)).map((g) => g.connectionId);
+    const ownGrants = (s: string) => (bundle.policy.grants ?? []).filter((g) => g.subjects.includes(s)).map((g) => g.connectionId);
     this.who = Object.keys(bindings)
       .sort()
       .filter((s) => {
@@ -94,10 +96,11 @@ class VectorChooser {
     this.live = loaded.tools.filter((t) => t.excluded === null);
     this.groupNames = bundle.catalog.groups.map((g) => g.name);
     this.stateNames = bundle.catalog.states.map((s) => s.name);
-    this.profileNames = Object.keys(bundle.policy.profiles).sort();
-    this.unknownProfile = fresh('conformance-no-profile', (p) => Object.hasOwn(bundle.policy.profiles, p));
-    this.disabledSomewhere = new Set(Object.values(bundle.policy.profiles).flatMap((p) => p.disable));
-    this.enabledSomewhere = new Set(Object.values(bundle.policy.profiles).flatMap((p) => p.enable));
+    const profiles = bundle.policy.profiles ?? {};
+    this.profileNames = Object.keys(profiles).sort();
+    this.unknownProfile = fresh('conformance-no-profile', (p) => Object.hasOwn(profiles, p));
+    this.disabledSomewhere = new Set(Object.values(profiles).flatMap((p) => p.disable ?? []));
+    this.enabledSomewhere = new Set(Object.values(profiles).flatMap((p) => p.enable ?? []));
   }
 
   vectors(): Vector[] {
@@ -326,9 +329,10 @@ class VectorChooser {
       count: true,
     });
     // Bound to no role at all is the same as unbound.
-    const empty = Object.keys(this.bundle.policy.bindings)
+    const bindings = this.bundle.policy.bindings ?? {};
+    const empty = Object.keys(bindings)
       .sort()
-      .find((s) => this.bundle.policy.bindings[s].length === 0);
+      .find((s) => bindings[s].length === 0);
     if (empty !== undefined && firstLive) this.pin(['R6.2'], { subject: empty }, [firstLive.id], { envelope: true });
   }
 
@@ -369,7 +373,7 @@ class VectorChooser {
 
   /** R6.4: every requested group must be permitted by the union of the subject's roles' expanded groups. */
   private groupPermission(): void {
-    const policyRoles = this.bundle.policy.roles;
+    const policyRoles = this.bundle.policy.roles ?? {};
     for (const w of this.who) {
       if (w.anyGroup) continue;
       const perm = w.roles.map((r) => new Set(this.loaded.roles.get(r)?.groups ?? []));
@@ -715,7 +719,12 @@ class VectorChooser {
   private call(rules: string[], request: EvaluationRequest, call: Omit<VectorCall, 'toolCallId'>, withId = true): void {
     const req = { ...request, at: request.at ?? CONFORMANCE_AT };
     const full: VectorCall = withId ? { toolCallId: `conformance-${++this.callCount}`, ...call } : { ...call };
-    const got = decide(createView(this.loaded, req), full);
+    const view = createView(this.loaded, req);
+    // Arguments an argument constraint refuses would let a misreading of this vector's rule pass: others, when found.
+    const tool = this.loaded.byId.get(full.name);
+    const args = tool ? argumentsClearOfConstraints(this.loaded, view.subject.roles, tool, full.arguments) : full.arguments;
+    if (args !== undefined) full.arguments = args;
+    const got = decide(view, full);
     const expect: DecideVector['expect'] = { decision: got.decision };
     if (got.errorCode !== undefined) expect.errorCode = got.errorCode;
     if (got.errors && got.errors.length > 0) expect.pointers = [got.errors[0].pointer];
@@ -911,7 +920,7 @@ function twins(v: Fact): Fact[] {
 
 /** Groups reached from `group` through exactly `depth` includes, and not sooner. */
 function reachAt(bundle: Bundle, group: string, depth: number): Set<string> {
-  const includes = new Map(bundle.catalog.groups.map((g) => [g.name, g.includes]));
+  const includes = new Map(bundle.catalog.groups.map((g) => [g.name, g.includes ?? []]));
   let frontier = new Set([group]);
   const seen = new Set([group]);
   for (let d = 0; d < depth; d++) {

@@ -12,6 +12,7 @@ import type { Snapshot } from '../../server/compiler/compile-bundle.ts';
 import { demoSnapshot } from '../engine/demo-snapshot.ts';
 import { MISREADINGS, misreadingSubject } from './misreadings.ts';
 import type { Misreading } from './misreadings.ts';
+import { randomConstraintCall, randomConstraintRequest } from './constraint-tenants.ts';
 import { randomCall, randomRequest, randomTenant, rng } from './tenants.ts';
 
 const SEARCH = 300;
@@ -49,8 +50,17 @@ function probes(bundle: Bundle, seed: number): Probe[] {
     const call = randomCall(r, bundle);
     out.push({ request, call, answer: decision(runtime.decide(request, call)) });
   }
+  // Calls whose arguments meet or fail the tenant's constraints, from a generator of their own.
+  const c = rng(seed + 1);
+  for (let i = 0; i < SEARCH && hasConstraints(bundle); i++) {
+    const request = randomConstraintRequest(c, bundle);
+    const call = randomConstraintCall(c, bundle);
+    out.push({ request, call, answer: decision(runtime.decide(request, call)) });
+  }
   return out;
 }
+
+const hasConstraints = (bundle: Bundle) => Object.values(bundle.policy.roles ?? {}).some((role) => (role.constraints ?? []).length > 0);
 
 /** A probe on which the subject answers otherwise than the runtime; `calls` picks decide or evaluate probes. */
 function tellsApart(subject: ConformanceSubject, space: Probe[], calls?: boolean): Probe | undefined {
@@ -89,6 +99,7 @@ describe('conformance vectors against misreadings of the spec', () => {
     for (let n = 1; n <= 15; n++) expect(rules, `R6.${n}`).toContain(`R6.${n}`);
     for (let n = 1; n <= 8; n++) expect(rules, `R7.${n}`).toContain(`R7.${n}`);
     expect(rules, 'R7.10').toContain('R7.10');
+    expect(rules, 'R7.11').toContain('R7.11');
   });
 
   it('catches, on the demo tenants, every misreading some request can tell apart', () => {

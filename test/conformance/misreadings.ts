@@ -5,6 +5,7 @@
 import type { Bundle, BundleTool, EvaluationRequest, EvaluationResult, FilterReason, VectorCall } from '../../policy-schemas/types.gen.ts';
 import type { ConformanceSubject } from '../../runtime/conformance.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
+import { CONSTRAINT_MISREADINGS, specConstraints } from './constraint-misreadings.ts';
 
 export const MISREADINGS = [
   { id: 'groups-absent-all', rule: 'R6.1', what: 'absent groups read as every group' },
@@ -31,7 +32,6 @@ export const MISREADINGS = [
   { id: 'empty-groups-default', rule: 'R6.7', what: '`groups: []` read as the default group' },
   { id: 'star-request-literal', rule: 'R6.7', what: '"*" requested matched as a group name' },
   { id: 'tool-first-group-only', rule: 'R6.7', what: "only the tool's first group counts" },
-  { id: 'states-star-literal', rule: 'R6.8', what: '"*" in availableInStates matched as a state name' },
   { id: 'states-absent-initial-only', rule: 'R6.8', what: 'absent availableInStates read as ["undefined"]' },
   { id: 'allow-wins', rule: 'R6.9', what: 'an allow overrides a deny' },
   { id: 'deny-from-allowing-role-only', rule: 'R6.9', what: 'a deny counts only in a role that allows the tool' },
@@ -71,6 +71,7 @@ export const MISREADINGS = [
   { id: 'connection-member-ignored', rule: 'R7.10', what: 'a connectionId inside arguments the schema accepts is allowed' },
   { id: 'connection-member-top-level-only', rule: 'R7.10', what: 'only a top-level connectionId member is refused' },
   { id: 'connection-member-before-schema', rule: 'R7.8', what: 'a connectionId member in arguments checked before the schema' },
+  ...CONSTRAINT_MISREADINGS,
 ] as const;
 
 export type Misreading = (typeof MISREADINGS)[number]['id'];
@@ -97,35 +98,76 @@ export function misreadingSubject(bundle: Bundle, m: Misreading | null): Conform
 }
 
 type Prepared = {
-  roles: Map<string, { allow: Set<string>; deny: Set<string> }>;
+  /** Per group: itself and every group it includes, transitively, sorted (R2.4). */
+  closures: Map<string, string[]>;
+  roles: Map<string, { groups: string[]; allow: Set<string>; deny: Set<string> }>;
   scopedSet: Set<string>;
-  grantIx: Map<string, Set<string>>;
+  /** Per grant, in policy order: the catalog ids its globs match. */
+  grantTools: Set<string>[];
+  tools: Map<string, BundleTool>;
 };
 const preparedBundles = new WeakMap<Bundle, Prepared>();
 
-// Sets instead of the index's arrays, so the search over thousands of requests stays quick.
+/** A glob as R2.4 says: `*` matches any run of characters, every other character itself. */
+function globRegExp(glob: string): RegExp {
+  const parts = glob.split('*').map((part) => part.replace(/[\\^$.*+?()[\]{}|-]/g, '\\$&'));
+  return new RegExp(`^${parts.join('.*')}$`);
+}
+
+// What a v2 bundle leaves to the runtime, derived longhand once per bundle (R2.4): closures,
+// glob expansions, profile scoping, and each tool with its defaults (R2.2) and schema (R2.6).
 function prepared(bundle: Bundle): Prepared {
   let p = preparedBundles.get(bundle);
   if (!p) {
+    const ids = bundle.catalog.tools.map((t) => t.id);
+    const matching = (globs: readonly string[] | undefined) => {
+      const res = (globs ?? []).map(globRegExp);
+      return new Set(ids.filter((id) => res.some((re) => re.test(id))));
+    };
+    const includes = new Map(bundle.catalog.groups.map((g) => [g.name, g.includes ?? []]));
+    const closures = new Map<string, string[]>();
+    for (const name of includes.keys()) {
+      const seen = new Set([name]);
+      const todo = [name];
+      while (todo.length > 0) for (const next of includes.get(todo.pop()!) ?? []) if (!seen.has(next)) seen.add(next), todo.push(next);
+      closures.set(name, [...seen].sort());
+    }
+    const roles = new Map(
+      Object.entries(bundle.policy.roles ?? {}).map(([name, role]) => {
+        const raw = role.groups ?? [];
+        const groups = raw.includes('*') ? ['*'] : [...new Set(raw.flatMap((g) => closures.get(g) ?? [g]))].sort();
+        return [name, { groups, allow: matching(role.allow), deny: matching(role.deny) }];
+      }),
+    );
+    const profiles = Object.values(bundle.policy.profiles ?? {});
+    const tools = new Map<string, BundleTool>();
+    for (const t of bundle.catalog.tools) {
+      if ('excluded' in t) continue;
+      const inputSchema = t.inputSchemaRef === undefined ? t.inputSchema : bundle.catalog.schemas?.[t.inputSchemaRef];
+      tools.set(t.id, { ...t, inputSchema, groups: t.groups ?? ['default'], requiresConnection: t.requiresConnection === true });
+    }
     p = {
-      roles: new Map(Object.entries(bundle.index.roles).map(([name, ix]) => [name, { allow: new Set(ix.allow), deny: new Set(ix.deny) }])),
-      scopedSet: new Set(bundle.index.profileScoped),
-      grantIx: new Map(bundle.index.grants.map((g) => [g.connectionId, new Set(g.tools)])),
+      closures,
+      roles,
+      scopedSet: new Set(ids.filter((id) => profiles.some((pr) => (pr.enable ?? []).includes(id)))),
+      grantTools: (bundle.policy.grants ?? []).map((g) => matching(g.tools)),
+      tools,
     };
     preparedBundles.set(bundle, p);
   }
   return p;
 }
 
-function own<T>(o: Record<string, T>, k: string): T | undefined {
-  return Object.hasOwn(o, k) ? o[k] : undefined;
+function own<T>(o: Record<string, T> | undefined, k: string): T | undefined {
+  return o !== undefined && Object.hasOwn(o, k) ? o[k] : undefined;
 }
 
 function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null): EvaluationResult {
-  const { catalog, policy, index } = bundle;
+  const { catalog, policy } = bundle;
+  const ix = prepared(bundle);
   const closure = (g: string): string[] => {
     if (m === 'expansion-one-level') return [g, ...(catalog.groups.find((x) => x.name === g)?.includes ?? [])];
-    return own(index.groups, g) ?? [g];
+    return ix.closures.get(g) ?? [g];
   };
   const roles = own(policy.bindings, r.subject) ?? [];
   let requested = r.groups ?? (m === 'groups-absent-all' ? ['*'] : ['default']);
@@ -145,9 +187,9 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
     };
   }
   const permittedBy = (role: string): Set<string> | '*' => {
-    const raw = policy.roles[role]?.groups ?? [];
+    const raw = own(policy.roles, role)?.groups ?? [];
     if (raw.includes('*')) return '*';
-    return new Set(m === 'permission-role-groups-raw' ? raw : (index.roles[role]?.groups ?? []));
+    return new Set(m === 'permission-role-groups-raw' ? raw : (ix.roles.get(role)?.groups ?? []));
   };
   const sets = (m === 'permission-first-role' ? roles.slice(0, 1) : roles).map(permittedBy);
   const ok = (g: string) => (m === 'star-request-permitted' && g === '*') || sets.some((s) => s === '*' || s.has(g));
@@ -170,19 +212,20 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
   }
   const expanded = new Set(expandedOf(requested));
   const allGroups = expanded.has('*') && m !== 'star-request-literal';
-  const roleIx = roles.map((name) => ({ name, ix: prepared(bundle).roles.get(name)!, role: policy.roles[name] }));
+  const roleIx = roles.map((name) => ({ name, ix: ix.roles.get(name)!, role: own(policy.roles, name)! }));
   const at = r.at !== undefined ? Date.parse(r.at) : Date.now();
   const facts = r.facts ?? {};
   const profileName = r.profile;
   const profile = profileName === undefined ? undefined : own(policy.profiles, profileName);
-  const { scopedSet, grantIx } = prepared(bundle);
+  const { scopedSet, grantTools } = ix;
+  const profiles = Object.values(policy.profiles ?? {});
   const principals = new Set(m === 'grants-subject-only' ? [r.subject] : m === 'grants-role-only' ? roles : [r.subject, ...roles]);
   const allowedIds = m === 'allowed-ignored' || (m === 'allowed-empty-as-absent' && r.allowedConnectionIds?.length === 0) ? undefined : r.allowedConnectionIds;
   // biome-ignore lint/suspicious/noDoubleEquals: the facts-loose misreading is loose equality on purpose
   const equal = (a: unknown, b: unknown) => (m === 'facts-loose' ? a == b : m === 'facts-as-strings' ? String(a) === String(b) : a === b);
 
   const fails = (t: Bundle['catalog']['tools'][number], check: Check): FilterReason | null => {
-    const def = 'excluded' in t ? null : (t as BundleTool);
+    const def = 'excluded' in t ? null : ix.tools.get(t.id)!;
     switch (check) {
       case 'excluded':
         if (!('excluded' in t)) return null;
@@ -197,7 +240,6 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
         const states = def?.availableInStates;
         if (m === 'state-absent-any' && r.state === undefined) return null;
         if (states === undefined) return m === 'states-absent-initial-only' && state !== 'undefined' ? 'state' : null;
-        if (states.includes('*') && m !== 'states-star-literal') return null;
         return states.includes(state) ? null : 'state';
       }
       case 'denied': {
@@ -228,20 +270,19 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
         const scoped = m !== 'profile-enable-ignored' && scopedSet.has(t.id);
         if (profile === undefined) {
           if (profileName !== undefined && m === 'unknown-profile-shows-scoped') return null;
-          if (m === 'disable-any-profile' && profileName !== undefined && Object.values(policy.profiles).some((p) => p.disable.includes(t.id)))
-            return 'profile';
+          if (m === 'disable-any-profile' && profileName !== undefined && profiles.some((p) => (p.disable ?? []).includes(t.id))) return 'profile';
           return scoped && m !== 'scoped-visible-without-profile' ? 'profile' : null;
         }
-        if (m === 'disable-any-profile' && Object.values(policy.profiles).some((p) => p.disable.includes(t.id))) return 'profile';
-        if (profile.disable.includes(t.id)) return 'profile';
-        return scoped && !profile.enable.includes(t.id) ? 'profile' : null;
+        if (m === 'disable-any-profile' && profiles.some((p) => (p.disable ?? []).includes(t.id))) return 'profile';
+        if ((profile.disable ?? []).includes(t.id)) return 'profile';
+        return scoped && !(profile.enable ?? []).includes(t.id) ? 'profile' : null;
       }
       case 'no_connection': {
         if (!def?.requiresConnection) return null;
-        return policy.grants.some(
-          (g) =>
+        return (policy.grants ?? []).some(
+          (g, i) =>
             g.subjects.some((s) => principals.has(s)) &&
-            (m === 'grant-covers-all-tools' || grantIx.get(g.connectionId)!.has(t.id)) &&
+            (m === 'grant-covers-all-tools' || grantTools[i].has(t.id)) &&
             (g.expiresAt === undefined || (m === 'grant-expiry-inclusive' ? at <= Date.parse(g.expiresAt) : at < Date.parse(g.expiresAt))) &&
             (allowedIds === undefined || allowedIds.includes(g.connectionId)),
         )
@@ -268,7 +309,7 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
     }
     const effect = (t as BundleTool).effect;
     const asking = approvalRoles.filter(
-      ({ role, ix }) => role.requireApproval.includes(effect) && (m !== 'approval-allowing-roles-only' || ix.allow.has(t.id)),
+      ({ role, ix: rix }) => (role.requireApproval ?? []).includes(effect) && (m !== 'approval-allowing-roles-only' || rix.allow.has(t.id)),
     );
     const approval = m === 'approval-all-roles' ? asking.length === roleIx.length : asking.length > 0;
     tools.push({ id: t.id, decision: approval ? 'require_approval' : 'allow' });
@@ -287,7 +328,7 @@ function specDecide(bundle: Bundle, r: EvaluationRequest, call: VectorCall, m: M
   const evaluation = specEvaluate(bundle, r, null);
   const seen = evaluation.tools.find((t) => t.id === call.name);
   if (!seen) return deny(m === 'hidden-unavailable' ? 'unavailable' : 'policy_denied');
-  const tool = entry as BundleTool;
+  const tool = prepared(bundle).tools.get(entry.id)!;
 
   const connection = (): Answer | null => {
     const given = m === 'empty-connection-absent' && call.connectionId === '' ? undefined : call.connectionId;
@@ -297,11 +338,11 @@ function specDecide(bundle: Bundle, r: EvaluationRequest, call: VectorCall, m: M
     const roles = own(bundle.policy.bindings, r.subject) ?? [];
     const at = r.at !== undefined ? Date.parse(r.at) : Date.now();
     const allowed = m === 'connection-ignores-allowed' ? undefined : r.allowedConnectionIds;
-    const ok = bundle.policy.grants.some(
+    const ok = (bundle.policy.grants ?? []).some(
       (g, i) =>
         g.connectionId === given &&
         g.subjects.some((s) => s === r.subject || roles.includes(s)) &&
-        bundle.index.grants[i].tools.includes(tool.id) &&
+        prepared(bundle).grantTools[i].has(tool.id) &&
         (g.expiresAt === undefined || at < Date.parse(g.expiresAt)) &&
         (allowed === undefined || allowed.includes(g.connectionId)),
     );
@@ -319,12 +360,21 @@ function specDecide(bundle: Bundle, r: EvaluationRequest, call: VectorCall, m: M
         return deny(m === 'invalid-json-validation' ? 'validation' : 'invalid_json');
       }
     }
+    // R7.11 after R7.6 and R7.10 (constraint-misreadings.ts).
+    const constraints = (): Answer | null => {
+      const outcome = specConstraints(bundle, own(bundle.policy.bindings, r.subject) ?? [], tool.id, args, m);
+      return outcome === null ? null : outcome === 'deny' ? deny('policy_denied') : { toolCallId, decision: 'require_approval' };
+    };
+    if (m === 'constraint-before-schema') {
+      const early = constraints();
+      if (early) return early;
+    }
     if (m === 'connection-member-before-schema') {
       const refusal = connectionMembers(args);
       if (refusal) return refusal;
     }
-    const validate = compileInputSchema(tool.inputSchema);
-    if (validate(args)) return connectionMembers(args);
+    const validate = compileInputSchema(tool.inputSchema as Record<string, unknown>);
+    if (validate(args)) return connectionMembers(args) ?? constraints();
     const errors = (validate.errors ?? []).map((e) => {
       if (e.keyword === 'required' && m !== 'required-pointer-parent')
         return { pointer: `${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`, message: 'is required' };

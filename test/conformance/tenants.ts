@@ -4,6 +4,7 @@ import type { Bundle, ConnectionGrant, EvaluationRequest, Group, TenantPolicy, T
 import type { Snapshot } from '../../server/compiler/compile-bundle.ts';
 import { CONFORMANCE_AT } from '../../server/compiler/conformance.ts';
 import { type Rng, rng } from '../support/seeded-random.ts';
+import { withConstraints } from './constraint-tenants.ts';
 
 export { type Rng, rng };
 
@@ -103,19 +104,22 @@ export function randomTenant(seed: number): Snapshot {
         ...(r.chance(0.4) ? { expiresAt: r.pick(['2026-01-01T00:00:00.000Z', '2026-06-01T00:00:00.000Z']) } : {}),
       }))
     : [];
-  return {
-    tenant: { id: `t${seed}`, name: 'T' },
-    policy: { roles, bindings, profiles },
-    tools,
-    groups,
-    states: STATES.map((name) => ({ name })),
-    grants,
-  };
+  return withConstraints(
+    {
+      tenant: { id: `t${seed}`, name: 'T' },
+      policy: { roles, bindings, profiles },
+      tools,
+      groups,
+      states: STATES.map((name) => ({ name })),
+      grants,
+    },
+    seed,
+  );
 }
 
 /** A request drawn from the bundle's own names, with the values a misreading would confuse. */
 export function randomRequest(r: Rng, bundle: Bundle): EvaluationRequest {
-  const subjects = [...Object.keys(bundle.policy.bindings), 'agent:nobody'];
+  const subjects = [...Object.keys(bundle.policy.bindings ?? {}), 'agent:nobody'];
   const groups = [...bundle.catalog.groups.map((g) => g.name), 'zz-unknown'];
   const states = [...bundle.catalog.states.map((s) => s.name), 'zz-state'];
   const req: EvaluationRequest = { subject: r.pick(subjects) };
@@ -138,11 +142,11 @@ export function randomRequest(r: Rng, bundle: Bundle): EvaluationRequest {
     }
     req.facts = facts;
   }
-  const profiles = Object.keys(bundle.policy.profiles);
+  const profiles = Object.keys(bundle.policy.profiles ?? {});
   if (r.chance(0.5)) req.profile = r.pick([...profiles, ...profiles, 'zz-profile']);
-  const connections = bundle.policy.grants.map((c) => c.connectionId);
+  const connections = (bundle.policy.grants ?? []).map((c) => c.connectionId);
   if (r.chance(0.4)) req.allowedConnectionIds = r.chance(0.3) ? [] : r.some([...connections, 'zz-conn'], 2);
-  const expiries = bundle.policy.grants.flatMap((c) => (c.expiresAt ? [Date.parse(c.expiresAt)] : []));
+  const expiries = (bundle.policy.grants ?? []).flatMap((c) => (c.expiresAt ? [Date.parse(c.expiresAt)] : []));
   req.at = expiries.length > 0 && r.chance(0.5) ? new Date(r.pick(expiries) + r.pick([-1, 0, 1])).toISOString() : CONFORMANCE_AT;
   return req;
 }
@@ -165,7 +169,7 @@ export function randomCall(r: Rng, bundle: Bundle): VectorCall {
     '{"n":"x","connectionId":"c1"}',
   ]);
   if (args !== undefined) call.arguments = args;
-  const granted = bundle.policy.grants.map((c) => c.connectionId);
+  const granted = (bundle.policy.grants ?? []).map((c) => c.connectionId);
   if (r.chance(0.6)) call.connectionId = r.pick(['', 'zz-conn', ...granted, ...granted]);
   return call;
 }
