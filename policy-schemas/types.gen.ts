@@ -233,13 +233,13 @@ order?: ("asc" | "desc")
 }
 
 /**
- * Answer of GET /v1/audit/verify: whether the hash chain is intact from seq 1, and the first broken link if not.
+ * Answer of GET /v1/audit/verify: whether the hash chain is intact from seq 1 and extends every checkpoint whose signature verifies (those of the database and of the static mirror's audit/checkpoints.jsonl), and the first broken link if not.
  */
 
 export interface AuditVerification {
 ok: boolean
 /**
- * Events verified before the first broken link (all of them when ok).
+ * Events verified before the first broken link (all of them when ok); when a checkpoint is contradicted, the events its last matching checkpoint proves unchanged.
  */
 count: number
 /**
@@ -248,9 +248,30 @@ count: number
 lastHash: string
 firstBroken?: {
 seq: number
-reason: ("hash_mismatch" | "prev_hash_mismatch" | "seq_gap" | "malformed")
+/**
+ * checkpoint_mismatch: the event at a signed checkpoint's seq holds another hash (history rewritten, even with recomputed hashes); truncated: that event is missing.
+ */
+reason: ("hash_mismatch" | "prev_hash_mismatch" | "seq_gap" | "malformed" | "checkpoint_mismatch" | "truncated")
 message: string
+checkpoint?: AuditCheckpointHead
 }
+/**
+ * The checkpoints the chain was held to: how many have a signature that verifies under the key set (used), how many do not (ignored: anyone who can write the database could add one), and the latest used.
+ */
+checkpoints?: {
+verified: number
+unverified: number
+latest?: AuditCheckpointHead
+}
+}
+/**
+ * The signed checkpoint the chain contradicts (checkpoint_mismatch, truncated).
+ */
+
+export interface AuditCheckpointHead {
+seq: number
+hash: string
+at: string
 }
 
 export type PolicyDecision = ("allow" | "require_approval" | "deny")
@@ -840,7 +861,7 @@ groups?: string[]
  */
 state?: string
 /**
- * Absent, or containing "*": every state.
+ * The states the tool is available in. Absent: every state ("*", which v1 wrote for every state, is not a v2 state name).
  */
 availableInStates?: string[]
 /**
@@ -2091,7 +2112,7 @@ export interface Problem {
 type: string
 title: string
 status: number
-code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "rate_limited" | "internal" | "tests_failed" | "stale")
+code: ("validation" | "invalid_json" | "unknown_reference" | "secret_field" | "cycle" | "not_found" | "conflict" | "precondition_required" | "precondition_failed" | "unauthorized" | "forbidden" | "csrf" | "payload_too_large" | "unsupported_media_type" | "compile_error" | "group_not_permitted" | "mcp_error" | "definition_mismatch" | "method_not_allowed" | "rate_limited" | "internal" | "tests_failed" | "stale" | "runtime_id_taken")
 detail?: string
 errors?: {
 /**

@@ -4,8 +4,15 @@
 // passed in (node:crypto on the server and in the Node SDK).
 import { canonicalJson } from './canonical-json.ts';
 
-/** The bundle format this runtime understands and the compiler writes. */
-export const BUNDLE_FORMAT = 'toolgate.bundle/v1';
+/** The bundle format the compiler writes. */
+export const BUNDLE_FORMAT = 'toolgate.bundle/v2';
+/**
+ * The previous format, which runtimes still read for one release so that a fleet keeps its last
+ * good bundle across the upgrade (docs/spec.md R2.6).
+ */
+export const BUNDLE_FORMAT_V1 = 'toolgate.bundle/v1';
+/** Every format a runtime of this release accepts. */
+export const READABLE_BUNDLE_FORMATS: readonly string[] = [BUNDLE_FORMAT, BUNDLE_FORMAT_V1];
 /** The `typ` of a bundle signature's protected header. */
 export const BUNDLE_JWS_TYP = 'toolgate-bundle+jws';
 /**

@@ -2,7 +2,21 @@
 import type { ValidateFunction } from 'ajv';
 import { compileDialectSchema } from './json-schema-dialect.ts';
 import { EvaluationCache, cachedResultsLimit } from './evaluation-cache.ts';
-import type { Bundle, BundleTool, EvaluationResult, FilterReason, RuntimeGate } from '../policy-schemas/types.gen.ts';
+import type {
+  Bundle,
+  BundleApprovals,
+  BundleConstraint,
+  BundleTool,
+  BundleV1,
+  EvaluationResult,
+  FilterReason,
+  RuntimeGate,
+} from '../policy-schemas/types.gen.ts';
+import { readBundleContent } from './bundle-content.ts';
+import type { ToolDefinition } from './bundle-content.ts';
+import { globMatcher } from './glob.ts';
+
+export type { ToolDefinition } from './bundle-content.ts';
 
 export type Effect = BundleTool['effect'];
 type Decision = 'allow' | 'require_approval';
@@ -14,7 +28,8 @@ export type LoadedTool = {
   readonly id: string;
   /** Position in the sorted catalog; indexes every per-tool array of the bundle. */
   readonly pos: number;
-  readonly def: BundleTool | null;
+  /** The tool with its defaults filled in and its input schema inline, whichever format the bundle has. */
+  readonly def: ToolDefinition | null;
   readonly excluded: 'quarantined' | 'disabled' | 'no_redaction' | null;
   readonly definitionHash: string;
   readonly groups: readonly string[];
@@ -37,6 +52,20 @@ export type LoadedRole = {
   /** Per tool position: 1 when a deny glob matches. */
   readonly deny: Uint8Array;
   readonly requireApproval: ReadonlySet<Effect>;
+  /** The role's argument constraints, in the order written (a constraint is named by role and index). */
+  readonly constraints: readonly LoadedConstraint[];
+  readonly approvals: Required<BundleApprovals>;
+};
+
+/** One argument constraint of a role, with the tools it names and its schema's validator (compiled on first use). */
+export type LoadedConstraint = {
+  readonly index: number;
+  /** Per tool position: 1 when one of the constraint's tool globs matches. */
+  readonly tools: Uint8Array;
+  readonly otherwise: BundleConstraint['otherwise'];
+  readonly reason: string;
+  readonly arguments: Record<string, unknown>;
+  readonly validate: ValidateFunction;
 };
 
 export type LoadedProfile = { readonly enable: ReadonlySet<string>; readonly disable: ReadonlySet<string> };
@@ -55,7 +84,8 @@ export type RedactNode = { leaf: boolean; children: Map<string, RedactNode> };
 
 /** A bundle prepared once for fast, allocation-light evaluation. Treat as opaque and immutable. */
 export type LoadedBundle = {
-  readonly bundle: Bundle;
+  /** The bundle as parsed, in its own format: read tools from `tools[i].def`, not from here. */
+  readonly bundle: Bundle | BundleV1;
   readonly tenant: string;
   readonly version: number;
   readonly revision: string;
@@ -112,27 +142,22 @@ export function compileMetaCheckedInputSchema(schema: Record<string, unknown>): 
 }
 
 /**
- * Prepares a verified bundle for evaluation: positions every tool, turns the index into per-tool
- * bit arrays and compiles every input schema once. Throws a TypeError when the bundle is malformed.
+ * Prepares a verified bundle of either format for evaluation: reads its content (bundle-content.ts:
+ * defaults filled in, shared schemas resolved, globs, closures and profile scoping derived) and
+ * turns it into per-tool bit arrays. Input schemas are compiled on a tool's first call (decide),
+ * not here: a runtime with thousands of tools pays for the few it is asked about.
+ * Throws a TypeError when the bundle is malformed.
  *
  * @example
  *   const loaded = loadBundle(JSON.parse(bytes));
  *   const result = evaluate(loaded, { subject: 'agent:support-bot' });
  */
-export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean | 'on-first-use' } = {}): LoadedBundle {
-  // Evaluate-only callers (the console) skip compiling input schemas: `decide` then refuses every call.
-  // 'on-first-use' (the compiler choosing conformance vectors, which calls few tools) compiles a
-  // tool's schema when it is first asked; a runtime compiles them all here, off its decide path.
-  const validators = options.inputValidators ?? true;
-  if (!bundle || typeof bundle !== 'object') throw new TypeError('bundle is not an object');
-  const { catalog, index, policy } = bundle;
-  if (!catalog || !Array.isArray(catalog.tools) || !index || !Array.isArray(index.tools) || !policy) {
-    throw new TypeError('bundle lacks catalog, policy or index');
-  }
-  if (index.tools.length !== catalog.tools.length || catalog.tools.some((t, i) => t.id !== index.tools[i])) {
-    throw new TypeError('index.tools does not list the catalog tools in order');
-  }
-  const n = catalog.tools.length;
+export function loadBundle(bundle: Bundle | BundleV1, options: { inputValidators?: boolean | 'on-first-use' } = {}): LoadedBundle {
+  // Evaluate-only callers (the console) pass false: `decide` then refuses every call. true compiles
+  // every input schema now (a host that would rather pay at load than on a first call).
+  const validators = options.inputValidators ?? 'on-first-use';
+  const content = readBundleContent(bundle);
+  const n = content.tools.length;
   const byId = new Map<string, LoadedTool>();
   // Tools with one allowlist (most of a catalog shares a few) share its trie: read-only once built.
   const tries = new Map<string, RedactNode>();
@@ -142,16 +167,14 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
     if (trie === undefined) tries.set(key, (trie = redactionTrie(allow)));
     return trie;
   };
-  const tools: LoadedTool[] = catalog.tools.map((entry, pos) => {
-    if (pos > 0 && !(catalog.tools[pos - 1].id < entry.id)) throw new TypeError('catalog tools are not sorted by id');
-    const def = 'excluded' in entry ? null : (entry as BundleTool);
-    const excluded = 'excluded' in entry ? entry.excluded : null;
+  const tools: LoadedTool[] = content.tools.map((entry, pos) => {
+    const def = entry.def;
     const id = entry.id;
     const tool: LoadedTool = {
       id,
       pos,
       def,
-      excluded,
+      excluded: entry.excluded,
       definitionHash: entry.definitionHash,
       groups: def?.groups ?? [],
       allStates: !def?.availableInStates || def.availableInStates.includes('*'),
@@ -169,45 +192,34 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
     byId.set(id, tool);
     return tool;
   });
-  const positions = (ids: readonly string[], what: string): Uint8Array => {
+  const bitsAt = (positions: readonly number[]): Uint8Array => {
     const bits = new Uint8Array(n);
-    for (const id of ids) {
-      const t = byId.get(id);
-      if (!t) throw new TypeError(`${what} names ${id}, which is not in the catalog`);
-      bits[t.pos] = 1;
-    }
+    for (const p of positions) bits[p] = 1;
     return bits;
   };
 
-  const groupClosure = new Map<string, readonly string[]>(Object.entries(index.groups ?? {}));
+  const ids = content.tools.map((t) => t.id);
   const roles = new Map<string, LoadedRole>();
-  for (const [name, role] of Object.entries(policy.roles ?? {})) {
-    const ix = index.roles?.[name];
-    if (!ix) throw new TypeError(`index.roles lacks role ${name}`);
+  for (const [name, role] of content.roles) {
     roles.set(name, {
       name,
-      permitsAnyGroup: ix.groups.includes('*'),
-      groups: new Set(ix.groups),
-      allow: positions(ix.allow, `index.roles.${name}.allow`),
-      deny: positions(ix.deny, `index.roles.${name}.deny`),
-      requireApproval: new Set(role.requireApproval ?? []),
+      permitsAnyGroup: role.expandedGroups.includes('*'),
+      groups: new Set(role.expandedGroups),
+      allow: bitsAt(role.allowPositions),
+      deny: bitsAt(role.denyPositions),
+      requireApproval: new Set(role.requireApproval),
+      constraints: role.constraints.map((c, index) => loadedConstraint(c, index, ids, validators)),
+      approvals: role.approvals,
     });
   }
-  const bindings = new Map<string, readonly string[]>(Object.entries(policy.bindings ?? {}));
-  const profiles = new Map<string, LoadedProfile>(
-    Object.entries(policy.profiles ?? {}).map(([name, p]) => [name, { enable: new Set(p.enable ?? []), disable: new Set(p.disable ?? []) }]),
-  );
-  const profileScoped = positions(index.profileScoped ?? [], 'index.profileScoped');
-  const grantsIn = policy.grants ?? [];
-  if ((index.grants ?? []).length !== grantsIn.length) throw new TypeError('index.grants does not match policy.grants');
-  const grants: LoadedGrant[] = grantsIn.map((g, i) => {
-    const ix = index.grants[i];
-    if (ix.connectionId !== g.connectionId) throw new TypeError(`index.grants/${i} is not ${g.connectionId}`);
+  const profiles = new Map<string, LoadedProfile>([...content.profiles].map(([name, p]) => [name, { enable: new Set(p.enable), disable: new Set(p.disable) }]));
+  const profileScoped = bitsAt(content.profileScoped);
+  const grants: LoadedGrant[] = content.grants.map((g) => {
     const expiresMs = g.expiresAt === undefined ? Infinity : Date.parse(g.expiresAt);
     return {
       connectionId: g.connectionId,
       subjects: new Set(g.subjects),
-      tools: positions(ix.tools, `index.grants.${i}.tools`),
+      tools: bitsAt(g.positions),
       // An unreadable expiry counts as expired: fail closed.
       expiresMs: Number.isNaN(expiresMs) ? -Infinity : expiresMs,
     };
@@ -244,9 +256,9 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
     revision: bundle.revision,
     tools,
     byId,
-    groupClosure,
+    groupClosure: content.groupClosure,
     roles,
-    bindings,
+    bindings: content.bindings,
     profiles,
     profileScoped,
     grants,
@@ -255,6 +267,20 @@ export function loadBundle(bundle: Bundle, options: { inputValidators?: boolean 
     allStateBits,
     expiryInstants,
     memo: { subjects: new Map(), groupMasks: new Map(), stateMasks: new Map(), results: new EvaluationCache(cachedResultsLimit(tools.length)) },
+  };
+}
+
+function loadedConstraint(c: BundleConstraint, index: number, ids: readonly string[], validators: boolean | 'on-first-use'): LoadedConstraint {
+  const matchers = c.tools.map(globMatcher);
+  const tools = new Uint8Array(ids.length);
+  for (let i = 0; i < ids.length; i++) if (matchers.some((m) => m(ids[i]))) tools[i] = 1;
+  return {
+    index,
+    tools,
+    otherwise: c.otherwise,
+    reason: c.reason,
+    arguments: c.arguments,
+    validate: validators === false ? refuseAll : validators === true ? compileOrRefuse(c.arguments) : onFirstUse(c.arguments),
   };
 }
 

@@ -19,9 +19,8 @@ function tool(id: string, parallel?: BundleTool['parallel']): BundleTool {
   };
 }
 const tools = [tool('t__a', { safe: true }), tool('t__b', { safe: true, resourceKey: 'k' }), tool('t__c', { safe: true, resourceKey: 'k' }), tool('t__d')];
-const ids = tools.map((t) => t.id);
 const bundle = {
-  format: 'toolgate.bundle/v1',
+  format: 'toolgate.bundle/v2',
   tenant: 't',
   version: 1,
   revision: `sha256:${'1'.repeat(64)}`,
@@ -38,7 +37,6 @@ const bundle = {
   },
   casbin: { model: '', policy: [], request: [] },
   conformance: [],
-  index: { tools: ids, groups: { default: ['default'] }, roles: { r: { groups: ['default'], allow: ids, deny: [] } }, grants: [], profileScoped: [] },
 } as Bundle;
 const view = createView(loadBundle(bundle), { subject: 's' });
 const ids2 = (plan: ReturnType<typeof planBatch>) => plan.groups.map((g) => `${g.parallel ? 'P' : 'S'}:${g.calls.map((c) => c.toolCallId).join('')}`);

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { BundleTool } from '../policy-schemas/types.gen.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { verifyBundle } from './verify-bundle.ts';
 import type { TrustedKeys } from './verify-bundle.ts';
@@ -95,17 +96,29 @@ describe('verifyBundle', () => {
     const pretty = JSON.stringify(JSON.parse(canonicalJson(doc)), null, 2);
     expect(await refusal(pretty, await signBytes(pretty, key))).toBe('malformed');
     expect(await refusal('{"format":', await signBytes('{"format":', key))).toBe('malformed');
-    const v2 = canonicalJson({ ...doc, format: 'toolgate.bundle/v2' });
-    expect(await refusal(v2, await signBytes(v2, key))).toBe('malformed');
-    const noIndex: Record<string, unknown> = { ...doc };
-    delete noIndex.index;
-    const t = canonicalJson(noIndex);
-    expect(await refusal(t, await signBytes(t, key))).toBe('malformed');
+    const v3 = canonicalJson({ ...doc, format: 'toolgate.bundle/v3' });
+    expect(await refusal(v3, await signBytes(v3, key))).toBe('malformed');
+    // A v2 document labelled v1 lacks v1's index: refused by the v1 schema.
+    const asV1 = canonicalJson({ ...doc, format: 'toolgate.bundle/v1' });
+    expect(await refusal(asV1, await signBytes(asV1, key))).toBe('malformed');
+    // v2 has no index: a bundle carrying one is not a v2 bundle.
+    const withIndex = canonicalJson({ ...doc, index: { tools: [] } });
+    expect(await refusal(withIndex, await signBytes(withIndex, key))).toBe('malformed');
   });
 
-  it('refuses a bundle the loader cannot load (index out of step with the catalog) with malformed', async () => {
+  it('refuses a bundle the loader cannot load (a tool naming a shared schema the table lacks) with malformed', async () => {
     const doc = makeBundle({ tenant, version: 1 });
-    doc.index.tools = [...doc.index.tools].reverse();
+    const { inputSchema: _inline, ...rest } = doc.catalog.tools[1] as BundleTool;
+    doc.catalog.tools[1] = { ...rest, inputSchemaRef: 0 };
+    doc.revision = revisionOf(doc);
+    const s = await signDocument(doc, key);
+    const r = await verifyBundle(s.text, s.signature, { trustedKeys, tenant });
+    expect(r.ok ? 'accepted' : [r.code, r.message]).toEqual(['malformed', expect.stringContaining('catalog.schemas')]);
+  });
+
+  it('refuses a bundle whose tools are out of id order with malformed', async () => {
+    const doc = makeBundle({ tenant, version: 1 });
+    doc.catalog.tools = [...doc.catalog.tools].reverse();
     doc.revision = revisionOf(doc);
     const s = await signDocument(doc, key);
     expect(await refusal(s.text, s.signature)).toBe('malformed');

@@ -1,8 +1,8 @@
 import { flattenedVerify, importJWK } from 'jose';
 import type { JWK } from 'jose';
 import { toProblems, validatorFor } from '../policy-schemas/index.ts';
-import type { Bundle, VerifyCode } from '../policy-schemas/types.gen.ts';
-import { BUNDLE_FORMAT, BUNDLE_JWS_TYP, bundleMembers, bundleRevision, joinBundleMembers } from './bundle-format.ts';
+import type { Bundle, BundleV1, VerifyCode } from '../policy-schemas/types.gen.ts';
+import { BUNDLE_FORMAT, BUNDLE_FORMAT_V1, BUNDLE_JWS_TYP, READABLE_BUNDLE_FORMATS, bundleMembers, bundleRevision, joinBundleMembers } from './bundle-format.ts';
 import { parseDetachedJws, parseSignedJson } from './detached-jws.ts';
 import { loadBundle } from './load-bundle.ts';
 import type { LoadedBundle } from './load-bundle.ts';
@@ -33,7 +33,7 @@ export type VerifyOptions = {
 /** The default allowance for a signer's clock running ahead of the runtime's. */
 export const CLOCK_SKEW_SECONDS = 300;
 
-export type VerifyResult = { ok: true; bundle: Bundle; loaded: LoadedBundle } | { ok: false; code: VerifyCode; message: string };
+export type VerifyResult = { ok: true; bundle: Bundle | BundleV1; loaded: LoadedBundle } | { ok: false; code: VerifyCode; message: string };
 
 const importedKeys = new WeakMap<JWK, Promise<CryptoKey | Uint8Array>>();
 
@@ -73,17 +73,17 @@ export async function verifyBundle(bytes: Uint8Array | string, signature: string
   if (!parsed) return refuse('malformed', 'the bundle is not UTF-8 JSON');
   const { text, doc } = parsed;
   if (!isRecord(doc)) return refuse('malformed', 'the bundle is not a JSON object');
-  if (doc.format !== BUNDLE_FORMAT) {
-    return refuse('malformed', `unsupported bundle format ${JSON.stringify(doc.format)}; expected ${BUNDLE_FORMAT}`);
+  if (typeof doc.format !== 'string' || !READABLE_BUNDLE_FORMATS.includes(doc.format)) {
+    return refuse('malformed', `unsupported bundle format ${JSON.stringify(doc.format)}; expected ${BUNDLE_FORMAT} (or ${BUNDLE_FORMAT_V1})`);
   }
   const members = bundleMembers(doc);
   if (joinBundleMembers(members) !== text) return refuse('malformed', 'the bundle is not RFC 8785 canonical JSON');
-  const validateBundle = validatorFor('bundle');
+  const validateBundle = validatorFor(doc.format === BUNDLE_FORMAT_V1 ? 'bundle-v1' : 'bundle');
   if (!validateBundle(doc)) {
     const first = toProblems(validateBundle.errors ?? [])[0];
     return refuse('malformed', `the bundle does not match the bundle schema: ${first ? `${first.pointer || '/'} ${first.message}` : 'invalid'}`);
   }
-  const bundle = doc as unknown as Bundle;
+  const bundle = doc as unknown as Bundle | BundleV1;
 
   if (bundle.tenant !== options.tenant) {
     return refuse('tenant_mismatch', `the bundle is for tenant ${JSON.stringify(bundle.tenant)}, not ${JSON.stringify(options.tenant)}`);

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type {
   Bundle,
+  BundleV1,
   DecisionRecord,
   EvaluationRequest,
   EvaluationResult,
@@ -71,7 +72,7 @@ export type BundleClientOptions = {
 };
 
 /** The bundle a client evaluates with: verified, loaded, with the exact bytes it was signed as. */
-export type CurrentBundle = { bundle: Bundle; loaded: LoadedBundle; bytes: Buffer; signature: string };
+export type CurrentBundle = { bundle: Bundle | BundleV1; loaded: LoadedBundle; bytes: Buffer; signature: string };
 
 /** What a client knows about itself; the same facts it reports to the server. */
 export type ClientStatus = {
@@ -240,7 +241,7 @@ export class BundleClient {
    * Asks a person to approve a call decide() answered `require_approval`, and waits (long-poll) for
    * the outcome; with `approved`, `decide(view, call, { approval: client.approval(outcome.receipt) })`.
    */
-  requestApproval(view: ToolView, call: ToolCall, decided: CallDecision, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ApprovalOutcome> {
+  requestApproval(view: ToolView, call: ToolCall, decided: CallDecision, options: Parameters<typeof requestApproval>[2] = {}): Promise<ApprovalOutcome> {
     const args = typeof call.arguments === 'string' ? (JSON.parse(call.arguments) as Record<string, unknown>) : (call.arguments ?? {});
     return requestApproval(
       { url: this.options.url, tenant: this.options.tenant, token: this.options.token, fetch: this.fetchFn },

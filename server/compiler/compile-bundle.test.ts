@@ -40,7 +40,8 @@ describe('compileBundle', () => {
     );
     if (!r.ok) throw new Error(JSON.stringify(r.errors));
     expect(r.bundle.catalog.tools.map((t) => [t.id, Object.keys(t).sort().join(',')])).toEqual([
-      ['core__ok', 'definitionHash,description,effect,groups,id,inputSchema,redaction,requiresConnection'],
+      // Defaults left out: groups ["default"] and requiresConnection false are not written.
+      ['core__ok', 'definitionHash,description,effect,id,inputSchema,redaction'],
       ['core__q', 'definitionHash,excluded,id'],
       ['core__raw', 'definitionHash,excluded,id'],
     ]);
@@ -86,10 +87,11 @@ describe('compileBundle', () => {
     }
   });
 
-  it('expands requested-group closures into the index and refuses include cycles', () => {
+  it('writes includes as given (runtimes close them) and refuses include cycles', () => {
     const ok = compileBundle(snap({ groups: [{ name: 'a', includes: ['b'] }, { name: 'b', includes: ['c'] }, { name: 'c' }] }), opts);
     if (!ok.ok) throw new Error(JSON.stringify(ok.errors));
-    expect(ok.bundle.index.groups.a).toEqual(['a', 'b', 'c']);
+    expect(ok.bundle.catalog.groups.find((g) => g.name === 'a')?.includes).toEqual(['b']);
+    expect(loadBundle(ok.bundle).groupClosure.get('a')).toEqual(['a', 'b', 'c']);
     const cyc = compileBundle(
       snap({
         groups: [

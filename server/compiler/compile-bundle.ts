@@ -1,8 +1,9 @@
 import type {
   Bundle,
+  BundleApprovals,
+  BundleConstraint,
   BundleGrant,
   BundleGroup,
-  BundleIndex,
   BundlePolicy,
   BundleRole,
   BundleState,
@@ -18,7 +19,8 @@ import { escapePointer, validate } from '../../policy-schemas/index.ts';
 import { BUNDLE_FORMAT, bundleMember, bundleMembers, bundleRevision, joinBundleMembers } from '../../runtime/bundle-format.ts';
 import { sha256Hex } from '../../runtime/sha256.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
-import { globMatcher } from '../../runtime/glob.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { DEFAULT_APPROVALS } from '../../runtime/bundle-content.ts';
 import { casbinPolicy } from '../policy-engine/casbin-policy.ts';
 import { draftNames, judgeGroups, judgeTenant, judgeTool } from '../validation/draft-rules.ts';
 import type { DraftSnapshot } from '../store/snapshot.ts';
@@ -95,7 +97,6 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   const includes = new Map(groupList.map((g) => [g.name, [...new Set(g.includes ?? [])].sort()]));
   const judgedGroups = judgeGroups(new Map(groupList.map((g) => [g.name, g.includes ?? []])));
   errors.push(...judgedGroups.problems);
-  const closure = judgedGroups.closure;
   errors.push(...judgeTenant(policy, grantList, names, policyCheck.ok));
   const roles = policy.roles ?? {};
   const bindings = policy.bindings ?? {};
@@ -103,29 +104,32 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
 
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
 
-  // 4. Assemble, sorted everywhere order carries no meaning.
-  const catalogTools = live.map(bundleTool);
-  const toolIds = catalogTools.map((t) => t.id);
-  const matchAll = (globs: readonly string[] | undefined) => {
-    const matchers = sortedUnique(globs ?? []).map(globMatcher);
-    return toolIds.filter((id) => matchers.some((m) => m(id)));
-  };
+  // 4. Assemble, sorted everywhere order carries no meaning, each fact once: no index (runtimes
+  // derive it), shared input schemas written once, members equal to their default left out.
+  const catalogTools = shareInputSchemas(live.map(bundleTool));
+  const toolIds = catalogTools.tools.map((t) => t.id);
+  const fullRoles: Record<string, { allow: string[]; deny: string[] }> = {};
   const bundleRoles: Record<string, BundleRole> = {};
-  const indexRoles: BundleIndex['roles'] = {};
   for (const name of Object.keys(roles).sort()) {
     const role = roles[name];
-    const groupsOf = sortedUnique(role.groups ?? []);
-    bundleRoles[name] = {
-      groups: groupsOf,
+    const full = {
+      groups: sortedUnique(role.groups ?? []),
       allow: sortedUnique(role.allow ?? []),
       deny: sortedUnique(role.deny ?? []),
       requireApproval: sortedUnique(role.requireApproval ?? []),
     };
-    indexRoles[name] = {
-      groups: groupsOf.includes('*') ? ['*'] : sortedUnique(groupsOf.flatMap((g) => closure.get(g) ?? [g])),
-      allow: matchAll(role.allow),
-      deny: matchAll(role.deny),
-    };
+    fullRoles[name] = full;
+    const out: BundleRole = withoutEmpty(full);
+    // Constraints keep the order written: a constraint is named by its role and position.
+    const constraints = (role as { constraints?: BundleConstraint[] }).constraints ?? [];
+    if (constraints.length > 0) {
+      out.constraints = constraints.map(
+        (c): BundleConstraint => ({ tools: sortedUnique(c.tools), otherwise: c.otherwise, arguments: c.arguments, reason: c.reason }),
+      );
+    }
+    const approvals: BundleApprovals = withoutDefaults<Record<string, unknown>>({ ...(role as { approvals?: BundleApprovals }).approvals }, DEFAULT_APPROVALS);
+    if (Object.keys(approvals).length > 0) out.approvals = approvals;
+    bundleRoles[name] = out;
   }
   // fromEntries defines own properties, so even a subject called "__proto__" stays a binding.
   const bundleBindings: Record<string, string[]> = Object.fromEntries(
@@ -133,9 +137,9 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
       .sort()
       .map((subject) => [subject, sortedUnique(bindings[subject])]),
   );
-  const bundleProfiles: BundlePolicy['profiles'] = {};
+  const bundleProfiles: NonNullable<BundlePolicy['profiles']> = {};
   for (const name of Object.keys(profiles).sort()) {
-    bundleProfiles[name] = { enable: sortedUnique(profiles[name].enable ?? []), disable: sortedUnique(profiles[name].disable ?? []) };
+    bundleProfiles[name] = withoutEmpty({ enable: sortedUnique(profiles[name].enable ?? []), disable: sortedUnique(profiles[name].disable ?? []) });
   }
   const bundleGrants: BundleGrant[] = grantList.map((g) => ({
     connectionId: g.connectionId,
@@ -144,26 +148,24 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
     ...(g.expiresAt !== undefined ? { expiresAt: new Date(g.expiresAt).toISOString() } : {}),
   }));
   const bundlePolicy: BundlePolicy = {
-    roles: bundleRoles,
-    bindings: bundleBindings,
-    profiles: bundleProfiles,
+    ...withoutEmpty({ roles: bundleRoles, bindings: bundleBindings, profiles: bundleProfiles }),
     ...(policy.budgets ? { budgets: policy.budgets } : {}),
     bundleTtlSeconds: policy.bundleTtlSeconds ?? DEFAULT_TTL_SECONDS,
-    grants: bundleGrants,
-  };
-  const index: BundleIndex = {
-    tools: toolIds,
-    groups: Object.fromEntries([...closure.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    roles: indexRoles,
-    grants: bundleGrants.map((g) => ({ connectionId: g.connectionId, tools: matchAll(g.tools) })),
-    profileScoped: toolIds.filter((id) => Object.values(bundleProfiles).some((p) => p.enable.includes(id))),
+    ...(bundleGrants.length > 0 ? { grants: bundleGrants } : {}),
   };
   const catalog: Bundle['catalog'] = {
-    tools: catalogTools,
-    groups: groupList.map((g): BundleGroup => ({ name: g.name, description: g.description ?? '', includes: includes.get(g.name) ?? [] })),
-    states: stateList.map((s): BundleState => ({ name: s.name, description: s.description ?? '' })),
+    tools: catalogTools.tools,
+    groups: groupList.map((g): BundleGroup => {
+      const out: BundleGroup = { name: g.name };
+      if (g.description) out.description = g.description;
+      const inc = includes.get(g.name) ?? [];
+      if (inc.length > 0) out.includes = inc;
+      return out;
+    }),
+    states: stateList.map((s): BundleState => (s.description ? { name: s.name, description: s.description } : { name: s.name })),
+    ...(catalogTools.schemas.length > 0 ? { schemas: catalogTools.schemas } : {}),
   };
-  const casbin = casbinPolicy({ tenant, roles: bundleRoles, bindings: bundleBindings, toolIds });
+  const casbin = casbinPolicy({ tenant, roles: fullRoles, bindings: bundleBindings, toolIds });
 
   const issuedAt = new Date(options.issuedAt).toISOString();
   const expiresAt = new Date(Date.parse(issuedAt) + bundlePolicy.bundleTtlSeconds * 1000).toISOString();
@@ -179,7 +181,6 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
     policy: bundlePolicy,
     casbin,
     conformance: [],
-    index,
   };
   const conformance = conformanceVectors(draft);
   const bundle: Bundle = { ...draft, conformance };
@@ -209,27 +210,73 @@ function bundleTool(t: Tool): BundleTool | ExcludedTool {
     });
   if (t.status === 'quarantined' || t.status === 'disabled') return { id: t.id, excluded: t.status, definitionHash: hash };
   if (!t.redaction) return { id: t.id, excluded: 'no_redaction', definitionHash: hash };
+  // Members equal to their default (bundle.schema.json says each) are left out.
   const out: BundleTool = {
     id: t.id,
-    description: t.description,
     inputSchema: t.inputSchema,
     effect: t.effect,
     redaction: { allow: sortedUnique(t.redaction.allow) },
-    groups: sortedUnique(t.groups ?? ['default']),
-    requiresConnection: t.requiresConnection === true,
     definitionHash: hash,
   };
+  if (t.description) out.description = t.description;
+  const groups = sortedUnique(t.groups ?? ['default']);
+  if (!(groups.length === 1 && groups[0] === 'default')) out.groups = groups;
+  if (t.requiresConnection === true) out.requiresConnection = true;
   if (t.outputSchema !== undefined) out.outputSchema = t.outputSchema;
   if (t.state !== undefined) out.state = t.state;
-  if (t.availableInStates !== undefined) out.availableInStates = sortedUnique(t.availableInStates);
+  // Absent and containing "*" both mean every state.
+  if (t.availableInStates !== undefined && !t.availableInStates.includes('*')) out.availableInStates = sortedUnique(t.availableInStates);
   if (t.requires !== undefined && t.requires.length > 0) out.requires = t.requires.map((r) => ({ fact: r.fact, in: r.in }));
-  if (t.parallel !== undefined) out.parallel = { ...t.parallel };
+  if (t.parallel !== undefined && (t.parallel.safe || t.parallel.resourceKey !== undefined)) out.parallel = { ...t.parallel };
   if (t.budgets !== undefined && Object.keys(t.budgets).length > 0) out.budgets = { ...t.budgets };
   if (t.source !== undefined) {
     out.source = { kind: t.source.kind };
     if (t.source.server !== undefined) out.source.server = t.source.server;
     if (t.source.originalName !== undefined) out.source.originalName = t.source.originalName;
   }
+  return out;
+}
+
+/**
+ * Input schemas that more than one tool uses move to a table written once (catalog.schemas, in
+ * order of first use), and those tools name their schema by its position; a schema only one tool
+ * uses stays inline. Equal schemas are found by their canonical JSON.
+ */
+function shareInputSchemas(tools: (BundleTool | ExcludedTool)[]): { tools: (BundleTool | ExcludedTool)[]; schemas: NonNullable<Bundle['catalog']['schemas']> } {
+  const texts = tools.map((t) => ('excluded' in t || t.inputSchema === undefined ? null : canonicalJson(t.inputSchema)));
+  const uses = new Map<string, number>();
+  for (const text of texts) if (text !== null) uses.set(text, (uses.get(text) ?? 0) + 1);
+  const positions = new Map<string, number>();
+  const schemas: NonNullable<Bundle['catalog']['schemas']> = [];
+  const out = tools.map((t, i) => {
+    const text = texts[i];
+    if (text === null || (uses.get(text) ?? 0) < 2 || 'excluded' in t) return t;
+    let at = positions.get(text);
+    if (at === undefined) {
+      at = schemas.length;
+      positions.set(text, at);
+      schemas.push(t.inputSchema as object);
+    }
+    const { inputSchema: _inline, ...rest } = t;
+    return { ...rest, inputSchemaRef: at };
+  });
+  return { tools: out, schemas };
+}
+
+/** The object without its members that are empty arrays or empty objects (their stated default). */
+function withoutEmpty<T extends Record<string, unknown>>(value: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (Array.isArray(v) ? v.length === 0 : v !== null && typeof v === 'object' && Object.keys(v).length === 0) continue;
+    out[k] = v;
+  }
+  return out as T;
+}
+
+/** The object without its members equal to the given defaults. */
+function withoutDefaults<T extends Record<string, unknown>>(value: T, defaults: Readonly<Partial<T>>): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(value) as [keyof T, T[keyof T]][]) if (v !== undefined && v !== defaults[k]) out[k] = v;
   return out;
 }
 

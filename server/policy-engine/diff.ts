@@ -1,11 +1,11 @@
-import type { Bundle, BundleDiff, BundleTool, DecisionChange, PolicyDecision, RoleDiff } from '../../policy-schemas/types.gen.ts';
+import type { Bundle, BundleDiff, BundleV1, DecisionChange, PolicyDecision, RoleDiff } from '../../policy-schemas/types.gen.ts';
 import { subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
 import { tenantEnforcers } from './enforcer.ts';
 import type { TenantEnforcer } from './enforcer.ts';
 
-export type DiffSide = { version: number | 'draft'; bundle: Bundle };
+export type DiffSide = { version: number | 'draft'; bundle: Bundle | BundleV1 };
 
 /** How many changed (subject, tool) decisions each side's Casbin enforcer re-decides. */
 const CASBIN_CONFIRM_LIMIT = 2000;
@@ -23,7 +23,9 @@ export async function diffBundles(from: DiffSide, to: DiffSide, opts: { casbin?:
   const a = loadBundle(from.bundle, { inputValidators: false });
   const b = loadBundle(to.bundle, { inputValidators: false });
 
-  const entries = (l: LoadedBundle) => new Map<string, unknown>(l.bundle.catalog.tools.map((t) => [t.id, t]));
+  // Tools as the runtime reads them (defaults filled in, schemas inline), so a v1 and a v2 bundle of the same data agree.
+  const entries = (l: LoadedBundle) =>
+    new Map<string, unknown>(l.tools.map((t) => [t.id, t.def ?? { id: t.id, excluded: t.excluded, definitionHash: t.definitionHash }]));
   const ca = entries(a);
   const cb = entries(b);
   const added = [...cb.keys()].filter((id) => !ca.has(id));
@@ -95,7 +97,7 @@ function decision(l: LoadedBundle, subject: string, toolId: string, enforcer?: T
   const allowed = enforcer ? enforcer.allows(subject, toolId) : info.policy[tool.pos] === 0;
   if (!allowed) return 'deny';
   if (!info.permitsAnyGroup && !tool.groups.some((g) => info.permittedGroups.has(g))) return 'deny';
-  return info.requireApproval.has((tool.def as BundleTool).effect) ? 'require_approval' : 'allow';
+  return info.requireApproval.has(tool.def.effect) ? 'require_approval' : 'allow';
 }
 
 /**
@@ -137,9 +139,9 @@ export async function summarize(bundle: Bundle, previous: Bundle | null) {
     tools,
     callable: tools - excluded,
     excluded,
-    roles: Object.keys(bundle.policy.roles).length,
-    subjects: Object.keys(bundle.policy.bindings).length,
-    grants: bundle.policy.grants.length,
+    roles: Object.keys(bundle.policy.roles ?? {}).length,
+    subjects: Object.keys(bundle.policy.bindings ?? {}).length,
+    grants: (bundle.policy.grants ?? []).length,
     changes,
   };
 }

@@ -210,7 +210,7 @@ async function sessionsAndPublish(url: string, state: UpstreamFixtureState, key:
   const arrivals: number[] = [];
   for (let round = 0; round < PUBLISH_ROUNDS; round++) {
     const next = mcpBundle('bench', 2 + round, 'bench', state);
-    next.policy.bindings[`agent:round-${round}`] = ['analyst'];
+    next.policy.bindings![`agent:round-${round}`] = ['analyst'];
     next.revision = revisionOf(next);
     const nextText = canonicalJson(next);
     const signature = await signBytes(nextText, key);

@@ -79,7 +79,7 @@ describe('bundle client against a live server', () => {
     const good = (version: number, flavor: string) => makeSignedBundle({ tenant: 'acme', version, flavor }, key);
     const tampered = await good(4, 'tampered');
     const revisionEdited = makeBundle({ tenant: 'acme', version: 9, flavor: 'revision' });
-    revisionEdited.policy.bindings['agent:intruder'] = ['analyst'];
+    revisionEdited.policy.bindings!['agent:intruder'] = ['analyst'];
     const conformanceEdited = makeBundle({ tenant: 'acme', version: 10, flavor: 'conformance' });
     conformanceEdited.conformance[0].expect = { ...conformanceEdited.conformance[0].expect, roles: ['admin'] };
     conformanceEdited.revision = revisionOf(conformanceEdited);

@@ -58,7 +58,7 @@ export function makeBundle(spec: BundleSpec): Bundle {
     };
   });
   const body: Omit<Bundle, 'version' | 'revision' | 'previousRevision' | 'issuedAt' | 'expiresAt'> = {
-    format: 'toolgate.bundle/v1',
+    format: 'toolgate.bundle/v2',
     tenant: spec.tenant,
     catalog: {
       tools,
@@ -80,13 +80,6 @@ export function makeBundle(spec: BundleSpec): Bundle {
       request: ['subject', 'tenant', 'toolId', 'action'],
     },
     conformance: [],
-    index: {
-      tools: ids,
-      groups: { default: ['default'] },
-      roles: { analyst: { groups: ['default'], allow: ids, deny: [ids[0]] } },
-      grants: [],
-      profileScoped: [],
-    },
   };
   const issuedAt = spec.issuedAt ?? new Date().toISOString();
   const draft: Bundle = {

@@ -104,7 +104,7 @@ describe('SDK index against node-casbin', () => {
       // As another language loads it: model and rows written to files, rows as plain CSV lines.
       const fromFile = seed <= 20 ? await fileEnforcer(casbin) : null;
       for (const subject of t.subjects) {
-        for (const id of loaded.bundle.index.tools) {
+        for (const { id } of loaded.tools) {
           const sdk = policyAllows(loaded, subject, id);
           const reference = enforcer.allows(subject, id);
           if (sdk !== reference) {

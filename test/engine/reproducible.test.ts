@@ -74,7 +74,6 @@ describe('reproducible builds', () => {
       'conformance',
       'expiresAt',
       'format',
-      'index',
       'issuedAt',
       'policy',
       'previousRevision',

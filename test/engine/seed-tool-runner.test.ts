@@ -215,9 +215,8 @@ describe('redaction', () => {
 
 describe('definition pins', () => {
   it('R13.2 accepts the definition the bundle pinned and refuses a changed one', () => {
-    const search = loaded.bundle.catalog.tools.find((t) => t.id === 'core__search')!;
-    const def =
-      'inputSchema' in search ? { name: search.id, description: search.description, inputSchema: search.inputSchema, outputSchema: search.outputSchema } : null;
+    const search = loaded.byId.get('core__search')?.def;
+    const def = search ? { name: search.id, description: search.description, inputSchema: search.inputSchema, outputSchema: search.outputSchema } : null;
     expect(def).not.toBeNull();
     expect(checkDefinition(loaded, 'core__search', def!)).toEqual({ ok: true, definitionHash: definitionHash(def!) });
     const changed = checkDefinition(loaded, 'core__search', { ...def!, description: 'Now also deletes things.' });

@@ -27,11 +27,8 @@ export function mcpBundle(tenant: string, version: number, server: string, state
       definitionHash: definitionHash(up),
     };
   });
-  const sorted = order.map((o) => o.id);
   b.policy.roles = { analyst: { groups: ['default'], allow: [`mcp__${server}__*`], deny: [], requireApproval: [] } };
   b.casbin.policy = [['p', 'analyst', tenant, `mcp__${server}__*`, 'call', 'allow']];
-  b.index.tools = sorted;
-  b.index.roles = { analyst: { groups: ['default'], allow: sorted, deny: [] } };
   const loaded = loadBundle(b);
   // Partial vectors: which tools each request sees (the policy-test form of docs/spec.md §12).
   b.conformance = [{ subject: MCP_BUNDLE_SUBJECT }, { subject: 'agent:unknown' }].map((request) => ({

@@ -52,10 +52,17 @@ export async function run(args: string[], out: Output = consoleOutput): Promise<
 
   if (values.subject === undefined) {
     if (values.bundle) {
-      const bundle = readJsonFile(values.bundle, BUNDLE_MAX_DEPTH) as Bundle;
+      // Read as a runtime reads it (either format, defaults filled in), not as written.
+      let listed;
+      try {
+        listed = loadBundle(readJsonFile(values.bundle, BUNDLE_MAX_DEPTH) as Bundle, { inputValidators: false });
+      } catch (err) {
+        out.error(`toolgate tools: ${values.bundle} is not a usable bundle: ${(err as Error).message}`);
+        return 1;
+      }
       out.log(
         JSON.stringify(
-          bundle.catalog.tools.map((t) => ('excluded' in t ? { id: t.id, excluded: t.excluded } : { id: t.id, effect: t.effect, groups: t.groups })),
+          listed.tools.map((t) => (t.def === null ? { id: t.id, excluded: t.excluded } : { id: t.id, effect: t.def.effect, groups: t.def.groups })),
           null,
           2,
         ),

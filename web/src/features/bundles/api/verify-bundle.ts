@@ -1,4 +1,11 @@
-import { BUNDLE_FORMAT, BUNDLE_JWS_TYP, bundleContentText, bundleMembers, revisionFromSha256Hex } from '../../../../../runtime/bundle-format.ts';
+import {
+  BUNDLE_FORMAT,
+  BUNDLE_JWS_TYP,
+  READABLE_BUNDLE_FORMATS,
+  bundleContentText,
+  bundleMembers,
+  revisionFromSha256Hex,
+} from '../../../../../runtime/bundle-format.ts';
 import { KEYSET_FORMAT, KEYSET_JWS_TYP } from '../../../../../runtime/key-set-format.ts';
 import { apiRaw } from '../../../lib/api-client.ts';
 
@@ -34,7 +41,9 @@ class Refused extends Error {}
 /** The signed bytes name the bundle format and a revision their content hashes to, as a runtime checks. */
 async function checkFormatAndRevision(bytes: Uint8Array<ArrayBuffer>): Promise<void> {
   const doc = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
-  if (doc.format !== BUNDLE_FORMAT) throw new Refused(`The bundle has format ${String(doc.format ?? '(none)')}, not ${BUNDLE_FORMAT}.`);
+  if (typeof doc.format !== 'string' || !READABLE_BUNDLE_FORMATS.includes(doc.format)) {
+    throw new Refused(`The bundle has format ${String(doc.format ?? '(none)')}, not ${BUNDLE_FORMAT}.`);
+  }
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(bundleContentText(bundleMembers(doc)))));
   const revision = revisionFromSha256Hex(Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join(''));
   if (revision !== doc.revision) throw new Refused(`The bundle's content hashes to ${revision}, not its stated revision ${String(doc.revision)}.`);

@@ -1,0 +1,211 @@
+// The console also runs this in the browser: no node: modules here.
+//
+// What a bundle says, whichever format wrote it (docs/spec.md §2): tools with their defaults filled
+// in and shared input schemas resolved, the policy with every absent collection empty, and the
+// lookups the evaluator needs (glob expansions, group closures, profile scoping) derived from
+// catalog and policy by this runtime itself. A v2 bundle carries no index, so nothing in it can
+// contradict the policy; a v1 bundle's index is compared with what this module derives and the
+// bundle is refused when they differ (R5.14).
+import type { Bundle, BundleApprovals, BundleConstraint, BundleGrant, BundleTool, BundleV1, ExcludedTool } from '../policy-schemas/types.gen.ts';
+import { BUNDLE_FORMAT, BUNDLE_FORMAT_V1 } from './bundle-format.ts';
+import { globMatcher } from './glob.ts';
+
+/** A catalog tool as v1 wrote it and as every reader uses it: every default filled in, its input schema inline. */
+export type ToolDefinition = Omit<BundleTool, 'description' | 'inputSchema' | 'inputSchemaRef' | 'groups' | 'requiresConnection'> & {
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly groups: readonly string[];
+  readonly requiresConnection: boolean;
+};
+
+/** A catalog entry: a full tool, or one excluded from every view (R2.2). */
+export type CatalogEntry = { readonly id: string; readonly definitionHash: string } & (
+  | { readonly def: ToolDefinition; readonly excluded: null }
+  | { readonly def: null; readonly excluded: ExcludedTool['excluded'] }
+);
+
+/** A role with every list present and what it reaches derived: groups closed under includes, tool ids its globs match. */
+export type RoleContent = {
+  readonly name: string;
+  readonly groups: readonly string[];
+  readonly allow: readonly string[];
+  readonly deny: readonly string[];
+  readonly requireApproval: readonly BundleTool['effect'][];
+  readonly constraints: readonly BundleConstraint[];
+  readonly approvals: Required<BundleApprovals>;
+  /** The role's groups replaced by the union of their closures, sorted; ["*"] when the role lists "*". */
+  readonly expandedGroups: readonly string[];
+  /** Catalog positions an allow (resp. deny) glob matches. */
+  readonly allowPositions: readonly number[];
+  readonly denyPositions: readonly number[];
+};
+
+export type GrantContent = BundleGrant & { readonly positions: readonly number[] };
+
+/** A bundle's content, read and derived; the same shape from a v1 and a v2 bundle. */
+export type BundleContent = {
+  readonly format: typeof BUNDLE_FORMAT | typeof BUNDLE_FORMAT_V1;
+  readonly tools: readonly CatalogEntry[];
+  /** Group name → itself and every group it includes, transitively, sorted. */
+  readonly groupClosure: ReadonlyMap<string, readonly string[]>;
+  readonly roles: ReadonlyMap<string, RoleContent>;
+  readonly bindings: ReadonlyMap<string, readonly string[]>;
+  readonly profiles: ReadonlyMap<string, { readonly enable: readonly string[]; readonly disable: readonly string[] }>;
+  /** Catalog positions of tools some profile enables. */
+  readonly profileScoped: readonly number[];
+  readonly grants: readonly GrantContent[];
+};
+
+/** The approval settings of a role that states none (DESIGN "Entities", tenant policy). */
+export const DEFAULT_APPROVALS: Required<BundleApprovals> = Object.freeze({ by: 'person', validForSeconds: 900 });
+/** The groups of a tool that names none. */
+export const DEFAULT_TOOL_GROUPS: readonly string[] = Object.freeze(['default']);
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * Reads a bundle of either format. Throws a TypeError naming the first thing that does not hold
+ * together: an unknown format, catalog ids out of order, a tool naming a schema the table does not
+ * have, an include naming no group, or (v1) an index that disagrees with catalog and policy.
+ */
+export function readBundleContent(bundle: Bundle | BundleV1): BundleContent {
+  if (!bundle || typeof bundle !== 'object') throw new TypeError('bundle is not an object');
+  const format = bundle.format;
+  if (format !== BUNDLE_FORMAT && format !== BUNDLE_FORMAT_V1) throw new TypeError(`unsupported bundle format ${JSON.stringify(format)}`);
+  const { catalog, policy } = bundle;
+  if (!catalog || !Array.isArray(catalog.tools) || !policy) throw new TypeError('bundle lacks catalog or policy');
+  const schemas = format === BUNDLE_FORMAT ? ((bundle as Bundle).catalog.schemas ?? NONE) : NONE;
+
+  const tools = catalog.tools.map((entry, pos): CatalogEntry => {
+    if (pos > 0 && !(catalog.tools[pos - 1].id < entry.id)) throw new TypeError('catalog tools are not sorted by id');
+    if ('excluded' in entry) return { id: entry.id, definitionHash: entry.definitionHash, def: null, excluded: entry.excluded };
+    return { id: entry.id, definitionHash: entry.definitionHash, def: toolDefinition(entry as BundleTool, schemas), excluded: null };
+  });
+  const positions = new Map(tools.map((t, i) => [t.id, i]));
+  const ids = tools.map((t) => t.id);
+
+  const includes = new Map<string, readonly string[]>();
+  for (const g of catalog.groups ?? NONE) includes.set(g.name, g.includes ?? NONE);
+  for (const [name, inc] of includes) {
+    for (const other of inc) if (!includes.has(other)) throw new TypeError(`group ${name} includes ${other}, which is not in catalog.groups`);
+  }
+  const groupClosure = new Map<string, readonly string[]>();
+  for (const name of [...includes.keys()].sort()) groupClosure.set(name, closureOf(name, includes));
+
+  const matching = (globs: readonly string[]): number[] => {
+    const matchers = globs.map(globMatcher);
+    const out: number[] = [];
+    for (let i = 0; i < ids.length; i++) if (matchers.some((m) => m(ids[i]))) out.push(i);
+    return out;
+  };
+  const roles = new Map<string, RoleContent>();
+  for (const [name, role] of Object.entries(policy.roles ?? {})) {
+    const groups: readonly string[] = role.groups ?? NONE;
+    const allow: readonly string[] = role.allow ?? NONE;
+    const deny: readonly string[] = role.deny ?? NONE;
+    const v2Role = role as { constraints?: BundleConstraint[]; approvals?: BundleApprovals };
+    roles.set(name, {
+      name,
+      groups,
+      allow,
+      deny,
+      requireApproval: role.requireApproval ?? NONE,
+      constraints: v2Role.constraints ?? NONE,
+      approvals: { ...DEFAULT_APPROVALS, ...v2Role.approvals },
+      expandedGroups: groups.includes('*') ? ['*'] : sortedUnique(groups.flatMap((g) => groupClosure.get(g) ?? [g])),
+      allowPositions: matching(allow),
+      denyPositions: matching(deny),
+    });
+  }
+  const bindings = new Map<string, readonly string[]>(Object.entries(policy.bindings ?? {}));
+  // R2.3: a role is defined in policy.roles or nowhere; a binding to an undefined role would grant
+  // whatever a reader guessed.
+  for (const [subject, names] of bindings) {
+    for (const name of names) if (!roles.has(name)) throw new TypeError(`policy.bindings binds ${subject} to role ${name}, which policy.roles does not define`);
+  }
+  const profiles = new Map(Object.entries(policy.profiles ?? {}).map(([name, p]) => [name, { enable: p.enable ?? NONE, disable: p.disable ?? NONE }]));
+  const scoped = new Set<number>();
+  for (const p of profiles.values()) for (const id of p.enable) if (positions.has(id)) scoped.add(positions.get(id) as number);
+  const profileScoped = [...scoped].sort((a, b) => a - b);
+  const grants = (policy.grants ?? NONE).map((g): GrantContent => ({ ...g, positions: matching(g.tools) }));
+
+  const content: BundleContent = { format, tools, groupClosure, roles, bindings, profiles, profileScoped, grants };
+  if (format === BUNDLE_FORMAT_V1) checkV1Index(bundle as BundleV1, content);
+  return content;
+}
+
+function toolDefinition(entry: BundleTool, schemas: readonly Record<string, unknown>[]): ToolDefinition {
+  let inputSchema = entry.inputSchema;
+  if (entry.inputSchemaRef !== undefined) {
+    if (inputSchema !== undefined) throw new TypeError(`tool ${entry.id} has both inputSchema and inputSchemaRef`);
+    inputSchema = schemas[entry.inputSchemaRef];
+    if (inputSchema === undefined) throw new TypeError(`tool ${entry.id} names input schema ${entry.inputSchemaRef}, which catalog.schemas does not have`);
+  }
+  if (inputSchema === undefined) throw new TypeError(`tool ${entry.id} has no input schema`);
+  const { inputSchemaRef: _ref, availableInStates, parallel, ...rest } = entry;
+  // One form per meaning, so the same tool reads the same from a v1 and a v2 bundle:
+  // "*" among the states is every state (as absent), and a tool that is not parallel-safe has no key.
+  const def: ToolDefinition = {
+    ...rest,
+    description: entry.description ?? '',
+    inputSchema,
+    groups: entry.groups ?? DEFAULT_TOOL_GROUPS,
+    requiresConnection: entry.requiresConnection === true,
+  };
+  if (availableInStates !== undefined && !availableInStates.includes('*')) (def as { availableInStates?: string[] }).availableInStates = availableInStates;
+  if (parallel !== undefined && (parallel.safe || parallel.resourceKey !== undefined)) (def as { parallel?: typeof parallel }).parallel = parallel;
+  return def;
+}
+
+/** A group and every group it includes, transitively (a cycle ends where it meets itself), sorted. */
+function closureOf(name: string, includes: ReadonlyMap<string, readonly string[]>): string[] {
+  const seen = new Set<string>([name]);
+  const todo = [name];
+  while (todo.length > 0) {
+    for (const next of includes.get(todo.pop() as string) ?? NONE) {
+      if (!seen.has(next)) {
+        seen.add(next);
+        todo.push(next);
+      }
+    }
+  }
+  return [...seen].sort();
+}
+
+/** v1 carried its index; it must say exactly what catalog and policy say, or the bundle is refused. */
+function checkV1Index(bundle: BundleV1, content: BundleContent): void {
+  const index = bundle.index;
+  if (!index || typeof index !== 'object') throw new TypeError('bundle lacks its index');
+  const ids = content.tools.map((t) => t.id);
+  const idsAt = (positions: readonly number[]) => positions.map((p) => ids[p]);
+  const differs = (what: string) => new TypeError(`${what} disagrees with catalog and policy`);
+  if (!sameList(index.tools, ids)) throw differs('index.tools');
+  const indexGroups = Object.entries(index.groups ?? {});
+  if (indexGroups.length !== content.groupClosure.size) throw differs('index.groups');
+  for (const [name, closure] of indexGroups) if (!sameList(closure, content.groupClosure.get(name))) throw differs(`index.groups.${name}`);
+  const indexRoles = Object.entries(index.roles ?? {});
+  if (indexRoles.length !== content.roles.size) throw differs('index.roles');
+  for (const [name, ix] of indexRoles) {
+    const role = content.roles.get(name);
+    if (!role) throw differs(`index.roles.${name}`);
+    if (!sameList(ix.groups, role.expandedGroups)) throw differs(`index.roles.${name}.groups`);
+    if (!sameList(ix.allow, idsAt(role.allowPositions))) throw differs(`index.roles.${name}.allow`);
+    if (!sameList(ix.deny, idsAt(role.denyPositions))) throw differs(`index.roles.${name}.deny`);
+  }
+  if (!Array.isArray(index.grants) || index.grants.length !== content.grants.length) throw differs('index.grants');
+  content.grants.forEach((g, i) => {
+    const ix = index.grants[i];
+    if (ix.connectionId !== g.connectionId || !sameList(ix.tools, idsAt(g.positions))) throw differs(`index.grants.${i}`);
+  });
+  if (!sameList(index.profileScoped, idsAt(content.profileScoped))) throw differs('index.profileScoped');
+}
+
+function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function sortedUnique(items: readonly string[]): string[] {
+  return [...new Set(items)].sort();
+}
