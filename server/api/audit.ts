@@ -1,8 +1,10 @@
 import { Hono } from 'hono';
+import type { AuditVerification } from '../../policy-schemas/types.gen.ts';
 import { stream } from 'hono/streaming';
-import { type AuditFilter, auditEventPages, listAuditEvents, verifyStoredChain } from '../audit/events.ts';
+import { type AuditFilter, auditEventPages, listAuditEvents } from '../audit/events.ts';
+import { ChainContradiction, heldCheckpoints, verifyChainAndCheckpoints } from '../audit/held-checkpoints.ts';
 import { listCheckpoints, takeCheckpoint } from '../audit/checkpoints.ts';
-import { CSV_HEADER, toCsvRow, toJsonl } from '../audit/export.ts';
+import { CSV_HEADER, partialExportLine, toCsvRow, toJsonl } from '../audit/export.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -31,16 +33,26 @@ auditRoutes.get('/export', async (c) => {
   authorize(c, 'audit', 'export');
   const q = validOrThrow<AuditQuery>('audit-query', { ...c.req.query() });
   const format = q.format ?? 'jsonl';
-  const { database, config } = c.get('deps');
+  const { database, config, logger } = c.get('deps');
   const db = database.db;
-  // Every export is anchored: an auditor who keeps this checkpoint can later prove a newer export extends it.
-  const checkpoint = await takeCheckpoint(database, sharedKeyStore(config.keysDir));
-  if (checkpoint) c.header('Toolgate-Checkpoint', String(checkpoint.seq));
+  // Every export is anchored: an auditor who keeps this checkpoint can later prove a newer export
+  // extends it. Over a chain that contradicts an earlier checkpoint none is signed; the export still
+  // streams (it is the evidence) and says where the chain breaks.
+  try {
+    const checkpoint = await takeCheckpoint(database, sharedKeyStore(config.keysDir), { mirrorDir: config.mirrorDir, logger });
+    if (checkpoint) c.header('Toolgate-Checkpoint', String(checkpoint.seq));
+  } catch (err) {
+    if (!(err instanceof ChainContradiction)) throw err;
+    c.header('Toolgate-Chain-Broken', `seq ${err.broken.seq}: ${err.broken.reason}`);
+  }
   c.header('Content-Type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
   c.header('Content-Disposition', `attachment; filename="toolgate-audit.${format}"`);
   c.header('Cache-Control', 'no-store');
   const { cursor: _c, limit: _l, format: _f, order: _o, ...filter } = q;
+  // A filtered export is not the chain: its first line says so, and `audit verify` reports it as partial.
+  const partial = Object.keys(filter).length > 0 ? partialExportLine(filter, format) : null;
   return stream(c, async (out) => {
+    if (partial) await out.write(partial);
     if (format === 'csv') await out.write(CSV_HEADER);
     for await (const page of auditEventPages(db, filter)) await out.write(page.map(format === 'csv' ? toCsvRow : toJsonl).join(''));
   });
@@ -48,7 +60,9 @@ auditRoutes.get('/export', async (c) => {
 
 auditRoutes.get('/verify', async (c) => {
   authorize(c, 'audit', 'read');
-  return c.json((await verifyStoredChain(c.get('deps').database.db)).result());
+  const { database, config } = c.get('deps');
+  const held = await heldCheckpoints(database.db, sharedKeyStore(config.keysDir), config.mirrorDir);
+  return c.json<AuditVerification>(await verifyChainAndCheckpoints(database.db, held));
 });
 
 auditRoutes.get('/checkpoints', async (c) => {

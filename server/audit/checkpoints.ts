@@ -5,6 +5,8 @@ import type { DbOrTx, ToolgateDatabase } from '../db/database.ts';
 import type { AuditCheckpointsRow } from '../db/tables/audit-checkpoints.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { signCheckpoint } from '../signing/sign.ts';
+import { appendMirrorCheckpoints } from './checkpoint-mirror.ts';
+import { ChainContradiction, contradictionBeforeSigning, heldCheckpoints } from './held-checkpoints.ts';
 
 export const CHECKPOINT_FORMAT = 'toolgate.audit-checkpoint/v1';
 /** A checkpoint is due after this many events … */
@@ -21,29 +23,55 @@ function fromRow(r: AuditCheckpointsRow): AuditCheckpoint {
   return { format: CHECKPOINT_FORMAT, seq: r.seq, hash: r.hash, at: r.at, signature: r.signature };
 }
 
+/** Where a checkpoint is kept besides the database, and who hears of trouble. */
+export type CheckpointOptions = { now?: Date; mirrorDir?: string; logger?: { error(details: object, message: string): void } };
+
 /**
  * Signs the current head of the audit chain with the key that signs bundles (an active key of the
- * key set) and keeps it. Answers the existing checkpoint when the head has not moved since, and
- * null while the log is empty.
+ * key set) and keeps it, in the database and, with a mirror directory, appended to its
+ * `audit/checkpoints.jsonl`. Answers the existing checkpoint when the head has not moved since,
+ * and null while the log is empty.
+ *
+ * The server holds itself to its own checkpoints: when the stored chain contradicts one whose
+ * signature verifies (history rewritten or cut short), or is broken after the latest, it signs
+ * nothing, logs the break and throws ChainContradiction: a new checkpoint would vouch for a forgery.
  */
-export async function takeCheckpoint(database: ToolgateDatabase, keys: KeyStore, now = new Date()): Promise<AuditCheckpoint | null> {
+export async function takeCheckpoint(database: ToolgateDatabase, keys: KeyStore, options: CheckpointOptions = {}): Promise<AuditCheckpoint | null> {
   const head = await database.db.selectFrom('audit_events').select(['seq', 'hash']).orderBy('seq', 'desc').limit(1).executeTakeFirst();
   if (!head) return null;
   const existing = await database.db.selectFrom('audit_checkpoints').selectAll().where('seq', '=', head.seq).executeTakeFirst();
+  const held = await heldCheckpoints(database.db, keys, options.mirrorDir);
+  if (held.mirrorProblem) options.logger?.error({ problem: held.mirrorProblem }, 'audit checkpoints of the mirror directory not read');
+  const broken = await contradictionBeforeSigning(database.db, held);
+  if (broken) {
+    options.logger?.error({ firstBroken: broken }, 'audit chain contradicts its checkpoints: no checkpoint signed');
+    throw new ChainContradiction(broken);
+  }
   if (existing) return fromRow(existing);
   const key = await keys.signer();
-  const at = now.toISOString();
+  const at = (options.now ?? new Date()).toISOString();
   const signature = await signCheckpoint(checkpointBytes({ seq: head.seq, hash: head.hash, at }), key);
   // Another process may checkpoint the same head at the same moment: the first one stays.
-  await database.change((tx) =>
+  const inserted = await database.change((tx) =>
     tx
       .insertInto('audit_checkpoints')
       .values({ seq: head.seq, hash: head.hash, at, kid: key.kid, signature })
       .onConflict((oc) => oc.column('seq').doNothing())
-      .execute(),
+      .returning('seq')
+      .executeTakeFirst(),
   );
   const row = await database.db.selectFrom('audit_checkpoints').selectAll().where('seq', '=', head.seq).executeTakeFirstOrThrow();
-  return fromRow(row);
+  const cp = fromRow(row);
+  // The process that signed it writes it outside the database too. A failed write is logged, never
+  // fatal: the checkpoint is in the database, and the next one is written beside it.
+  if (inserted && options.mirrorDir) {
+    try {
+      appendMirrorCheckpoints(options.mirrorDir, [cp]);
+    } catch (err) {
+      options.logger?.error({ err: { message: (err as Error).message } }, 'audit checkpoint not written to the mirror directory');
+    }
+  }
+  return cp;
 }
 
 /** Checkpoints, newest first, before `cursor` (a seq; 0 = from the newest). */
@@ -65,7 +93,7 @@ export function noteAuditAppended(database: ToolgateDatabase, seq: number): void
  * minutes when anything changed. Returns a function that stops it.
  */
 export function startCheckpointScheduler(
-  deps: Pick<AppDeps, 'database' | 'logger'>,
+  deps: Pick<AppDeps, 'database' | 'logger'> & { config?: Pick<AppDeps['config'], 'mirrorDir'> },
   keys: KeyStore,
   options: { everyMs?: number; everyEvents?: number } = {},
 ): () => Promise<void> {
@@ -79,10 +107,13 @@ export function startCheckpointScheduler(
     running = running
       .then(async () => {
         queued = false;
-        const cp = await takeCheckpoint(deps.database, keys);
+        const cp = await takeCheckpoint(deps.database, keys, { mirrorDir: deps.config?.mirrorDir, logger: deps.logger });
         if (cp) lastSeq = cp.seq;
       })
-      .catch((err: unknown) => deps.logger.error({ err: { message: (err as Error).message } }, 'could not take an audit checkpoint'));
+      .catch((err: unknown) => {
+        // A contradiction was logged where it was found; the next tick looks again.
+        if (!(err instanceof ChainContradiction)) deps.logger.error({ err: { message: (err as Error).message } }, 'could not take an audit checkpoint');
+      });
   };
   const known = async () => {
     if (lastSeq === undefined)

@@ -125,3 +125,40 @@ export function* parseCsv(text: string): Generator<(string | null)[]> {
     yield row;
   }
 }
+
+/** The format named by the first line of a partial (filtered) export. */
+export const EXPORT_FORMAT = 'toolgate.audit-export/v1';
+const PARTIAL_WORDS = 'partial export: only the events matching the filter';
+
+/**
+ * The first line of an export narrowed by a filter: it holds some events of the chain, not the
+ * chain, so `audit verify` must report it as partial rather than as a chain with events missing.
+ * JSONL: one JSON object (never an event: it has no `seq`); CSV: one quoted cell before the header.
+ */
+export function partialExportLine(filter: Record<string, unknown>, format: 'jsonl' | 'csv'): string {
+  const sorted = JSON.parse(canonicalJson(filter)) as Record<string, unknown>;
+  if (format === 'jsonl') return `${canonicalJson({ format: EXPORT_FORMAT, partial: true, filter: sorted })}\n`;
+  return `${csvCell(`${PARTIAL_WORDS} ${canonicalJson(sorted)}`)}\r\n`;
+}
+
+/** The filter a partial export's first line names (JSONL line or CSV record), or undefined when it is not that line. */
+export function partialExportFilter(first: string | (string | null)[]): Record<string, unknown> | undefined {
+  if (Array.isArray(first)) {
+    const cell = first.length === 1 ? first[0] : null;
+    if (!cell?.startsWith(PARTIAL_WORDS)) return undefined;
+    try {
+      return JSON.parse(cell.slice(PARTIAL_WORDS.length + 1)) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(first);
+  } catch {
+    return undefined;
+  }
+  const d = doc as { format?: unknown; partial?: unknown; filter?: unknown };
+  if (d === null || typeof d !== 'object' || d.format !== EXPORT_FORMAT || d.partial !== true) return undefined;
+  return d.filter !== null && typeof d.filter === 'object' ? (d.filter as Record<string, unknown>) : {};
+}

@@ -1,6 +1,7 @@
 // The audit-rewrite drill: someone with write access to the database rewrites one event and
 // recomputes every hash. The chain check alone cannot tell; a checkpoint kept from before can,
-// and says where.
+// and says where: the auditor's, and the server's own (it verifies the database against them and
+// signs no new checkpoint over the forged head).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -100,12 +101,18 @@ describe('audit rewrite drill', () => {
     for (const t of triggers) db.exec(t.sql);
     db.close();
 
+    // The database check holds the chain to the server's own signed checkpoints: the rewrite shows.
     const alone = await cli('verify');
-    expect(alone.code, alone.out).toBe(0);
-    expect(alone.out).toContain('chain intact');
+    expect(alone.code, alone.out).toBe(1);
+    expect(alone.out).toMatch(/BROKEN at seq \d+: event \d+ hashes to [0-9a-f]{64}, but the checkpoint at seq \d+ signed at /);
+    expect(alone.out).toContain(`history was rewritten in seq ${earlySeq + 1}..`);
 
+    // An export still streams (it is the evidence), but no checkpoint is signed over the forged head.
     const exportFile = join(srv.dir, 'after.jsonl');
-    expect((await cli('export', '--out', exportFile)).code).toBe(0);
+    const exported = await cli('export', '--out', exportFile);
+    expect(exported.code).toBe(0);
+    expect(exported.out).toContain('no checkpoint signed: the chain is BROKEN');
+    // The export alone is a chain that links: only the checkpoints show what it contradicts.
     expect((await cli('verify', exportFile)).code).toBe(0);
 
     // With the checkpoints kept before: refused, naming where the history stops matching.

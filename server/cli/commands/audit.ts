@@ -5,11 +5,13 @@ import { parseArgs } from 'node:util';
 import { validate } from '../../../policy-schemas/index.ts';
 import type { AuditCheckpoint, AuditEvent } from '../../../policy-schemas/types.gen.ts';
 import type { TrustedKeys } from '../../../runtime/verify-bundle.ts';
-import { ChainVerifier } from '../../audit/chain.ts';
+import { ChainVerifier, eventHash } from '../../audit/chain.ts';
+import { ChainContradiction, heldCheckpoints, verifyChainAndCheckpoints } from '../../audit/held-checkpoints.ts';
+import { canonicalJson } from '../../../runtime/canonical-json.ts';
 import { takeCheckpoint } from '../../audit/checkpoints.ts';
 import { CheckpointMatcher, readCheckpoints, verifyCheckpointSignature } from '../../audit/checkpoint-verify.ts';
-import { auditEventPages, verifyStoredChain } from '../../audit/events.ts';
-import { CSV_HEADER, fromCsvRecord, parseCsv, toCsvRow, toJsonl } from '../../audit/export.ts';
+import { auditEventPages } from '../../audit/events.ts';
+import { CSV_HEADER, fromCsvRecord, parseCsv, partialExportFilter, toCsvRow, toJsonl } from '../../audit/export.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
 import { sharedKeyStore } from '../../signing/key-store.ts';
 import { settingsFromEnv } from '../../startup.ts';
@@ -20,6 +22,10 @@ const USAGE = [
   '       toolgate audit verify [FILE] [--checkpoint CP [--root F --keyset F | --jwks F]]',
   '       toolgate audit checkpoint [--out FILE]',
   '--checkpoint: a checkpoint kept from GET /v1/audit/checkpoints (one, or a list): the export must extend it unchanged',
+  'Without FILE the database is verified, held to every checkpoint whose signature verifies (its own and',
+  "the mirror directory's audit/checkpoints.jsonl).",
+  'Exit status: 0 the chain verifies; 1 it is broken (or nothing to verify); 2 usage;',
+  '3 FILE is a partial (filtered) export: each event matches its own hash, but a chain cannot be proven from it.',
 ].join('\n');
 
 /** `toolgate audit export|verify|checkpoint`. */
@@ -38,7 +44,14 @@ async function checkpoint(args: string[]): Promise<number> {
   const settings = settingsFromEnv();
   const db = new ToolgateDatabase(settings.dbFile);
   try {
-    const cp = await takeCheckpoint(db, sharedKeyStore(settings.keysDir));
+    let cp: AuditCheckpoint | null;
+    try {
+      cp = await takeCheckpoint(db, sharedKeyStore(settings.keysDir), { mirrorDir: settings.mirrorDir });
+    } catch (err) {
+      if (!(err instanceof ChainContradiction)) throw err;
+      console.log(`BROKEN at seq ${err.broken.seq}: ${err.broken.message}; no checkpoint was signed`);
+      return 1;
+    }
     if (!cp) {
       console.error('toolgate audit checkpoint: no audit events yet');
       return 1;
@@ -63,7 +76,11 @@ async function exportAudit(args: string[]): Promise<number> {
   const db = new ToolgateDatabase(settings.dbFile);
   try {
     // Every export is anchored by a signed checkpoint of the head it starts from.
-    const cp = await takeCheckpoint(db, sharedKeyStore(settings.keysDir));
+    const cp = await takeCheckpoint(db, sharedKeyStore(settings.keysDir), { mirrorDir: settings.mirrorDir }).catch((err: unknown) => {
+      if (!(err instanceof ChainContradiction)) throw err;
+      console.error(`warning: no checkpoint signed: the chain is BROKEN at seq ${err.broken.seq}: ${err.broken.message}`);
+      return null;
+    });
     if (cp) console.error(`checkpoint: seq ${cp.seq}, hash ${cp.hash} (keep it: GET /v1/audit/checkpoints or toolgate audit checkpoint)`);
     if (values.format === 'csv') out.write(CSV_HEADER);
     for await (const page of auditEventPages(db.db)) {
@@ -132,16 +149,26 @@ export async function verifyFile(args: string[]): Promise<number> {
     }
     matcher = new CheckpointMatcher(checkpoints);
   }
-  if (!file) return report(await verifyDatabase(matcher), 'the database', matcher);
+  if (!file) return verifyDatabase(matcher);
   const verifier = new ChainVerifier();
-  const check = (v: ChainVerifier, parse: () => unknown, line: number) => pushChecked(v, parse, line, matcher);
-  const head = (await readFile(file, { encoding: 'utf8' })).slice(0, CSV_HEADER.length);
-  if (head === CSV_HEADER || head.startsWith('seq,')) {
+  const partial = new PartialExportCheck();
+  const check = (v: ChainVerifier, parse: () => unknown, line: number) => (partial.filter ? partial.push(parse, line) : pushChecked(v, parse, line, matcher));
+  const head = (await readFile(file, { encoding: 'utf8' })).slice(0, 4096);
+  const firstLine = head.split(/\r?\n/, 1)[0];
+  if (head.startsWith(CSV_HEADER) || head.startsWith('seq,') || Array.isArray(partialCsvFilter(firstLine))) {
     const text = await readFile(file, 'utf8');
-    let line = 1;
+    let line = 0;
+    let header = false;
     for (const cells of parseCsv(text)) {
       line++;
-      if (line === 2) continue; // header
+      if (line === 1 && partialExportFilter(cells)) {
+        partial.filter = partialExportFilter(cells);
+        continue;
+      }
+      if (!header) {
+        header = true; // the column names
+        continue;
+      }
       if (!check(verifier, () => fromCsvRecord(cells), line)) break;
     }
   } else {
@@ -150,18 +177,113 @@ export async function verifyFile(args: string[]): Promise<number> {
     for await (const text of rl) {
       line++;
       if (!text.trim()) continue;
+      if (line === 1 && partialExportFilter(text)) {
+        partial.filter = partialExportFilter(text);
+        continue;
+      }
       if (!check(verifier, () => JSON.parse(text), line)) break;
     }
   }
+  if (partial.filter) return partial.report(file, matcher !== undefined);
   return report(verifier, file, matcher);
 }
 
-async function verifyDatabase(matcher?: CheckpointMatcher): Promise<ChainVerifier> {
-  const db = new ToolgateDatabase(settingsFromEnv().dbFile);
+/** The CSV record of a partial export's first line, if that is what `line` is. */
+function partialCsvFilter(line: string): (string | null)[] | undefined {
   try {
-    const verifier = await verifyStoredChain(db.db);
+    const [cells] = [...parseCsv(`${line}\r\n`)];
+    return cells && partialExportFilter(cells) ? cells : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A filtered export holds some events of the chain: what can be checked is that each event still
+ * matches its own hash, and that events next to each other in the chain still link; that events
+ * are missing between them is what a filter does, not a break.
+ */
+class PartialExportCheck {
+  filter: Record<string, unknown> | undefined;
+  private count = 0;
+  private links = 0;
+  private prev: AuditEvent | undefined;
+  private broken: string | undefined;
+
+  push(parse: () => unknown, line: number): boolean {
+    let event: unknown;
+    try {
+      event = parse();
+    } catch (e) {
+      this.broken = `line ${line} is not an audit event: ${(e as Error).message}`;
+      return false;
+    }
+    const v = validate<AuditEvent>('audit-event', event);
+    if (!v.ok) {
+      this.broken = `line ${line} is not an audit event: ${v.errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}`;
+      return false;
+    }
+    const e = v.value;
+    if (this.prev && e.seq <= this.prev.seq) this.broken = `event ${e.seq} (line ${line}) follows seq ${this.prev.seq}: events are reordered`;
+    else if (eventHash(e) !== e.hash) this.broken = `event ${e.seq} (line ${line}) was altered: its hash does not match its content`;
+    else if (this.prev && e.seq === this.prev.seq + 1 && e.prevHash !== this.prev.hash)
+      this.broken = `event ${e.seq} (line ${line}) does not link to event ${this.prev.seq} before it`;
+    if (this.broken) return false;
+    if (this.prev && e.seq === this.prev.seq + 1) this.links++;
+    this.count++;
+    this.prev = e;
+    return true;
+  }
+
+  report(file: string, checkpointsGiven: boolean): number {
+    const filter = canonicalJson(this.filter ?? {});
+    if (this.broken) {
+      console.log(`BROKEN (partial export, filter ${filter}): ${this.broken} (${this.count} events before it matched their hashes)`);
+      return 1;
+    }
+    if (checkpointsGiven) console.log('checkpoints not compared: a partial export cannot show that it extends a checkpoint');
+    console.log(
+      `partial export: ${file} holds ${this.count} events matching the filter ${filter}; each matches its own hash` +
+        ` (${this.links} links between consecutive events checked). The chain itself cannot be verified from a partial export: verify a full export or the database.`,
+    );
+    return 3;
+  }
+}
+
+async function verifyDatabase(matcher?: CheckpointMatcher): Promise<number> {
+  const settings = settingsFromEnv();
+  const db = new ToolgateDatabase(settings.dbFile);
+  try {
+    const held = await heldCheckpoints(db.db, sharedKeyStore(settings.keysDir), settings.mirrorDir);
+    const r = await verifyChainAndCheckpoints(db.db, held);
+    if (held.mirrorProblem) console.error(`warning: the mirror's checkpoints were not read: ${held.mirrorProblem}`);
     if (matcher) for await (const page of auditEventPages(db.db)) for (const e of page) matcher.see(e);
-    return verifier;
+    if (r.ok && r.count === 0) {
+      console.error('the database: no audit events');
+      return 1;
+    }
+    const cps = r.checkpoints;
+    const heldTo = cps
+      ? `held to ${cps.verified} signed checkpoint(s)${cps.latest ? `, the latest at seq ${cps.latest.seq} (${cps.latest.at})` : ''}` +
+        (cps.unverified ? `; ${cps.unverified} checkpoint(s) ignored: their signature does not verify under the key set` : '')
+      : '';
+    if (!r.ok) {
+      const b = r.firstBroken!;
+      const which = b.checkpoint ? ` (checkpoint at seq ${b.checkpoint.seq}, signed at ${b.checkpoint.at})` : '';
+      console.log(`BROKEN at seq ${b.seq}: ${b.message}${which} (${r.count} events before it verified; ${heldTo})`);
+      return 1;
+    }
+    if (matcher) {
+      const m = matcher.result();
+      if (!m.ok) {
+        console.log(m.message);
+        return 1;
+      }
+      console.log(`ok: ${r.count} events, chain intact, ${heldTo}, extends ${m.message}; last hash ${r.lastHash}`);
+      return 0;
+    }
+    console.log(`ok: ${r.count} events, chain intact, ${heldTo}; last hash ${r.lastHash}`);
+    return 0;
   } finally {
     await db.close();
   }

@@ -1,0 +1,175 @@
+import type { AuditCheckpoint, AuditVerification } from '../../policy-schemas/types.gen.ts';
+import type { TrustedKeys } from '../../runtime/verify-bundle.ts';
+import type { DbOrTx } from '../db/database.ts';
+import type { KeyStore } from '../signing/key-store.ts';
+import { ChainVerifier, eventHash } from './chain.ts';
+import { readMirrorCheckpoints } from './checkpoint-mirror.ts';
+import { verifyCheckpointSignature } from './checkpoint-verify.ts';
+import { auditEventPages, fromRow } from './events.ts';
+import { checkpointBytes, listCheckpoints } from './checkpoints.ts';
+
+/**
+ * The checkpoints the server holds its own chain to: those in the database and those in the
+ * mirror's `audit/checkpoints.jsonl` (kept outside the database, so deleting rows hides nothing),
+ * each only if its signature verifies under a key of the key set. A checkpoint that does not
+ * verify proves nothing and is counted, not used: anyone who can write the database can add one.
+ */
+export type HeldCheckpoints = { verified: AuditCheckpoint[]; unverified: number; mirrorProblem?: string };
+
+export type ChainBreak = NonNullable<AuditVerification['firstBroken']>;
+
+/** Thrown instead of signing a checkpoint over a chain that contradicts an earlier one, or is broken after it. */
+export class ChainContradiction extends Error {
+  constructor(readonly broken: ChainBreak) {
+    super(`the audit chain contradicts its checkpoints: ${broken.message}`);
+  }
+}
+
+// Signatures already checked, by the exact bytes and signature: checking again is pure cost.
+const verifiedSignatures = new Map<string, boolean>();
+const MAX_REMEMBERED = 100_000;
+
+async function verifiedOnce(cp: AuditCheckpoint, trusted: TrustedKeys): Promise<boolean> {
+  const key = `${checkpointBytes(cp).toString('utf8')}\u0000${cp.signature}`;
+  let ok = verifiedSignatures.get(key);
+  if (ok === undefined) {
+    ok = (await verifyCheckpointSignature(cp, trusted)) === null;
+    // A key set change could make a signature verify later (a key restored): only successes are kept.
+    if (ok) {
+      if (verifiedSignatures.size >= MAX_REMEMBERED) verifiedSignatures.clear();
+      verifiedSignatures.set(key, ok);
+    }
+  }
+  return ok;
+}
+
+/** Every checkpoint of the database and of the mirror file, sorted by seq, split by whether its signature verifies. */
+export async function heldCheckpoints(db: DbOrTx, keys: KeyStore, mirrorDir?: string): Promise<HeldCheckpoints> {
+  const trusted: TrustedKeys = { keys: (await keys.keySet()).keySet.keys };
+  const all: AuditCheckpoint[] = [];
+  for (let cursor = 0; ; ) {
+    const page = await listCheckpoints(db, cursor, 1000);
+    all.push(...page);
+    if (page.length < 1000) break;
+    cursor = page[page.length - 1].seq;
+  }
+  let unverified = 0;
+  let mirrorProblem: string | undefined;
+  if (mirrorDir) {
+    try {
+      const mirrored = readMirrorCheckpoints(mirrorDir);
+      all.push(...mirrored.checkpoints);
+      unverified += mirrored.malformed;
+    } catch (err) {
+      // A link where the file should be is not read through; the database's checkpoints still hold.
+      mirrorProblem = (err as Error).message;
+    }
+  }
+  const seen = new Set<string>();
+  const verified: AuditCheckpoint[] = [];
+  for (const cp of all) {
+    const id = `${cp.seq}\u0000${cp.hash}\u0000${cp.at}\u0000${cp.signature}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (await verifiedOnce(cp, trusted)) verified.push(cp);
+    else unverified++;
+  }
+  verified.sort((a, b) => a.seq - b.seq);
+  return { verified, unverified, ...(mirrorProblem ? { mirrorProblem } : {}) };
+}
+
+const describe = (cp: AuditCheckpoint) => `the checkpoint at seq ${cp.seq} signed at ${cp.at}`;
+const named = (cp: AuditCheckpoint) => ({ seq: cp.seq, hash: cp.hash, at: cp.at });
+
+/**
+ * The first checkpoint the stored events contradict: its seq missing (history cut short) or holding
+ * another hash (history rewritten, hashes recomputed or not). Since every hash covers all history
+ * before it, the rewrite lies after the last checkpoint that still matches, up to this one.
+ */
+async function firstContradicted(db: DbOrTx, checkpoints: AuditCheckpoint[]): Promise<ChainBreak | null> {
+  let lastMatch: AuditCheckpoint | undefined;
+  for (let i = 0; i < checkpoints.length; i += 500) {
+    const chunk = checkpoints.slice(i, i + 500);
+    const rows = await db
+      .selectFrom('audit_events')
+      .select(['seq', 'hash'])
+      .where(
+        'seq',
+        'in',
+        chunk.map((c) => c.seq),
+      )
+      .execute();
+    const stored = new Map(rows.map((r) => [r.seq, r.hash]));
+    for (const cp of chunk) {
+      const hash = stored.get(cp.seq);
+      if (hash === cp.hash) {
+        lastMatch = cp;
+        continue;
+      }
+      const from = (lastMatch?.seq ?? 0) + 1;
+      if (hash === undefined) {
+        return {
+          seq: cp.seq,
+          reason: 'truncated',
+          message: `event ${cp.seq} is missing, but ${describe(cp)} covers it: events were removed after seq ${from - 1}`,
+          checkpoint: named(cp),
+        };
+      }
+      return {
+        seq: cp.seq,
+        reason: 'checkpoint_mismatch',
+        message:
+          `event ${cp.seq} hashes to ${hash}, but ${describe(cp)} says ${cp.hash}: history was rewritten in seq ${from}..${cp.seq}` +
+          (lastMatch ? ` (it still matches the checkpoint at seq ${lastMatch.seq})` : ''),
+        checkpoint: named(cp),
+      };
+    }
+  }
+  return null;
+}
+
+/**
+ * What `GET /v1/audit/verify` and `toolgate audit verify` answer for the database: the chain walked
+ * from seq 1 (the first broken link), then held against every checkpoint whose signature verifies.
+ */
+export async function verifyChainAndCheckpoints(db: DbOrTx, held: HeldCheckpoints): Promise<AuditVerification> {
+  const verifier = new ChainVerifier();
+  walk: for await (const page of auditEventPages(db)) {
+    for (const e of page) if (!verifier.push(e)) break walk;
+  }
+  const chain = verifier.result();
+  const latest = held.verified[held.verified.length - 1];
+  const checkpoints = { verified: held.verified.length, unverified: held.unverified, ...(latest ? { latest: named(latest) } : {}) };
+  if (!chain.ok) return { ...chain, checkpoints };
+  const contradicted = await firstContradicted(db, held.verified);
+  if (!contradicted) return { ...chain, checkpoints };
+  // Only what the last matching checkpoint proves unchanged counts as verified.
+  const proven = held.verified.filter((c) => c.seq < contradicted.seq).pop();
+  return { ok: false, count: proven?.seq ?? 0, lastHash: proven?.hash ?? '0'.repeat(64), firstBroken: contradicted, checkpoints };
+}
+
+/**
+ * Before signing a new head: every held checkpoint must still match, and the events after the
+ * latest one must link to it unchanged, up to the head. Costs a lookup per checkpoint and a walk of
+ * the events since the latest one (at most about 1,000), not of the whole history.
+ */
+export async function contradictionBeforeSigning(db: DbOrTx, held: HeldCheckpoints): Promise<ChainBreak | null> {
+  const contradicted = await firstContradicted(db, held.verified);
+  if (contradicted) return contradicted;
+  const latest = held.verified[held.verified.length - 1];
+  let prevSeq = latest?.seq ?? 0;
+  let prevHash = latest?.hash ?? '0'.repeat(64);
+  for (;;) {
+    const rows = await db.selectFrom('audit_events').selectAll().where('seq', '>', prevSeq).orderBy('seq').limit(1000).execute();
+    for (const row of rows) {
+      const e = fromRow(row);
+      const where = `event ${e.seq}${latest ? `, after ${describe(latest)},` : ''}`;
+      if (e.seq !== prevSeq + 1) return { seq: e.seq, reason: 'seq_gap', message: `${where} follows seq ${prevSeq}: events are missing or reordered` };
+      if (e.prevHash !== prevHash) return { seq: e.seq, reason: 'prev_hash_mismatch', message: `${where} does not link to the event before it` };
+      if (eventHash(e) !== e.hash) return { seq: e.seq, reason: 'hash_mismatch', message: `${where} was altered: its hash does not match its content` };
+      prevSeq = e.seq;
+      prevHash = e.hash;
+    }
+    if (rows.length < 1000) return null;
+  }
+}
