@@ -108,8 +108,20 @@ export class GatewaySession {
 
 type ToolCache = { tools: Map<string, Tool> };
 const toolCaches = new WeakMap<LoadedBundle, ToolCache>();
-/** A served list; `json` is its tools/list result serialized, kept with it while it is current. */
-type Listed = { tools: Tool[]; signature: string; json?: Buffer };
+/**
+ * A served list; `json` is its tools/list result serialized, `modernJson` the same for a
+ * 2026-07-28 request (cache hints, the `toolgate_state` argument), kept with it while it is current.
+ */
+type Listed = { tools: Tool[]; signature: string; json?: Buffer; modernJson?: Buffer };
+
+/**
+ * How long a 2026-07-28 client may keep a tools/list answer (`ttlMs`): short enough that a client
+ * that only polls sees a publish, a drift or a recovery within a minute.
+ */
+export const LIST_TTL_MS = 30_000;
+
+/** The argument the gateway adds to every listed schema for 2026-07-28 clients, and strips before decide and the upstream. */
+export const STATE_ARGUMENT = 'toolgate_state';
 
 /**
  * The enforcement core shared by the HTTP and stdio listeners: one policy (the bundle) decides
@@ -224,6 +236,24 @@ export class Gateway {
       return Promise.resolve(listed.json);
     }
     return undefined;
+  }
+
+  /**
+   * tools/list for a 2026-07-28 request, serialized: the same tools (a function of the client's
+   * authorization and the state its request presented, nothing else), each schema with the
+   * optional `toolgate_state` argument, the result type and the cache hints. `private`: the list
+   * is this client's, never to be served to another from a shared cache.
+   */
+  modernList(caller: GatewaySession): Buffer {
+    const listed = this.listShown(caller);
+    if (!listed.modernJson) {
+      // Clients cache a list by method alone, not by the state handle presented: where the state
+      // changes what is listed, no list may be kept at all.
+      const now = this.deps.policy.current();
+      const ttlMs = now.ok && stateDependent(now.current.loaded) ? 0 : LIST_TTL_MS;
+      listed.modernJson = Buffer.from(JSON.stringify({ resultType: 'complete', tools: listed.tools.map(withStateArgument), ttlMs, cacheScope: 'private' }));
+    }
+    return listed.modernJson;
   }
 
   /** The list answered to a tools/list: from now on a change to it is news for the session. */
@@ -608,6 +638,34 @@ function toolCacheOf(loaded: LoadedBundle): ToolCache {
     toolCaches.set(loaded, cache);
   }
   return cache;
+}
+
+const stateDependence = new WeakMap<LoadedBundle, boolean>();
+
+/** Whether any tool of the bundle is available in some workflow states only. */
+function stateDependent(loaded: LoadedBundle): boolean {
+  let known = stateDependence.get(loaded);
+  if (known === undefined) {
+    known = loaded.tools.some((t) => {
+      const states = (t.def as { availableInStates?: string[] } | undefined)?.availableInStates;
+      return states !== undefined && !states.includes('*');
+    });
+    stateDependence.set(loaded, known);
+  }
+  return known;
+}
+
+/**
+ * A listed tool with the `toolgate_state` argument, for clients that pass only what the model
+ * writes: the model copies the handle from the last result into the next call.
+ */
+function withStateArgument(tool: Tool): Tool {
+  const schema = tool.inputSchema;
+  const argument = {
+    type: 'string',
+    description: 'Toolgate workflow state: copy _meta.toolgate.state from the previous tool result here, when there was one. Leave out otherwise.',
+  };
+  return { ...tool, inputSchema: { ...schema, properties: { ...(schema.properties ?? {}), [STATE_ARGUMENT]: argument } } };
 }
 
 /** The tool as the client sees it: the Toolgate id, and what the admin reviewed, from the bundle. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +7,8 @@ import type { ResolvedClient, ResolvedConfig } from './config.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
 import { HttpSessionTransport } from './http-session-transport.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { type ModernContext, handleModernRequest, isModernRequest } from './modern-http.ts';
+import { StateHandles } from './state-handles.ts';
 
 type HttpListen = Extract<ResolvedConfig['listen'], { kind: 'http' }>;
 
@@ -29,6 +32,10 @@ export type HttpListenerOptions = {
    * when all are busy, the new one is refused with 429.
    */
   sessionsPerClient?: number;
+  /** Signs and reads 2026-07-28 workflow state handles (default: a key of this listener's own, for one tenant named ''). */
+  stateHandles?: StateHandles;
+  /** The gateway's version, as server/discover names it. */
+  version?: string;
 };
 
 export type HttpListener = { url: string; port: number; close(): Promise<void> };
@@ -52,6 +59,12 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
   /** Each client's open sessions. */
   const byClient = new Map<ResolvedClient, Set<Entry>>();
   let ownOrigins = new Set<string>();
+  const modern: ModernContext = {
+    gateway: o.gateway,
+    handles: o.stateHandles ?? new StateHandles(randomBytes(32), ''),
+    version: o.version ?? '1',
+    instructions: 'Tools are filtered and enforced by Toolgate policy.',
+  };
 
   const server: HttpServer = createServer((req, res) => {
     handle(req, res).catch(() => {
@@ -98,6 +111,9 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
         return sendRpcError(res, 400, -32700, 'Parse error: the body is not JSON');
       }
     }
+
+    // MCP 2026-07-28: each request stands alone; the session revision below is chosen per request too.
+    if (isModernRequest(req, body)) return handleModernRequest(modern, client, req, res, body);
 
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string') {

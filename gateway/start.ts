@@ -9,6 +9,7 @@ import { startHttpListener } from './http-listener.ts';
 import type { HttpListener } from './http-listener.ts';
 import { createGatewayMetrics } from './metrics.ts';
 import { PolicySource } from './policy-source.ts';
+import { StateHandles, loadStateKey } from './state-handles.ts';
 import { startStdioListener } from './stdio-listener.ts';
 import type { StdioListener } from './stdio-listener.ts';
 import { Upstream } from './upstream.ts';
@@ -124,6 +125,7 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
         metrics,
         health,
         sessionsPerClient: config.limits.sessionsPerClient,
+        stateHandles: new StateHandles(await loadStateKey(config.control.cacheDir), config.control.tenant),
       });
     } else {
       stdio = await startStdioListener(gateway, config.listen.client);

@@ -1,0 +1,235 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, LoggingLevel, RequestId, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { ResolvedClient } from './config.ts';
+import { type ClientChannel, type Gateway, LIST_TTL_MS, STATE_ARGUMENT } from './gateway.ts';
+import { isPlainObject } from './lean-messages.ts';
+import type { StateHandles } from './state-handles.ts';
+
+/** The stateless revision, served beside 2025-11-25 (sessions), chosen per request. */
+export const MODERN_VERSION = '2026-07-28';
+export const MODERN_VERSIONS: readonly string[] = [MODERN_VERSION];
+/** What server/discover advertises: the stateless revision, and the session revision reached through initialize. */
+const ALL_VERSIONS = [MODERN_VERSION, '2025-11-25'];
+// The session revisions: a request naming one of these (or carrying a session id) is a 2025-era request.
+const LEGACY_VERSIONS: ReadonlySet<string> = new Set(['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
+
+const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+
+// MCP 2026-07-28's own error codes.
+const HEADER_MISMATCH = -32020;
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+export type ModernContext = { gateway: Gateway; handles: StateHandles; version: string; instructions: string };
+
+/**
+ * Whether a POST is a 2026-07-28 request: no session id, not initialize, and either a protocol
+ * version header that is not a session revision or the per-request `_meta` version (a
+ * server/discover probe counts too). Everything else goes the session way, as before.
+ */
+export function isModernRequest(req: IncomingMessage, body: unknown): boolean {
+  if (req.method !== 'POST' || req.headers['mcp-session-id'] !== undefined) return false;
+  if (!isPlainObject(body) || body.method === 'initialize') return false;
+  const header = req.headers['mcp-protocol-version'];
+  if (typeof header === 'string' && !LEGACY_VERSIONS.has(header)) return true;
+  const meta = isPlainObject(body.params) ? body.params._meta : undefined;
+  return body.method === 'server/discover' || (isPlainObject(meta) && meta[VERSION_KEY] !== undefined);
+}
+
+/**
+ * One 2026-07-28 request over streamable HTTP, answered on its own: no initialize, no session, the
+ * version and the client's capabilities from the request's `_meta`, the `Mcp-Method`/`Mcp-Name`
+ * headers checked against the body, the workflow state from a signed handle the request presents.
+ * The answer is one JSON body, or an SSE stream when the call has progress or log messages for
+ * the client before its result.
+ */
+export async function handleModernRequest(ctx: ModernContext, client: ResolvedClient, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  if (!isPlainObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string') {
+    return sendError(res, 400, null, ErrorCode.InvalidRequest, 'Invalid Request: one JSON-RPC request per POST (2026-07-28 has no batches)');
+  }
+  const id = body.id;
+  if (id === undefined) {
+    // Notifications (notifications/cancelled on stdio only) carry nothing for this transport to act on.
+    res.writeHead(202).end();
+    return;
+  }
+  if (!(typeof id === 'string' || Number.isSafeInteger(id)))
+    return sendError(res, 400, null, ErrorCode.InvalidRequest, 'Invalid Request: the id must be a string or an integer');
+  const accept = req.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return sendError(res, 406, id as RequestId, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+  }
+  const method = body.method;
+  if (body.params !== undefined && !isPlainObject(body.params))
+    return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, 'params must be an object');
+  const params = (body.params ?? {}) as Record<string, unknown>;
+  const meta = isPlainObject(params._meta) ? params._meta : {};
+
+  const header = req.headers['mcp-protocol-version'];
+  const version = meta[VERSION_KEY];
+  if (typeof header !== 'string') return mismatch(res, id as RequestId, 'the MCP-Protocol-Version header is required');
+  if (version !== header) return mismatch(res, id as RequestId, `MCP-Protocol-Version header '${header.slice(0, 40)}' does not match _meta ${VERSION_KEY}`);
+  if (!MODERN_VERSIONS.includes(header)) {
+    return sendJson(res, 400, {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: UNSUPPORTED_PROTOCOL_VERSION,
+        message: `Unsupported protocol version: ${header.slice(0, 40)}`,
+        data: { supported: MODERN_VERSIONS, requested: header.slice(0, 40) },
+      },
+    });
+  }
+  if (req.headers['mcp-method'] !== method) return mismatch(res, id as RequestId, `the Mcp-Method header does not match the method ${method.slice(0, 100)}`);
+  if (method === 'tools/call') {
+    const name = decodeHeaderValue(req.headers['mcp-name']);
+    if (name === null || name !== params.name) return mismatch(res, id as RequestId, 'the Mcp-Name header does not match params.name');
+  }
+  const capabilities = meta[CAPABILITIES_KEY];
+  if (!isPlainObject(capabilities)) return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, `_meta ${CAPABILITIES_KEY} is required (an object)`);
+
+  if (method === 'server/discover') {
+    return sendJson(res, 200, {
+      jsonrpc: '2.0',
+      id,
+      result: {
+        resultType: 'complete',
+        supportedVersions: ALL_VERSIONS,
+        capabilities: { tools: {} },
+        instructions: ctx.instructions,
+        ttlMs: LIST_TTL_MS,
+        cacheScope: 'public',
+        _meta: { [SERVER_INFO_KEY]: { name: 'toolgate-gateway', version: ctx.version } },
+      },
+    });
+  }
+  if (method !== 'tools/list' && method !== 'tools/call') {
+    return sendError(res, 404, id as RequestId, ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
+  }
+
+  // The workflow state: from the handle the request presents in _meta or, for tools/call, as the argument.
+  const args = method === 'tools/call' ? params.arguments : undefined;
+  if (args !== undefined && !isPlainObject(args)) return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, 'params.arguments must be an object');
+  const inMeta = isPlainObject(meta.toolgate) ? meta.toolgate.state : undefined;
+  const inArgs = args?.[STATE_ARGUMENT];
+  if (inMeta !== undefined && inArgs !== undefined && inMeta !== inArgs) {
+    return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, `two different state handles: _meta.toolgate.state and arguments.${STATE_ARGUMENT}`);
+  }
+  const presented = inMeta ?? inArgs;
+  let state = client.initialState;
+  if (presented !== undefined) {
+    const read = ctx.handles.read(client, presented);
+    if (!read.ok) {
+      const pointer = inMeta !== undefined ? '/params/_meta/toolgate/state' : `/params/arguments/${STATE_ARGUMENT}`;
+      return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, `${read.message} (${pointer})`, { pointer });
+    }
+    state = read.state;
+  }
+  const level = meta[LOG_LEVEL_KEY];
+  const answer = new ModernAnswer(res, id as RequestId);
+  const caller = ctx.gateway.requestCaller(
+    client,
+    state,
+    answer.channel(capabilities as ClientCapabilities),
+    LOG_LEVELS.has(level as string) ? (level as LoggingLevel) : undefined,
+  );
+  // Without a log level the client asked for no log messages (2026-07-28).
+  const wantsLogs = LOG_LEVELS.has(level as string);
+  if (!wantsLogs) answer.dropLogs = true;
+  res.once('close', () => {
+    caller.closed = true;
+  });
+
+  if (method === 'tools/list') return answer.finishRaw(ctx.gateway.modernList(caller));
+
+  const callArgs = { ...(args ?? {}) };
+  delete callArgs[STATE_ARGUMENT];
+  const result = await ctx.gateway.call(caller, { name: String(params.name ?? ''), arguments: callArgs, _meta: meta }, id as RequestId);
+  const out: Record<string, unknown> = { ...result, resultType: 'complete' };
+  const toolgate = (result._meta as { toolgate?: Record<string, unknown> } | undefined)?.toolgate;
+  if (toolgate && caller.state !== client.initialState) toolgate.state = ctx.handles.issue(client, caller.state);
+  answer.finish(out);
+}
+
+/**
+ * The answer of one 2026-07-28 request: a JSON body, turned into an SSE stream when a
+ * notification of the request (progress, a log message) must reach the client before the result.
+ */
+class ModernAnswer {
+  private sse = false;
+  dropLogs = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly id: RequestId,
+  ) {}
+
+  channel(capabilities: ClientCapabilities): ClientChannel {
+    return {
+      capabilities: () => capabilities,
+      notify: (notification) => this.notify(notification),
+      // 2026-07-28 has no server-initiated requests: an upstream's question cannot reach this client during the call.
+      request: async () => {
+        throw new McpError(ErrorCode.InvalidRequest, 'the client speaks MCP 2026-07-28: it cannot be asked during a call');
+      },
+    };
+  }
+
+  private notify(notification: ServerNotification): void {
+    if (this.res.writableEnded || this.res.destroyed) return;
+    if (notification.method === 'notifications/message' && this.dropLogs) return;
+    if (!this.sse) {
+      this.sse = true;
+      this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
+    }
+    this.res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...notification })}\n\n`);
+  }
+
+  finish(result: unknown): void {
+    this.finishRaw(JSON.stringify(result));
+  }
+
+  finishRaw(result: string | Buffer): void {
+    if (this.res.writableEnded || this.res.destroyed) return;
+    const pieces = ['{"jsonrpc":"2.0","id":', JSON.stringify(this.id), ',"result":', result, '}'];
+    const body = pieces.every((p) => typeof p === 'string') ? pieces.join('') : Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+    if (this.sse) {
+      this.res.end(
+        typeof body === 'string' ? `event: message\ndata: ${body}\n\n` : Buffer.concat([Buffer.from('event: message\ndata: '), body, Buffer.from('\n\n')]),
+      );
+      return;
+    }
+    this.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    this.res.end(body);
+  }
+}
+
+/** A header value in plain form, or its `=?base64?…?=` form decoded; null when missing or malformed. */
+export function decodeHeaderValue(value: string | string[] | undefined): string | null {
+  if (typeof value !== 'string') return null;
+  const m = /^=\?base64\?([A-Za-z0-9+/=]*)\?=$/.exec(value);
+  if (!m) return value;
+  const decoded = Buffer.from(m[1], 'base64');
+  // Round trip: a value that is not canonical base64 is malformed, not something to guess at.
+  return decoded.toString('base64') === m[1] ? decoded.toString('utf8') : null;
+}
+
+function mismatch(res: ServerResponse, id: RequestId, message: string): void {
+  sendError(res, 400, id, HEADER_MISMATCH, `Header mismatch: ${message}`);
+}
+
+function sendError(res: ServerResponse, status: number, id: RequestId | null, code: number, message: string, data?: unknown): void {
+  const error: Record<string, unknown> = { code, message };
+  if (data !== undefined) error.data = data;
+  sendJson(res, status, { jsonrpc: '2.0', ...(id === null ? {} : { id }), error });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

@@ -1,0 +1,92 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ResolvedClient } from './config.ts';
+
+/** What a handle says, once its signature, binding and expiry have been checked. */
+export type ReadHandle = { ok: true; state: string } | { ok: false; message: string };
+
+const PREFIX = 'tgs1';
+const MAX_HANDLE_CHARS = 4096;
+/** How long a handle is good for: each call answers a fresh one, so only an idle workflow runs out. */
+export const STATE_HANDLE_TTL_MS = 24 * 3600_000;
+
+/**
+ * Workflow state without sessions (MCP 2026-07-28): a call that moves the state answers a handle,
+ * `tgs1.<payload>.<mac>`, where the payload names the tenant, the client (its configured name and
+ * subject), the state and an expiry, and the mac is HMAC-SHA256 under a key only the gateway
+ * holds. A client presents it back; the gateway believes the state only when the mac verifies
+ * (compared in constant time), the handle was issued to this client of this tenant and has not
+ * expired. The client cannot make one up, edit one, or use another client's.
+ */
+export class StateHandles {
+  constructor(
+    private readonly key: Buffer,
+    private readonly tenant: string,
+    private readonly ttlMs = STATE_HANDLE_TTL_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  issue(client: ResolvedClient, state: string): string {
+    const payload = Buffer.from(JSON.stringify([this.tenant, client.name, client.subject, state, this.now() + this.ttlMs])).toString('base64url');
+    return `${PREFIX}.${payload}.${this.mac(payload).toString('base64url')}`;
+  }
+
+  /** The state a presented handle carries for `client`, or why it is refused. */
+  read(client: ResolvedClient, handle: unknown): ReadHandle {
+    if (typeof handle !== 'string' || handle.length > MAX_HANDLE_CHARS) return refuse('is not a state handle');
+    const parts = handle.split('.');
+    if (parts.length !== 3 || parts[0] !== PREFIX) return refuse('is not a state handle');
+    const [, payload, mac] = parts;
+    const given = Buffer.from(mac, 'base64url');
+    const expected = this.mac(payload);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return refuse('was not issued by this gateway (its signature does not verify)');
+    let fields: unknown;
+    try {
+      fields = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      return refuse('is not a state handle');
+    }
+    if (!Array.isArray(fields) || fields.length !== 5) return refuse('is not a state handle');
+    const [tenant, name, subject, state, expiresAt] = fields as [unknown, unknown, unknown, unknown, unknown];
+    if (tenant !== this.tenant) return refuse('belongs to another tenant');
+    if (name !== client.name || subject !== client.subject) return refuse('was issued to another client');
+    if (typeof expiresAt !== 'number' || expiresAt <= this.now()) return refuse('has expired; start again from the configured state');
+    if (typeof state !== 'string') return refuse('is not a state handle');
+    return { ok: true, state };
+  }
+
+  private mac(payload: string): Buffer {
+    return createHmac('sha256', this.key).update(`${PREFIX}.${payload}`).digest();
+  }
+}
+
+function refuse(why: string): ReadHandle {
+  return { ok: false, message: `the state handle ${why}` };
+}
+
+/**
+ * The key state handles are signed with: 32 random bytes kept in the cache directory (created on
+ * first start, readable by the gateway's user only), so handles outlive a restart, and replicas
+ * that share the directory accept each other's handles. Never logged, never sent anywhere.
+ */
+export async function loadStateKey(cacheDir: string): Promise<Buffer> {
+  const file = join(cacheDir, 'gateway-state.key');
+  try {
+    const hex = (await readFile(file, 'utf8')).trim();
+    if (/^[0-9a-f]{64}$/.test(hex)) return Buffer.from(hex, 'hex');
+    throw new Error(`${file} does not hold a state key (64 hex digits); remove it to have a new one made`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const key = randomBytes(32);
+  await mkdir(cacheDir, { recursive: true });
+  // wx: two replicas starting together do not overwrite each other's key; the loser reads the winner's.
+  try {
+    await writeFile(file, key.toString('hex'), { mode: 0o600, flag: 'wx' });
+    return key;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return Buffer.from((await readFile(file, 'utf8')).trim(), 'hex');
+  }
+}
