@@ -6,6 +6,7 @@ import { Ajv as AjvDraft07 } from 'ajv/dist/ajv.js';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import { ASSERTED_FORMATS } from './json-schema-formats.ts';
 import { metaSchemaValidator, readsAsDraft2020 } from './json-schema-meta.ts';
+import { schemaDialectProblems } from './json-schema-walk.ts';
 import { linearRegExp } from './linear-regexp.ts';
 
 /**
@@ -97,7 +98,8 @@ const MAX_VALIDATORS = 20_000;
 
 /**
  * Compiles (once per distinct schema) a schema of the dialect docs/spec.md fixes: 2020-12, or
- * draft-07 when `$schema` names it. Throws when the schema is not valid or nests too deep.
+ * draft-07 when `$schema` names it. Throws when the schema is not valid, nests too deep or holds
+ * what the dialect refuses.
  * `metaChecked`: its caller has just found it valid against its meta-schema, so ajv does not check it again.
  */
 export function compileDialectSchema(schema: Record<string, unknown>, metaChecked = false): ValidateFunction {
@@ -108,6 +110,9 @@ export function compileDialectSchema(schema: Record<string, unknown>, metaChecke
   fn = validators.get(key);
   if (!fn) {
     if (nestsTooDeep(schema)) throw new Error(`the schema nests deeper than ${MAX_NESTING} levels`);
+    // What the dialect refuses is refused here too, wherever the schema came from (R14.2).
+    const refused = schemaDialectProblems(schema, false)[0];
+    if (refused) throw new Error(`${refused.pointer || '/'}: ${refused.message}`);
     const checked = metaChecked || metaSchemaValidator(schema)?.(schema) === true;
     const ajv = dialectAjv(readsAsDraft2020(schema) ? '2020-12' : 'draft-07', !checked);
     const own = structuredClone(schema);

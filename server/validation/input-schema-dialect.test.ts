@@ -78,6 +78,9 @@ describe('the schema dialect: what stays refused, each with its pointer', () => 
       const problems = checkInputSchema(schema);
       expect(problems.map((p) => p.pointer)).toContain(pointer);
       expect(problems.find((p) => p.pointer === pointer)?.message).toMatch(message);
+      // A hand-signed bundle cannot bring it in either: the runtime will not compile it (connectionId
+      // properties aside, which R7.10 answers at call time).
+      if (!/out of band/.test(message.source)) expect(() => compileInputSchema(schema)).toThrow();
     });
   }
 

@@ -2,35 +2,11 @@ import type { ErrorObject } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft07MetaSchema from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 // No node: imports here (directly or through what is imported): the console runs subsetProblems as you type.
-import { escapePointer, unescapePointer } from '../../policy-schemas/pointer.ts';
-import { compileLinearPattern } from '../../runtime/linear-regexp.ts';
+import { ONE_SCHEMA, SCHEMA_LIST, SCHEMA_MAP, schemaDialectProblems } from '../../runtime/json-schema-walk.ts';
 import { metaSchemaValidator, readsAsDraft2020 } from '../../runtime/json-schema-meta.ts';
 import { compileMetaCheckedInputSchema } from '../../runtime/load-bundle.ts';
 import type { ProblemDetail } from '../errors.ts';
 import { jsonShapeProblems } from '../http/safe-json.ts';
-
-// Where the target depends on the evaluation path, not on the schema text: outside the dialect.
-const DYNAMIC = new Set(['$dynamicRef', '$dynamicAnchor', '$recursiveRef', '$recursiveAnchor']);
-
-// Where a subschema can stand, by the 2020-12 vocabulary (plus draft-07's, which MCP servers often
-// declare). Everything else is data (enum, const, examples, default, unknown keywords…) and is
-// never walked as a schema, whatever its key is called.
-const ONE_SCHEMA = new Set([
-  'additionalProperties',
-  'unevaluatedProperties',
-  'propertyNames',
-  'items',
-  'additionalItems',
-  'unevaluatedItems',
-  'contains',
-  'contentSchema',
-  'not',
-  'if',
-  'then',
-  'else',
-]);
-const SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
-const SCHEMA_LIST = new Set(['prefixItems', 'allOf', 'anyOf', 'oneOf']);
 
 /** Annotation keywords: they describe a value and never make it fail. */
 export const ANNOTATION_KEYWORDS = ['title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment'] as const;
@@ -168,12 +144,7 @@ function dialectProblems(root: Record<string, unknown>, pointer: string, role: S
   if (role === 'input' && root.type !== 'object') {
     problems.push({ pointer: `${pointer}/type`, message: 'must be "object": tool arguments are an object', code: 'input_schema' });
   }
-  const walk = walkSchema(root, role === 'input');
-  for (const p of walk.problems) problems.push({ ...p, pointer: pointer + p.pointer });
-  for (const ref of walk.refs) {
-    const problem = refProblem(ref.value, walk.subschemas);
-    if (problem) problems.push({ pointer: pointer + ref.pointer, message: problem, code: 'input_schema' });
-  }
+  for (const p of schemaDialectProblems(root, role === 'input')) problems.push({ ...p, pointer: pointer + p.pointer });
   return problems;
 }
 
@@ -223,105 +194,4 @@ export function keywordsCompilingUnseen(root: Record<string, unknown>): Set<stri
     }
   }
   return keywords;
-}
-
-type Walk = { problems: ProblemDetail[]; refs: { pointer: string; value: string }[]; subschemas: Set<string> };
-
-const linearPatternProblem = (pattern: string): string | undefined => {
-  try {
-    compileLinearPattern(pattern);
-    return undefined;
-  } catch (e) {
-    return `cannot run in linear time (RE2 syntax, no lookaround or backreferences): ${(e as Error).message}`;
-  }
-};
-
-/** Visits every subschema (pointers relative to the root, "" for the root itself). */
-function walkSchema(root: Record<string, unknown>, noConnectionId: boolean): Walk {
-  const out: Walk = { problems: [], refs: [], subschemas: new Set() };
-  const stack: { node: unknown; pointer: string }[] = [{ node: root, pointer: '' }];
-  while (stack.length) {
-    const { node, pointer } = stack.pop()!;
-    out.subschemas.add(pointer);
-    // Booleans are schemas too; anything else where a schema must stand is the meta-schema's to refuse.
-    if (node === null || typeof node !== 'object' || Array.isArray(node)) continue;
-    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
-      const here = `${pointer}/${escapePointer(key)}`;
-      const problem = (message: string, code = 'input_schema') => out.problems.push({ pointer: here, message, code });
-      if (DYNAMIC.has(key)) {
-        problem(`\`${key}\` is not allowed in schemas: only \`$ref\` to a JSON pointer in the same schema`);
-        continue;
-      }
-      if (key === '$anchor') {
-        problem('anchors are not allowed in schemas: `$ref` names a JSON pointer ("#/...")');
-        continue;
-      }
-      if (key === '$id' && pointer !== '') {
-        problem('"$id" is allowed only at the root: a nested one changes what "#/…" references mean');
-        continue;
-      }
-      if (key === '$id' && typeof value === 'string' && value.includes('#') && !value.endsWith('#')) {
-        // Draft-07 spells an anchor as an `$id` fragment.
-        problem('"$id" may not carry a fragment: anchors are not allowed in schemas');
-        continue;
-      }
-      if (key === 'pattern' && typeof value === 'string') {
-        const why = linearPatternProblem(value);
-        if (why) problem(why);
-        continue;
-      }
-      if (key === '$ref') {
-        if (typeof value === 'string') out.refs.push({ pointer: here, value });
-        else problem('must be a string');
-        continue;
-      }
-      const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
-      if (ONE_SCHEMA.has(key)) {
-        // draft-07 `items` may be a list of schemas (a tuple).
-        if (Array.isArray(value)) value.forEach((sub, i) => stack.push({ node: sub, pointer: `${here}/${i}` }));
-        else stack.push({ node: value, pointer: here });
-      } else if (SCHEMA_LIST.has(key) && Array.isArray(value)) {
-        value.forEach((sub, i) => stack.push({ node: sub, pointer: `${here}/${i}` }));
-      } else if ((SCHEMA_MAP.has(key) || key === 'dependencies') && isObject) {
-        for (const [name, sub] of Object.entries(value as Record<string, unknown>)) {
-          const at = `${here}/${escapePointer(name)}`;
-          if (key === 'patternProperties') {
-            // The member name is a pattern, held to the same dialect as `pattern`.
-            const why = linearPatternProblem(name);
-            if (why) out.problems.push({ pointer: at, message: why, code: 'input_schema' });
-          }
-          if (noConnectionId && key === 'properties' && name === 'connectionId') {
-            out.problems.push({ pointer: at, message: 'connectionId must not be an argument: connections travel out of band', code: 'connection_id' });
-          }
-          // draft-07 `dependencies` maps to a schema or to a list of property names (data).
-          if (key === 'dependencies' && Array.isArray(sub)) continue;
-          stack.push({ node: sub, pointer: at });
-        }
-      }
-    }
-  }
-  out.problems.sort((a, b) => (a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0));
-  return out;
-}
-
-/**
- * Why a `$ref` is outside the subset: it must be `#` or `#/<JSON pointer>` naming a place the walk
- * found a subschema at. A pointer into data (`#/properties/a/enum/0`, an unknown keyword) would make
- * ajv compile text the walk never judged.
- */
-function refProblem(ref: string, subschemas: Set<string>): string | undefined {
-  if (!ref.startsWith('#')) return 'only local references ("#/...") are allowed';
-  const fragment = ref.slice(1);
-  if (fragment !== '' && !fragment.startsWith('/')) return 'must be a JSON pointer ("#/..."); anchors are outside the subset';
-  let target: string;
-  try {
-    target = fragment
-      .split('/')
-      .map((part, i) => (i === 0 ? part : escapePointer(unescapePointer(decodeURIComponent(part)))))
-      .join('/');
-  } catch {
-    return 'is not a valid URI fragment';
-  }
-  if (!subschemas.has(target)) return `points at ${target || 'the root'}, where no subschema stands`;
-  return undefined;
 }

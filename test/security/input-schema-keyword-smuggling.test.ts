@@ -1,4 +1,4 @@
-// Attack: hide what the input-schema subset forbids under a name the checker takes for data
+// Attack: hide what the input-schema dialect forbids under a name the checker takes for data
 // (`$defs/enum`, `definitions/default`…) or in a place only a `$ref` reaches, so the runtime's
 // ajv compiles it while the subset check never looked.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,10 +23,10 @@ const smuggler = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 const CASES: Array<[string, Record<string, unknown>, string[]]> = [
-  ['$defs/enum (the report)', smuggler('enum'), ['/$defs/enum/oneOf', '/$defs/enum/properties/connectionId']],
-  ['$defs/examples', smuggler('examples'), ['/$defs/examples/oneOf', '/$defs/examples/properties/connectionId']],
-  ['$defs/const', smuggler('const'), ['/$defs/const/oneOf', '/$defs/const/properties/connectionId']],
-  ['definitions/default (draft-07 style)', smuggler('definitions'), ['/definitions/default/oneOf', '/definitions/default/properties/connectionId']],
+  ['$defs/enum (the report)', smuggler('enum'), ['/$defs/enum/properties/connectionId']],
+  ['$defs/examples', smuggler('examples'), ['/$defs/examples/properties/connectionId']],
+  ['$defs/const', smuggler('const'), ['/$defs/const/properties/connectionId']],
+  ['definitions/default (draft-07 style)', smuggler('definitions'), ['/definitions/default/properties/connectionId']],
   [
     'a $ref into an unknown keyword',
     { type: 'object', 'x-hidden': { oneOf: [{ type: 'string' }] }, properties: { a: { $ref: '#/x-hidden' } } },
@@ -92,7 +92,7 @@ describe('every path that accepts an input schema uses the same judge', () => {
       headers: { 'if-match': await etag(t, '/v1/tools/mcp__evil__lookup') },
     });
     expect(r.status).toBe(400);
-    expect(r.json.errors.map((e: { pointer: string }) => e.pointer)).toContain('/inputSchema/$defs/enum/oneOf');
+    expect(r.json.errors.map((e: { pointer: string }) => e.pointer)).toContain('/inputSchema/$defs/enum/properties/connectionId');
     expect((await t.request('GET', '/v1/tools/mcp__evil__lookup')).json.status).toBe('quarantined');
   });
 
