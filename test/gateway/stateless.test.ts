@@ -6,12 +6,15 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Gateway } from '../../gateway/gateway.ts';
+import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
+import { Gateway } from '../../gateway/gateway.ts';
 import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
 import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import { StateHandles } from '../../gateway/state-handles.ts';
 import type { Bundle, BundleTool } from '../../policy-schemas/types.gen.ts';
-import type { UpstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { definitionHash } from '../../runtime/definition-hash.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import { type UpstreamFixtureState, upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { mcpBundle } from './mcp-bundle.ts';
 import { scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
@@ -258,5 +261,67 @@ describe('MCP 2026-07-28 through the gateway, raw HTTP', () => {
       body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta() } }]),
     });
     expect(batch.status).toBe(400);
+  });
+});
+
+describe('the same guarantees for a 2026-07-28 client', () => {
+  it('withholds a drifted tool, never reaches the upstream for a refusal, redacts results and records every decision', async () => {
+    const state = upstreamFixtureState();
+    const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
+    const calls: string[] = [];
+    let changed = () => {};
+    const upstream = {
+      isReady: () => true,
+      definitionHashOf: (n: string) => hashes.get(n),
+      call: async (name: string) => {
+        calls.push(name);
+        return { ok: true, result: { content: [{ type: 'text', text: 'echo: hi' }], structuredContent: { text: 'hi', secret: 'upstream-secret-value' } } };
+      },
+      restartAfterTimeout: () => {},
+      on: (_e: string, f: () => void) => void (changed = f),
+      off: () => {},
+    };
+    const bundle = mcpBundle('guarantees', 1, 'rec', state);
+    const current = { loaded: loadBundle(bundle), bundle };
+    const sink = memoryDecisionSink();
+    const gw = new Gateway({
+      config: { timeouts: { callMs: 1000, approvalMs: 1000, relistMs: 60_000 } },
+      policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
+      upstreams: new Map([['rec', upstream as never]]),
+      sink,
+      metrics: createGatewayMetrics(),
+    });
+    const own = await startHttpListener({
+      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
+      clients: [{ ...scriptedClient(createHash('sha256').update(KEY_A).digest()), name: 'a' }],
+      metricsKeyDigest: null,
+      gateway: gw,
+      metrics: createGatewayMetrics(),
+      health: () => ({ status: 'ok' }),
+    });
+    try {
+      const client = new ModernClient({ name: 'modern-client', version: '1' }, { versionNegotiation: { mode: { pin: V } } });
+      await client.connect(new ModernTransport(new URL(own.url), { requestInit: { headers: { authorization: `Bearer ${KEY_A}` } } }));
+      const ok = await client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'hi' } });
+      expect(ok.content).toEqual([{ type: 'text', text: 'echo: hi' }]);
+      expect(JSON.stringify(ok)).not.toContain('upstream-secret-value');
+
+      // The upstream's echo drifts from its pin: gone from the list, refused, the upstream not called.
+      hashes.set('echo', 'sha256:drifted');
+      changed();
+      await new Promise((r) => setImmediate(r));
+      expect(names((await client.listTools(undefined, { cache: 'refresh' })).tools)).not.toContain('mcp__rec__echo');
+      const refused = await client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'hi' } });
+      expect(codeOf(refused)).toBe('definition_changed');
+      expect(calls).toEqual(['echo']);
+      expect(sink.records.map((r) => [r.tool, r.decision, r.errorCode ?? null, r.bundleVersion])).toEqual([
+        ['mcp__rec__echo', 'allow', null, 1],
+        ['mcp__rec__echo', 'deny', 'definition_changed', 1],
+      ]);
+      await client.close();
+    } finally {
+      await own.close();
+      gw.close();
+    }
   });
 });
