@@ -1,12 +1,15 @@
 import { Hono } from 'hono';
 import type { PromoteRequest } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
-import { authorize } from '../auth/guard.ts';
+import { actorOf, authorize } from '../auth/guard.ts';
+import { actorMay } from '../auth/permissions.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, takeReason, validOrThrow } from '../http/body.ts';
 import { applyPromotion, planPromotion } from '../review/promote.ts';
+import { getPolicyTests } from '../store/policy-tests.ts';
 import { requireTenantExists } from '../store/tenants.ts';
+import { cutsOf } from '../validation/policy-tests.ts';
 
 /**
  * `POST /v1/tenants/:tenant/promote { to, reason }`: copies this tenant's roles, bindings,
@@ -41,6 +44,15 @@ promoteRoutes.post('/', async (c) => {
     });
   }
   const planned = await planPromotion(db, from, to);
+  // Promoting replaces the target's policy tests: cutting them that way is as much an admin's change as a PUT.
+  if (!actorMay(c.get('deps').authorizer, actorOf(c), 'bundle', 'force', to)) {
+    const cuts = cutsOf((await getPolicyTests(db, to))?.tests ?? [], planned.tests);
+    if (cuts.length) {
+      throw new ApiError(403, 'forbidden', `promoting into ${to} would cut its policy tests: ${cuts[0].pointer}: ${cuts[0].message}`, {
+        errors: cuts.map((cut) => ({ ...cut, pointer: `/tenants/${to}/tests${cut.pointer.slice('/tests'.length)}` })),
+      });
+    }
+  }
   await withChange(c, reason, (ch) => applyPromotion(ch, planned));
   return c.json({ ...planned.result, applied: true });
 });

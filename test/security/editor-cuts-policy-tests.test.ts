@@ -138,6 +138,31 @@ describe('the attack end to end: delete the failing test, publish, put it back',
   });
 });
 
+describe('an editor promoting another tenant over the tests', () => {
+  it("cannot cut the target's tests that way either; may promote what only adds; an admin may", async () => {
+    const PROD = 'acme-prod-cuts';
+    expect((await t.request('POST', '/v1/tenants', { body: { id: PROD, name: 'Production' } })).status).toBe(201);
+    const both = await t.tokenFor('editor', [TENANT, PROD]);
+    const prodTests = async () => (await t.request('GET', `/v1/tenants/${PROD}/tests`)).json;
+    const putProd = async (tests: PolicyTest[]) =>
+      t.request('PUT', `/v1/tenants/${PROD}/tests`, { body: { tests }, headers: { 'if-match': `"${(await prodTests()).version}"` } });
+    expect((await putProd([...NET, { name: 'production only', request: { subject: 'agent:x' }, expect: { rejected: false } }])).status).toBe(200);
+    const before = await prodTests();
+    const promote = (token?: string) => t.request('POST', `/v1/tenants/${TENANT}/promote`, { token, body: { to: PROD, reason: 'ship staging' } });
+
+    const cut = await promote(both);
+    expect(cut.status).toBe(403);
+    expect(cut.json.errors.map((e: { pointer: string }) => e.pointer)).toEqual([`/tenants/${PROD}/tests/4`]);
+    expect(await prodTests()).toEqual(before);
+
+    expect((await putProd(NET)).status).toBe(200);
+    expect((await promote(both)).status).toBe(200);
+    expect((await putProd([{ name: 'production only', request: { subject: 'agent:x' }, expect: { rejected: false } }])).status).toBe(200);
+    expect((await promote()).status).toBe(200);
+    expect((await prodTests()).tests).toEqual(NET);
+  });
+});
+
 describe('cutsOf', () => {
   it('sees a duplicate call removed and keeps the other', () => {
     const twice = edited((ts) => ts[3].expect.calls?.push({ name: 'core__knowledge-query', decision: 'allow' }));
