@@ -19,12 +19,15 @@
 //   TOOLGATE_JWKS_FILE  or fixed signing keys (a JWKS file). Without either, the root the server's key
 //                       set names is trusted on first use, which is fine for a demo only.
 //   TOOLGATE_CACHE_DIR  where the last good bundle is kept (default ./.toolgate-cache)
-//   TOOLGATE_APPROVE    "yes" to have the scripted human approve calls that need approval
+//   TOOLGATE_APPROVAL_WAIT_MS  how long a call that needs approval waits for a person (default 120000):
+//                       the agent opens an approval request, a person approves or denies it in the
+//                       console (or `toolgate approvals approve <id> --reason …`), and the receipt lets
+//                       exactly that call through once
 //   TOOLGATE_WAIT_MS    how long to wait for a first good bundle before starting (default 10000)
 import { readFile } from 'node:fs/promises';
 import { createBundleClient } from '../client/index.ts';
 import type { BundleClient, BundleClientOptions, TrustedKeys } from '../client/index.ts';
-import type { CallDecision, ToolCall } from '../decide.ts';
+import type { CallDecision, ToolCall, ToolView } from '../decide.ts';
 import { toOpenAITools } from '../encoders.ts';
 import type { OpenAITool } from '../encoders.ts';
 import { nextState } from '../next-state.ts';
@@ -84,10 +87,10 @@ async function conversation(client: BundleClient): Promise<void> {
     if (reply.calls.length === 0) return;
     for (const call of reply.calls) {
       // Without a good bundle client.decide denies every call.
-      const d = view ? client.decide(view, call) : client.decide({ subject }, call);
+      let d = view ? client.decide(view, call) : client.decide({ subject }, call);
       console.log(`  ${call.name} → ${describe(d)}`);
-      if (d.decision === 'require_approval' && !approvedByHuman(call)) continue;
-      if (d.decision === 'deny') continue;
+      if (d.decision === 'require_approval') d = await askPerson(client, view!, call, d);
+      if (d.decision !== 'allow') continue;
       const output = execute(call);
       const loaded = view!.loaded;
       console.log(`    result (redacted for logs): ${JSON.stringify(redact(loaded, call.name, output))}`);
@@ -124,10 +127,29 @@ function describe(d: CallDecision): string {
   return `deny (${d.errorCode}: ${d.message})${where}`;
 }
 
-function approvedByHuman(call: ToolCall): boolean {
-  const yes = env.TOOLGATE_APPROVE === 'yes';
-  console.log(`    a human ${yes ? 'approves' : 'declines'} ${call.name} (TOOLGATE_APPROVE=${env.TOOLGATE_APPROVE ?? ''})`);
-  return yes;
+/**
+ * A call that needs approval waits for a person, out of band: the agent never approves itself. The
+ * receipt a person's approval yields is checked offline by decide() and allows this one call.
+ */
+async function askPerson(client: BundleClient, view: ToolView, call: ToolCall, asked: CallDecision): Promise<CallDecision> {
+  try {
+    const outcome = await client.requestApproval(view, call, asked, {
+      timeoutMs: Number(env.TOOLGATE_APPROVAL_WAIT_MS ?? 120_000),
+      onOpened: (a) => console.log(`    waiting for a person: approval request ${a.id} (console, or: toolgate approvals approve ${a.id} --reason …)`),
+    });
+    if (outcome.state !== 'approved') {
+      console.log(
+        `    ${call.name} not run: the approval request ${outcome.id} is ${outcome.state}${'reason' in outcome && outcome.reason ? ` (${outcome.reason})` : ''}`,
+      );
+      return { ...asked, decision: 'deny' };
+    }
+    const d = client.decide(view, call, { approval: client.approval(outcome.receipt) });
+    console.log(`    approved by ${outcome.decidedBy}: ${call.name} → ${describe(d)}`);
+    return d;
+  } catch (err) {
+    console.log(`    ${call.name} not run: could not ask for approval (${(err as Error).message})`);
+    return { ...asked, decision: 'deny' };
+  }
 }
 
 /** Pretends to run a tool; the output carries a field the redaction allowlist should strip. */
