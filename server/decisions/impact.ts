@@ -3,6 +3,7 @@ import { createView, type ToolView } from '../../runtime/decide.ts';
 import { NOT_VISIBLE, REQUIRE_APPROVAL } from '../../runtime/evaluate.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
 import type { DbOrTx } from '../db/database.ts';
+import { ConstraintImpact } from './constraint-impact.ts';
 
 /** At most this many distinct requests are replayed; the most recent are kept. */
 export const MAX_IMPACT_REQUESTS = 50_000;
@@ -28,7 +29,8 @@ function replayable(errorCode: string | null, reason: string | null): boolean {
 
 /**
  * Replays the distinct evaluation requests logged in [from, to) against `loaded` (a draft) and
- * counts, per tool and per subject, the logged calls whose decision would change.
+ * counts, per tool and per subject, the logged calls whose decision would change; and lists, per
+ * tool, the argument constraints the draft adds or removes for those calls (constraint-impact.ts).
  */
 export async function analyzeImpact(db: DbOrTx, tenant: string, loaded: LoadedBundle, w: ImpactWindow): Promise<ImpactReport> {
   const maxRequests = w.maxRequests ?? MAX_IMPACT_REQUESTS;
@@ -44,10 +46,11 @@ export async function analyzeImpact(db: DbOrTx, tenant: string, loaded: LoadedBu
       'decision',
       'error_code',
       'reason',
+      'bundle_version',
       eb.fn.countAll<number>().as('n'),
       eb.fn.max('id').as('last'),
     ])
-    .groupBy(['request_hash', 'tool', 'decision', 'error_code', 'reason'])
+    .groupBy(['request_hash', 'tool', 'decision', 'error_code', 'reason', 'bundle_version'])
     .execute();
 
   // The most recent distinct requests, when the window holds more than can be replayed.
@@ -65,6 +68,8 @@ export async function analyzeImpact(db: DbOrTx, tenant: string, loaded: LoadedBu
   }
 
   const views = new Map<string, { request: EvaluationRequest; view: ToolView; reasons?: Map<string, string> }>();
+  const requests = new Map<string, EvaluationRequest>();
+  const constraintImpact = new ConstraintImpact(db, tenant, loaded);
   const changes = new Map<string, Change>();
   let calls = 0;
   let replayed = 0;
@@ -76,11 +81,14 @@ export async function analyzeImpact(db: DbOrTx, tenant: string, loaded: LoadedBu
     if (kept && !kept.has(r.request_hash)) continue;
     const n = Number(r.n);
     calls += n;
-    if (!replayable(r.error_code, r.reason)) continue;
+    let request = requests.get(r.request_hash);
+    if (!request) requests.set(r.request_hash, (request = JSON.parse(r.request as string) as EvaluationRequest));
+    // Which constraints the draft adds or removes for these calls; and whether a constraint may have decided them.
+    const nameLevel = await constraintImpact.note(request.subject, r.tool, r.bundle_version, r.decision, n);
+    if (!replayable(r.error_code, r.reason) || !nameLevel) continue;
     replayed += n;
     let v = views.get(r.request_hash);
     if (!v) {
-      const request = JSON.parse(r.request as string) as EvaluationRequest;
       v = { request, view: createView(loaded, request) };
       views.set(r.request_hash, v);
     }
@@ -135,6 +143,7 @@ export async function analyzeImpact(db: DbOrTx, tenant: string, loaded: LoadedBu
     truncated,
     totals,
     changes: [...changes.values()].sort((a, b) => b.calls - a.calls || a.subject.localeCompare(b.subject) || a.tool.localeCompare(b.tool)),
+    constraints: constraintImpact.report(),
     byTool: ordered(byTool),
     bySubject: ordered(bySubject),
   };

@@ -204,3 +204,61 @@ describe('policy tests with calls', () => {
     expect((await putTests([])).status).toBe(200);
   });
 });
+
+describe('impact of a draft on constraint outcomes', () => {
+  it('lists per tool the constraints the draft adds or removes for logged calls, and records carry the deciding constraint only', async () => {
+    const runtime = await t.tokenFor('runtime', ['acme-research']);
+    const version = (await t.request('GET', `${base}/bundles`)).json.items[0].version;
+    // The published version holds both constraints: a call denied by the first, two asking approval by the second.
+    const record = (tool: string, over: Record<string, unknown>, i: number) => ({
+      at: new Date(Date.now() - 60_000 + i).toISOString(),
+      toolCallId: `constraint-${tool}-${i}`,
+      subject: analyst.subject,
+      groups: analyst.groups,
+      state: 'undefined',
+      tool,
+      bundleVersion: version,
+      ...over,
+    });
+    const records = [
+      record(
+        'core__knowledge-query',
+        { decision: 'deny', errorCode: 'policy_denied', constraint: { role: 'analyst', index: 0, otherwise: 'deny', reason: plainQueries.reason } },
+        1,
+      ),
+      record(
+        'core__text-completion',
+        { decision: 'require_approval', constraint: { role: 'analyst', index: 1, otherwise: 'require_approval', reason: longCompletions.reason } },
+        2,
+      ),
+      record(
+        'core__text-completion',
+        { decision: 'require_approval', constraint: { role: 'analyst', index: 1, otherwise: 'require_approval', reason: longCompletions.reason } },
+        3,
+      ),
+    ];
+    const posted = await t.request('POST', `${base}/decisions`, { token: runtime, body: { runtimeId: 'constraint-impact', records } });
+    expect(posted.status).toBe(202);
+    // A record holding arguments is refused: records never carry them.
+    const leaky = await t.request('POST', `${base}/decisions`, {
+      token: runtime,
+      body: { runtimeId: 'constraint-impact', records: [{ ...records[0], arguments: { query: 'x' } }] },
+    });
+    expect(leaky.status).toBe(400);
+
+    const policy = (await t.request('GET', `${base}/policy`)).json;
+    policy.roles.analyst.constraints = [longCompletions, { ...plainQueries, otherwise: 'require_approval' }];
+    const r = await t.request('POST', `${base}/impact`, { body: { policy } });
+    expect(r.status).toBe(200);
+    expect(r.json.constraints).toEqual(
+      expect.arrayContaining([
+        { tool: 'core__knowledge-query', change: 'removed', role: 'analyst', index: 0, otherwise: 'deny', reason: plainQueries.reason, calls: 1 },
+        { tool: 'core__knowledge-query', change: 'added', role: 'analyst', index: 1, otherwise: 'require_approval', reason: plainQueries.reason, calls: 1 },
+      ]),
+    );
+    // The approval constraint is unchanged (moved to index 0): no change reported for it, and its
+    // logged approvals are not mistaken for name-level approvals the draft would drop.
+    expect(r.json.constraints.filter((c: { tool: string }) => c.tool === 'core__text-completion')).toEqual([]);
+    expect(r.json.byTool.find((k: { key: string }) => k.key === 'core__text-completion')).toBeUndefined();
+  });
+});
