@@ -310,7 +310,7 @@ describe('the same guarantees for a 2026-07-28 client', () => {
       hashes.set('echo', 'sha256:drifted');
       changed();
       await new Promise((r) => setImmediate(r));
-      expect(names((await client.listTools(undefined, { cache: 'refresh' })).tools)).not.toContain('mcp__rec__echo');
+      expect(names((await client.listTools(undefined, { cacheMode: 'refresh' })).tools)).not.toContain('mcp__rec__echo');
       const refused = await client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'hi' } });
       expect(codeOf(refused)).toBe('definition_changed');
       expect(calls).toEqual(['echo']);
