@@ -51,6 +51,10 @@ const commands: Record<string, Command> = {
       'mirror --dir D: write the static mirror (keyset.json, <tenant>/latest.json, <tenant>/<version>.json, each with .jws) once (TOOLGATE_DB, TOOLGATE_KEYS_DIR)',
     load: () => import('./commands/mirror.ts'),
   },
+  approvals: {
+    summary: 'approvals list|approve ID|deny ID --tenant T [--reason R]: decide approval requests (TOOLGATE_URL, TOOLGATE_TOKEN)',
+    load: () => import('./commands/approvals.ts'),
+  },
   mcp: { summary: "mcp sync ID [--timeout MS]: import an MCP server's tools (new and changed ones quarantined)", load: () => import('./commands/mcp.ts') },
 };
 
