@@ -348,6 +348,8 @@ class RingDecisionLog implements DecisionLog {
     if (p.profile !== undefined) record.profile = p.profile;
     if (this.logFacts && p.facts && Object.keys(p.facts).length > 0) record.facts = p.facts;
     if (decision.errorCode) record.errorCode = decision.errorCode;
+    // The constraint that decided, never the arguments it judged.
+    if (decision.constraint) record.constraint = decision.constraint;
     if (decision.approval) record.approval = decision.approval;
     if (decision.errorCode === 'policy_denied') {
       const tool = view.loaded.byId.get(p.tool);
