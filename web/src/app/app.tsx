@@ -18,6 +18,11 @@ export function App() {
   return <Shell session={session.data} />;
 }
 
+/** Whether the session may decide approval requests somewhere (its role, or a role it holds in some tenant). */
+function mayDecideApprovals(session: Session): boolean {
+  return may(session, 'approval', 'decide') || Object.keys(session.permissions.tenants).some((t) => may(session, 'approval', 'decide', t));
+}
+
 function Shell({ session }: { session: Session }) {
   const loc = useLocation();
   const logout = useLogout();
@@ -29,6 +34,7 @@ function Shell({ session }: { session: Session }) {
     { key: 'states', label: 'States', show: true },
     { key: 'tenants', label: 'Tenants', show: true },
     { key: 'mcp', label: 'MCP servers', show: true },
+    { key: 'approvals', label: 'Approvals', show: mayDecideApprovals(session) },
     { key: 'audit', label: 'Audit', show: canReadAudit(session) },
     { key: 'tokens', label: 'Tokens', show: may(session, 'token', 'write') },
     { key: 'sso', label: 'Single sign-on', show: may(session, 'sso', 'read') },

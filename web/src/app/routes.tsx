@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import type { Session } from '../features/auth/api/get-session.ts';
+import { ApprovalsPage } from '../features/approvals/components/approvals-page.tsx';
 import { AuditPage } from '../features/audit/components/audit-page.tsx';
 import { PublishPage } from '../features/bundles/components/publish-page.tsx';
 import { ReviewList, ReviewPage } from '../features/review/components/review-page.tsx';
@@ -35,6 +36,8 @@ export function routeFor(loc: Location, session: Session): ReactNode {
       return <StatesPage session={session} />;
     case 'mcp':
       return <McpPage session={session} />;
+    case 'approvals':
+      return <ApprovalsPage session={session} />;
     case 'audit':
       return <AuditPage session={session} />;
     case 'tokens':

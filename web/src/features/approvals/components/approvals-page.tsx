@@ -1,0 +1,138 @@
+import { useId, useState } from 'react';
+import { Notice } from '../../../components/notice.tsx';
+import { Loading, PageHeader } from '../../../components/page.tsx';
+import { may } from '../../../lib/permissions.ts';
+import { useLocation } from '../../../lib/router.ts';
+import type { Session } from '../../auth/api/get-session.ts';
+import { useTenants } from '../../tenants/api/get-tenants.ts';
+import { useDecideApproval } from '../api/decide-approval.ts';
+import { type Approval, usePendingApprovals } from '../api/get-approvals.ts';
+
+/**
+ * The approval queue: calls that wait for a person, in every tenant this person may decide for
+ * (admins; editors of the tenant). Each shows who asks, the tool, the exact arguments, the rule
+ * that asked and how long it has waited; approving or denying takes a reason.
+ */
+export function ApprovalsPage({ session }: { session: Session }) {
+  const loc = useLocation();
+  const only = loc.params.get('tenant');
+  const tenants = useTenants();
+  const decidable = (tenants.data ?? []).map((t) => t.id).filter((id) => may(session, 'approval', 'decide', id) && (!only || id === only));
+  return (
+    <section className="page">
+      <PageHeader
+        title="Approvals"
+        subtitle="Calls that wait for a person. The agent and its MCP client never approve themselves: approve or deny each call with a reason, kept in the audit log."
+      />
+      {tenants.isPending ? <Loading what="tenants" /> : null}
+      {tenants.error ? <Notice error={tenants.error} /> : null}
+      {tenants.data && decidable.length === 0 ? (
+        <p className="muted">
+          {only
+            ? `You may not decide approval requests in ${only}.`
+            : 'You may not decide approval requests in any tenant: admins and editors of a tenant decide them.'}
+        </p>
+      ) : null}
+      {decidable.map((tenant) => (
+        <TenantQueue key={tenant} tenant={tenant} highlight={loc.params.get('id')} />
+      ))}
+    </section>
+  );
+}
+
+function TenantQueue({ tenant, highlight }: { tenant: string; highlight: string | null }) {
+  const pending = usePendingApprovals(tenant);
+  const items = pending.data ?? [];
+  return (
+    <section aria-label={`Approval requests in ${tenant}`}>
+      <h2>{tenant}</h2>
+      {pending.isPending ? <Loading what={`approval requests of ${tenant}`} /> : null}
+      {pending.error ? <Notice error={pending.error} /> : null}
+      {pending.data && items.length === 0 ? <p className="muted">No call is waiting for approval in {tenant}.</p> : null}
+      {items.length ? (
+        <ul className="approval-queue">
+          {items.map((a) => (
+            <ApprovalItem key={a.id} approval={a} highlighted={a.id === highlight} />
+          ))}
+        </ul>
+      ) : null}
+    </section>
+  );
+}
+
+function ApprovalItem({ approval: a, highlighted }: { approval: Approval; highlighted: boolean }) {
+  const ids = useId();
+  const [reason, setReason] = useState('');
+  const [tried, setTried] = useState(false);
+  const decide = useDecideApproval();
+  const missing = tried && !reason.trim();
+  const send = (verdict: 'approve' | 'deny') => {
+    setTried(true);
+    if (!reason.trim()) return;
+    decide.mutate({ tenant: a.tenant, id: a.id, verdict, reason });
+  };
+  return (
+    <li className={highlighted ? 'card highlighted' : 'card'} aria-labelledby={`${ids}-title`}>
+      <h3 id={`${ids}-title`}>
+        <code>{a.subject}</code> wants to call <code>{a.tool}</code>
+      </h3>
+      <dl className="facts">
+        <dt>Asked by</dt>
+        <dd>{a.reason}</dd>
+        <dt>Waiting</dt>
+        <dd>
+          <time dateTime={a.requestedAt} title={a.requestedAt}>
+            {age(a.requestedAt)}
+          </time>{' '}
+          (expires {new Date(a.expiresAt).toLocaleTimeString()})
+        </dd>
+        <dt>Request</dt>
+        <dd>
+          <code>{a.id}</code>
+        </dd>
+      </dl>
+      <h4>Arguments</h4>
+      {a.arguments ? <pre className="json">{JSON.stringify(a.arguments, null, 2)}</pre> : <p className="muted">Not shown to your role.</p>}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          send('approve');
+        }}
+      >
+        <div className="field">
+          <label htmlFor={`${ids}-reason`}>Reason for your decision</label>
+          <textarea
+            id={`${ids}-reason`}
+            rows={2}
+            value={reason}
+            aria-invalid={missing || undefined}
+            aria-describedby={missing ? `${ids}-reason-err` : undefined}
+            onChange={(e) => setReason(e.target.value)}
+          />
+          {missing ? (
+            <p id={`${ids}-reason-err`} className="field-error">
+              Say why: the reason goes into the audit log with your decision.
+            </p>
+          ) : null}
+        </div>
+        <div className="button-row">
+          <button type="submit" className="primary" disabled={decide.isPending}>
+            Approve this call
+          </button>
+          <button type="button" className="danger" disabled={decide.isPending} onClick={() => send('deny')}>
+            Deny
+          </button>
+        </div>
+      </form>
+      <Notice error={decide.error} success={decide.data ? (decide.data.state === 'approved' ? 'Approved: the waiting call may run once.' : 'Denied.') : null} />
+    </li>
+  );
+}
+
+/** How long ago, in words a person scans quickly. */
+function age(at: string): string {
+  const s = Math.max(0, Math.round((Date.now() - Date.parse(at)) / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  return `${Math.round(s / 3600)} h`;
+}
