@@ -125,6 +125,6 @@ export class ApprovalHold {
 
   private whereToDecide(id: string): string {
     const { url, tenant } = this.options.connection!;
-    return `${url.replace(/\/+$/, '')}/approvals?tenant=${encodeURIComponent(tenant)}&id=${encodeURIComponent(id)}`;
+    return `${url.replace(/\/+$/, '')}/#/approvals?tenant=${encodeURIComponent(tenant)}&id=${encodeURIComponent(id)}`;
   }
 }

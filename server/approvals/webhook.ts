@@ -12,7 +12,7 @@ export const WEBHOOK_TIMEOUT_MS = 5_000;
  */
 export function webhookMessage(a: Approval, publicUrl: string | undefined): Record<string, unknown> {
   const base = (publicUrl ?? '').replace(/\/+$/, '');
-  const link = `${base}/approvals?tenant=${encodeURIComponent(a.tenant)}&id=${encodeURIComponent(a.id)}`;
+  const link = `${base}/#/approvals?tenant=${encodeURIComponent(a.tenant)}&id=${encodeURIComponent(a.id)}`;
   return {
     type: 'toolgate.approval.requested',
     text: `${a.subject} asks to call ${a.tool} in ${a.tenant}: ${a.reason}. Decide: ${link}`,

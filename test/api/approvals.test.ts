@@ -156,7 +156,7 @@ describe('approval requests', () => {
       type: 'toolgate.approval.requested',
       approval: { tool: 'core__send_email', subject: 'agent:research-bot', reason: 'mail outside the company needs a person' },
     });
-    expect(hook.link).toBe(`https://toolgate.example/approvals?tenant=${tenant}&id=${a.id}`);
+    expect(hook.link).toBe(`https://toolgate.example/#/approvals?tenant=${tenant}&id=${a.id}`);
     expect(JSON.stringify(hook)).not.toContain('elsewhere.example');
     await t.request('POST', `${base}/${a.id}/deny`, { body: { reason: 'tidy up' } });
   });

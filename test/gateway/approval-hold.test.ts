@@ -142,7 +142,7 @@ describe('a call held for a person', () => {
     expect(meta(first).errorCode).toBe('approval_pending');
     const request = await pendingFor('to auditor@bank.example');
     expect(textOf(first)).toContain(`request ${request.id}`);
-    expect(textOf(first)).toContain(`${srv.url}/approvals?tenant=${TENANT}&id=${request.id}`);
+    expect(textOf(first)).toContain(`${srv.url}/#/approvals?tenant=${TENANT}&id=${request.id}`);
     await decide(request.id, 'approve', 'the auditor asked');
     const retried = await t.call('to auditor@bank.example');
     expect(retried.isError).toBeFalsy();
