@@ -1604,6 +1604,10 @@ calls: number
  */
 examples: EvaluationRequest[]
 }[]
+/**
+ * Per tool, the argument constraints whose outcome the draft would change for the logged calls: a constraint the draft adds (those calls would now be checked by it and may be denied or sent for approval, depending on arguments the log never holds) or removes (calls it checked, and may have decided, would no longer be). Compared with the bundle version each call was decided by; most calls first.
+ */
+constraints?: ImpactConstraintChange[]
 byTool: ImpactKeyedCounts[]
 bySubject: ImpactKeyedCounts[]
 }
@@ -1623,6 +1627,22 @@ fromApproval: number
 /**
  * What an agent asks for: the body of simulate and the input of evaluate().
  */
+
+export interface ImpactConstraintChange {
+tool: string
+change: ("added" | "removed")
+role: string
+/**
+ * The constraint's position in its role: in the draft when added, in the logged bundle when removed.
+ */
+index: number
+otherwise: ("deny" | "require_approval")
+reason: string
+/**
+ * Logged calls of the tool by subjects holding the role.
+ */
+calls: number
+}
 
 export interface ImpactKeyedCounts {
 /**
@@ -2071,7 +2091,10 @@ export interface PolicyTestExpectation {
  */
 visible?: string[]
 hidden?: {
-[k: string]: "no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection"
+/**
+ * The reason the tool must be filtered with, or `any`: hidden for whatever reason (a later change of reason does not fail the test).
+ */
+[k: string]: "no_role" | "quarantined" | "disabled" | "no_redaction" | "group" | "state" | "denied" | "not_allowed" | "runtime_gate" | "profile" | "no_connection" | "any"
 }
 decisions?: {
 [k: string]: "allow" | "require_approval"

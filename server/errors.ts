@@ -28,6 +28,7 @@ const titles: Record<ErrorCode, string> = {
   internal: 'Internal error',
   tests_failed: 'Policy tests fail',
   stale: 'The draft changed since this was reviewed',
+  runtime_id_taken: 'Another token reports as this runtime',
 };
 
 /** The one error type of the API, rendered as RFC 9457 problem+json by `app.onError`. */

@@ -323,8 +323,9 @@ class RingDecisionLog implements DecisionLog {
         return 'ok';
       }
       this.lastError = `the server answered ${res.status}${problemDetail(text)}`;
-      // A batch the server cannot take will never pass: sending it again would only block newer records.
-      return res.status === 400 || res.status === 413 || res.status === 415 ? 'refused' : 'retry';
+      // A batch the server cannot take will never pass: sending it again would only block newer
+      // records. 403 too: another token owns this runtime id, or this token may not report here.
+      return res.status === 400 || res.status === 403 || res.status === 413 || res.status === 415 ? 'refused' : 'retry';
     } catch (err) {
       this.lastError = `cannot reach the server: ${errorText(err)}`;
       return 'retry';

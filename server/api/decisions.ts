@@ -22,6 +22,7 @@ import {
 import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
 import { MAX_CONCURRENT_IMPACT_RUNS, takeImpactSlot } from '../decisions/impact-slots.ts';
 import { ApiError } from '../errors.ts';
+import { runtimeOwnersFor } from '../distribution/runtime-owners.ts';
 import { requireTenantExists } from '../store/tenants.ts';
 import { MAX_BODY_BYTES, dropReadOnly, parseJsonBody, readJson, readOptionalJson, validOrThrow } from '../http/body.ts';
 
@@ -29,8 +30,11 @@ const gunzipAsync = promisify(gunzip);
 
 /** A gzip batch may expand to this much JSON; beyond it the body is refused unread (a gzip bomb). */
 export const MAX_DECOMPRESSED_BYTES = 8 * MAX_BODY_BYTES;
-/** Runtime clocks drift; a record stamped further in the future than this is refused. */
-const MAX_FUTURE_MS = 24 * 3600_000;
+/**
+ * Runtime clocks drift, but not by minutes: a record dated further ahead than this is refused, or
+ * it would outlive (and, under the cap, evict) every genuine record and lead every summary.
+ */
+export const MAX_FUTURE_MS = 5 * 60_000;
 
 /**
  * `/v1/tenants/:tenant/decisions`: runtimes report what they decided (never arguments or
@@ -46,9 +50,11 @@ decisionRoutes.post('/', async (c) => {
   const badTimes = batch.records.flatMap((r, i) => {
     const ms = instantMs(r.at);
     if (ms === null) return [{ pointer: `/records/${i}/at`, message: UNREPRESENTABLE }];
-    return ms - receivedAt.getTime() > MAX_FUTURE_MS ? [{ pointer: `/records/${i}/at`, message: 'is more than a day in the future' }] : [];
+    return ms - receivedAt.getTime() > MAX_FUTURE_MS ? [{ pointer: `/records/${i}/at`, message: "is more than 5 minutes ahead of the server's clock" }] : [];
   });
   if (badTimes.length > 0) throw new ApiError(400, 'validation', `${badTimes[0].pointer} ${badTimes[0].message}`, { errors: badTimes });
+  await requireTenantExists(c.get('deps').database.db, tenant);
+  await runtimeOwnersFor(c.get('deps').database).claim(tenant, batch.runtimeId, c.get('actor')!, '/runtimeId');
 
   const { database, config, metrics } = c.get('deps');
   const maxPerTenant = config.decisions?.maxPerTenant ?? DEFAULT_MAX_PER_TENANT;

@@ -3,6 +3,7 @@ import type { RuntimeStatus } from '../../policy-schemas/types.gen.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import { bundleCacheFor } from '../distribution/serving.ts';
+import { runtimeOwnersFor } from '../distribution/runtime-owners.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
 import { statusRecorderFor } from '../distribution/status-recorder.ts';
 import { droppedByRuntime } from '../decisions/decision-store.ts';
@@ -22,6 +23,7 @@ runtimeRoutes.post('/status', async (c) => {
   const body = await readValid<RuntimeStatus>(c, 'runtime-status');
   const { database, logger } = c.get('deps');
   await requireTenantExists(database.db, tenant);
+  await runtimeOwnersFor(database).claim(tenant, body.runtimeId, c.get('actor')!, '/runtimeId');
   const recorder = statusRecorderFor(database, (err) => logger.warn({ err: { message: (err as Error).message } }, 'runtime status reports not stored'));
   recorder.record(tenant, body, new Date().toISOString());
   return c.body(null, 204);

@@ -33,7 +33,7 @@ const KNOWN_TOKENS: readonly [string, RegExp][] = [
   // Webhook URLs whose path is the credential.
   ['a Slack webhook', /hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9]+\/[A-Za-z0-9]+\/[A-Za-z0-9]{16,}/],
   ['a Discord webhook', /discord(?:app)?\.com\/api\/webhooks\/\d+\/[A-Za-z0-9_-]{30,}/],
-  ['a Telegram bot token', /(?:^|[^A-Za-z0-9])(?:bot)?\d{6,}:[A-Za-z0-9_-]{30,}/],
+  ['a Telegram bot token', /(?:^|[^A-Za-z0-9])(?:bot)?\d{6,12}:[A-Za-z0-9_-]{30,}/],
 ];
 
 // Words that make a flag, parameter or `key=value` name secret-shaped; pairs count when adjacent.
@@ -118,13 +118,33 @@ function harmlessValue(v: string): boolean {
 const FLAG_ONLY = /^--?([A-Za-z][A-Za-z0-9_.-]*)$/;
 // `name=value` at the start of a value or after a separator: `--token=…`, `password=…` in a DSN.
 const ASSIGNMENT = /(?:^|[\s&;?#,])-{0,2}([A-Za-z][A-Za-z0-9_.-]*)=([^\s&;#,]*)/g;
-const URL_IN_TEXT = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>]+/g;
+// Every pattern above starts at a fixed prefix or a separator, so each runs in linear time; the
+// one place that might not (a long run after `Bearer`) is bounded by this cap. Fields hold at most
+// a few thousand characters, so a longer string is refused by its schema whatever it holds.
+const MAX_SCANNED = 16_384;
+
+/** The URLs in a text, found from each `://` (linear: no pattern tries every start position). */
+function urlsIn(text: string): string[] {
+  const out: string[] = [];
+  let from = 0;
+  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', from)) {
+    let start = at;
+    while (start > from && /[A-Za-z0-9+.-]/.test(text[start - 1])) start--;
+    let end = at + 3;
+    while (end < text.length && !/[\s"'<>]/.test(text[end])) end++;
+    // The next URL starts after this one (one nested in its parameters is checked with them).
+    from = end;
+    if (start < at && /[A-Za-z]/.test(text[start])) out.push(text.slice(start, end));
+  }
+  return out;
+}
 
 /** Why a string value carries a credential, or undefined. */
 function credentialIn(value: string): string | undefined {
+  if (value.length > MAX_SCANNED) return undefined;
   for (const [what, shape] of KNOWN_TOKENS) if (shape.test(value)) return `holds ${what}`;
-  for (const m of value.matchAll(URL_IN_TEXT)) {
-    const why = urlCredential(m[0]);
+  for (const url of urlsIn(value)) {
+    const why = urlCredential(url);
     if (why) return why;
   }
   for (const m of value.matchAll(ASSIGNMENT)) {
@@ -134,7 +154,7 @@ function credentialIn(value: string): string | undefined {
 }
 
 /** A credential a URL carries: a password in its user info, or a secret-named query or fragment parameter. */
-function urlCredential(text: string): string | undefined {
+function urlCredential(text: string, nested = true): string | undefined {
   let url: URL;
   try {
     url = new URL(text);
@@ -148,6 +168,13 @@ function urlCredential(text: string): string | undefined {
   if (fragment.includes('=')) params.push(...new URLSearchParams(fragment.replace(/^[^?=&]*\?/, '')));
   for (const [name, v] of params) {
     if (secretShapedName(name, URL_PARAM_WORDS) && !harmlessValue(v)) return `is a URL whose parameter "${name}" carries a credential`;
+    // A URL passed as a parameter (`?redirect=https://u:pw@…`) is looked into once more.
+    if (nested && v.includes('://')) {
+      for (const inner of urlsIn(v)) {
+        const why = urlCredential(inner, false);
+        if (why) return why;
+      }
+    }
   }
   return undefined;
 }

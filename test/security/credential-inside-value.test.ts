@@ -39,6 +39,7 @@ const refusedArgs: [string, string[], string][] = [
   ['a Google API key in a query', ['https://maps.example.com/api?key=AIzaSyA-abcdefghijklmnopqrstuvwxyz0123'], '/transport/args/0'],
   ['a fine-grained GitHub token', ['github_pat_11ABCDEFG0abcdefghijklmnopqrstuvwxyz'], '/transport/args/0'],
   ['a JSON Web Token inside an argument', ['--auth=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig'], '/transport/args/0'],
+  ['a URL with a password passed as a parameter of another URL', ['--login', 'https://app.example.com/login?next=postgres://u:pw@db/x'], '/transport/args/1'],
   ['a Slack webhook URL', ['https://hooks.slack.com/services/T0000000/B0000000/XXXXXXXXXXXXXXXXXXXXXXXX'], '/transport/args/0'],
 ];
 
