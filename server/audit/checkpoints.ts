@@ -6,7 +6,7 @@ import type { AuditCheckpointsRow } from '../db/tables/audit-checkpoints.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { signCheckpoint } from '../signing/sign.ts';
 import { appendMirrorCheckpoints } from './checkpoint-mirror.ts';
-import { ChainContradiction, contradictionBeforeSigning, heldCheckpoints } from './held-checkpoints.ts';
+import { ChainContradiction, contradictionBeforeSigning, type HeldCheckpoints, heldCheckpoints } from './held-checkpoints.ts';
 
 export const CHECKPOINT_FORMAT = 'toolgate.audit-checkpoint/v1';
 /** A checkpoint is due after this many events … */
@@ -47,7 +47,11 @@ export async function takeCheckpoint(database: ToolgateDatabase, keys: KeyStore,
     options.logger?.error({ firstBroken: broken }, 'audit chain contradicts its checkpoints: no checkpoint signed');
     throw new ChainContradiction(broken);
   }
-  if (existing) return fromRow(existing);
+  if (existing) {
+    const cp = fromRow(existing);
+    mirrorBehind(options, held, null);
+    return cp;
+  }
   const key = await keys.signer();
   const at = (options.now ?? new Date()).toISOString();
   const signature = await signCheckpoint(checkpointBytes({ seq: head.seq, hash: head.hash, at }), key);
@@ -62,16 +66,28 @@ export async function takeCheckpoint(database: ToolgateDatabase, keys: KeyStore,
   );
   const row = await database.db.selectFrom('audit_checkpoints').selectAll().where('seq', '=', head.seq).executeTakeFirstOrThrow();
   const cp = fromRow(row);
-  // The process that signed it writes it outside the database too. A failed write is logged, never
-  // fatal: the checkpoint is in the database, and the next one is written beside it.
-  if (inserted && options.mirrorDir) {
-    try {
-      appendMirrorCheckpoints(options.mirrorDir, [cp]);
-    } catch (err) {
-      options.logger?.error({ err: { message: (err as Error).message } }, 'audit checkpoint not written to the mirror directory');
-    }
-  }
+  // The process that signed it writes it outside the database too.
+  mirrorBehind(options, held, inserted ? cp : null);
   return cp;
+}
+
+/**
+ * Appends to the mirror's file what it lacks: the checkpoint just signed here, and verified ones
+ * newer than its last line (signed before the mirror was set up, or when a write failed). A failed
+ * write is logged, never fatal: the checkpoint is in the database, and the next take catches up.
+ */
+function mirrorBehind(options: CheckpointOptions, held: HeldCheckpoints, signed: AuditCheckpoint | null): void {
+  if (!options.mirrorDir || held.mirrorProblem) {
+    if (options.mirrorDir && signed) options.logger?.error({ seq: signed.seq }, 'audit checkpoint not written to the mirror directory');
+    return;
+  }
+  const missing = held.verified.filter((c) => c.seq > held.mirrorLatestSeq && c.seq !== signed?.seq);
+  const lines = signed ? [...missing, signed] : missing;
+  try {
+    appendMirrorCheckpoints(options.mirrorDir, lines);
+  } catch (err) {
+    options.logger?.error({ err: { message: (err as Error).message } }, 'audit checkpoint not written to the mirror directory');
+  }
 }
 
 /** Checkpoints, newest first, before `cursor` (a seq; 0 = from the newest). */

@@ -14,7 +14,13 @@ import { checkpointBytes, listCheckpoints } from './checkpoints.ts';
  * each only if its signature verifies under a key of the key set. A checkpoint that does not
  * verify proves nothing and is counted, not used: anyone who can write the database can add one.
  */
-export type HeldCheckpoints = { verified: AuditCheckpoint[]; unverified: number; mirrorProblem?: string };
+export type HeldCheckpoints = {
+  verified: AuditCheckpoint[];
+  unverified: number;
+  /** The highest seq the mirror's file holds (0 without one), and why it could not be read. */
+  mirrorLatestSeq: number;
+  mirrorProblem?: string;
+};
 
 export type ChainBreak = NonNullable<AuditVerification['firstBroken']>;
 
@@ -55,10 +61,12 @@ export async function heldCheckpoints(db: DbOrTx, keys: KeyStore, mirrorDir?: st
   }
   let unverified = 0;
   let mirrorProblem: string | undefined;
+  let mirrorLatestSeq = 0;
   if (mirrorDir) {
     try {
       const mirrored = readMirrorCheckpoints(mirrorDir);
       all.push(...mirrored.checkpoints);
+      for (const c of mirrored.checkpoints) mirrorLatestSeq = Math.max(mirrorLatestSeq, c.seq);
       unverified += mirrored.malformed;
     } catch (err) {
       // A link where the file should be is not read through; the database's checkpoints still hold.
@@ -75,7 +83,7 @@ export async function heldCheckpoints(db: DbOrTx, keys: KeyStore, mirrorDir?: st
     else unverified++;
   }
   verified.sort((a, b) => a.seq - b.seq);
-  return { verified, unverified, ...(mirrorProblem ? { mirrorProblem } : {}) };
+  return { verified, unverified, mirrorLatestSeq, ...(mirrorProblem ? { mirrorProblem } : {}) };
 }
 
 const describe = (cp: AuditCheckpoint) => `the checkpoint at seq ${cp.seq} signed at ${cp.at}`;

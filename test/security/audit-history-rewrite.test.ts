@@ -203,6 +203,20 @@ describe('checkpoints kept in the mirror directory', () => {
     for (const cp of cps) expect(await verifyCheckpointSignature(cp, trusted)).toBeNull();
   });
 
+  it('catch up with checkpoints signed before the mirror was set up', async () => {
+    const t = await app();
+    await edit(t);
+    const before = await exportSeq(t);
+    await edit(t);
+    const mirror = join(t.dir, 'mirror-later');
+    const cp = await takeCheckpoint(t.deps.database, sharedKeyStore(t.deps.config.keysDir), { mirrorDir: mirror });
+    const seqs = readFileSync(join(mirror, MIRROR_CHECKPOINTS_FILE), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).seq);
+    expect(seqs).toEqual([before, cp?.seq]);
+  });
+
   it('still catch a rewrite after the checkpoint rows were deleted from the database', async () => {
     const t = await app(true);
     await edit(t);
