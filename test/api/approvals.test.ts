@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Approval, KeySet } from '../../policy-schemas/types.gen.ts';
 import { argumentsDigest, verifyApprovalReceipt } from '../../runtime/approval-receipt.ts';
 import { trustedKeysOf } from '../../runtime/verify-key-set.ts';
+import { startApprovalExpiry } from '../../server/approvals/approval-expiry.ts';
+import { ClusterEvents } from '../../server/cluster/cluster-events.ts';
 import { ADMIN_TOKEN, type TestApp, startTestApp } from '../support/harness.ts';
 
 const tenant = 'acme-research';
@@ -265,5 +268,42 @@ describe('bad input', () => {
     expect(new Set(all.map((a) => a.id)).size).toBe(all.length);
     expect(all.every((a) => a.state === 'approved' || a.state === 'denied')).toBe(true);
     expect(Date.parse(p1.json.items[1].requestedAt)).toBeGreaterThanOrEqual(Date.parse(p2.json.items[0].requestedAt));
+  });
+});
+
+describe('expiry and replicas', () => {
+  it('expires requests nobody reads, deleting their arguments, from the background job', async () => {
+    const a = (await open(otherRuntime, { to: 'forgotten@elsewhere.example' })).json as Approval;
+    await t.deps.database.db
+      .updateTable('approval_requests')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', a.id)
+      .execute();
+    const stop = startApprovalExpiry(t.deps, { everyMs: 10 });
+    try {
+      let row = await t.deps.database.db.selectFrom('approval_requests').select(['state', 'arguments']).where('id', '=', a.id).executeTakeFirstOrThrow();
+      for (let i = 0; i < 200 && row.state === 'pending'; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        row = await t.deps.database.db.selectFrom('approval_requests').select(['state', 'arguments']).where('id', '=', a.id).executeTakeFirstOrThrow();
+      }
+      expect(row).toEqual({ state: 'expired', arguments: null });
+    } finally {
+      await stop();
+    }
+  });
+
+  it('wakes a long poll when another replica announces the decision', async () => {
+    const a = (await open(otherRuntime, { to: 'elsewhere@replica.example' })).json as Approval;
+    const waiting = t.request('GET', `${base}/${a.id}?wait=30`, { token: otherRuntime });
+    await new Promise((r) => setTimeout(r, 50));
+    // The decision lands in the shared database through another replica, which then notifies this one.
+    await t.deps.database.db
+      .updateTable('approval_requests')
+      .set({ state: 'denied', decided_by: 'user:elsewhere', decided_at: new Date().toISOString(), decision_reason: 'decided on replica b', arguments: null })
+      .where('id', '=', a.id)
+      .execute();
+    new ClusterEvents(t.deps.database).receive(JSON.stringify({ replica: randomUUID(), event: { type: 'approval-decided', tenant, id: a.id } }));
+    const r = await waiting;
+    expect(r.json).toMatchObject({ state: 'denied', decisionReason: 'decided on replica b' });
   });
 });

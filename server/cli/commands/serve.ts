@@ -5,6 +5,7 @@ import { startCheckpointScheduler } from '../../audit/checkpoints.ts';
 import { startCluster } from '../../cluster/cluster.ts';
 import { whileLeader } from '../../cluster/leadership.ts';
 import { startReissueScheduler } from '../../compiler/reissue-scheduler.ts';
+import { startApprovalExpiry } from '../../approvals/approval-expiry.ts';
 import { startDecisionRetention } from '../../decisions/retention.ts';
 import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { StaticMirror, startStaticMirror } from '../../distribution/static-mirror.ts';
@@ -61,11 +62,13 @@ export async function run(): Promise<number> {
     const stopReissue = startReissueScheduler(deps, { everyMs: (settings.reissueCheckSeconds ?? DEFAULT_REISSUE_CHECK_SECONDS) * 1000 });
     const stopCheckpoints = startCheckpointScheduler(deps, keys);
     const stopRetention = startDecisionRetention(deps);
+    const stopApprovalExpiry = startApprovalExpiry(deps);
     return async () => {
       await stopMcp();
       await stopReissue();
       await stopCheckpoints();
       await stopRetention();
+      await stopApprovalExpiry();
     };
   });
   const mirrorDir = deps.config.mirrorDir;
