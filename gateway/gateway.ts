@@ -88,6 +88,8 @@ export class GatewaySession {
   closed = false;
   /** The least severe log level the client asked for; undefined: every relayed log message. */
   logLevel: LoggingLevel | undefined;
+  /** For a 2026-07-28 subscription (no server object): told when what it may see changes. */
+  onListChanged: (() => void) | undefined;
 
   constructor(
     readonly id: string,
@@ -131,6 +133,8 @@ export const STATE_ARGUMENT = 'toolgate_state';
 export class Gateway {
   private readonly sessions = new Set<GatewaySession>();
   private readonly usage = new Map<string, Usage>();
+  /** 2026-07-28 subscriptions/listen streams, each watching one client in one presented state. */
+  private readonly listeners = new Set<GatewaySession>();
   private refreshQueued = false;
   private readonly offs: Array<() => void> = [];
   /** Bumped whenever an upstream's state or definitions change: served lists computed before are stale. */
@@ -190,6 +194,20 @@ export class Gateway {
     void session.server?.close().catch(() => undefined);
   }
 
+  /**
+   * Watches what a 2026-07-28 caller (a client in its presented state) may see: `changed` runs
+   * whenever its tools/list answer would differ from the last one. Returns the unsubscribe.
+   */
+  subscribe(caller: GatewaySession, changed: () => void): () => void {
+    caller.onListChanged = changed;
+    caller.lastSignature = this.list(caller).signature;
+    this.listeners.add(caller);
+    return () => {
+      caller.closed = true;
+      this.listeners.delete(caller);
+    };
+  }
+
   /** What a client's counting budgets have used so far, across all its sessions and requests. */
   usageOf(client: ResolvedClient): Usage {
     let usage = this.usage.get(client.name);
@@ -215,6 +233,8 @@ export class Gateway {
 
   close(): void {
     for (const off of this.offs) off();
+    for (const s of [...this.listeners]) s.onListChanged = undefined;
+    this.listeners.clear();
     for (const s of [...this.sessions]) this.closeSession(s);
   }
 
@@ -563,6 +583,7 @@ export class Gateway {
       this.deps.metrics.bundleVersion.set(version.ok ? version.current.bundle.version : 0);
       for (const [id, up] of this.deps.upstreams) this.deps.metrics.upstreamUp.set({ upstream: id }, up.isReady() ? 1 : 0);
       for (const s of this.sessions) this.notify(s);
+      for (const s of this.listeners) this.notify(s);
     });
   }
 
@@ -572,7 +593,8 @@ export class Gateway {
     const signature = this.list(session).signature;
     if (signature === session.lastSignature) return;
     session.lastSignature = signature;
-    void session.server?.sendToolListChanged().catch(() => undefined);
+    if (session.server) void session.server.sendToolListChanged().catch(() => undefined);
+    else session.onListChanged?.();
   }
 }
 

@@ -64,6 +64,8 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     handles: o.stateHandles ?? new StateHandles(randomBytes(32), ''),
     version: o.version ?? '1',
     instructions: 'Tools are filtered and enforced by Toolgate policy.',
+    listensPerClient: o.sessionsPerClient ?? 100,
+    listening: new Map(),
   };
 
   const server: HttpServer = createServer((req, res) => {

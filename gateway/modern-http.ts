@@ -24,7 +24,20 @@ const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'notice', 'war
 const HEADER_MISMATCH = -32020;
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
-export type ModernContext = { gateway: Gateway; handles: StateHandles; version: string; instructions: string };
+export type ModernContext = {
+  gateway: Gateway;
+  handles: StateHandles;
+  version: string;
+  instructions: string;
+  /** Most subscriptions/listen streams one client holds open (as limits.sessionsPerClient bounds sessions). */
+  listensPerClient: number;
+  /** Open listen streams by client name. */
+  listening: Map<string, number>;
+  /** A comment line on an idle listen stream this often (default 15 s). */
+  keepAliveMs?: number;
+};
+
+const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
 /**
  * Whether a POST is a 2026-07-28 request: no session id, not initialize, and either a protocol
@@ -99,7 +112,7 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
       result: {
         resultType: 'complete',
         supportedVersions: ALL_VERSIONS,
-        capabilities: { tools: {} },
+        capabilities: { tools: { listChanged: true } },
         instructions: ctx.instructions,
         ttlMs: LIST_TTL_MS,
         cacheScope: 'public',
@@ -107,7 +120,7 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
       },
     });
   }
-  if (method !== 'tools/list' && method !== 'tools/call') {
+  if (method !== 'tools/list' && method !== 'tools/call' && method !== 'subscriptions/listen') {
     return sendError(res, 404, id as RequestId, ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
   }
 
@@ -145,6 +158,7 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
   });
 
   if (method === 'tools/list') return answer.finishRaw(ctx.gateway.modernList(caller));
+  if (method === 'subscriptions/listen') return listen(ctx, client, caller, id as RequestId, params, res);
 
   const callArgs = { ...(args ?? {}) };
   delete callArgs[STATE_ARGUMENT];
@@ -153,6 +167,48 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
   const toolgate = (result._meta as { toolgate?: Record<string, unknown> } | undefined)?.toolgate;
   if (toolgate && caller.state !== client.initialState) toolgate.state = ctx.handles.issue(client, caller.state);
   answer.finish(out);
+}
+
+/**
+ * subscriptions/listen: an SSE stream that stays open and says `notifications/tools/list_changed`
+ * whenever what this client, in the state the request presented, may see changes (a publish, a
+ * drift, an upstream lost or back). Only tool list changes are offered; the acknowledgement names
+ * what was agreed, and every notification carries the subscription's id.
+ */
+function listen(
+  ctx: ModernContext,
+  client: ResolvedClient,
+  caller: ReturnType<Gateway['requestCaller']>,
+  id: RequestId,
+  params: Record<string, unknown>,
+  res: ServerResponse,
+): void {
+  const wanted = params.notifications;
+  if (!isPlainObject(wanted))
+    return sendError(res, 200, id, ErrorCode.InvalidParams, 'params.notifications is required (an object) (/params/notifications)', {
+      pointer: '/params/notifications',
+    });
+  const open = ctx.listening.get(client.name) ?? 0;
+  if (open >= ctx.listensPerClient) {
+    res.setHeader('retry-after', '5');
+    return sendError(res, 429, id, -32000, `Too many open subscriptions: this client holds ${ctx.listensPerClient}`);
+  }
+  ctx.listening.set(client.name, open + 1);
+  const agreed: Record<string, unknown> = wanted.toolsListChanged === true ? { toolsListChanged: true } : {};
+  const event = (method: string, p: Record<string, unknown> = {}) =>
+    res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method, params: { ...p, _meta: { [SUBSCRIPTION_ID_KEY]: id } } })}\n\n`);
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
+  event('notifications/subscriptions/acknowledged', { notifications: agreed });
+  const unsubscribe = agreed.toolsListChanged ? ctx.gateway.subscribe(caller, () => event('notifications/tools/list_changed')) : () => undefined;
+  const keepAlive = setInterval(() => res.write(':\n\n'), ctx.keepAliveMs ?? 15_000);
+  keepAlive.unref();
+  res.once('close', () => {
+    clearInterval(keepAlive);
+    unsubscribe();
+    const left = (ctx.listening.get(client.name) ?? 1) - 1;
+    if (left <= 0) ctx.listening.delete(client.name);
+    else ctx.listening.set(client.name, left);
+  });
 }
 
 /**

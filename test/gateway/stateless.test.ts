@@ -325,3 +325,87 @@ describe('the same guarantees for a 2026-07-28 client', () => {
     }
   });
 });
+
+describe('subscriptions/listen (2026-07-28 change notifications)', () => {
+  it('acknowledges what it agreed, then says tools/list_changed when a publish changes what the client in its presented state sees', async () => {
+    const state = upstreamFixtureState();
+    let current = { loaded: loadBundle(mcpBundle('listen', 1, 'rec', state)), bundle: mcpBundle('listen', 1, 'rec', state) };
+    const policyChanged: Array<() => void> = [];
+    const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
+    const upstream = { isReady: () => true, definitionHashOf: (n: string) => hashes.get(n), on() {}, off() {} };
+    const gw = new Gateway({
+      config: { timeouts: { callMs: 1000, approvalMs: 1000, relistMs: 60_000 } },
+      policy: { current: () => ({ ok: true, current }), on: (_e: string, f: () => void) => void policyChanged.push(f), off() {} } as never,
+      upstreams: new Map([['rec', upstream as never]]),
+      sink: memoryDecisionSink(),
+      metrics: createGatewayMetrics(),
+    });
+    const own = await startHttpListener({
+      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
+      clients: [{ ...scriptedClient(createHash('sha256').update(KEY_A).digest()), name: 'a' }],
+      metricsKeyDigest: null,
+      gateway: gw,
+      metrics: createGatewayMetrics(),
+      health: () => ({ status: 'ok' }),
+      sessionsPerClient: 1,
+    });
+    const headers = {
+      authorization: `Bearer ${KEY_A}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': V,
+      'mcp-method': 'subscriptions/listen',
+    };
+    const body = (id: number, notifications: unknown) =>
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: meta(), notifications } });
+    const aborter = new AbortController();
+    try {
+      const noFilter = await fetch(own.url, { method: 'POST', headers, body: body(1, undefined) });
+      expect((await noFilter.json()).error).toMatchObject({ code: -32602, data: { pointer: '/params/notifications' } });
+
+      const r = await fetch(own.url, { method: 'POST', headers, body: body(7, { toolsListChanged: true, promptsListChanged: true }), signal: aborter.signal });
+      expect(r.headers.get('content-type')).toBe('text/event-stream');
+      const reader = r.body!.getReader();
+      let text = '';
+      const nextEvent = async (): Promise<Record<string, any>> => {
+        for (;;) {
+          const end = text.indexOf('\n\n');
+          if (end >= 0) {
+            const chunk = text.slice(0, end);
+            text = text.slice(end + 2);
+            const data = chunk.split('\n').find((l) => l.startsWith('data: '));
+            if (data) return JSON.parse(data.slice(6));
+            continue;
+          }
+          const { value, done } = await reader.read();
+          if (done) throw new Error('the stream ended');
+          text += new TextDecoder().decode(value);
+        }
+      };
+      expect(await nextEvent()).toEqual({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': 7 } },
+      });
+      // One listen stream per client here (sessionsPerClient 1): a second is refused.
+      const second = await fetch(own.url, { method: 'POST', headers, body: body(8, { toolsListChanged: true }) });
+      expect(second.status).toBe(429);
+      await second.text();
+
+      // A publish that hides echo from this client.
+      const next = mcpBundle('listen', 2, 'rec', state);
+      next.policy.roles!.analyst.deny = ['mcp__rec__echo'];
+      current = { loaded: loadBundle(next), bundle: next };
+      for (const f of policyChanged) f();
+      expect(await nextEvent()).toEqual({
+        jsonrpc: '2.0',
+        method: 'notifications/tools/list_changed',
+        params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 7 } },
+      });
+    } finally {
+      aborter.abort();
+      await own.close();
+      gw.close();
+    }
+  });
+});
