@@ -51,7 +51,7 @@ ssoSessionRoutes.get('/start', async (c) => {
     seconds: SIGN_IN_SECONDS,
     limits: pendingLimitsOf(deps),
   });
-  if (!recorded.ok && recorded.full === 'address') return tooManyStarts(c, 60);
+  if (!recorded.ok && recorded.full === 'address') return tooManyStarts(c, recorded.retryAfter);
   if (!recorded.ok) {
     deps.logger.warn({ requestId: c.get('requestId') }, 'single sign-on: the store of sign-ins under way is full');
     c.header('Retry-After', '60');

@@ -8,7 +8,7 @@ export type PendingSignIn = { nonce: string; codeVerifier: string; expiresAt: st
 export type PendingLimits = { perAddress: number; total: number };
 
 /** Why a sign-in could not be recorded: this address holds its share, or the whole store is full. */
-export type RecordOutcome = { ok: true } | { ok: false; full: 'address' | 'store' };
+export type RecordOutcome = { ok: true } | { ok: false; full: 'address'; retryAfter: number } | { ok: false; full: 'store' };
 
 // Only a hash of the state is kept: the state itself travels in the browser's cookie and the callback URL.
 const stateHash = (state: string) => createHash('sha256').update(state, 'utf8').digest('hex');
@@ -24,7 +24,16 @@ export async function recordSignIn(
 ): Promise<RecordOutcome> {
   return database.change(async (tx) => {
     await tx.deleteFrom('sso_logins').where('expires_at', '<=', p.now.toISOString()).execute();
-    if ((await countSignIns(tx, p.address)) >= p.limits.perAddress) return { ok: false, full: 'address' };
+    if ((await countSignIns(tx, p.address)) >= p.limits.perAddress) {
+      // The address has room again when its oldest sign-in under way expires (or sooner, if one finishes).
+      const oldest = await tx
+        .selectFrom('sso_logins')
+        .select((e) => e.fn.min('expires_at').as('at'))
+        .where('client_address', '=', p.address)
+        .executeTakeFirst();
+      const ms = oldest?.at ? Date.parse(String(oldest.at)) - p.now.getTime() : p.seconds * 1000;
+      return { ok: false, full: 'address', retryAfter: Math.max(1, Math.ceil(ms / 1000)) };
+    }
     if ((await countSignIns(tx)) >= p.limits.total) return { ok: false, full: 'store' };
     await tx
       .insertInto('sso_logins')
