@@ -307,3 +307,26 @@ describe('expiry and replicas', () => {
     expect(r.json).toMatchObject({ state: 'denied', decisionReason: 'decided on replica b' });
   });
 });
+
+describe('decision records', () => {
+  it('keep the approval that let a call through (its id and who gave it), never the arguments', async () => {
+    const at = new Date(Date.now() - 1000).toISOString();
+    const base = { at, subject: 'agent:research-bot', groups: ['default'], state: 'undefined', tool: 'core__send_email', bundleVersion: 3 };
+    const records = [
+      { ...base, toolCallId: 'approved-by-person', decision: 'require_approval', approval: { id: randomUUID(), by: 'person' } },
+      { ...base, toolCallId: 'confirmed-by-client', decision: 'require_approval', reason: 'client_confirmed', approval: { id: 'client:c1', by: 'client' } },
+    ];
+    const r = await t.request('POST', `/v1/tenants/${tenant}/decisions`, { token: runtime, body: { runtimeId: 'approvals-test', records } });
+    expect(r.status).toBe(202);
+    const listed = await t.request('GET', `/v1/tenants/${tenant}/decisions?runtimeId=approvals-test`, { token: editor });
+    const byId = Object.fromEntries((listed.json.items as { toolCallId: string }[]).map((i) => [i.toolCallId, i]));
+    expect(byId['approved-by-person']).toMatchObject({ approval: { id: records[0].approval.id, by: 'person' } });
+    expect(byId['confirmed-by-client']).toMatchObject({ reason: 'client_confirmed', approval: { id: 'client:c1', by: 'client' } });
+    const bad = await t.request('POST', `/v1/tenants/${tenant}/decisions`, {
+      token: runtime,
+      body: { runtimeId: 'approvals-test', records: [{ ...base, toolCallId: 'x', decision: 'allow', approval: { id: 'a', by: 'the-agent' } }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json.errors[0].pointer).toBe('/records/0/approval/by');
+  });
+});
