@@ -21,6 +21,7 @@ import {
 import { notifyWebhook } from '../approvals/webhook.ts';
 import { withChange } from '../audit/change.ts';
 import { actorOf, authorize, permits } from '../auth/guard.ts';
+import { requireStillAuthenticated } from '../auth/held-requests.ts';
 import { announce } from '../cluster/cluster-events.ts';
 import { type Actor, type AppEnv, actorName } from '../context.ts';
 import type { ApprovalRequestsRow } from '../db/tables/approval-requests.ts';
@@ -136,6 +137,8 @@ approvalRoutes.get('/:id', async (c) => {
   if (wait > 0 && found.row.state === 'pending') {
     const left = Math.min(wait * 1000, Date.parse(found.row.expires_at) - Date.now() + 50);
     await approvalEvents.waitFor(id, left, c.req.raw.signal);
+    // Revoked while waiting: the decision (and its receipt) is not this credential's to have.
+    await requireStillAuthenticated(c);
     found = await read();
   }
   c.header('Cache-Control', 'no-store');

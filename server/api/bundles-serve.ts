@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { authorize } from '../auth/guard.ts';
+import { requireStillAuthenticated } from '../auth/held-requests.ts';
 import type { AppEnv } from '../context.ts';
 import type { ServedBundle } from '../distribution/bundle-cache.ts';
 import {
@@ -42,6 +43,8 @@ bundleServeRoutes.get('/latest', async (c) => {
   const unchanged = (b: ServedBundle | undefined) => !b || clientHolds(b, inm, held);
   if (wait > 0 && unchanged(latest) && !(inm.any && latest)) {
     latest = await cache.waitForNewer(tenant, (b) => !unchanged(b), wait * 1000, c.req.raw.signal);
+    // The token may have been revoked while the poll was held: the next bundle is not its to have.
+    await requireStillAuthenticated(c);
   }
   if (!latest) throw new ApiError(404, 'not_found', `tenant ${tenant} has no published bundle yet`);
   const encoding = bundleEncoding(c.req.header('accept-encoding'));

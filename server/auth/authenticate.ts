@@ -149,7 +149,7 @@ const bearerChecks = new WeakMap<TokensRow, BearerCheck>();
  * A session lives while unused for less than the idle time (`expires_at`, pushed forward as it
  * is used) and younger than the absolute lifetime (from `created_at`, under the current config).
  */
-function sessionLive(s: { created_at: string; expires_at: string }, config: AppConfig, now: number): boolean {
+export function sessionLive(s: { created_at: string; expires_at: string }, config: AppConfig, now: number): boolean {
   return Date.parse(s.expires_at) > now && Date.parse(s.created_at) + config.sessionTtlSeconds * 1000 > now;
 }
 

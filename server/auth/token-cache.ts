@@ -7,7 +7,8 @@ export const TOKEN_CACHE_MS = 2000;
 // Last-use stamps are kept coarse so reads do not turn into a write per request.
 const LAST_USED_EVERY_MS = 60_000;
 
-type Entry = { row: TokensRow | undefined; until: number };
+type Entry = { row: TokensRow | undefined; until: number; lookedUpAt: number };
+type Lookup = { promise: Promise<TokensRow | undefined>; startedAt: number };
 
 /**
  * Token lookups by hash, cached briefly: the bundle-pull path answers thousands of requests a
@@ -18,7 +19,7 @@ export class TokenCache {
   private entries = new Map<string, Entry>();
   // Lookups under way: when an entry runs out, the many pulls then in flight for the same token
   // share one query instead of each sending its own.
-  private pending = new Map<string, Promise<TokensRow | undefined>>();
+  private pending = new Map<string, Lookup>();
   // Bumped by clear(): a lookup that started before a revocation must not refill the cache after it.
   private generation = 0;
 
@@ -34,25 +35,36 @@ export class TokenCache {
   }
 
   find(hash: string, now = Date.now()): Promise<TokensRow | undefined> {
+    return this.findLookedUpSince(hash, Number.NEGATIVE_INFINITY, now);
+  }
+
+  /**
+   * The row of `hash` as the database holds it at `since` or later: a cached answer or a lookup
+   * under way counts only if it started then or after. A held request checks its token again
+   * this way when it wakes, so a revocation committed before the wake is always seen (on any
+   * replica), while the many pulls one publish wakes together still share one query per token.
+   */
+  findLookedUpSince(hash: string, since: number, now = Date.now()): Promise<TokensRow | undefined> {
     const hit = this.entries.get(hash);
-    if (hit && hit.until > now) return Promise.resolve(hit.row);
-    let lookup = this.pending.get(hash);
-    if (!lookup) {
-      const started: Promise<TokensRow | undefined> = this.lookUp(hash, now).finally(() => {
-        // A clear() meanwhile may have let a newer lookup of the same token take this place.
-        if (this.pending.get(hash) === started) this.pending.delete(hash);
-      });
-      lookup = started;
-      this.pending.set(hash, lookup);
-    }
-    return lookup;
+    if (hit && hit.until > now && hit.lookedUpAt >= since) return Promise.resolve(hit.row);
+    const under = this.pending.get(hash);
+    if (under && under.startedAt >= since) return under.promise;
+    const lookup: Lookup = {
+      startedAt: now,
+      promise: this.lookUp(hash, now).finally(() => {
+        // A clear() or a fresher lookup meanwhile may have taken this place.
+        if (this.pending.get(hash) === lookup) this.pending.delete(hash);
+      }),
+    };
+    this.pending.set(hash, lookup);
+    return lookup.promise;
   }
 
   private async lookUp(hash: string, now: number): Promise<TokensRow | undefined> {
     const generation = this.generation;
     const row = await this.database.db.selectFrom('tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
     if (this.entries.size > 10_000) this.entries.clear();
-    if (generation === this.generation) this.entries.set(hash, { row, until: now + TOKEN_CACHE_MS });
+    if (generation === this.generation) this.entries.set(hash, { row, until: now + TOKEN_CACHE_MS, lookedUpAt: now });
     if (row && (!row.last_used_at || Date.parse(row.last_used_at) < now - LAST_USED_EVERY_MS)) {
       const at = new Date(now).toISOString();
       row.last_used_at = at;
