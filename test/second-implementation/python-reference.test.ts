@@ -1,0 +1,275 @@
+// docs/reference-python is a second implementation of docs/spec.md, written from the spec alone.
+// Here it reproduces every golden and sample bundle's own conformance vectors, and answers
+// randomized requests, calls, schemas and redactions as the TypeScript runtime does. A difference
+// is a defect in the spec or in one of the two implementations, never a tolerance.
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Bundle, EvaluationRequest, Tool, VectorCall } from '../../policy-schemas/types.gen.ts';
+import { createView, decide } from '../../runtime/decide.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import { redact } from '../../runtime/redact.ts';
+import { compileBundle } from '../../server/compiler/compile-bundle.ts';
+import { checkInputSchema } from '../../server/validation/input-schema.ts';
+import { randomCall, randomRequest, randomTenant, rng } from '../conformance/tenants.ts';
+import { build, ISSUED_AT, tool } from '../engine/build.ts';
+import { randomInputSchema } from '../support/random-input-schema.ts';
+import type { Rng } from '../support/seeded-random.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const PYTHON = '/usr/bin/python3';
+
+/** The reference as a child process speaking JSON lines, one answer per request, in order. */
+class Reference {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly waiting: ((line: string) => void)[] = [];
+  private stderr = '';
+
+  constructor() {
+    this.child = spawn(PYTHON, ['-m', 'toolgate_reference'], {
+      cwd: join(root, 'docs/reference-python'),
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+    });
+    createInterface({ input: this.child.stdout }).on('line', (line) => this.waiting.shift()?.(line));
+    this.child.stderr.on('data', (d) => {
+      this.stderr += String(d);
+    });
+  }
+
+  async ask<T>(request: Record<string, unknown>): Promise<T> {
+    const line = await new Promise<string>((resolve, reject) => {
+      this.waiting.push(resolve);
+      this.child.stdin.write(`${JSON.stringify(request)}\n`, (e) => e && reject(e));
+      this.child.once('exit', () => reject(new Error(`the reference exited: ${this.stderr}`)));
+    });
+    const answer = JSON.parse(line) as { ok: boolean; value?: T; error?: string; trace?: string };
+    if (!answer.ok) throw new Error(`the reference failed on ${String(request.op)}: ${answer.error}\n${answer.trace}`);
+    return answer.value as T;
+  }
+
+  close(): void {
+    this.child.stdin.end();
+  }
+}
+
+let ref: Reference;
+beforeAll(() => {
+  ref = new Reference();
+});
+afterAll(() => ref.close());
+
+let loads = 0;
+async function load(bundle: unknown): Promise<string> {
+  const id = `b${loads++}`;
+  await ref.ask({ op: 'load', id, bundle });
+  return id;
+}
+
+type PyDecision = { toolCallId: string; decision: string; errorCode?: string; errors?: string[]; constraint?: unknown };
+
+/** The TypeScript answer and the reference's agree: same decision, code and constraint; every normative pointer present. */
+function expectSameDecision(ts: ReturnType<typeof decide>, py: PyDecision, what: string) {
+  expect({ decision: py.decision, errorCode: py.errorCode, constraint: py.constraint }, what).toEqual({
+    decision: ts.decision,
+    errorCode: ts.errorCode,
+    constraint: ts.constraint,
+  });
+  const tsPointers = (ts.errors ?? []).map((e) => e.pointer);
+  for (const p of py.errors ?? []) expect(tsPointers, `${what}: normative pointer ${p}`).toContain(p);
+  // R7.10's pointers are all normative and in document order.
+  if (ts.errors && ts.message?.includes('hold a connectionId')) expect(tsPointers, what).toEqual(py.errors);
+}
+
+const goldenDir = join(root, 'test/fixtures/compile');
+const sampleDir = join(root, 'test/fixtures/bundle-v1');
+const bundleFiles = [
+  ...readdirSync(goldenDir)
+    .filter((f) => f.endsWith('.golden.json'))
+    .map((f) => join(goldenDir, f)),
+  ...readdirSync(sampleDir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => join(sampleDir, f)),
+];
+
+describe('the Python reference reproduces every bundle’s own conformance vectors', () => {
+  for (const file of bundleFiles) {
+    it(file.slice(root.length + 1), async () => {
+      const doc = JSON.parse(readFileSync(file, 'utf8')) as { ok?: boolean; bundle?: Bundle } & Bundle;
+      if (doc.ok === false) return expect(doc.bundle).toBeUndefined();
+      const bundle = (doc.bundle ?? doc) as Bundle;
+      expect(bundle.conformance.length).toBeGreaterThan(0);
+      const id = await load(bundle);
+      expect(await ref.ask({ op: 'vectors', id, vectors: bundle.conformance })).toEqual([]);
+    });
+  }
+});
+
+describe('the Python reference answers as the TypeScript runtime does', () => {
+  it('on randomized tenants: every evaluate answer, every decide answer', async () => {
+    let requests = 0;
+    for (let seed = 1; seed <= 30; seed++) {
+      const compiled = compileBundle(randomTenant(seed), { version: 1, previousRevision: null, issuedAt: ISSUED_AT });
+      if (!compiled.ok) throw new Error(`seed ${seed}: ${JSON.stringify(compiled.errors)}`);
+      const bundle = JSON.parse(compiled.text) as Bundle;
+      const id = await load(bundle);
+      expect(await ref.ask({ op: 'vectors', id, vectors: bundle.conformance }), `seed ${seed}`).toEqual([]);
+      const loaded = loadBundle(bundle);
+      const r = rng(seed * 7919);
+      for (let i = 0; i < 25; i++) {
+        const request: EvaluationRequest = randomRequest(r, bundle);
+        const view = createView(loaded, request);
+        expect(await ref.ask({ op: 'evaluate', id, request }), `seed ${seed} request ${JSON.stringify(request)}`).toEqual(view.result);
+        const call: VectorCall = randomCall(r, bundle);
+        const py = await ref.ask<PyDecision>({ op: 'decide', id, request, call });
+        expectSameDecision(decide(view, call), py, `seed ${seed} ${JSON.stringify(request)} ${JSON.stringify(call)}`);
+        requests++;
+      }
+    }
+    expect(requests).toBe(750);
+  });
+
+  it('on randomized input schemas and arguments: the same decisions, every normative pointer present', async () => {
+    let calls = 0;
+    let pointers = 0;
+    const outcomes: Record<string, number> = {};
+    for (let seed = 1; calls < 1200; seed++) {
+      const r = rng(seed);
+      const inputSchema = randomInputSchema(r);
+      // Some random schemas are not valid JSON Schema (a repeated enum value): no bundle holds those.
+      if (checkInputSchema(inputSchema).length > 0) continue;
+      const loaded = build({
+        tools: [tool('core__t', { inputSchema } as Partial<Tool>)],
+        policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+      });
+      const id = await load(loaded.bundle);
+      const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
+      const view = createView(loaded, request);
+      for (let i = 0; i < 20; i++) {
+        const call = { toolCallId: 'c', name: 'core__t', arguments: JSON.stringify(randomArguments(r, inputSchema)) };
+        const py = await ref.ask<PyDecision>({ op: 'decide', id, request, call });
+        expectSameDecision(decide(view, call), py, `seed ${seed} schema ${JSON.stringify(inputSchema)} arguments ${call.arguments}`);
+        outcomes[py.errorCode ?? py.decision] = (outcomes[py.errorCode ?? py.decision] ?? 0) + 1;
+        pointers += py.errors?.length ?? 0;
+        calls++;
+      }
+    }
+    expect(calls).toBe(1200);
+    // Both ways, often: a differential where everything is allowed (or refused) proves little.
+    expect(outcomes.allow).toBeGreaterThan(150);
+    expect(outcomes.validation).toBeGreaterThan(150);
+    expect(pointers).toBeGreaterThan(300);
+  });
+
+  it('on argument texts at the edges of I-JSON and the nesting limit', async () => {
+    const loaded = build({
+      tools: [tool('core__t', { inputSchema: { type: 'object', properties: { n: { type: 'integer' }, m: { type: 'number', multipleOf: 0.1 } } } })],
+      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+    });
+    const id = await load(loaded.bundle);
+    const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
+    const view = createView(loaded, request);
+    const texts = [
+      '{"n":9007199254740991}',
+      '{"n":9007199254740992}',
+      '{"n":-9007199254740992}',
+      '{"n":1e400}',
+      '{"n":1e20}',
+      '{"n":1.0}',
+      '{"m":0.3}',
+      '{"m":0.5}',
+      '{"a":1,"a":2}',
+      '{"a":"\\ud800"}',
+      '{"a":"\\ud83d\\ude00"}',
+      `{"a":${'['.repeat(63)}${']'.repeat(63)}}`,
+      `{"a":${'['.repeat(64)}${']'.repeat(64)}}`,
+      `{"a":${'['.repeat(2000)}${']'.repeat(2000)}}`,
+      `{"a":${'['.repeat(2000)}${']'.repeat(1999)}}`,
+      '{"b":{"connectionId":1},"1":{"connectionId":2},"c d":{"connectionId":3}}',
+      'NaN',
+      '{"n":Infinity}',
+      '\ufeff{}',
+      ' {} ',
+    ];
+    for (const text of texts) {
+      const call = { toolCallId: 'c', name: 'core__t', arguments: text };
+      expectSameDecision(decide(view, call), await ref.ask<PyDecision>({ op: 'decide', id, request, call }), text.slice(0, 80));
+    }
+  });
+
+  it('on randomized redaction paths and outputs', async () => {
+    const PATHS = ['$', '*', 'a', 'a.b', 'a[].x', '$.a', '*.x', 'a[]', '$[].x', 'b.*', 'a[].*', '__proto__', 'toString', 'x*'];
+    const r = rng(4242);
+    for (let seed = 0; seed < 40; seed++) {
+      const allow = [...new Set(r.some(PATHS, 3).concat(r.pick(PATHS)))];
+      const loaded = build({ tools: [tool('core__t', { redaction: { allow } })] });
+      const id = await load(loaded.bundle);
+      for (let i = 0; i < 10; i++) {
+        const output = randomOutput(r, 0);
+        const ts = redact(loaded, 'core__t', JSON.parse(JSON.stringify(output)));
+        const py = await ref.ask({ op: 'redact', id, tool: 'core__t', output });
+        expect(py, `paths ${JSON.stringify(allow)} output ${JSON.stringify(output)}`).toEqual(ts === undefined ? null : JSON.parse(JSON.stringify(ts)));
+      }
+    }
+  });
+});
+
+const STRINGS = [
+  '',
+  'a',
+  'ab12',
+  'x y',
+  'Zed',
+  '2026-01-01T00:00:00Z',
+  '2026-01-01 00:00:00Z',
+  'ada@example.com',
+  'https://example.com/a',
+  'not a uri',
+  '123e4567-e89b-12d3-a456-426614174000',
+  '(?i)a',
+  '(?=a)',
+  'ü',
+  '😀',
+];
+const NUMBERS = [0, 1, -1, 2, 3, 0.5, 1.5, -2.5, 7, 10, 1e20, 2.5e-3];
+
+function randomValue(r: Rng, depth: number): unknown {
+  switch (r.int(depth > 2 ? 5 : 7)) {
+    case 0:
+      return r.pick(STRINGS);
+    case 1:
+      return r.pick(NUMBERS);
+    case 2:
+      return r.chance(0.5);
+    case 3:
+      return null;
+    case 4:
+      return r.pick(STRINGS);
+    case 5:
+      return Array.from({ length: r.int(3) }, () => randomValue(r, depth + 1));
+    default:
+      return Object.fromEntries(Array.from({ length: r.int(3) }, () => [r.pick(['a', 'b', 'q', 'limit', 'x y', 'type']), randomValue(r, depth + 1)]));
+  }
+}
+
+/** Arguments naming the schema's own properties (and sometimes one it does not name). */
+function randomArguments(r: Rng, schema: Record<string, unknown>): unknown {
+  if (r.chance(0.05)) return randomValue(r, 0);
+  const names = Object.keys((schema.properties as Record<string, unknown>) ?? {});
+  const args: Record<string, unknown> = {};
+  for (const n of names) if (r.chance(0.7)) args[n] = randomValue(r, 1);
+  if (r.chance(0.3)) args[r.pick(['extra', 'x y', 'q'])] = randomValue(r, 1);
+  return args;
+}
+
+function randomOutput(r: Rng, depth: number): unknown {
+  if (depth > 3 || r.chance(0.2)) return r.pick<unknown>(['s', 1, null, true]);
+  if (r.chance(0.3)) return Array.from({ length: r.int(3) }, () => randomOutput(r, depth + 1));
+  return Object.fromEntries(Array.from({ length: r.int(4) }, () => [r.pick(['a', 'b', 'x', '*', '__proto__', 'toString', 'x*']), randomOutput(r, depth + 1)]));
+}
+
+it('speaks for itself: the reference refuses what it cannot read instead of guessing', async () => {
+  await expect(ref.ask({ op: 'load', id: 'bad', bundle: { format: 'toolgate.bundle/v0' } })).rejects.toThrow(/unknown format/);
+});
