@@ -35,6 +35,17 @@ describe('runPolicyTests', () => {
     expect(o).toEqual({ name: 'reader', passed: true, failures: [] });
   });
 
+  it('holds a hidden expectation of any reason whatever the reason, and fails it only when the tool is visible', () => {
+    const [held, broken] = runPolicyTests(loaded, [
+      { name: 'any reason', request: { subject: 'agent:r', groups: ['read'] }, expect: { hidden: { core__secret: 'any' } } },
+      { name: 'visible', request: { subject: 'agent:r', groups: ['read'] }, expect: { hidden: { core__read: 'any' } } },
+    ]);
+    expect(held.passed).toBe(true);
+    expect(broken.failures.map((f) => [f.pointer, f.expected, f.seen])).toEqual([
+      ['/tests/1/expect/hidden/core__read', 'core__read hidden', 'core__read visible (allow)'],
+    ]);
+  });
+
   it('gives one failure per expectation that does not hold, pointing at it and saying what was seen', () => {
     const outcomes = runPolicyTests(loaded, [
       { name: 'ok', request: { subject: 'agent:r', groups: ['read'] }, expect: { visible: ['core__read'] } },

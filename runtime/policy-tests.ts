@@ -58,8 +58,9 @@ export function runPolicyTests(loaded: LoadedBundle, tests: readonly PolicyTest[
     (visible ?? []).forEach((id, j) => {
       if (result.rejected || !a.visible.has(id)) fail(`${base}/visible/${j}`, `${id} visible`, seenAs(a, id));
     });
-    for (const [id, reason] of Object.entries(hidden ?? {}) as [string, FilterReason][]) {
-      if (result.rejected || a.hidden.get(id) !== reason) fail(`${base}/hidden/${token(id)}`, `${id} hidden (${reason})`, seenAs(a, id));
+    for (const [id, reason] of Object.entries(hidden ?? {}) as [string, FilterReason | 'any'][]) {
+      const held = reason === 'any' ? a.hidden.has(id) : a.hidden.get(id) === reason;
+      if (result.rejected || !held) fail(`${base}/hidden/${token(id)}`, reason === 'any' ? `${id} hidden` : `${id} hidden (${reason})`, seenAs(a, id));
     }
     for (const [id, decision] of Object.entries(decisions ?? {})) {
       if (result.rejected || a.visible.get(id) !== decision) fail(`${base}/decisions/${token(id)}`, `${id} visible (${decision})`, seenAs(a, id));

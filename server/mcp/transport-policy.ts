@@ -60,7 +60,8 @@ export function transportProblems(transport: McpServer['transport'], policy: Mcp
   const problems: ProblemDetail[] = [];
   if (transport.kind === 'stdio') {
     if (!policy.commands.includes(transport.command)) {
-      const listed = policy.commands.length ? `it is not one of the ${policy.commands.length} listed` : 'it lists none, so no stdio server may run';
+      // The allowed paths are the operator's own configuration, shown to whoever may register servers.
+      const listed = policy.commands.length ? `it is not one of those listed: ${policy.commands.join(', ')}` : 'it lists none, so no stdio server may run';
       problems.push({
         pointer: '/transport/command',
         message: `is not a command the operator allows: TOOLGATE_MCP_COMMANDS must list its absolute path (${listed})`,

@@ -257,7 +257,10 @@ describe('the admin console in a real browser', () => {
     const table = page.getByRole('table', { name: 'Runtimes' });
     await table.getByRole('row', { name: /agent-host-1\s+v3\s+up to date\s+fresh/ }).waitFor();
     await table.getByRole('row', { name: /agent-host-2\s+v2\s+1 behind\s+stale.*unreachable/ }).waitFor();
-    await page.getByText('1 of 2 runtime(s) run the latest version (v3).').waitFor();
+    await page
+      .getByRole('status', { name: 'Fleet' })
+      .getByText(/1 of 2 runtime\(s\) run the latest version \(v3\) and are fresh/)
+      .waitFor();
     await page.getByRole('heading', { name: 'Version history' }).scrollIntoViewIfNeeded();
     await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
     await c.shot(page, 'runtimes');
@@ -268,8 +271,8 @@ describe('the admin console in a real browser', () => {
     const timeline = page.getByRole('list', { name: 'Audit timeline' });
     const item = timeline.getByRole('listitem').filter({ hasText: 'Coders may query the knowledge graph' });
     await item.waitFor();
-    // The seq number opens the event; the entity and actor in the summary are filter buttons.
-    await item.locator('summary .seq').click();
+    // Clicking the row opens the event (and filters nothing).
+    await item.locator('summary').click();
     const diff = item.getByRole('table', { name: /Changes in event/ });
     expect(await diff.innerText()).toContain('core__knowledge-*');
     await page.getByText('chain verified').waitFor();
@@ -515,7 +518,7 @@ describe('the admin console in a real browser', () => {
       const add = page.getByRole('form', { name: 'Add MCP server' });
       await add.getByLabel('Server id').fill('dictionary');
       await add.getByLabel('Label').fill('Dictionary');
-      await add.getByLabel('Command', { exact: true }).fill(transport.command);
+      await add.getByLabel('Command (absolute path)').fill(transport.command);
       await add.getByLabel('Arguments').fill(transport.args.join(', '));
       await add.getByRole('button', { name: 'Add server' }).click();
       await add.getByText('Added dictionary.').waitFor();

@@ -21,18 +21,32 @@ const go = (path: string) => page.goto(`${c.url}/#${path}`);
 const testStatus = () => page.getByRole('status', { name: 'Policy test status' });
 
 describe('policy tests in the console', () => {
-  it('saves what the simulator shows as a test in one click', async () => {
+  it("saves as a test only what the admin chose to assert of the simulator's answer", async () => {
     await go('/tenants/acme-research');
     const sim = page.getByRole('region', { name: 'Simulator' });
     await sim.getByRole('button', { name: /Use the groups of agent:research-bot/ }).click();
     await sim.getByRole('table', { name: 'Visible tools' }).getByRole('cell', { name: 'core__knowledge-query' }).waitFor();
     expect(await page.getByText('No policy tests yet.').count()).toBe(1);
     await sim.getByRole('button', { name: 'Save as test' }).click();
+    const chooser = sim.getByRole('form', { name: 'New test from the simulator' });
+    // Nothing ticked, nothing to save.
+    expect(await chooser.getByRole('button', { name: 'Save test' }).isDisabled()).toBe(true);
+    await chooser
+      .getByRole('group', { name: /Must stay visible/ })
+      .getByRole('checkbox', { name: 'core__knowledge-query' })
+      .check();
+    await chooser
+      .getByRole('group', { name: /Must stay hidden/ })
+      .getByRole('checkbox', { name: /core__reset-workflow/ })
+      .check();
+    await c.shot(page, 'save-as-test');
+    await chooser.getByRole('button', { name: 'Save test' }).click();
     await sim.getByText(/Saved as test “agent:research-bot in /).waitFor();
     await testStatus().getByText('1 of 1 pass on the draft').waitFor();
     const saved = (await c.api('GET', '/v1/tenants/acme-research/tests')).json.tests;
     expect(saved).toHaveLength(1);
-    expect(saved[0].expect.visible).toContain('core__knowledge-query');
+    // Exactly what was ticked; a hidden tool is held hidden for any reason unless asked otherwise.
+    expect(saved[0].expect).toEqual({ visible: ['core__knowledge-query'], hidden: { 'core__reset-workflow': 'any' } });
     expect(saved[0].request).toMatchObject({ subject: 'agent:research-bot', groups: expect.arrayContaining(['knowledge']) });
   });
 
@@ -63,6 +77,10 @@ describe('policy tests in the console', () => {
     const alert = card.getByRole('alert');
     await alert.waitFor();
     expect(await alert.innerText()).toMatch(/Policy tests fail[\s\S]*\/tests\/0\/expect\/visible\/\d+/);
+    // The refusal points at the checkbox, not at an API field.
+    expect(await alert.innerText()).not.toMatch(/"force"/);
+    await alert.getByRole('button', { name: '“Publish even if policy tests fail”' }).click();
+    await expect(form.getByRole('checkbox', { name: /Publish even if policy tests fail/ }).evaluate((el) => el === document.activeElement)).resolves.toBe(true);
     await c.shot(page, 'publish-tests-failed');
     expect((await c.api('GET', '/v1/tenants/acme-research/bundles')).json.items).toHaveLength(1);
   });

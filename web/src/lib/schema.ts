@@ -34,7 +34,34 @@ export const patterns = {
   factName: tool.properties.requires.items.properties.fact.pattern,
   mcpServerId: mcpServer.properties.id.pattern,
   profileName: tenantPolicy.properties.profiles.propertyNames.pattern,
+  ssoMappingId: ssoMapping.properties.id.pattern,
 };
+
+/** A name's schema pattern with what it allows in words: what a form says at the field. */
+export type NameFormat = { pattern: string; words: string };
+
+const nameWords = 'start with a letter or digit, then letters, digits, _ . : or -';
+
+// The schemas' patterns are not valid under the `v` flag Chromium compiles `pattern` attributes
+// with (a bare `-` in a class), so forms check them here instead and say what is allowed in words.
+export const formats = {
+  toolId: { pattern: patterns.toolId, words: 'a namespace and a name joined by two underscores, each of letters, digits, _ or - (e.g. core__send-email)' },
+  groupName: { pattern: patterns.groupName, words: nameWords },
+  stateName: { pattern: patterns.stateName, words: nameWords },
+  roleName: { pattern: patterns.roleName, words: nameWords },
+  profileName: { pattern: patterns.profileName, words: `${nameWords} (at most 64 characters)` },
+  tenantId: { pattern: patterns.tenantId, words: 'lowercase letters, digits and - only (e.g. acme-prod)' },
+  mcpServerId: { pattern: patterns.mcpServerId, words: 'lowercase letters, digits and - only (e.g. github)' },
+  ssoMappingId: { pattern: patterns.ssoMappingId, words: 'start with a lowercase letter or digit, then lowercase letters, digits and - only' },
+  connectionId: { pattern: patterns.connectionId, words: 'letters, digits and . _ : @ - only' },
+  factName: { pattern: patterns.factName, words: 'letters, digits, _ . and - only' },
+} satisfies Record<string, NameFormat>;
+
+/** What is wrong with `value` for `format`, in words, or null when it fits (or is still empty). */
+export function formatProblem(format: NameFormat, value: string): string | null {
+  if (!value || matchesPattern(format.pattern, value)) return null;
+  return `Not allowed here: use ${format.words}.`;
+}
 
 export const limits = {
   toolIdMax: defs.toolId.maxLength,

@@ -11,16 +11,32 @@ export function testName(request: EvaluationRequest, taken: readonly string[]): 
   return unique;
 }
 
+/** What an admin chose to assert of a simulation: each id at most once, in one of the lists. */
+export type TestChoice = {
+  visible: readonly string[];
+  /** Filtered ids to keep hidden; `anyReason` (the default) holds them hidden whatever the reason. */
+  hidden: readonly string[];
+  anyReason: boolean;
+  /** Visible ids whose decision (allow or require_approval) must stay as it is now. */
+  decisions: readonly string[];
+  rejected: boolean;
+};
+
 /**
- * "What the simulator shows now" as a test: the visible tools, the filtered ones with their
- * reasons, and the decisions that are not a plain allow (or, for a rejected request, that it is
- * rejected). Any later change to one of these answers fails the test.
+ * A policy test asserting what the admin chose of the simulator's answer, and nothing else, so a
+ * later change to a tool nobody asserted does not fail it. `hidden` keeps the current reason only
+ * when asked to. Null when nothing was chosen.
  */
-export function testFromSimulation(request: EvaluationRequest, result: EvaluationResult, taken: readonly string[]): PolicyTest {
-  const name = testName(request, taken);
-  if (result.rejected) return { name, request, expect: { rejected: true } };
-  const expect: PolicyTest['expect'] = { visible: result.tools.map((t) => t.id), hidden: Object.fromEntries(result.filtered.map((f) => [f.id, f.reason])) };
-  const approvals = result.tools.filter((t) => t.decision !== 'allow');
-  if (approvals.length) expect.decisions = Object.fromEntries(approvals.map((t) => [t.id, t.decision]));
-  return { name, request, expect };
+export function testFromChoice(request: EvaluationRequest, result: EvaluationResult, choice: TestChoice, name: string): PolicyTest | null {
+  if (choice.rejected && result.rejected) return { name, request, expect: { rejected: true } };
+  const reasons = new Map(result.filtered.map((f) => [f.id, f.reason]));
+  const decisions = new Map(result.tools.map((x) => [x.id, x.decision]));
+  const expect: PolicyTest['expect'] = {};
+  const visible = choice.visible.filter((id) => decisions.has(id));
+  if (visible.length) expect.visible = [...visible];
+  const hidden = choice.hidden.filter((id) => reasons.has(id));
+  if (hidden.length) expect.hidden = Object.fromEntries(hidden.map((id) => [id, choice.anyReason ? 'any' : reasons.get(id)!]));
+  const decided = choice.decisions.filter((id) => decisions.has(id));
+  if (decided.length) expect.decisions = Object.fromEntries(decided.map((id) => [id, decisions.get(id)!]));
+  return Object.keys(expect).length ? { name, request, expect } : null;
 }

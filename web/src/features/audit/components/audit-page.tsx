@@ -161,17 +161,18 @@ export function AuditPage(_: { session: Session }) {
       </search>
       {audit.isPending ? <Loading what="history" /> : null}
       {audit.error ? <Notice error={audit.error} /> : null}
-      {audit.hasNextPage ? (
-        <button type="button" onClick={() => audit.fetchNextPage()} disabled={audit.isFetchingNextPage}>
-          {audit.isFetchingNextPage ? 'Loading…' : 'Load older events'}
-        </button>
-      ) : null}
       <ol className="timeline" aria-label="Audit timeline">
         {events.map((e) => (
           <AuditItem key={e.seq} event={e} actorLabel={actorLabel} filterBy={filterBy} />
         ))}
       </ol>
       {audit.data && !events.length ? <p className="muted">No event matches these filters.</p> : null}
+      {/* Newest first: older events continue below the last one shown. */}
+      {audit.hasNextPage ? (
+        <button type="button" onClick={() => audit.fetchNextPage()} disabled={audit.isFetchingNextPage}>
+          {audit.isFetchingNextPage ? 'Loading…' : 'Load older events'}
+        </button>
+      ) : null}
     </section>
   );
 }
@@ -202,35 +203,26 @@ function AuditItem({
   actorLabel: (actor: string) => string;
   filterBy: (patch: { actor?: string; entityType?: string; entityId?: string }) => void;
 }) {
-  // Buttons inside <summary> would also open the event; they filter instead.
-  const only = (patch: { actor?: string; entityType?: string; entityId?: string }) => (ev: React.MouseEvent) => {
-    ev.preventDefault();
-    ev.stopPropagation();
-    filterBy(patch);
-  };
+  const who = personLabel(e) ?? actorLabel(e.actor);
+  // The summary holds no control (nothing interactive nests in it, and clicking a row only opens
+  // it); the filters sit in the opened event.
   return (
     <li className="timeline-item">
       <details>
         <summary>
           <span className="seq mono">#{e.seq}</span> <time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time>{' '}
-          <Badge tone={actionTone[e.action]}>{e.action}</Badge>{' '}
-          <button
-            type="button"
-            className="link-button"
-            title={`Show only events on ${e.entityType} ${e.entityId}`}
-            onClick={only({ entityType: e.entityType, entityId: e.entityId })}
-          >
-            <strong>{e.entityType}</strong> <span className="mono">{e.entityId}</span>
-          </button>
-          {e.tenant ? <span className="muted"> in {e.tenant}</span> : null}{' '}
-          <span className="muted">
-            by{' '}
-            <button type="button" className="link-button" title={`Show only events by ${e.actor}`} onClick={only({ actor: e.actor })}>
-              {personLabel(e) ?? actorLabel(e.actor)}
-            </button>
-          </span>
+          <Badge tone={actionTone[e.action]}>{e.action}</Badge> <strong>{e.entityType}</strong> <span className="mono">{e.entityId}</span>
+          {e.tenant ? <span className="muted"> in {e.tenant}</span> : null} <span className="muted">by {who}</span>
           {e.reason ? <span className="reason"> — “{e.reason}”</span> : null}
         </summary>
+        <div className="button-row">
+          <button type="button" className="link-button" onClick={() => filterBy({ entityType: e.entityType, entityId: e.entityId })}>
+            Show only events on {e.entityType} {e.entityId}
+          </button>
+          <button type="button" className="link-button" onClick={() => filterBy({ actor: e.actor })}>
+            Show only events by {who}
+          </button>
+        </div>
         <DiffView before={e.before} after={e.after} label={`Changes in event ${e.seq}`} empty="No field-level difference recorded." />
         <p className="muted small mono">
           request {e.requestId ?? '—'} · hash {e.hash.slice(0, 16)}… · prev {e.prevHash.slice(0, 16)}…

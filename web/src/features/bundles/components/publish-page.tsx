@@ -436,7 +436,13 @@ function Runtimes({ tenant }: { tenant: string }) {
   const ids = useId();
   const items = runtimes.data?.runtimes ?? [];
   const latest = runtimes.data?.latest?.version;
-  const onLatest = items.filter((r) => latest !== undefined && r.version === latest).length;
+  // Converged means on the latest version and fresh: a stale runtime may report the latest
+  // version while it serves a bundle it can no longer refresh (or one that has expired).
+  const converged = items.filter((r) => latest !== undefined && r.version === latest && r.health === 'fresh').length;
+  const stale = items.filter((r) => r.health === 'stale');
+  const expired = stale.filter((r) => r.lastError === 'expired').length;
+  const none = items.filter((r) => r.health === 'none').length;
+  const behind = items.filter((r) => r.health === 'fresh' && (latest === undefined || r.version !== latest)).length;
   return (
     <section aria-labelledby={`${ids}-rt`}>
       <h2 id={`${ids}-rt`}>Runtimes</h2>
@@ -445,19 +451,34 @@ function Runtimes({ tenant }: { tenant: string }) {
         <>
           <p>
             {items.length ? (
-              <>
+              <span role="status" aria-label="Fleet">
                 <strong>
-                  {onLatest} of {items.length}
+                  {converged} of {items.length}
                 </strong>{' '}
-                runtime(s) run the latest version{latest !== undefined ? ` (v${latest})` : ''}.
-              </>
+                runtime(s) run the latest version{latest !== undefined ? ` (v${latest})` : ''} and are fresh.
+                {behind ? ` ${behind} run an older version.` : ''}
+                {stale.length ? (
+                  <>
+                    {' '}
+                    <Badge tone="warn">{stale.length} stale</Badge> serving their last good bundle
+                    {expired ? `, ${expired} of them refusing an expired bundle` : ''}.
+                  </>
+                ) : null}
+                {none ? (
+                  <>
+                    {' '}
+                    <Badge tone="bad">{none} with no good bundle</Badge> denying every call.
+                  </>
+                ) : null}
+              </span>
             ) : (
               <span className="muted">No runtime has reported yet.</span>
             )}
           </p>
           {items.length ? (
             <div className="convergence" aria-hidden="true">
-              <div style={{ width: `${(100 * onLatest) / items.length}%` }} />
+              <div style={{ width: `${(100 * converged) / items.length}%` }} />
+              <div className="convergence-stale" style={{ width: `${(100 * stale.length) / items.length}%` }} />
             </div>
           ) : null}
           {items.length ? (

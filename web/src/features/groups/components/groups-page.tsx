@@ -10,7 +10,7 @@ import { Loading, PageHeader } from '../../../components/page.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { canEditInventory } from '../../../lib/permissions.ts';
 import { href, useLocation, replaceRoute } from '../../../lib/router.ts';
-import { patterns } from '../../../lib/schema.ts';
+import { formats } from '../../../lib/schema.ts';
 import { useDraft } from '../../../lib/use-draft.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useBulkGroup } from '../../tools/api/patch-tool.ts';
@@ -229,7 +229,7 @@ function NewGroup() {
         )
       }
     >
-      <TextField label="Name" required pattern={patterns.groupName} value={name} onChange={setName} />
+      <TextField label="Name" required format={formats.groupName} value={name} onChange={setName} />
       <TextField label="Description" value={description} onChange={setDescription} />
     </CreateForm>
   );

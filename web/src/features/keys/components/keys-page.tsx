@@ -64,6 +64,18 @@ export function KeysPage({ session }: { session: Session }) {
               where the root key is kept.
             </p>
           ) : null}
+          {canChange ? (
+            // Every key change needs a reason: asked for before the table whose buttons use it.
+            <div className="field">
+              <label htmlFor={`${ids}-reason`}>Reason for the change (required, audited)</label>
+              <input id={`${ids}-reason`} required value={reason} aria-describedby={`${ids}-why`} onChange={(e) => setReason(e.target.value)} />
+              <p id={`${ids}-why`} className={reason.trim() ? 'muted small' : 'hint'}>
+                {reason.trim()
+                  ? 'Promote, Retire and Add next key record this reason in the audit log.'
+                  : 'Promote, Retire and Add next key stay disabled until you write why you change the keys.'}
+              </p>
+            </div>
+          ) : null}
           <div className="table-wrap">
             <DataTable label="Signing keys" columns={['Key', 'Status', 'Created', 'Latest bundle of']} actions={canChange}>
               {data.keys.map((k) => (
@@ -81,6 +93,7 @@ export function KeysPage({ session }: { session: Session }) {
                         <button
                           type="button"
                           aria-label={`Promote ${k.kid}`}
+                          aria-describedby={`${ids}-why`}
                           disabled={!reason.trim() || change.isPending}
                           onClick={() => run({ kind: 'promote', kid: k.kid, reason }, `${k.kid} now signs.`)}
                         >
@@ -92,6 +105,7 @@ export function KeysPage({ session }: { session: Session }) {
                           type="button"
                           className="danger"
                           aria-label={`Retire ${k.kid}`}
+                          aria-describedby={`${ids}-why`}
                           disabled={!reason.trim() || change.isPending}
                           title={k.latestBundleOf.length ? "Re-issues those tenants' bundles with the signing key first" : undefined}
                           onClick={() => {
@@ -127,10 +141,6 @@ export function KeysPage({ session }: { session: Session }) {
               }}
             >
               <div className="field">
-                <label htmlFor={`${ids}-reason`}>Reason for the change (required, audited)</label>
-                <input id={`${ids}-reason`} required value={reason} onChange={(e) => setReason(e.target.value)} />
-              </div>
-              <div className="field">
                 <label htmlFor={`${ids}-delay`}>Promote the new key</label>
                 <select id={`${ids}-delay`} value={delay} onChange={(e) => setDelay(Number(e.target.value))}>
                   {delays.map(([label], i) => (
@@ -140,7 +150,7 @@ export function KeysPage({ session }: { session: Session }) {
                   ))}
                 </select>
               </div>
-              <button type="submit" className="primary" disabled={!reason.trim() || change.isPending}>
+              <button type="submit" className="primary" aria-describedby={`${ids}-why`} disabled={!reason.trim() || change.isPending}>
                 Add next key
               </button>
             </form>

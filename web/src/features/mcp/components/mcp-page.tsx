@@ -9,7 +9,7 @@ import { Loading, PageHeader } from '../../../components/page.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { canEditInventory } from '../../../lib/permissions.ts';
 import { href } from '../../../lib/router.ts';
-import { limits, patterns } from '../../../lib/schema.ts';
+import { formats, limits } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { ReviewQueue } from '../../tools/components/review-queue.tsx';
 import { useMcpServers } from '../api/get-mcp-servers.ts';
@@ -125,7 +125,7 @@ function NewServer() {
         });
       }}
     >
-      <TextField label="Server id" required pattern={patterns.mcpServerId} value={id} onChange={setId} />
+      <TextField label="Server id" required format={formats.mcpServerId} value={id} onChange={setId} />
       <TextField label="Label" required maxLength={limits.mcpLabelMax} value={label} onChange={setLabel} />
       <fieldset className="section">
         <legend>Transport</legend>
@@ -137,7 +137,18 @@ function NewServer() {
         </label>
         {kind === 'stdio' ? (
           <>
-            <TextField label="Command" required value={command} onChange={setCommand} placeholder="npx" />
+            <TextField
+              label="Command (absolute path)"
+              required
+              value={command}
+              onChange={setCommand}
+              placeholder="/usr/local/bin/mcp-server-memory"
+              aria-describedby={`${ids}-command-hint`}
+            />
+            <p id={`${ids}-command-hint`} className="hint">
+              Only commands the operator lists in <code>TOOLGATE_MCP_COMMANDS</code> run, by absolute path: a bare <code>npx</code> or <code>uvx</code> is
+              refused. If yours is refused, the answer names the commands this server allows.
+            </p>
             <ListInput label="Arguments" value={args} onChange={setArgs} placeholder="-y, @modelcontextprotocol/server-memory" />
             <ListInput
               label="Environment variable names"

@@ -9,10 +9,10 @@ import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
 import { TextField } from '../../../components/text-field.tsx';
-import { ssoRoles } from '../../../lib/schema.ts';
+import { formats, ssoRoles } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useTenants } from '../../tenants/api/get-tenants.ts';
-import { type StoredMapping, useCreateMapping, useDeleteMapping, useMappings, usePreview, useUpdateMapping } from '../api/sso-mappings.ts';
+import { type StoredMapping, useCreateMapping, useDeleteMapping, useMappings, usePreview, useSsoEnabled, useUpdateMapping } from '../api/sso-mappings.ts';
 import { may } from '../../../lib/permissions.ts';
 
 const scoped = (role: SsoMapping['role']) => role === 'editor' || role === 'viewer';
@@ -20,6 +20,7 @@ const scoped = (role: SsoMapping['role']) => role === 'editor' || role === 'view
 /** Single sign-on: which identity-provider claims give which console role, and a checker for pasted claims. */
 export function SsoPage({ session }: { session: Session }) {
   const mappings = useMappings();
+  const ssoEnabled = useSsoEnabled();
   const remove = useDeleteMapping();
   const admin = may(session, 'sso', 'write');
   const [editing, setEditing] = useState<StoredMapping | null>(null);
@@ -30,6 +31,18 @@ export function SsoPage({ session }: { session: Session }) {
         title="Single sign-on"
         subtitle="People who sign in through your identity provider get the role of every mapping their ID-token claims match: the union of the tenants, the strongest role in each. No match, no access."
       />
+      {ssoEnabled.data === false ? (
+        <p role="note" className="notice notice-warn">
+          Single sign-on is off on this server: the sign-in page offers no “Sign in with SSO” and these mappings are not used until the operator sets{' '}
+          <code>TOOLGATE_OIDC_ISSUER</code>, <code>TOOLGATE_OIDC_CLIENT_ID</code>, <code>TOOLGATE_OIDC_CLIENT_SECRET</code> and <code>TOOLGATE_PUBLIC_URL</code>{' '}
+          and restarts it. You can still prepare mappings and check claims against them.
+        </p>
+      ) : null}
+      {ssoEnabled.data === true ? (
+        <p role="note" className="notice notice-info">
+          Single sign-on is on: the sign-in page offers “Sign in with SSO”.
+        </p>
+      ) : null}
       <div className="split">
         <div className="table-wrap">
           {mappings.isPending ? <Loading what="mappings" /> : null}
@@ -134,7 +147,7 @@ function MappingForm({ editing, onDone }: { editing: StoredMapping | null; onDon
         ) : null
       }
     >
-      <TextField label="Mapping id" required value={id} onChange={setId} readOnly={!!editing} placeholder="acme-developers" pattern="[a-z0-9][a-z0-9-]*" />
+      <TextField label="Mapping id" required value={id} onChange={setId} readOnly={!!editing} placeholder="acme-developers" format={formats.ssoMappingId} />
       <TextField label="Claim" required value={claim} onChange={setClaim} />
       <TextField label="Value" required value={value} onChange={setValue} placeholder="acme-developers" />
       <SelectField label="Role" value={role} options={ssoRoles} onChange={(v) => setRole(v as SsoMapping['role'])} />

@@ -8,7 +8,7 @@ import { Loading, PageHeader } from '../../../components/page.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { canEditInventory } from '../../../lib/permissions.ts';
 import { href } from '../../../lib/router.ts';
-import { patterns } from '../../../lib/schema.ts';
+import { formats } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useTools } from '../../tools/api/get-tools.ts';
 import { useStates } from '../api/get-states.ts';
@@ -153,7 +153,7 @@ function NewState() {
         );
       }}
     >
-      <TextField label="Name" required pattern={patterns.stateName} value={name} onChange={setName} />
+      <TextField label="Name" required format={formats.stateName} value={name} onChange={setName} />
       <TextField label="Description" value={description} onChange={setDescription} />
     </CreateForm>
   );

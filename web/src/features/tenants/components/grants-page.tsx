@@ -8,7 +8,7 @@ import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { may } from '../../../lib/permissions.ts';
-import { limits, patterns } from '../../../lib/schema.ts';
+import { formats, limits } from '../../../lib/schema.ts';
 import { useDraft } from '../../../lib/use-draft.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useTools } from '../../tools/api/get-tools.ts';
@@ -136,7 +136,7 @@ function GrantEditor({
           className="mono"
           required
           readOnly={!create}
-          pattern={patterns.connectionId}
+          format={formats.connectionId}
           value={g.connectionId}
           onChange={(connectionId) => draft.update((v) => ({ ...v, connectionId }))}
         />

@@ -6,7 +6,7 @@ import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
-import { effects, limits, matchesPattern, patterns } from '../../../lib/schema.ts';
+import { effects, formatProblem, formats, limits, type NameFormat } from '../../../lib/schema.ts';
 import type { Draft } from '../../../lib/use-draft.ts';
 import { BudgetFields } from '../../../components/budget-fields.tsx';
 import { useSavePolicy } from '../api/save-policy.ts';
@@ -122,7 +122,7 @@ export function PolicyEditor({
           <AddName
             label="New role name"
             button="Add role"
-            pattern={patterns.roleName}
+            format={formats.roleName}
             taken={Object.keys(roles)}
             onAdd={(n) => setRole(n, { groups: [], allow: [], deny: [], requireApproval: [] })}
           />
@@ -210,7 +210,7 @@ export function PolicyEditor({
           <AddName
             label="New profile name"
             button="Add profile"
-            pattern={patterns.profileName}
+            format={formats.profileName}
             taken={Object.keys(p.profiles ?? {})}
             placeholder="openai"
             onAdd={(n) => set('profiles', { ...p.profiles, [n]: { enable: [], disable: [] } })}
@@ -311,14 +311,14 @@ function FieldErrors({ errors }: { errors: { pointer: string; message: string }[
 function AddName({
   label,
   button,
-  pattern,
+  format,
   taken,
   placeholder,
   onAdd,
 }: {
   label: string;
   button: string;
-  pattern?: string;
+  format?: NameFormat;
   taken: string[];
   placeholder?: string;
   onAdd: (name: string) => void;
@@ -326,7 +326,7 @@ function AddName({
   const [name, setName] = useState('');
   const id = useId();
   const n = name.trim();
-  const problem = !n ? null : taken.includes(n) ? 'already exists' : pattern && !matchesPattern(pattern, n) ? 'not an allowed name' : null;
+  const problem = !n ? null : taken.includes(n) ? `${n} already exists` : format ? formatProblem(format, n) : null;
   const add = () => {
     if (!n || problem) return;
     onAdd(n);
@@ -341,6 +341,7 @@ function AddName({
           value={name}
           placeholder={placeholder}
           aria-invalid={!!problem}
+          aria-describedby={problem ? `${id}-problem` : undefined}
           onChange={(e) => setName(e.target.value)}
           onKeyDown={(e) => {
             if (e.key === 'Enter') {
@@ -353,7 +354,11 @@ function AddName({
       <button type="button" onClick={add} disabled={!n || !!problem}>
         {button}
       </button>
-      {problem ? <span className="field-error">{problem}</span> : null}
+      {problem ? (
+        <span id={`${id}-problem`} className="field-error">
+          {problem}
+        </span>
+      ) : null}
     </div>
   );
 }

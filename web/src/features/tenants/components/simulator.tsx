@@ -266,7 +266,7 @@ export function Simulator({
               })}
             </DataTable>
           </div>
-          <div className="table-wrap">
+          <div className="table-wrap filtered-tools">
             <DataTable label="Filtered tools" columns={['Tool', 'Reason', 'Why']} compact caption={`Filtered tools (${r.filtered.length})`}>
               {r.filtered.map((f) => {
                 const was = changed(f.id, { visible: false, detail: f.reason });

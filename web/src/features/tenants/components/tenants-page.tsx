@@ -6,7 +6,7 @@ import { Loading, PageHeader } from '../../../components/page.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { canEditInventory, visibleTenants } from '../../../lib/permissions.ts';
 import { href, navigate } from '../../../lib/router.ts';
-import { limits, patterns } from '../../../lib/schema.ts';
+import { formats, limits } from '../../../lib/schema.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { Badge } from '../../../components/badge.tsx';
 import { flash } from '../../../lib/flash.ts';
@@ -105,7 +105,7 @@ function NewTenant() {
         )
       }
     >
-      <TextField label="Tenant id" required pattern={patterns.tenantId} value={id} onChange={setId} />
+      <TextField label="Tenant id" required format={formats.tenantId} value={id} onChange={setId} />
       <TextField label="Name" required maxLength={limits.tenantNameMax} value={name} onChange={setName} />
     </CreateForm>
   );

@@ -29,6 +29,18 @@ export const toolPageQueryOptions = (filters: ToolFilters, limit: number, cursor
     placeholderData: keepPreviousData,
   });
 
+/** Every tool that matches the filters, a server page of 1,000 at a time (for "select all that match"). */
+export async function getAllMatching(filters: ToolFilters): Promise<Tool[]> {
+  const out: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await getToolPage(filters, 1000, cursor);
+    out.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return out;
+}
+
 export function useToolPage(filters: ToolFilters, limit: number, cursor: string | undefined) {
   return useQuery(toolPageQueryOptions(filters, limit, cursor));
 }

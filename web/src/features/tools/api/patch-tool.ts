@@ -44,6 +44,38 @@ export async function bulkGroup({ tools, group, op, reason }: { tools: Tool[]; g
   return result;
 }
 
+/** Sets the redaction allowlist of each selected tool (the same fields kept for all); one request per tool. */
+export async function bulkRedaction({ tools, allow, reason }: { tools: Tool[]; allow: string[]; reason?: string }): Promise<BulkResult> {
+  const result: BulkResult = { ok: [], failed: [], tools: [] };
+  for (const t of tools) {
+    if (t.redaction && JSON.stringify(t.redaction.allow) === JSON.stringify(allow)) {
+      result.ok.push(t.id);
+      result.tools.push(t);
+      continue;
+    }
+    try {
+      result.tools.push(
+        await patchTool({
+          id: t.id,
+          version: t.version,
+          patch: { redaction: { allow } },
+          reason: reason?.trim() || `Set the redaction allowlist to ${allow.join(', ') || 'nothing'}`,
+        }),
+      );
+      result.ok.push(t.id);
+    } catch (error) {
+      result.failed.push({ id: t.id, error });
+      result.tools.push(t);
+    }
+  }
+  return result;
+}
+
+export function useBulkRedaction() {
+  const qc = useQueryClient();
+  return useMutation({ mutationFn: bulkRedaction, onSettled: () => qc.invalidateQueries({ queryKey: ['tools'] }) });
+}
+
 export function useBulkGroup() {
   const qc = useQueryClient();
   return useMutation({ mutationFn: bulkGroup, onSettled: () => qc.invalidateQueries({ queryKey: ['tools'] }) });

@@ -1,6 +1,7 @@
 import { useId, useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { CheckGroup } from '../../../components/check-group.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
 import { TextField } from '../../../components/text-field.tsx';
@@ -15,10 +16,14 @@ const effectWords: Record<Tool['effect'], string> = {
 };
 
 /** What an MCP server says about its own tool (its annotations, kept as hints): shown, never trusted. */
-function serverHints(tools: Tool[]): string[] {
-  const out = new Set<string>();
-  for (const t of tools) for (const [k, v] of Object.entries(t.source?.hints ?? {})) out.add(`${k}: ${JSON.stringify(v)}`);
-  return [...out];
+function serverHints(tool: Tool): string[] {
+  return Object.entries(tool.source?.hints ?? {}).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
+}
+
+/** Whether the tools' servers say different things about them (then each tool's claims are listed). */
+function hintsDisagree(tools: Tool[]): boolean {
+  const said = new Set(tools.map((t) => JSON.stringify(serverHints(t))));
+  return said.size > 1;
 }
 
 /**
@@ -37,7 +42,8 @@ export function ApprovalForm({ tools, onApproved, onCancel }: { tools: Tool[]; o
   const [failed, setFailed] = useState<BulkApproval['failed']>([]);
   const title = one ? `Approve ${one.id}` : `Approve ${tools.length} tools`;
   const suggested = [...new Set(tools.map((t) => t.effect))];
-  const hinted = serverHints(tools);
+  const hinted = serverHints(tools[0]!);
+  const mixed = tools.length > 1 && hintsDisagree(tools);
   return (
     <form
       className="approval-form card"
@@ -61,20 +67,37 @@ export function ApprovalForm({ tools, onApproved, onCancel }: { tools: Tool[]; o
       <h3>{title}</h3>
       <fieldset className="section">
         <legend>Effect (you decide)</legend>
-        <p className="hint">
-          The server's own claims are not trusted.{' '}
-          {hinted.length ? (
-            <>
-              It says:{' '}
-              {hinted.map((h) => (
-                <code key={h}>{h} </code>
-              ))}
-            </>
-          ) : (
-            'It gives no hints.'
-          )}{' '}
-          Recorded on import: {suggested.join(', ')}.
-        </p>
+        {mixed ? (
+          <>
+            <p className="hint">The servers' own claims are not trusted, and they differ from tool to tool: one effect applies to all {tools.length}.</p>
+            <div className="table-wrap">
+              <DataTable label="What each server says" columns={['Tool', 'Its server says', 'Recorded on import']} compact>
+                {tools.map((t) => (
+                  <tr key={t.id}>
+                    <td className="mono">{t.id}</td>
+                    <td className="small">{serverHints(t).length ? serverHints(t).join(', ') : <span className="muted">no hints</span>}</td>
+                    <td>{t.effect.replace(/_/g, ' ')}</td>
+                  </tr>
+                ))}
+              </DataTable>
+            </div>
+          </>
+        ) : (
+          <p className="hint">
+            The server's own claims are not trusted.{' '}
+            {hinted.length ? (
+              <>
+                {tools.length > 1 ? `All ${tools.length} say` : 'It says'}:{' '}
+                {hinted.map((h) => (
+                  <code key={h}>{h} </code>
+                ))}
+              </>
+            ) : (
+              'It gives no hints.'
+            )}{' '}
+            Recorded on import: {suggested.join(', ')}.
+          </p>
+        )}
         {effects.map((e) => (
           <label key={e} className="check">
             <input type="radio" name={`${ids}-effect`} required checked={effect === e} onChange={() => setEffect(e)} /> {e.replace(/_/g, ' ')}

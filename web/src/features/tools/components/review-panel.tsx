@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
+import { DataTable } from '../../../components/data-table.tsx';
 import { DiffView } from '../../../components/diff-view.tsx';
 import { pretty } from '../../../lib/json.ts';
 import { href } from '../../../lib/router.ts';
@@ -51,9 +52,7 @@ export function ReviewPanel({
       {review.previous ? (
         <DiffView before={review.previous} after={review.current} label={`Definition diff of ${tool.id}`} />
       ) : (
-        <figure className="definition-figure" aria-label={`Offered definition of ${tool.id}`}>
-          <pre className="definition">{pretty(review.current)}</pre>
-        </figure>
+        <OfferedDefinition tool={tool} definition={review.current} />
       )}
       {review.problems?.length ? (
         <div className="notice notice-warn" role="note">
@@ -69,5 +68,60 @@ export function ReviewPanel({
         </div>
       ) : null}
     </section>
+  );
+}
+
+type Definition = NonNullable<Tool['review']>['current'];
+type Property = { type?: unknown; description?: unknown; enum?: unknown[] };
+
+/** A JSON Schema type in words: `string`, `integer or null`, `one of "a", "b"`. */
+function typeWords(p: Property): string {
+  if (Array.isArray(p.enum)) return `one of ${p.enum.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (Array.isArray(p.type)) return p.type.join(' or ');
+  return typeof p.type === 'string' ? p.type : 'any';
+}
+
+/**
+ * A new tool as its server offers it, read as a person reads it: what it says it does, its
+ * parameters (name, type, required, description), what the server claims of it; the raw
+ * definition only on request.
+ */
+function OfferedDefinition({ tool, definition }: { tool: Tool; definition: Definition }) {
+  const schema = definition.inputSchema as { properties?: Record<string, Property>; required?: string[] };
+  const params = Object.entries(schema.properties ?? {});
+  const required = new Set(schema.required ?? []);
+  const hints = Object.entries(tool.source?.hints ?? {});
+  return (
+    <fieldset className="offered-definition plain" aria-label={`Offered definition of ${tool.id}`}>
+      <p>{definition.description ? definition.description : <span className="muted">The server gives no description.</span>}</p>
+      {params.length ? (
+        <div className="table-wrap">
+          <DataTable label={`Parameters of ${tool.id}`} columns={['Parameter', 'Type', 'Required', 'Description']} compact>
+            {params.map(([name, p]) => (
+              <tr key={name}>
+                <td className="mono">{name}</td>
+                <td className="mono small">{typeWords(p)}</td>
+                <td>{required.has(name) ? 'yes' : 'no'}</td>
+                <td className="small">{typeof p.description === 'string' ? p.description : ''}</td>
+              </tr>
+            ))}
+          </DataTable>
+        </div>
+      ) : (
+        <p className="muted small">No parameters.</p>
+      )}
+      <p className="small">
+        {hints.length ? (
+          <>The server claims (not trusted): {hints.map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(', ')}.</>
+        ) : (
+          <span className="muted">The server makes no claim about what the tool does.</span>
+        )}
+        {definition.outputSchema ? ' It declares an output schema.' : ''}
+      </p>
+      <details>
+        <summary>Full definition as offered (JSON)</summary>
+        <pre className="definition">{pretty(definition)}</pre>
+      </details>
+    </fieldset>
   );
 }

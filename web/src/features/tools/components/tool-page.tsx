@@ -12,7 +12,7 @@ import { ApiError } from '../../../lib/api-client.ts';
 import { pretty } from '../../../lib/json.ts';
 import { canEditInventory } from '../../../lib/permissions.ts';
 import { href, navigate } from '../../../lib/router.ts';
-import { effects, hints, limits, patterns, toolStatuses } from '../../../lib/schema.ts';
+import { effects, formatProblem, formats, hints, limits, toolStatuses } from '../../../lib/schema.ts';
 import { useDraft } from '../../../lib/use-draft.ts';
 import { flash } from '../../../lib/flash.ts';
 import { useInputSchemaProblems } from '../../../lib/input-schema-rules.ts';
@@ -91,6 +91,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
   const groups = useGroups();
   const states = useStates();
   const ids = useId();
+  const idProblem = create ? formatProblem(formats.toolId, t.id) : null;
   const textsDirty = inputText !== pretty(server.inputSchema) || outputText !== (server.outputSchema ? pretty(server.outputSchema) : '');
   const dirty = draft.dirty || textsDirty;
 
@@ -112,8 +113,9 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
       judgedText === inputText
         ? serverErrors.filter((e) => e.pointer.startsWith('/inputSchema')).map((e) => ({ ...e, pointer: e.pointer.slice('/inputSchema'.length) }))
         : [];
-    const seen = new Set(liveInputErrors.map((e) => `${e.pointer} ${e.message}`));
-    return [...liveInputErrors, ...fromServer.filter((e) => !seen.has(`${e.pointer} ${e.message}`))];
+    // A value the live check already names (a mistyped `type`) is not repeated in the server's words.
+    const seen = new Set(liveInputErrors.map((e) => e.pointer));
+    return [...liveInputErrors, ...fromServer.filter((e) => !seen.has(e.pointer))];
   }, [serverErrors, liveInputErrors, judgedText, inputText]);
   const outputErrors = useMemo(
     () => serverErrors.filter((e) => e.pointer.startsWith('/outputSchema')).map((e) => ({ ...e, pointer: e.pointer.slice('/outputSchema'.length) })),
@@ -212,11 +214,19 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
                 required
                 readOnly={!create}
                 maxLength={limits.toolIdMax}
-                pattern={patterns.toolId}
                 placeholder="core__my-tool"
-                aria-describedby={`${ids}-id-hint`}
-                onChange={(e) => set('id', e.target.value)}
+                aria-invalid={idProblem ? true : undefined}
+                aria-describedby={idProblem ? `${ids}-id-problem ${ids}-id-hint` : `${ids}-id-hint`}
+                onChange={(e) => {
+                  e.target.setCustomValidity(create ? (formatProblem(formats.toolId, e.target.value) ?? '') : '');
+                  set('id', e.target.value);
+                }}
               />
+              {idProblem ? (
+                <p id={`${ids}-id-problem`} className="field-error">
+                  {idProblem}
+                </p>
+              ) : null}
               <small id={`${ids}-id-hint`} className="hint">
                 <SchemaText text={hints.toolId} />
               </small>
@@ -404,9 +414,18 @@ function RequiresEditor({ value, onChange }: { value: Gate[]; onChange: (v: Gate
             <input
               id={`${ids}-fact-${i}`}
               value={g.fact}
-              pattern={patterns.factName}
-              onChange={(e) => onChange(value.map((x, j) => (j === i ? { ...x, fact: e.target.value } : x)))}
+              aria-invalid={formatProblem(formats.factName, g.fact) ? true : undefined}
+              aria-describedby={formatProblem(formats.factName, g.fact) ? `${ids}-fact-${i}-problem` : undefined}
+              onChange={(e) => {
+                e.target.setCustomValidity(formatProblem(formats.factName, e.target.value) ?? '');
+                onChange(value.map((x, j) => (j === i ? { ...x, fact: e.target.value } : x)));
+              }}
             />
+            {formatProblem(formats.factName, g.fact) ? (
+              <p id={`${ids}-fact-${i}-problem`} className="field-error">
+                {formatProblem(formats.factName, g.fact)}
+              </p>
+            ) : null}
           </div>
           <div className="field grow">
             <label htmlFor={`${ids}-in-${i}`}>Fact {i + 1} is one of</label>

@@ -10,8 +10,8 @@ import { href } from '../../../lib/router.ts';
 import { useDebounced } from '../../../lib/use-debounced.ts';
 import { useUrlFilters } from '../../../lib/use-url-filters.ts';
 import { effects, sourceKinds, toolStatuses } from '../../../lib/schema.ts';
-import { useToolPage, type ToolFilters } from '../api/get-tools.ts';
-import { useBulkGroup, type BulkResult } from '../api/patch-tool.ts';
+import { getAllMatching, useToolPage, type ToolFilters } from '../api/get-tools.ts';
+import { useBulkGroup, useBulkRedaction, type BulkResult } from '../api/patch-tool.ts';
 import { ToolBadges } from './tool-badges.tsx';
 
 const filterKeys = ['q', 'group', 'effect', 'status', 'source', 'redaction', 'sort', 'order'] as const;
@@ -48,6 +48,10 @@ export function ToolsPage({ session }: { session: Session }) {
   const [bulkReason, setBulkReason] = useState('');
   const [bulkResult, setBulkResult] = useState<{ op: 'add' | 'remove'; group: string; result: BulkResult } | null>(null);
   const bulk = useBulkGroup();
+  const redact = useBulkRedaction();
+  const [redactionText, setRedactionText] = useState('');
+  const [redactResult, setRedactResult] = useState<BulkResult | null>(null);
+  const [selectingAll, setSelectingAll] = useState<unknown>(null);
   const ids = useId();
 
   const items = tools.data?.items ?? [];
@@ -70,6 +74,34 @@ export function ToolsPage({ session }: { session: Session }) {
   const selectedTools = [...selected.values()];
   const pageSelected = items.length > 0 && items.every((t) => selected.has(t.id));
   const first = (cursors.length - 1) * PAGE_SIZE + 1;
+
+  const runRedaction = () => {
+    if (!selectedTools.length) return;
+    setRedactResult(null);
+    const allow = redactionText
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    redact.mutate(
+      { tools: selectedTools, allow, reason: bulkReason },
+      {
+        onSuccess: (result) => {
+          setRedactResult(result);
+          setSelected(new Map(result.tools.map((t) => [t.id, t])));
+        },
+      },
+    );
+  };
+  const selectAllMatching = () => {
+    setSelectingAll(true);
+    getAllMatching(filters).then(
+      (all) => {
+        setSelected(new Map([...selected, ...all.map((t) => [t.id, t] as const)]));
+        setSelectingAll(null);
+      },
+      (err) => setSelectingAll(err instanceof Error ? err : new Error(String(err))),
+    );
+  };
 
   const runBulk = (op: 'add' | 'remove') => {
     if (!bulkGroupName || !selectedTools.length) return;
@@ -134,9 +166,29 @@ export function ToolsPage({ session }: { session: Session }) {
               Clear selection
             </button>
           ) : null}
+          <span className="bulk-break" />
+          <label htmlFor={`${ids}-bulk-redaction`}>Output fields kept</label>
+          <input
+            id={`${ids}-bulk-redaction`}
+            value={redactionText}
+            placeholder="title, items[].id (empty keeps none)"
+            onChange={(e) => setRedactionText(e.target.value)}
+          />
+          <button type="button" disabled={!selectedTools.length || redact.isPending} onClick={runRedaction}>
+            Set redaction allowlist
+          </button>
+          {redactResult ? (
+            redactResult.failed.length ? (
+              <BulkFailures result={redactResult} />
+            ) : (
+              <Notice success={`Set the redaction allowlist of ${redactResult.ok.length} tool(s).`} />
+            )
+          ) : (
+            <Notice error={redact.error} />
+          )}
           {bulkResult ? (
             bulkResult.result.failed.length ? (
-              <Notice error={bulkResult.result.failed[0]!.error} />
+              <BulkFailures result={bulkResult.result} />
             ) : (
               <Notice
                 success={`${bulkResult.op === 'add' ? 'Added' : 'Removed'} ${bulkResult.result.ok.length} tool(s) ${bulkResult.op === 'add' ? 'to' : 'from'} ${bulkResult.group}.`}
@@ -198,6 +250,15 @@ export function ToolsPage({ session }: { session: Session }) {
             </tbody>
           </table>
           {items.length === 0 ? <p className="muted">No tool matches these filters.</p> : null}
+          {editable && pageSelected && tools.data.total > items.length ? (
+            <p className="notice notice-info">
+              All {items.length} tools on this page are selected.{' '}
+              <button type="button" className="link-button" disabled={selectingAll === true} onClick={selectAllMatching}>
+                {selectingAll === true ? 'Selecting…' : `Select all ${tools.data.total} tools that match these filters`}
+              </button>
+            </p>
+          ) : null}
+          {selectingAll instanceof Error ? <Notice error={selectingAll} /> : null}
           <div className="pager">
             <p className="muted table-count" role="status">
               {items.length ? `${first}–${first + items.length - 1} of ${tools.data.total} tool(s)` : `${tools.data.total} tool(s)`}
@@ -254,5 +315,21 @@ function ToolRow({ tool, editable, checked, onToggle }: { tool: Tool; editable: 
       </td>
       <td className="col-optional">{tool.source?.kind === 'mcp' ? `mcp: ${tool.source.server ?? ''}` : (tool.source?.kind ?? 'core')}</td>
     </tr>
+  );
+}
+
+/** Which tools a bulk change could not change, each with the server's answer. */
+function BulkFailures({ result }: { result: BulkResult }) {
+  return (
+    <div role="alert" className="notice notice-error">
+      {result.ok.length} changed, {result.failed.length} not:
+      <ul>
+        {result.failed.map((f) => (
+          <li key={f.id}>
+            <code>{f.id}</code>: {f.error instanceof Error ? f.error.message : String(f.error)}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
