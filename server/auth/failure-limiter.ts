@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import ipaddr from 'ipaddr.js';
 
 import type { AppDeps, AppEnv } from '../context.ts';
 import { clientAddress } from '../http/client-address.ts';
@@ -6,6 +7,23 @@ import { perDatabase } from '../db/per-database.ts';
 import { ApiError } from '../errors.ts';
 
 type Bucket = { tokens: number; at: number };
+
+/**
+ * The client an address is counted as. An IPv4 address (IPv4-mapped IPv6 included) is one client;
+ * an IPv6 address counts with its whole /64, which is what one subscriber is handed: counting
+ * single IPv6 addresses would give each of them 2^64 allowances.
+ */
+export function clientKeyOf(address: string): string {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.process(address);
+  } catch {
+    return address;
+  }
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const bytes = (parsed as ipaddr.IPv6).toByteArray().slice(0, 8).concat(new Array(8).fill(0));
+  return `${ipaddr.fromByteArray(bytes).toString()}/64`;
+}
 
 // Addresses tracked at once; beyond it the stalest half is dropped (an attacker spraying
 // addresses gains nothing a single address would not: each starts with the same allowance).
@@ -23,18 +41,19 @@ export class FailureLimiter {
 
   constructor(private readonly perMinute: number) {}
 
-  /** Seconds until `address` may try again, or 0 when it may now. */
+  /** Seconds until `address` (its client, see clientKeyOf) may try again, or 0 when it may now. */
   retryAfter(address: string, now = Date.now()): number {
-    const b = this.refilled(address, now);
+    const b = this.refilled(clientKeyOf(address), now);
     return b && b.tokens < 1 ? Math.max(1, Math.ceil(((1 - b.tokens) * 60) / this.perMinute)) : 0;
   }
 
-  /** Records one failure of `address`. */
+  /** Records one failure of `address` (its client, see clientKeyOf). */
   fail(address: string, now = Date.now()): void {
-    const b = this.refilled(address, now) ?? { tokens: this.perMinute, at: now };
+    const key = clientKeyOf(address);
+    const b = this.refilled(key, now) ?? { tokens: this.perMinute, at: now };
     b.tokens -= 1;
-    this.buckets.delete(address);
-    this.buckets.set(address, b);
+    this.buckets.delete(key);
+    this.buckets.set(key, b);
     if (this.buckets.size > MAX_ADDRESSES) {
       let drop = this.buckets.size / 2;
       for (const key of this.buckets.keys()) {

@@ -1,29 +1,14 @@
-import ipaddr from 'ipaddr.js';
 import type { AppDeps } from '../../context.ts';
 import { perDatabase } from '../../db/per-database.ts';
-import { FailureLimiter } from '../failure-limiter.ts';
+import { FailureLimiter, clientKeyOf } from '../failure-limiter.ts';
 import type { PendingLimits } from './pending-sign-ins.ts';
 
 /** Sign-ins under way at once from everyone: the store's bound whatever the addresses. */
 export const MAX_PENDING_SIGN_INS = 10_000;
 const DEFAULT_STARTS_PER_MINUTE = 20;
 
-/**
- * The client a start is counted against. An IPv4 address is one client; an IPv6 address counts
- * with its whole /64, which is what one subscriber is handed (counting single IPv6 addresses
- * would give each attacker 2^64 allowances).
- */
-export function startClientOf(address: string): string {
-  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    parsed = ipaddr.process(address);
-  } catch {
-    return address;
-  }
-  if (parsed.kind() === 'ipv4') return parsed.toString();
-  const bytes = (parsed as ipaddr.IPv6).toByteArray().slice(0, 8).concat(new Array(8).fill(0));
-  return `${ipaddr.fromByteArray(bytes).toString()}/64`;
-}
+/** The client a start is counted against: an IPv4 address, or an IPv6 address's /64. */
+export const startClientOf = clientKeyOf;
 
 /**
  * Starts per client: the same allowance per minute as failed sign-ins
