@@ -2593,6 +2593,39 @@ updatedAt?: string
 }
 
 /**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+
+export interface SubjectOverview {
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
+ */
+subject: string
+tenants: {
+tenant: string
+name: string
+roles: string[]
+/**
+ * The groups simulated: every group the subject's roles permit (`*` for a role that permits any).
+ */
+groups: string[]
+/**
+ * The simulation on the draft; null when the draft does not compile.
+ */
+sees: (EvaluationResult | null)
+/**
+ * The subject's newest logged decisions (at most 20); null when the caller may not read decisions of this tenant.
+ */
+recentDecisions: (StoredDecision[] | null)
+}[]
+}
+/**
+ * What evaluate() and simulate answer: the visible tools with their decision and every filtered tool with the first check it failed. When a requested group is not permitted, `rejected` names the groups and no tool is visible.
+ */
+
+/**
  * Who in a tenant may call what: roles (with argument constraints and approval settings), bindings of subjects to roles, provider profiles, budgets.
  */
 
@@ -2842,6 +2875,53 @@ order?: ("asc" | "desc")
 limit?: string
 cursor?: string
 }
+
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+
+export interface ToolUsage {
+/**
+ * `<namespace>__<name>`: characters [A-Za-z0-9_-], at most 64 (the providers' function-name limit). Case-sensitive.
+ */
+tool: string
+tenants: {
+tenant: string
+name: string
+/**
+ * Why the tool enters no bundle of this tenant whatever the roles say (`missing` when the draft does not compile or the tool is removed); null when it may.
+ */
+excluded: ("quarantined" | "disabled" | "no_redaction" | "missing" | null)
+roles: {
+role: string
+/**
+ * `allow` or `require_approval` when the role reaches the tool; `denied` (a deny glob matches), `not_allowed` (no allow glob matches) or `group` (none of the tool's groups is the role's) otherwise.
+ */
+outcome: ("allow" | "require_approval" | "denied" | "not_allowed" | "group")
+/**
+ * The role's argument constraints that name the tool.
+ */
+constraints: {
+index: number
+reason: string
+otherwise: ("deny" | "require_approval")
+}[]
+}[]
+/**
+ * Bound subjects with a role that reaches the tool.
+ */
+subjects: string[]
+/**
+ * The newest logged decisions on the tool (at most 20); null when the caller may not read decisions of this tenant.
+ */
+recentDecisions: (StoredDecision[] | null)
+}[]
+}
+/**
+ * A decision record as GET /v1/tenants/:tenant/decisions lists it and the export writes it: the record the runtime sent, with the server's id, the runtime that sent it and when it arrived.
+ */
 
 /**
  * One inventory entry: a tool an agent may be allowed to call.

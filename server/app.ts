@@ -13,6 +13,7 @@ import { bundlePublishRoutes } from './api/bundles-publish.ts';
 import { bundleServeRoutes } from './api/bundles-serve.ts';
 import { decisionRoutes, impactRoutes } from './api/decisions.ts';
 import { groupRoutes, stateRoutes } from './api/groups-states.ts';
+import { subjectRoutes, toolUsageRoutes } from './api/insight.ts';
 import { jwksRoutes } from './api/jwks.ts';
 import { keyRoutes } from './api/keys.ts';
 import { mcpServerRoutes } from './api/mcp-servers.ts';
@@ -121,6 +122,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/openapi.json', openApiRoutes);
   app.route('/v1/tokens', tokenRoutes);
   app.route('/v1/tools', toolApprovalRoutes);
+  app.route('/v1/tools', toolUsageRoutes);
+  app.route('/v1/subjects', subjectRoutes);
   app.route('/v1/tools', toolListRoutes);
   app.route('/v1/tools', toolRoutes);
   app.route('/v1/mcp-servers', mcpServerRoutes);

@@ -51,6 +51,20 @@ const operations: Op[] = [
   },
   {
     method: 'get',
+    path: '/v1/tools/{id}/usage',
+    summary: "In each readable tenant: what every role's draft policy does with the tool, who reaches it, its recent decisions",
+    response: 'tool-usage',
+    tag: 'Tools',
+  },
+  {
+    method: 'get',
+    path: '/v1/subjects/{subject}',
+    summary: 'In each readable tenant: the roles of a subject (agent), what it would see on the draft (simulated), its recent decisions',
+    response: 'subject-overview',
+    tag: 'Tenants',
+  },
+  {
+    method: 'get',
     path: '/v1/overview',
     summary: 'Tenants with their published version, draft changes and fleet; what needs attention',
     response: 'overview',
