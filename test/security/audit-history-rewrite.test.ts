@@ -3,7 +3,7 @@
 // links, so the server must hold it to its own signed checkpoints: `/v1/audit/verify` names the
 // contradicted checkpoint, no new checkpoint is signed over the forged head, and checkpoints kept
 // in the mirror directory's audit/checkpoints.jsonl still catch a rewrite whose rows were deleted.
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -172,6 +172,29 @@ describe('history rewritten with recomputed hashes', () => {
     expect(lines.join('\n')).toContain(`BROKEN at seq ${early}: event ${early} hashes to`);
     expect(lines.join('\n')).toContain(`(checkpoint at seq ${early}, signed at `);
     expect(lines.join('\n')).toContain('no checkpoint was signed');
+  });
+
+  it('`toolgate audit verify` with a keys directory holding no keys makes none, and trusts no checkpoint', async () => {
+    const t = await app();
+    await edit(t);
+    await exportSeq(t);
+    const empty = join(t.dir, 'no-keys');
+    const saved = { db: process.env.TOOLGATE_DB, keys: process.env.TOOLGATE_KEYS_DIR };
+    process.env.TOOLGATE_DB = t.dbTarget;
+    process.env.TOOLGATE_KEYS_DIR = empty;
+    const lines: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void lines.push(a.join(' ')));
+    try {
+      expect(await auditCli(['verify'])).toBe(0);
+    } finally {
+      log.mockRestore();
+      process.env.TOOLGATE_DB = saved.db;
+      process.env.TOOLGATE_KEYS_DIR = saved.keys;
+      if (saved.db === undefined) delete process.env.TOOLGATE_DB;
+      if (saved.keys === undefined) delete process.env.TOOLGATE_KEYS_DIR;
+    }
+    expect(lines.join('\n')).toContain('held to 0 signed checkpoint(s); 1 checkpoint(s) ignored');
+    expect(existsSync(empty) ? readdirSync(empty) : []).toEqual([]);
   });
 
   it('ignores a checkpoint row whose signature does not verify, and counts it', async () => {
