@@ -9,6 +9,7 @@ import { explainFiltered, type ExplainContext, type Fix } from '../../../lib/fil
 import { SaveAsTestButton } from '../../policy-tests/components/save-as-test-button.tsx';
 import { usePublishedEvaluator } from '../api/get-published-evaluator.ts';
 import { useSimulation } from '../api/simulate.ts';
+import { TryCall } from './try-call.tsx';
 import { currentLocation } from '../../../lib/router.ts';
 
 type Outcome = { visible: boolean; detail: string };
@@ -254,6 +255,13 @@ export function Simulator({
                     <td className="mono">{t.id}</td>
                     <td>
                       <Badge tone={t.decision === 'allow' ? 'ok' : 'warn'}>{t.decision}</Badge>
+                      {t.constraints?.length ? (
+                        <span className="muted small">
+                          {' '}
+                          · arguments checked:{' '}
+                          {t.constraints.map((k) => `${k.reason} (${k.otherwise === 'deny' ? 'else denied' : 'else approval'})`).join('; ')}
+                        </span>
+                      ) : null}
                       {was ? (
                         <span className="muted">
                           {' '}
@@ -300,6 +308,7 @@ export function Simulator({
               })}
             </DataTable>
           </div>
+          {deferred && !r.rejected ? <TryCall tenant={tenant} request={deferred} unsaved={deferredPolicy} visible={r.tools} /> : null}
         </div>
       ) : sim.isFetching ? (
         <p className="muted">Simulating…</p>

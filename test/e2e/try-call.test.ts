@@ -1,0 +1,68 @@
+// The simulator's "Try a call": an admin tries arguments against the draft's argument constraints.
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { startConsole, type Console } from './harness.ts';
+
+let c: Console;
+let page: Page;
+
+beforeAll(async () => {
+  c = await startConsole();
+  const current = await c.api('GET', '/v1/tenants/acme-research/policy');
+  const policy = current.json;
+  delete policy.version;
+  delete policy.updatedAt;
+  policy.roles.analyst.constraints = [
+    {
+      tools: ['core__knowledge-*'],
+      otherwise: 'deny',
+      arguments: { properties: { query: { type: 'string', pattern: '^[a-z ]*$' } } },
+      reason: 'queries are plain lowercase words',
+    },
+  ];
+  const saved = await c.api('PUT', '/v1/tenants/acme-research/policy', policy, {
+    'if-match': current.headers.get('etag')!,
+    'toolgate-reason': 'constraint for the test',
+  });
+  if (saved.status !== 200) throw new Error(`saving the policy failed: ${saved.text}`);
+  ({ page } = await c.newSession());
+  await page.goto(`${c.url}/`);
+  await c.login(page);
+});
+
+afterAll(async () => {
+  await c?.close();
+});
+
+describe('the simulator tries a call', () => {
+  it('shows the decision, the error code and the constraint that decided, for arguments typed as JSON', async () => {
+    await page.goto(`${c.url}/#/tenants/acme-research`);
+    const sim = page.getByRole('region', { name: 'Simulator' });
+    await sim.getByLabel('Subject').fill('agent:analysis-bot');
+    await sim.getByLabel('Requested groups').fill('knowledge');
+    const visible = sim.getByRole('table', { name: 'Visible tools' });
+    // The visible tool says which constraints check its arguments.
+    await visible
+      .getByRole('row', { name: /core__knowledge-query\s+allow\s+· arguments checked: queries are plain lowercase words \(else denied\)/ })
+      .waitFor();
+
+    const form = sim.getByRole('form', { name: 'Try a call' });
+    await form.getByLabel('Tool').fill('core__knowledge-query');
+    await form.getByLabel('Arguments (JSON)').fill('{"query":"DROP TABLE users"}');
+    await form.getByRole('button', { name: 'Try' }).click();
+    const outcome = sim.getByRole('status', { name: 'Call decision' });
+    await outcome.getByText('deny', { exact: true }).waitFor();
+    await outcome.getByText('policy_denied', { exact: true }).waitFor();
+    await outcome.getByText('Decided by constraint 0 of role analyst (deny): queries are plain lowercase words').waitFor();
+
+    await form.getByLabel('Arguments (JSON)').fill('{"query":"revenue by region"}');
+    await form.getByRole('button', { name: 'Try' }).click();
+    await outcome.getByText('allow', { exact: true }).waitFor();
+
+    // Arguments that are not JSON are answered as a runtime would answer them.
+    await form.getByLabel('Arguments (JSON)').fill('{"query":');
+    await form.getByRole('button', { name: 'Try' }).click();
+    await outcome.getByText('invalid_json', { exact: true }).waitFor();
+    await c.shot(page, 'simulator-try-a-call');
+  });
+});
