@@ -43,16 +43,25 @@ export function ApprovalsPage({ session }: { session: Session }) {
 function TenantQueue({ tenant, highlight }: { tenant: string; highlight: string | null }) {
   const pending = usePendingApprovals(tenant);
   const items = pending.data ?? [];
+  // A decided request leaves the queue: what was decided is said here, where the person still looks.
+  const [decided, setDecided] = useState<Approval | null>(null);
   return (
     <section aria-label={`Approval requests in ${tenant}`}>
       <h2>{tenant}</h2>
       {pending.isPending ? <Loading what={`approval requests of ${tenant}`} /> : null}
       {pending.error ? <Notice error={pending.error} /> : null}
+      <Notice
+        success={
+          decided
+            ? `${decided.state === 'approved' ? 'Approved' : 'Denied'}: ${decided.subject} → ${decided.tool}${decided.state === 'approved' ? ' may run once.' : '.'}`
+            : null
+        }
+      />
       {pending.data && items.length === 0 ? <p className="muted">No call is waiting for approval in {tenant}.</p> : null}
       {items.length ? (
         <ul className="approval-queue">
           {items.map((a) => (
-            <ApprovalItem key={a.id} approval={a} highlighted={a.id === highlight} />
+            <ApprovalItem key={a.id} approval={a} highlighted={a.id === highlight} onDecided={setDecided} />
           ))}
         </ul>
       ) : null}
@@ -60,7 +69,7 @@ function TenantQueue({ tenant, highlight }: { tenant: string; highlight: string 
   );
 }
 
-function ApprovalItem({ approval: a, highlighted }: { approval: Approval; highlighted: boolean }) {
+function ApprovalItem({ approval: a, highlighted, onDecided }: { approval: Approval; highlighted: boolean; onDecided: (a: Approval) => void }) {
   const ids = useId();
   const [reason, setReason] = useState('');
   const [tried, setTried] = useState(false);
@@ -69,7 +78,8 @@ function ApprovalItem({ approval: a, highlighted }: { approval: Approval; highli
   const send = (verdict: 'approve' | 'deny') => {
     setTried(true);
     if (!reason.trim()) return;
-    decide.mutate({ tenant: a.tenant, id: a.id, verdict, reason });
+    // The promise settles even after the decided request has left the queue (and this item unmounted).
+    decide.mutateAsync({ tenant: a.tenant, id: a.id, verdict, reason }).then(onDecided, () => undefined);
   };
   return (
     <li className={highlighted ? 'card highlighted' : 'card'} aria-labelledby={`${ids}-title`}>
@@ -124,7 +134,7 @@ function ApprovalItem({ approval: a, highlighted }: { approval: Approval; highli
           </button>
         </div>
       </form>
-      <Notice error={decide.error} success={decide.data ? (decide.data.state === 'approved' ? 'Approved: the waiting call may run once.' : 'Denied.') : null} />
+      <Notice error={decide.error} />
     </li>
   );
 }
