@@ -175,6 +175,7 @@ export class BundleClient {
         signal: this.abort.signal,
         now: this.now,
         mirrors: this.mirrors,
+        serverReachable: () => this.reachable,
       });
     }
     const logOptions = typeof options.decisionLog === 'object' ? options.decisionLog : {};
@@ -375,6 +376,8 @@ export class BundleClient {
       // Back off either way: the server is tried again first.
       return 'backoff';
     }
+    // The server answers: its key set comes before a mirror's, and before this answer is judged.
+    if (this.keySource?.wantsServerKeySet()) await this.takeServerKeySet();
     let { res, bytes } = got;
     if (res.status === 304) {
       const etag = unquote(res.headers.get('etag'));
@@ -522,9 +525,20 @@ export class BundleClient {
     return this.keySetRefresh;
   }
 
-  private async refreshKeySetNow(): Promise<void> {
+  /**
+   * Replaces a key set a mirror gave with the server's: a hostile mirror may serve an old,
+   * unexpired key set that still lists a key retired since (and a bundle signed with it).
+   */
+  private async takeServerKeySet(): Promise<void> {
+    await this.keySetRefresh;
+    if (!this.keySource?.wantsServerKeySet() || this.closed) return;
+    this.keySetRefresh ??= this.refreshKeySetNow(true).finally(() => (this.keySetRefresh = undefined));
+    await this.keySetRefresh;
+  }
+
+  private async refreshKeySetNow(serverOnly = false): Promise<void> {
     if (!this.keySource || this.closed) return;
-    const r = await this.keySource.refresh();
+    const r = await this.keySource.refresh({ serverOnly });
     if (this.closed) return;
     if (!r.ok && r.code !== 'unreachable' && r.code !== 'server_error') this.refuse(r.code, `key set refused: ${r.message}`);
     const kid = this.held ? signerKid(this.held.signature) : undefined;

@@ -9,6 +9,8 @@ import { atomicWrite } from './cache.ts';
 export type KeySetRefresh = { ok: true; keySet: KeySet; changed: boolean } | { ok: false; code: VerifyCode | 'unreachable' | 'server_error'; message: string };
 
 const STATE_FORMAT = 'toolgate.keyset-cache/v1';
+/** Where the key set in use came from: the control plane, or a static mirror (weaker, see wantsServerKeySet). */
+type KeySetOrigin = 'server' | 'mirror';
 /** How many key-set versions a runtime walks to follow root rotations it missed. */
 const MAX_WALK = 1000;
 
@@ -21,7 +23,7 @@ const MAX_WALK = 1000;
  * as much as the configuration.
  */
 export class KeySetSource {
-  private current: { keySet: KeySet; trusted: TrustedKeys } | undefined;
+  private current: { keySet: KeySet; trusted: TrustedKeys; from: KeySetOrigin } | undefined;
   private highestVersionSeen = 0;
   private roots: RootKey[];
 
@@ -35,6 +37,11 @@ export class KeySetSource {
       now: () => Date;
       /** Static mirrors to read `keyset.json(.jws)` from when the server cannot be reached. */
       mirrors?: readonly string[];
+      /**
+       * Whether the server answered lately (its bundle pulls): then a failed key-set fetch is a
+       * hiccup, not an outage, and no mirror is asked. Mirrors answer only what the server cannot.
+       */
+      serverReachable?: () => boolean;
     },
   ) {
     this.roots = [...opts.trustedRoots];
@@ -51,9 +58,18 @@ export class KeySetSource {
     return this.current?.keySet;
   }
 
+  /**
+   * Whether the key set in use came from a mirror (or there is none yet): a mirror may serve an
+   * old, unexpired key set that still lists a key retired since, so the server's key set is taken
+   * as soon as the server answers.
+   */
+  wantsServerKeySet(): boolean {
+    return this.current?.from !== 'server';
+  }
+
   /** Loads the persisted key set, checked again as if it had just arrived (an expired one is not used). */
   async load(): Promise<{ ok: true } | { ok: false; code: VerifyCode; message: string }> {
-    let state: { format?: unknown; highestVersionSeen?: unknown; roots?: unknown };
+    let state: { format?: unknown; highestVersionSeen?: unknown; roots?: unknown; from?: unknown };
     try {
       state = JSON.parse(await readFile(this.file('keyset.state.json'), 'utf8'));
     } catch {
@@ -72,7 +88,7 @@ export class KeySetSource {
     }
     const r = await verifyKeySet(bytes, signature.trim(), { trustedRoots: this.roots, highestVersionSeen: this.highestVersionSeen, now: this.opts.now() });
     if (!r.ok) return r;
-    this.current = { keySet: r.keySet, trusted: r.trustedKeys };
+    this.current = { keySet: r.keySet, trusted: r.trustedKeys, from: state.from === 'server' ? 'server' : 'mirror' };
     this.roots = rootsOf(r.keySet);
     return { ok: true };
   }
@@ -82,10 +98,10 @@ export class KeySetSource {
    * runtime does not trust yet, it walks the versions after the newest one it verified to follow
    * the root chain, then tries the latest again.
    */
-  async refresh(): Promise<KeySetRefresh> {
-    const latest = await this.get();
+  async refresh(opts: { serverOnly?: boolean } = {}): Promise<KeySetRefresh> {
+    const latest = await this.get(undefined, opts.serverOnly);
     if (!latest.ok) return latest;
-    let r = await this.accept(latest.bytes, latest.signature);
+    let r = await this.accept(latest.bytes, latest.signature, false, latest.from);
     if (!r.ok && r.code === 'keyset_untrusted_root' && latest.version > this.highestVersionSeen + 1) {
       for (let v = this.highestVersionSeen + 1; v < latest.version && v <= this.highestVersionSeen + MAX_WALK; v++) {
         const step = await this.get(v);
@@ -94,12 +110,12 @@ export class KeySetSource {
         // An expired intermediate version still vouches for the roots after it; anything else breaks the chain.
         if (!accepted.ok && accepted.code !== 'keyset_expired') return accepted;
       }
-      r = await this.accept(latest.bytes, latest.signature);
+      r = await this.accept(latest.bytes, latest.signature, false, latest.from);
     }
     return r;
   }
 
-  private async accept(bytes: Buffer, signature: string | null, intermediate = false): Promise<KeySetRefresh> {
+  private async accept(bytes: Buffer, signature: string | null, intermediate = false, from: KeySetOrigin = 'server'): Promise<KeySetRefresh> {
     const r = await verifyKeySet(bytes, signature, { trustedRoots: this.roots, highestVersionSeen: this.highestVersionSeen, now: this.opts.now() });
     if (!r.ok) {
       if (!(intermediate && r.code === 'keyset_expired')) return r;
@@ -112,7 +128,7 @@ export class KeySetSource {
     const changed = this.current?.keySet.version !== r.keySet.version;
     this.highestVersionSeen = Math.max(this.highestVersionSeen, r.keySet.version);
     this.roots = rootsOf(r.keySet);
-    if (!intermediate) this.current = { keySet: r.keySet, trusted: r.trustedKeys };
+    if (!intermediate) this.current = { keySet: r.keySet, trusted: r.trustedKeys, from };
     await this.persist(intermediate ? undefined : { bytes, signature: signature!.trim() });
     return { ok: true, keySet: r.keySet, changed };
   }
@@ -124,7 +140,7 @@ export class KeySetSource {
         await atomicWrite(this.file('keyset.json'), files.bytes);
         await atomicWrite(this.file('keyset.jws'), `${files.signature}\n`);
       }
-      const state = { format: STATE_FORMAT, highestVersionSeen: this.highestVersionSeen, roots: this.roots };
+      const state = { format: STATE_FORMAT, highestVersionSeen: this.highestVersionSeen, roots: this.roots, from: this.current?.from };
       await atomicWrite(this.file('keyset.state.json'), `${JSON.stringify(state, null, 2)}\n`);
     } catch {
       // Verified and in use; persisting is retried with the next key set.
@@ -133,7 +149,11 @@ export class KeySetSource {
 
   private async get(
     version?: number,
-  ): Promise<{ ok: true; bytes: Buffer; signature: string | null; version: number } | { ok: false; code: 'unreachable' | 'server_error'; message: string }> {
+    serverOnly = false,
+  ): Promise<
+    | { ok: true; bytes: Buffer; signature: string | null; version: number; from: KeySetOrigin }
+    | { ok: false; code: 'unreachable' | 'server_error'; message: string }
+  > {
     const url = `${this.opts.url}/.well-known/toolgate-keyset.json${version === undefined ? '' : `?version=${version}`}`;
     try {
       const res = await this.opts.fetch(url, {
@@ -142,15 +162,17 @@ export class KeySetSource {
       });
       const bytes = Buffer.from(await res.arrayBuffer());
       if (res.status !== 200) return { ok: false, code: 'server_error', message: `the key set answered ${res.status}` };
-      return { ok: true, bytes, signature: res.headers.get('toolgate-signature'), version: Number(res.headers.get('toolgate-version')) || 0 };
+      return { ok: true, bytes, signature: res.headers.get('toolgate-signature'), version: Number(res.headers.get('toolgate-version')) || 0, from: 'server' };
     } catch (err) {
-      const mirrored = version === undefined ? await this.fromMirror() : undefined;
+      // Only when the server cannot be reached at all: a mirror's key set may be old.
+      const mirrorsAllowed = version === undefined && !serverOnly && !(this.opts.serverReachable?.() ?? false);
+      const mirrored = mirrorsAllowed ? await this.fromMirror() : undefined;
       return mirrored ?? { ok: false, code: 'unreachable', message: `cannot fetch the key set: ${(err as Error).message}` };
     }
   }
 
   /** The latest key set from the first static mirror that has one; it gets the same checks as the server's. */
-  private async fromMirror(): Promise<{ ok: true; bytes: Buffer; signature: string | null; version: number } | undefined> {
+  private async fromMirror(): Promise<{ ok: true; bytes: Buffer; signature: string | null; version: number; from: KeySetOrigin } | undefined> {
     for (const base of this.opts.mirrors ?? []) {
       try {
         const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(10_000)]);
@@ -164,7 +186,7 @@ export class KeySetSource {
         } catch {
           // Unparseable: verification refuses it.
         }
-        return { ok: true, bytes, signature, version };
+        return { ok: true, bytes, signature, version, from: 'mirror' };
       } catch {
         // Try the next mirror.
       }
