@@ -13,6 +13,8 @@ const scoped: Record<string, string> = {};
 beforeAll(async () => {
   t = await startTestApp();
   expect((await t.request('POST', '/v1/tenants', { body: { id: HIDDEN, name: 'Zeta (hidden)' } })).status).toBe(201);
+  // The hidden tenant binds the same agents to the same tools, so any view across tenants has something to leak.
+  expect((await t.request('POST', `/v1/tenants/${MINE}/promote`, { body: { to: HIDDEN, reason: 'same policy' } })).status).toBe(200);
   for (const tenant of [MINE, HIDDEN]) {
     expect([200, 201]).toContain((await t.request('POST', `/v1/tenants/${tenant}/bundles`, { body: { reason: 'signed by the current key' } })).status);
   }
@@ -59,6 +61,8 @@ const GLOBAL_READS = [
   '/v1/audit/export',
   '/v1/audit/verify',
   '/v1/audit/checkpoints',
+  '/v1/tools/core__knowledge-query/usage',
+  '/v1/subjects/agent:research-bot',
   '/metrics',
   '/.well-known/jwks.json',
   '/.well-known/toolgate-keyset.json',
@@ -68,6 +72,12 @@ const GLOBAL_READS = [
 ];
 
 describe('responses to scoped tokens', () => {
+  it('are compared with what an admin is told, which names the other tenant', async () => {
+    for (const path of ['/v1/keys', '/v1/overview', '/v1/tenants', '/v1/tools/core__knowledge-query/usage', '/v1/subjects/agent:research-bot']) {
+      expect((await t.request('GET', path)).text, path).toContain(HIDDEN);
+    }
+  });
+
   for (const who of ['viewer', 'editor', 'viewer of two']) {
     it(`never name another tenant to a ${who}`, async () => {
       const leaks: string[] = [];
