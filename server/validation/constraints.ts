@@ -1,6 +1,6 @@
 import { escapePointer } from '../../policy-schemas/pointer.ts';
 import type { TenantPolicy } from '../../policy-schemas/types.gen.ts';
-import { checkInputSchema } from './input-schema.ts';
+import { judgeSchema } from './input-schema.ts';
 
 export type ConstraintProblem = { pointer: string; message: string; code: string };
 
@@ -11,8 +11,9 @@ const MAX_JUDGED = 5_000;
 /**
  * The rules of a role's argument constraints (DESIGN "Argument constraints"), run by every save of
  * a tenant policy and by the compiler through judgeTenant: exact tool ids name inventory tools (as
- * allow and deny), and each `arguments` schema is judged by the input-schema judge, so a constraint
- * is held to the very dialect and limits of input schemas and every runtime can compile it.
+ * allow and deny), and each `arguments` schema is judged by the one schema judge (judgeSchema, as
+ * `arguments`), so a constraint is held to the very dialect and limits of input schemas and every
+ * runtime can compile it.
  * Pointers are `/policy/roles/<role>/constraints/<i>/…`.
  */
 export function judgeConstraints(policy: TenantPolicy, toolIds: ReadonlySet<string>): ConstraintProblem[] {
@@ -29,16 +30,18 @@ export function judgeConstraints(policy: TenantPolicy, toolIds: ReadonlySet<stri
   return problems;
 }
 
-/** The input-schema judge's problems with a constraint schema, pointers relative to it. */
+/** The schema judge's problems with a constraint schema, pointers relative to it. */
 function argumentsSchemaProblems(schema: unknown): ConstraintProblem[] {
   const key = JSON.stringify(schema) ?? 'undefined';
   let problems = judged.get(key);
   if (!problems) {
-    // A constraint may leave `type` out (arguments are an object by the time it is checked); the
-    // judge asks input schemas for `type: "object"`, so it reads the schema with that default. A
-    // constraint naming another root type would fail every call: the judge refuses it at /type.
-    const judgedAs = schema !== null && typeof schema === 'object' && !Array.isArray(schema) && !('type' in schema) ? { type: 'object', ...schema } : schema;
-    problems = checkInputSchema(judgedAs, '').map((p) => ({ pointer: p.pointer, message: p.message, code: p.code ?? 'input_schema' }));
+    problems = judgeSchema(schema, '', 'arguments').map((p) => ({ pointer: p.pointer, message: p.message, code: p.code ?? 'input_schema' }));
+    // Arguments are an object by the time a constraint is checked: a root type that excludes
+    // objects would refuse every call, which is a mistake, never a policy.
+    const type = (schema as { type?: unknown } | null)?.type;
+    if (type !== undefined && type !== 'object' && !(Array.isArray(type) && type.includes('object'))) {
+      problems.push({ pointer: '/type', message: 'must allow "object": a call\'s arguments are an object', code: 'input_schema' });
+    }
     if (judged.size >= MAX_JUDGED) judged.clear();
     judged.set(key, problems);
   }
