@@ -5,7 +5,7 @@ import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextp
 import { type EventSourceMessage, type EventSourceParser, createParser } from 'eventsource-parser';
 import { isLeanResultResponse } from './lean-messages.ts';
 import type { RelatedExtra } from './upstream-calls.ts';
-import { Pool } from 'undici';
+import { Pool, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -20,6 +20,12 @@ export type HttpUpstreamTransportOptions = {
   maxMessageBytes?: number;
   /** Wait before resuming a request's answer stream when the server gave no `retry` (default 1 s). */
   resumeMs?: number;
+  /**
+   * Speak MCP 2026-07-28 (stateless) to this server: every request carries the version and the
+   * gateway's capabilities in `_meta` and the MCP-Protocol-Version, Mcp-Method and Mcp-Name
+   * headers; no session, no notification stream, and a cancellation only closes the answer.
+   */
+  modern?: { version: string };
 };
 
 /**
@@ -162,6 +168,69 @@ class PostHandler implements Dispatcher.DispatchHandler {
   }
 }
 
+/** The gateway's own envelope on a 2026-07-28 request: it asks nothing of the server's clients. */
+const GATEWAY_CLIENT_INFO = { name: 'toolgate-gateway', version: '1' };
+
+/** A request as 2026-07-28 sends it: the `_meta` envelope in the body, the same facts in headers. */
+function modernRequest(message: JSONRPCMessage, method: string, version: string): [JSONRPCMessage, Record<string, string>] {
+  const m = message as { params?: Record<string, unknown> };
+  const params = { ...(m.params ?? {}) };
+  params._meta = {
+    'io.modelcontextprotocol/protocolVersion': version,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': GATEWAY_CLIENT_INFO,
+    ...((params._meta as Record<string, unknown> | undefined) ?? {}),
+  };
+  const headers: Record<string, string> = { 'mcp-protocol-version': version, 'mcp-method': method };
+  const name = method === 'tools/call' ? params.name : undefined;
+  if (typeof name === 'string') headers['mcp-name'] = headerValue(name);
+  return [{ ...message, params } as JSONRPCMessage, headers];
+}
+
+/** A value as a header carries it: plain when it is visible ASCII without edge spaces, else the base64 sentinel. */
+function headerValue(value: string): string {
+  const plain = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='));
+  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+/**
+ * Whether the server at `url` speaks MCP 2026-07-28: a `server/discover` answered with a result
+ * that lists the version. Anything else (a 2025 server's 400 or 404, an error, no answer within
+ * `timeoutMs`) is false, and the gateway talks to it with initialize and sessions, as before.
+ */
+export async function speaksModern(url: URL, headers: Record<string, string>, version: string, timeoutMs: number): Promise<boolean> {
+  const [message, extra] = modernRequest({ jsonrpc: '2.0', id: 'toolgate-discover', method: 'server/discover', params: {} }, 'server/discover', version);
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extra },
+      body: JSON.stringify(message),
+      // undici's request() follows no redirects: an upstream's URL is configured, not found.
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const type = String(res.headers['content-type'] ?? '');
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return false;
+    }
+    let text = await res.body.text();
+    if (text.length > 1_000_000) return false;
+    // An SSE answer: the data of its message event.
+    if (type.includes('text/event-stream'))
+      text =
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trim())
+          .filter(Boolean)
+          .at(-1) ?? '';
+    const answer = JSON.parse(text) as { result?: { supportedVersions?: unknown } };
+    return Array.isArray(answer.result?.supportedVersions) && answer.result.supportedVersions.includes(version);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * What an SSE reader may still be buffering after a chunk: the bytes since the last blank line,
  * which ends every event, comment and keep-alive (the parser keeps nothing from before it).
@@ -232,8 +301,12 @@ export class HttpUpstreamTransport implements Transport {
     if (method === 'notifications/cancelled') {
       const cancelled = (message as { params?: { requestId?: RequestId } }).params?.requestId;
       if (cancelled !== undefined) this.openAnswers.get(cancelled)?.cancel();
+      // 2026-07-28 over HTTP: closing the answer is the cancellation; there is nothing to post.
+      if (this.options.modern) return Promise.resolve();
     }
     const requestId = method !== undefined && 'id' in message ? message.id : undefined;
+    let extra: Record<string, string> = {};
+    if (this.options.modern && method !== undefined) [message, extra] = modernRequest(message, method, this.options.modern.version);
     return new Promise<void>((resolve, reject) => {
       const handler = new PostHandler(this, method === 'notifications/initialized', resolve, reject, requestId);
       if (requestId !== undefined) this.openAnswers.set(requestId, handler);
@@ -241,7 +314,7 @@ export class HttpUpstreamTransport implements Transport {
         {
           path: this.path,
           method: 'POST',
-          headers: this.requestHeaders({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
+          headers: this.requestHeaders({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extra }),
           body: JSON.stringify(message),
           // No abort signal: close() destroys the pool, which fails every request still open.
         },

@@ -24,7 +24,14 @@ export type CallRelay = {
 /** What the HTTP transport adds to a message that came on the answer stream of one of its requests. */
 export type RelatedExtra = MessageExtraInfo & { relatedRequestId?: RequestId };
 
-type Pending = { resolve: (result: CallToolResult) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout; relay: CallRelay | undefined };
+type Pending = {
+  resolve: (result: CallToolResult) => void;
+  reject: (err: unknown) => void;
+  timer: NodeJS.Timeout;
+  relay: CallRelay | undefined;
+  /** A request other than tools/call: its result is handed back as it came (an object). */
+  raw?: boolean;
+};
 
 const RELAYED_REQUESTS: ReadonlySet<string> = new Set<RelayedRequest>(['sampling/createMessage', 'elicitation/create']);
 
@@ -80,6 +87,27 @@ export class UpstreamCalls {
   }
 
   call(name: string, args: Record<string, unknown>, timeoutMs: number, relay?: CallRelay): Promise<CallToolResult> {
+    // The call's own id is its progress token upstream: unique on this connection, and nobody else's.
+    return this.send(
+      'tools/call',
+      (id) => (relay?.progress ? { name, arguments: args, _meta: { progressToken: id } } : { name, arguments: args }),
+      timeoutMs,
+      relay,
+    );
+  }
+
+  /** Any other request (tools/list towards a 2026-07-28 server), with the same timeout and cancellation; resolves with its result object. */
+  request(method: string, params: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>> {
+    return this.send(method, () => params, timeoutMs, undefined, true) as unknown as Promise<Record<string, unknown>>;
+  }
+
+  private send(
+    method: string,
+    paramsFor: (id: string) => Record<string, unknown>,
+    timeoutMs: number,
+    relay: CallRelay | undefined,
+    raw = false,
+  ): Promise<CallToolResult> {
     if (this.closed) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'));
     const id = `${ID_PREFIX}${this.next++}`;
     return new Promise<CallToolResult>((resolve, reject) => {
@@ -89,10 +117,8 @@ export class UpstreamCalls {
         this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }).catch(() => undefined);
         reject(new McpError(ErrorCode.RequestTimeout, reason, { timeout: timeoutMs }));
       }, timeoutMs);
-      this.pending.set(id, { resolve, reject, timer, relay });
-      // The call's own id is its progress token upstream: unique on this connection, and nobody else's.
-      const params = relay?.progress ? { name, arguments: args, _meta: { progressToken: id } } : { name, arguments: args };
-      this.transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params }).catch((err) => {
+      this.pending.set(id, { resolve, reject, timer, relay, raw });
+      this.transport.send({ jsonrpc: '2.0', id, method, params: paramsFor(id) }).catch((err) => {
         if (!this.pending.delete(id)) return;
         clearTimeout(timer);
         reject(err);
@@ -172,6 +198,16 @@ export class UpstreamCalls {
       const e = isPlainObject(m.error) ? m.error : {};
       const code = typeof e.code === 'number' ? e.code : ErrorCode.InternalError;
       p.reject(new McpError(code, typeof e.message === 'string' ? e.message : 'error', e.data));
+      return 'answered';
+    }
+    if (isPlainObject(m.result) && m.result.resultType === 'input_required') {
+      // A 2026-07-28 server asking for input by retry: the gateway does not relay it.
+      p.reject(new McpError(ErrorCode.InvalidRequest, 'the server asked for input', { inputRequired: true }));
+      return 'answered';
+    }
+    if (p.raw) {
+      if (isPlainObject(m.result)) p.resolve(m.result as CallToolResult);
+      else p.reject(new McpError(ErrorCode.InternalError, 'the result is not an object', { issues: ['result'] }));
       return 'answered';
     }
     const parsed = callToolResultSchema.safeParse(m.result);

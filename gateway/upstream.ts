@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayUpstream } from '../policy-schemas/types.gen.ts';
 import { Backoff } from '../runtime/client/backoff.ts';
 import { definitionHash } from '../runtime/definition-hash.ts';
-import { AnswerTooLargeError, HttpUpstreamTransport } from './http-upstream-transport.ts';
+import { AnswerTooLargeError, HttpUpstreamTransport, speaksModern } from './http-upstream-transport.ts';
 import { type CallRelay, UpstreamCalls } from './upstream-calls.ts';
 
 export type UpstreamState = 'connecting' | 'ready' | 'down';
@@ -17,6 +17,8 @@ export type UpstreamCallResult = { ok: true; result: CallToolResult } | { ok: fa
 
 export type UpstreamStatus = {
   state: UpstreamState;
+  /** The MCP revision the server is spoken to in: 2026-07-28 (stateless) or 2025-11-25 (sessions). */
+  protocol: string;
   tools: number;
   lastError: string | null;
   since: string;
@@ -43,6 +45,8 @@ const FLOOD_MESSAGES_PER_SECOND = 2_000;
 // The largest single message (or HTTP answer) accepted from a server before it counts as a flood.
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const MAX_PAGES = 200;
+const MODERN_VERSION = '2026-07-28';
+const LEGACY_VERSION = '2025-11-25';
 const MAX_TOOLS = 10_000;
 
 /**
@@ -67,6 +71,10 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   /** A listing under way: a list_changed or the periodic listing meanwhile waits for it rather than overlapping. */
   private listing: Promise<void> | undefined;
   private childPid: number | null = null;
+  /** The transport of a 2026-07-28 server (no SDK client around it). */
+  private modernTransport: HttpUpstreamTransport | undefined;
+  /** The revision the server is spoken to in. */
+  private protocol: string = LEGACY_VERSION;
   /** A call timed out while others were in flight: the generation, and the result count then. */
   private suspect: { generation: number; results: number } | undefined;
 
@@ -85,7 +93,7 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   }
 
   status(): UpstreamStatus {
-    return { state: this.state, tools: this.hashes.size, lastError: this.lastError, since: this.since, restarts: this.restarts };
+    return { state: this.state, protocol: this.protocol, tools: this.hashes.size, lastError: this.lastError, since: this.since, restarts: this.restarts };
   }
 
   isReady(): boolean {
@@ -107,6 +115,13 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (code === -32001) return { ok: false, code: 'timeout', message: `upstream ${this.id} did not answer within ${timeoutMs} ms` };
+      if ((err as { data?: { inputRequired?: unknown } }).data?.inputRequired === true) {
+        return {
+          ok: false,
+          code: 'upstream_unavailable',
+          message: `upstream ${this.id} asked for input by retry (2026-07-28), which the gateway does not relay`,
+        };
+      }
       if (typeof code === 'number' && code !== -32000 && !(err as { issues?: unknown }).issues) {
         // A JSON-RPC error answer: the server is alive and said no.
         return { ok: false, code: 'upstream_unavailable', message: `upstream ${this.id} answered with error ${code}` };
@@ -148,6 +163,15 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     if (this.closed) return;
     const generation = ++this.generation;
     this.setState('connecting', this.lastError);
+    const timeout = this.options.connectTimeoutMs ?? 20_000;
+    // An HTTP server that speaks 2026-07-28 is spoken to statelessly; any other, with initialize and a session.
+    const c = this.config;
+    if (c.kind === 'http' && URL.canParse(c.url) && (await speaksModern(new URL(c.url), c.headers ?? {}, MODERN_VERSION, timeout))) {
+      if (generation !== this.generation || this.closed) return;
+      return this.connectModern(generation, new URL(c.url), c.headers ?? {});
+    }
+    if (generation !== this.generation || this.closed) return;
+    this.protocol = LEGACY_VERSION;
     let transport: Transport;
     try {
       transport = this.makeTransport();
@@ -159,7 +183,6 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     this.client = client;
     client.onclose = () => this.fail(generation, 'the connection closed');
     client.onerror = (err) => this.fail(generation, tooLarge(err) ?? `sent something that is not MCP (${errorName(err)})`);
-    const timeout = this.options.connectTimeoutMs ?? 20_000;
     try {
       await client.connect(transport, { timeout });
       if (transport instanceof StdioClientTransport) this.childPid = transport.pid;
@@ -170,6 +193,34 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     } catch (err) {
       this.fail(generation, `failed to start (${errorName(err)})`);
     }
+  }
+
+  /**
+   * A 2026-07-28 server: no initialize, no session, no notification stream; every request carries
+   * its envelope (the transport adds it). Its list changes are caught by the periodic listing.
+   */
+  private async connectModern(generation: number, url: URL, headers: Record<string, string>): Promise<void> {
+    this.protocol = MODERN_VERSION;
+    const transport = new HttpUpstreamTransport(url, { headers, maxMessageBytes: MAX_MESSAGE_BYTES, modern: { version: MODERN_VERSION } });
+    this.modernTransport = transport;
+    transport.onclose = () => this.fail(generation, 'the connection closed');
+    transport.onerror = (err) => this.fail(generation, tooLarge(err) ?? `sent something that is not MCP (${errorName(err)})`);
+    try {
+      await transport.start();
+      this.calls = new UpstreamCalls(transport, this.floodWatch(generation));
+      await this.refresh(generation, true);
+      this.armRelist(generation);
+    } catch (err) {
+      this.fail(generation, `failed to start (${errorName(err)})`);
+    }
+  }
+
+  /** One page of the server's tools, by whichever revision it speaks. */
+  private async listPage(cursor: string | undefined, timeout: number) {
+    const params = cursor === undefined ? {} : { cursor };
+    if (this.client) return this.client.request({ method: 'tools/list', params }, ListToolsResultSchema, { timeout });
+    if (!this.calls) throw new Error('not connected');
+    return ListToolsResultSchema.parse(await this.calls.request('tools/list', params, timeout));
   }
 
   /** Lists again every relistMs while this connection lives, whether or not the server says its list changed. */
@@ -198,14 +249,13 @@ export class Upstream extends EventEmitter<{ change: [] }> {
 
   /** Re-lists the tools; the first listing after connecting makes the upstream ready. */
   private async refresh(generation: number, first = false): Promise<void> {
-    const client = this.client;
-    if (!client || generation !== this.generation) return;
+    if ((!this.client && !this.calls) || generation !== this.generation) return;
     const timeout = this.options.connectTimeoutMs ?? 20_000;
     const hashes = new Map<string, string>();
     let cursor: string | undefined;
     try {
       for (let page = 0; page < MAX_PAGES; page++) {
-        const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { timeout });
+        const result = await this.listPage(cursor, timeout);
         for (const t of result.tools) {
           const def: Parameters<typeof definitionHash>[0] = { name: t.name, inputSchema: t.inputSchema as Record<string, unknown> };
           if (t.description !== undefined) def.description = t.description;
@@ -262,9 +312,16 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   private async disconnect(): Promise<void> {
     const client = this.client;
     const pid = this.childPid;
+    const modern = this.modernTransport;
     this.calls?.close();
     this.calls = undefined;
     this.client = undefined;
+    this.modernTransport = undefined;
+    if (modern) {
+      modern.onclose = undefined;
+      modern.onerror = undefined;
+      await modern.close().catch(() => undefined);
+    }
     this.childPid = null;
     if (client) {
       client.onclose = undefined;

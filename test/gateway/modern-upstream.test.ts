@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto';
+import { type IncomingHttpHeaders, type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
+import { Gateway } from '../../gateway/gateway.ts';
+import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
+import { createGatewayMetrics } from '../../gateway/metrics.ts';
+import { Upstream } from '../../gateway/upstream.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import type { UpstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { mcpBundle } from './mcp-bundle.ts';
+import { scriptedClient } from './scripted-gateway.ts';
+
+// Towards upstreams too, the revision is chosen per server: an MCP server built on the official
+// 2.x server SDK (@modelcontextprotocol/server, createMcpHandler) is discovered as 2026-07-28 and
+// spoken to statelessly (every request with its _meta envelope and the Mcp-* headers, no
+// initialize, no session), with the same pins and policy as a 2025-11-25 server.
+const KEY = 'modern-upstream-client-key-0123';
+const echoSchema = { type: 'object', properties: { text: { type: 'string', maxLength: 100 } }, required: ['text'], additionalProperties: false };
+
+let http: Server;
+let url: string;
+/** What the server received: each POST's JSON-RPC method and its headers. */
+const seen: Array<{ method: string; headers: IncomingHttpHeaders; meta: Record<string, unknown> | undefined }> = [];
+
+beforeAll(async () => {
+  const handler = toNodeHandler(
+    createMcpHandler(() => {
+      const server = new McpServer({ name: 'modern-fixture', version: '1.0.0' });
+      server.registerTool('echo', { description: 'Echoes the text back.', inputSchema: fromJsonSchema<{ text: string }>(echoSchema) }, async (args) => ({
+        content: [{ type: 'text', text: `echo: ${args.text}` }],
+        structuredContent: { text: args.text, secret: 'upstream-secret-value' },
+      }));
+      return server;
+    }),
+  );
+  http = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: { method?: string; params?: { _meta?: Record<string, unknown> } } | undefined;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        body = undefined;
+      }
+      seen.push({ method: String(body?.method), headers: req.headers, meta: body?.params?._meta });
+      void handler(req, res, body);
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+});
+
+afterAll(async () => {
+  http?.closeAllConnections();
+  await new Promise((r) => http?.close(r));
+});
+
+describe('an upstream that speaks MCP 2026-07-28', () => {
+  let upstream: Upstream;
+  let gateway: Gateway;
+  let listener: HttpListener;
+
+  afterAll(async () => {
+    await listener?.close();
+    gateway?.close();
+    await upstream?.close();
+  });
+
+  it('is discovered as 2026-07-28 and listed without initialize or a session, every request carrying its envelope and headers', async () => {
+    upstream = new Upstream('modern', { kind: 'http', url }, {});
+    await upstream.start();
+    expect(upstream.status()).toMatchObject({ state: 'ready', protocol: '2026-07-28', tools: 1 });
+    const methods = seen.map((s) => s.method);
+    expect(methods).toContain('server/discover');
+    expect(methods).toContain('tools/list');
+    expect(methods).not.toContain('initialize');
+    for (const s of seen) {
+      expect(s.headers['mcp-session-id']).toBeUndefined();
+      expect(s.headers['mcp-protocol-version']).toBe('2026-07-28');
+      expect(s.headers['mcp-method']).toBe(s.method);
+      expect(s.meta?.['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
+    }
+  });
+
+  it('serves its tools through the gateway under the same pins and redaction', async () => {
+    // The bundle pins what the server lists, as an import would.
+    const probe = new ModernClient({ name: 'importer', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await probe.connect(new ModernTransport(new URL(url)));
+    const listed = (await probe.listTools()).tools;
+    await probe.close();
+    const state: UpstreamFixtureState = {
+      tools: listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> })),
+    };
+    const bundle = mcpBundle('modern', 1, 'modern', state);
+    const current = { loaded: loadBundle(bundle), bundle };
+    gateway = new Gateway({
+      config: { timeouts: { callMs: 5000, approvalMs: 5000, relistMs: 60_000 } },
+      policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
+      upstreams: new Map([['modern', upstream]]),
+      sink: memoryDecisionSink(),
+      metrics: createGatewayMetrics(),
+    });
+    listener = await startHttpListener({
+      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
+      clients: [scriptedClient(createHash('sha256').update(KEY).digest())],
+      metricsKeyDigest: null,
+      gateway,
+      metrics: createGatewayMetrics(),
+      health: () => ({ status: 'ok' }),
+    });
+    const client = new ModernClient({ name: 'agent', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new ModernTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['mcp__modern__echo']);
+    const before = seen.length;
+    const r = await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 'hello' } });
+    expect(r.content).toEqual([{ type: 'text', text: 'echo: hello' }]);
+    expect(JSON.stringify(r)).not.toContain('upstream-secret-value');
+    const call = seen.slice(before).find((s) => s.method === 'tools/call')!;
+    expect(call.headers['mcp-name']).toBe('echo');
+    expect(call.headers.authorization).toBeUndefined();
+    // A refusal never reaches it.
+    const refused = await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 5 } });
+    expect((refused._meta?.toolgate as { errorCode?: string } | undefined)?.errorCode).toBe('validation');
+    expect(seen.slice(before).filter((s) => s.method === 'tools/call')).toHaveLength(1);
+    await client.close();
+  });
+});
