@@ -5,4 +5,7 @@ export type { TrustedKeys, VerifyOptions, VerifyResult } from '../verify-bundle.
 export { trustedKeysOf, verifyKeySet } from '../verify-key-set.ts';
 export type { KeySetVerifyOptions, KeySetVerifyResult, RootKey } from '../verify-key-set.ts';
 export { createDecisionLog } from './decision-log.ts';
+export { ApprovalRequestError, requestApproval, waitForApproval } from './approval-requests.ts';
+export type { ApprovalConnection, ApprovalOutcome } from './approval-requests.ts';
+export { FileUsedReceipts } from './used-receipts.ts';
 export type { DecisionLog, DecisionLogOptions, DecisionLogStats } from './decision-log.ts';
