@@ -5,9 +5,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Kysely } from 'kysely';
+import { type Kysely, Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renameGrantsWithoutUrl } from '../../migrations/012-grant-urls-and-runtime-owners.ts';
+import { renameGrantsWithoutUrl, renamedGrantId } from '../../migrations/012-grant-urls-and-runtime-owners.ts';
+import { migrations } from '../../migrations/index.ts';
+import { GENESIS_HASH, eventHash } from '../../server/audit/chain.ts';
+import { verifyStoredChain } from '../../server/audit/events.ts';
+import { ToolgateDatabase } from '../../server/db/database.ts';
 import { run as apply } from '../../server/cli/commands/apply.ts';
 import { run as exportCmd } from '../../server/cli/commands/export.ts';
 import { ADMIN_TOKEN, type TestApp, startTestApp } from '../support/harness.ts';
@@ -146,5 +150,52 @@ describe('migration 012 gives grants stored without a URL one', () => {
     const left = (await t.request('GET', `/v1/tenants/${tenant}/grants`)).json.items.map((g: { connectionId: string }) => g.connectionId);
     for (const id of renamed) expect(left).not.toContain(id);
     expect(await renameGrantsWithoutUrl(db as unknown as Kysely<unknown>)).toBe(0);
+  });
+});
+
+describe('migration 012 on a database written before it', () => {
+  it('renames the stored grants without a URL while migrating, and the audit chain still verifies', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-m012-'));
+    const d = new ToolgateDatabase(join(dir, 'toolgate.db'));
+    try {
+      const migrator = new Migrator({ db: d.db, provider: { getMigrations: async () => migrations } });
+      expect((await migrator.migrateTo('011-publish-requests')).error).toBeUndefined();
+      const at = '2026-01-01T00:00:00.000Z';
+      await sql`INSERT INTO tenants (id, name, version, created_at, updated_at) VALUES ('old', 'Old', 1, ${at}, ${at})`.execute(d.db);
+      // One ordinary event first: the migration's events must link to it.
+      const first = {
+        seq: 1,
+        at,
+        actor: 'system',
+        action: 'create',
+        entityType: 'tenant',
+        entityId: 'old',
+        tenant: 'old',
+        before: null,
+        after: { id: 'old' },
+        reason: null,
+        requestId: null,
+        prevHash: GENESIS_HASH,
+      };
+      await sql`INSERT INTO audit_events (seq, at, actor, action, entity_type, entity_id, tenant, before, after, reason, request_id, prev_hash, hash)
+        VALUES (1, ${at}, 'system', 'create', 'tenant', 'old', 'old', NULL, '{"id":"old"}', NULL, NULL, ${GENESIS_HASH}, ${eventHash(first as never)})`.execute(
+        d.db,
+      );
+      for (const id of ['..', '.', 'ok-grant']) {
+        const body = JSON.stringify({ connectionId: id, label: '', subjects: ['analyst'], tools: ['core__x'] });
+        await sql`INSERT INTO grants (tenant, connection_id, body, version, created_at, updated_at) VALUES ('old', ${id}, ${body}, 1, ${at}, ${at})`.execute(
+          d.db,
+        );
+      }
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+      const ids = (await sql<{ connection_id: string; body: string }>`SELECT connection_id, body FROM grants ORDER BY connection_id`.execute(d.db)).rows;
+      expect(ids.map((r) => r.connection_id)).toEqual(['ok-grant', ...[renamedGrantId('.', new Set()), renamedGrantId('..', new Set())].sort()]);
+      for (const r of ids) expect(JSON.parse(r.body).connectionId).toBe(r.connection_id);
+      const chain = await verifyStoredChain(d.db);
+      expect(chain.result()).toMatchObject({ ok: true, count: 5 });
+    } finally {
+      await d.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

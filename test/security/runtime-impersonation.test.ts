@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecisionRecord } from '../../policy-schemas/types.gen.ts';
+import { createDecisionLog } from '../../runtime/client/decision-log.ts';
 import { hashSecret } from '../../server/auth/tokens.ts';
 import { ADMIN_TOKEN, type TestApp, startTestApp } from '../support/harness.ts';
 import { decisionRecord } from '../support/decision-records.ts';
@@ -72,6 +73,19 @@ describe('a runtime reports only as itself', () => {
   it('one id across both routes: claimed by decisions, a status report from another token is refused', async () => {
     expect((await postDecisions(tokenB, 'edge-4', [rec()])).status).toBe(202);
     expect((await postStatus(tokenA, 'edge-4', 'stale')).status).toBe(403);
+  });
+
+  it("the SDK's decision log under a taken id counts its records rejected instead of retrying them forever", async () => {
+    expect((await postStatus(tokenA, 'edge-sdk')).status).toBe(204);
+    const fetchApp = (async (url: string, init: RequestInit) => t.app.request(new URL(url).pathname, init)) as unknown as typeof fetch;
+    const log = createDecisionLog({ url: 'http://toolgate.test', tenant, token: tokenB, runtimeId: 'edge-sdk', fetch: fetchApp, flushIntervalMs: 3_600_000 });
+    log.record(rec());
+    log.record(rec());
+    await log.flush();
+    expect(log.stats()).toMatchObject({ shipped: 0, rejected: 2, buffered: 0 });
+    expect(log.stats().lastError).toMatch(/403/);
+    expect(await storedIds('edge-sdk')).toEqual([]);
+    await log.close();
   });
 
   it('an admin token cannot report as a runtime either', async () => {
