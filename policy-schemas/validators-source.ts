@@ -14,8 +14,8 @@ import { SCHEMA_BASE, SCHEMA_OPTIONS, schemas, schemasHash } from './schema-file
 
 const standaloneCode = ((standaloneModule as unknown as { default?: typeof standaloneModule }).default ?? standaloneModule) as typeof standaloneModule;
 
-/** The kinds compiled ahead of time: what compiling and publishing a bundle validates. */
-export const PRECOMPILED_KINDS = ['tool', 'group', 'state', 'connection-grant', 'tenant-policy', 'bundle-publish'] as const;
+/** The kinds compiled ahead of time: what compiling and publishing a bundle validates, and what verifying one does (either format). */
+export const PRECOMPILED_KINDS = ['tool', 'group', 'state', 'connection-grant', 'tenant-policy', 'bundle-publish', 'bundle', 'bundle-v1'] as const;
 
 /** The meta-schemas compiled ahead of time, by the `$id` ajv knows them by. */
 export const META_SCHEMA_IDS = { meta2020: 'https://json-schema.org/draft/2020-12/schema', draft07: 'http://json-schema.org/draft-07/schema' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bundleContentText, bundleMembers, bundleRevision, joinBundleMembers } from './bundle-format.ts';
+import { bundleContentText, bundleMembers, bundleRevision, canonicalBundleContent, joinBundleMembers } from './bundle-format.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { sha256Hex } from './sha256.ts';
 
@@ -42,5 +42,25 @@ describe('bundle format', () => {
 
   it('leaves out members whose value is undefined, as canonical JSON does', () => {
     expect(joinBundleMembers(bundleMembers({ ...doc, extra: undefined }))).toBe(canonicalJson(doc));
+  });
+
+  it('finds the revision content of exactly the canonical texts, by the quick road or the long one', () => {
+    const text = canonicalJson(doc);
+    const parse = (t: string) => JSON.parse(t) as Record<string, unknown>;
+    expect(canonicalBundleContent(parse(text), text)).toBe(bundleContentText(bundleMembers(doc)));
+    // Names an engine orders as integers ("10" before "9" in canonical order) take the long road.
+    const numeric = { ...doc, policy: { 9: 'nine', 10: 'ten', a: [{ 2: true, 11: false }] } };
+    const numericText = canonicalJson(numeric);
+    expect(numericText).toContain('{"10":"ten","9":"nine"');
+    expect(canonicalBundleContent(parse(numericText), numericText)).toBe(bundleContentText(bundleMembers(numeric)));
+    // Not canonical: spaces, members out of order, a number or a string written otherwise, an escaped lone surrogate.
+    const refused = [
+      JSON.stringify(doc, null, 1),
+      text.replace('"a":2,"b":1', '"b":1,"a":2'),
+      text.replace('"version":3', '"version":3.0'),
+      text.replace('"acme"', '"\\u0061cme"'),
+      text.replace('"acme"', '"\\udc00"'),
+    ];
+    for (const t of refused) expect(canonicalBundleContent(parse(t), t), t.slice(0, 60)).toBeNull();
   });
 });

@@ -2,7 +2,7 @@
 // fields are envelope and how the revision is derived. The compiler writes by these rules, the
 // SDK and the console check by them. Browser-safe: no `node:` modules, so the hash function is
 // passed in (node:crypto on the server and in the Node SDK).
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson, isCanonicalText } from './canonical-json.ts';
 
 /** The bundle format the compiler writes. */
 export const BUNDLE_FORMAT = 'toolgate.bundle/v2';
@@ -53,6 +53,33 @@ export function joinBundleMembers(members: readonly BundleMember[]): string {
 /** The text the revision hashes: the canonical JSON of the bundle without its envelope fields. */
 export function bundleContentText(members: readonly BundleMember[]): string {
   return joinBundleMembers(members.filter((m) => !envelope.has(m.key)));
+}
+
+/**
+ * When `text` is exactly the RFC 8785 form of `doc` (the signed bytes, parsed), the text the
+ * revision hashes; else null. A runtime checks every bundle it loads: this takes the engine's
+ * own JSON writer where RFC 8785 writes the same (canonical-json.ts), and the full serialisation
+ * only for the rare document that needs it.
+ */
+export function canonicalBundleContent(doc: Readonly<Record<string, unknown>>, text: string): string | null {
+  // Each top-level member written once by the engine; the whole and the content are joined from them.
+  const names = Object.keys(doc);
+  let written: string[] | null = [];
+  try {
+    for (const name of names) written.push(`${JSON.stringify(name)}:${JSON.stringify(doc[name])}`);
+  } catch {
+    written = null;
+  }
+  if (written !== null && isCanonicalText(doc, text, `{${written.join(',')}}`)) {
+    return `{${written.filter((_, i) => !envelope.has(names[i])).join(',')}}`;
+  }
+  // The long road; a value with no canonical form (a lone surrogate) is not canonical either.
+  try {
+    const members = bundleMembers(doc);
+    return joinBundleMembers(members) === text ? bundleContentText(members) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A revision from the lowercase hex SHA-256 of bundleContentText. */

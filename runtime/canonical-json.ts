@@ -26,6 +26,43 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/**
+ * Whether `text` is the RFC 8785 form of `value` by the quick road only: the engine's own
+ * JSON.stringify wrote exactly `text`, every object's members are in sorted order (so the engine
+ * kept them in text order) and no name is one the engine orders as an integer or treats as the
+ * prototype, and no string holds a lone surrogate. False means "not shown this way", not "not
+ * canonical": compare with canonicalJson then. `written` is JSON.stringify(value), when the caller has it.
+ */
+export function isCanonicalText(value: unknown, text: string, written?: string): boolean {
+  let engine = written;
+  if (engine === undefined) {
+    try {
+      engine = JSON.stringify(value);
+    } catch {
+      return false;
+    }
+  }
+  return engine === text && !ESCAPED_SURROGATE.test(text) && membersInOrder(value, 0);
+}
+
+function membersInOrder(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (depth > MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!membersInOrder(value[i], depth + 1)) return false;
+    return true;
+  }
+  const names = Object.keys(value);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i];
+    if (i > 0 && !(names[i - 1] < name)) return false;
+    const first = name.charCodeAt(0);
+    if ((first >= 48 && first <= 57 && INDEX_NAME.test(name)) || name === '__proto__') return false;
+    if (!membersInOrder((value as Record<string, unknown>)[name], depth + 1)) return false;
+  }
+  return true;
+}
+
 const NOT_PLAIN = new Error('not plain JSON data');
 // JSON.stringify escapes a lone surrogate as \udxxx; a valid pair it writes as is.
 const ESCAPED_SURROGATE = /\\ud[89a-f]/;

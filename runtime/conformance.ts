@@ -10,12 +10,18 @@ import type {
 } from '../policy-schemas/types.gen.ts';
 import { createView, decide } from './decide.ts';
 import type { CallDecision } from './decide.ts';
-import { evaluate } from './evaluate.ts';
+import { evaluate, evaluateTools } from './evaluate.ts';
 import type { LoadedBundle } from './load-bundle.ts';
 
 /** An evaluator under test: Toolgate's own, or a misreading of the spec. */
 export type ConformanceSubject = {
   evaluate(request: EvaluationRequest): EvaluationResult;
+  /**
+   * Optional: evaluate's answer cut down to its envelope and the entries of the tools named, by
+   * the same rules. A vector that expects only named tools (most of a large bundle's) is then
+   * checked without listing the whole catalog: a runtime checks every vector on every load.
+   */
+  evaluateNamed?(request: EvaluationRequest, ids: readonly string[]): EvaluationResult;
   decide(request: EvaluationRequest, call: VectorCall): Pick<CallDecision, 'toolCallId' | 'decision' | 'errorCode' | 'errors'>;
 };
 
@@ -26,6 +32,18 @@ export type ConformanceFailure = { index: number; rules: string[]; problem: stri
 export function runtimeSubject(loaded: LoadedBundle): ConformanceSubject {
   return {
     evaluate: (request) => evaluate(loaded, request),
+    evaluateNamed: (request, ids) => {
+      const { envelope, outcomes } = evaluateTools(loaded, request, ids);
+      const named = [...outcomes.keys()].sort((a, b) => (loaded.byId.get(a)?.pos ?? 0) - (loaded.byId.get(b)?.pos ?? 0));
+      const tools: EvaluationResult['tools'] = [];
+      const filtered: EvaluationResult['filtered'] = [];
+      for (const id of named) {
+        const o = outcomes.get(id)!;
+        if ('decision' in o) tools.push({ id, decision: o.decision });
+        else filtered.push({ id, reason: o.reason });
+      }
+      return { ...envelope, tools, filtered };
+    },
     decide: (request, call) => decide(createView(loaded, request), call),
   };
 }
@@ -43,13 +61,21 @@ export function conformanceFailures(vectors: readonly (EvaluateVector | DecideVe
     const v = vectors[i];
     let problem: string | null;
     try {
-      problem = 'call' in v ? decideMismatch(v.call, v.expect, subject.decide(v.request, v.call)) : evaluateMismatch(v.expect, subject.evaluate(v.request));
+      problem = 'call' in v ? decideMismatch(v.call, v.expect, subject.decide(v.request, v.call)) : evaluateMismatch(v.expect, answerFor(subject, v));
     } catch (err) {
       problem = `throws: ${err instanceof Error ? err.message : String(err)}`;
     }
     if (problem !== null) out.push({ index: i, rules: v.rules, problem });
   }
   return out;
+}
+
+/** The answer a vector is checked against: the whole of it unless the vector names tools only. */
+function answerFor(subject: ConformanceSubject, v: EvaluateVector): EvaluationResult {
+  const e = v.expect;
+  const whole = e.visible !== undefined || e.visibleCount !== undefined || e.filteredOrder !== undefined || e.rejected === true;
+  if (whole || subject.evaluateNamed === undefined) return subject.evaluate(v.request);
+  return subject.evaluateNamed(v.request, [...Object.keys(e.hidden ?? {}), ...Object.keys(e.decisions ?? {})]);
 }
 
 /** What differs between an evaluate() answer and a vector's partial expectation, or null. */
@@ -69,8 +95,16 @@ export function evaluateMismatch(expect: EvaluateExpectation, got: EvaluationRes
   if (expect.rejectedGroups !== undefined && !sameList(expect.rejectedGroups, got.rejected?.groups ?? [])) {
     return `the rejection names ${show(got.rejected?.groups ?? [])}, expected ${show(expect.rejectedGroups)}`;
   }
-  const visibleAt = new Map(got.tools.map((t, i) => [t.id, i]));
-  const filteredAt = new Map(got.filtered.map((t, i) => [t.id, i]));
+  // Positions of the ids the expectation names only: an answer lists every catalog tool, and a
+  // bundle's vectors are checked on every load.
+  const named = new Set<string>([
+    ...(expect.visible ?? []),
+    ...(expect.filteredOrder ?? []),
+    ...Object.keys(expect.hidden ?? {}),
+    ...Object.keys(expect.decisions ?? {}),
+  ]);
+  const visibleAt = positionsOf(got.tools, named);
+  const filteredAt = positionsOf(got.filtered, named);
   const outcome = (id: string) => {
     const v = visibleAt.get(id);
     if (v !== undefined) return `visible (${got.tools[v].decision})`;
@@ -121,6 +155,17 @@ export function decideMismatch(
   const pointers = new Set((got.errors ?? []).map((e) => e.pointer));
   for (const p of expect.pointers ?? []) if (!pointers.has(p)) return `the validation errors do not point at ${show(p)}`;
   return null;
+}
+
+/** The position of each entry whose id is in `ids` (the first, should an id appear twice). */
+function positionsOf(entries: readonly { id: string }[], ids: ReadonlySet<string>): Map<string, number> {
+  const at = new Map<string, number>();
+  if (ids.size === 0) return at;
+  for (let i = 0; i < entries.length; i++) {
+    const id = entries[i].id;
+    if (ids.has(id) && !at.has(id)) at.set(id, i);
+  }
+  return at;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

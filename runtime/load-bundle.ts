@@ -40,7 +40,7 @@ export type LoadedTool = {
   readonly validateInput: ValidateFunction | null;
   readonly redaction: RedactNode | null;
   /** Shared frozen result entries, so evaluate allocates nothing per visible or filtered tool. */
-  readonly entries: { allow: ToolEntry; require_approval: ToolEntry; filtered: Partial<Record<FilterReason, FilteredEntry>> };
+  readonly entries: { allow: ToolEntry; require_approval: ToolEntry; filtered: Record<FilterReason, FilteredEntry | undefined> };
 };
 
 export type LoadedRole = {
@@ -178,7 +178,7 @@ export function loadBundle(bundle: Bundle | BundleV1, options: { inputValidators
       definitionHash: entry.definitionHash,
       groups: def?.groups ?? [],
       allStates: !def?.availableInStates || def.availableInStates.includes('*'),
-      states: new Set(def?.availableInStates ?? []),
+      states: def?.availableInStates ? new Set(def.availableInStates) : NO_STATES,
       requires: def?.requires ?? [],
       requiresConnection: def?.requiresConnection === true,
       validateInput: def ? (validators === 'on-first-use' ? onFirstUse(def.inputSchema) : validators ? compileOrRefuse(def.inputSchema) : refuseAll) : null,
@@ -186,7 +186,7 @@ export function loadBundle(bundle: Bundle | BundleV1, options: { inputValidators
       entries: {
         allow: Object.freeze({ id, decision: 'allow' as Decision }),
         require_approval: Object.freeze({ id, decision: 'require_approval' as Decision }),
-        filtered: {},
+        filtered: noFilteredEntries(),
       },
     };
     byId.set(id, tool);
@@ -281,6 +281,28 @@ function loadedConstraint(c: BundleConstraint, index: number, ids: readonly stri
     reason: c.reason,
     arguments: c.arguments,
     validate: validators === false ? refuseAll : validators === true ? compileOrRefuse(c.arguments) : onFirstUse(c.arguments),
+  };
+}
+
+const NO_STATES: ReadonlySet<string> = new Set();
+
+/**
+ * A tool's filtered entries, made on first use: every tool's object has every reason, in one
+ * order, so that evaluate's lookup is one shape for the whole catalog (it runs for every tool).
+ */
+function noFilteredEntries(): Record<FilterReason, FilteredEntry | undefined> {
+  return {
+    no_role: undefined,
+    quarantined: undefined,
+    disabled: undefined,
+    no_redaction: undefined,
+    group: undefined,
+    state: undefined,
+    denied: undefined,
+    not_allowed: undefined,
+    runtime_gate: undefined,
+    profile: undefined,
+    no_connection: undefined,
   };
 }
 
