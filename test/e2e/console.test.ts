@@ -285,7 +285,9 @@ describe('the admin console in a real browser', () => {
     const lines = readFileSync((await jsonl.path())!, 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { entityType: string; reason: string | null });
+      .map((l) => JSON.parse(l) as { entityType: string; reason: string | null; partial?: boolean });
+    // A filtered export says so in its first line; the events follow.
+    expect(lines.shift()).toMatchObject({ partial: true, filter: { entityType: 'policy' } });
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((l) => l.entityType === 'policy')).toBe(true);
     expect(lines.some((l) => l.reason === 'Coders may query the knowledge graph')).toBe(true);

@@ -33,6 +33,7 @@ function Shell({ session }: { session: Session }) {
     { key: 'groups', label: 'Groups', show: true },
     { key: 'states', label: 'States', show: true },
     { key: 'tenants', label: 'Tenants', show: true },
+    { key: 'agents', label: 'Agents', show: true },
     { key: 'mcp', label: 'MCP servers', show: true },
     { key: 'approvals', label: 'Approvals', show: mayDecideApprovals(session) },
     { key: 'audit', label: 'Audit', show: canReadAudit(session) },

@@ -4,6 +4,7 @@ import { ApprovalsPage } from '../features/approvals/components/approvals-page.t
 import { AuditPage } from '../features/audit/components/audit-page.tsx';
 import { PublishPage } from '../features/bundles/components/publish-page.tsx';
 import { ReviewList, ReviewPage } from '../features/review/components/review-page.tsx';
+import { AgentPage, AgentsPage } from '../features/insight/components/agent-page.tsx';
 import { DecisionsPage } from '../features/decisions/components/decisions-page.tsx';
 import { GroupsPage } from '../features/groups/components/groups-page.tsx';
 import { HomePage } from '../features/overview/components/home-page.tsx';
@@ -30,6 +31,8 @@ export function routeFor(loc: Location, session: Session): ReactNode {
     case 'tools':
       if (id === 'new') return <ToolPage id={null} session={session} />;
       return id ? <ToolPage id={id} session={session} /> : <ToolsPage session={session} />;
+    case 'agents':
+      return id ? <AgentPage subject={id} /> : <AgentsPage />;
     case 'groups':
       return <GroupsPage session={session} />;
     case 'states':

@@ -16,6 +16,7 @@ import { effects, formatProblem, formats, hints, limits, toolStatuses } from '..
 import { useDraft } from '../../../lib/use-draft.ts';
 import { flash } from '../../../lib/flash.ts';
 import { useInputSchemaProblems } from '../../../lib/input-schema-rules.ts';
+import { ToolUsagePanel } from '../../insight/components/tool-usage-panel.tsx';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useGroups } from '../../groups/api/get-groups.ts';
 import { useStates } from '../../states/api/get-states.ts';
@@ -182,6 +183,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
       />
       {approved ? <ApprovalOutcome tools={approved} /> : null}
       {server.review ? <ReviewPanel tool={server} editable={editable} onApproved={(r) => setApproved(r.approved.length ? r.approved : null)} /> : null}
+      {create ? null : <ToolUsagePanel id={server.id} />}
       <DraftConflict
         draft={draft}
         busy={save.isPending}
