@@ -65,4 +65,34 @@ describe('the simulator tries a call', () => {
     await outcome.getByText('invalid_json', { exact: true }).waitFor();
     await c.shot(page, 'simulator-try-a-call');
   });
+
+  it("edits a role's constraints as JSON, shows the judge's refusal at its pointer, and saves a valid one", async () => {
+    await page.goto(`${c.url}/#/tenants/acme-research`);
+    const role = page.getByRole('region', { name: 'Role researcher' });
+    const json = role.getByLabel('Argument constraints of researcher (JSON)');
+    await json.fill('[{ "tools": ["core__text-*"]');
+    await role
+      .getByRole('alert')
+      .getByText(/not JSON/)
+      .waitFor();
+    const bad = [
+      { tools: ['core__text-*'], otherwise: 'require_approval', arguments: { properties: { prompt: { pattern: '(?<=a)b' } } }, reason: 'short prompts only' },
+    ];
+    await json.fill(JSON.stringify(bad));
+    await page.getByLabel('Reason for this change').fill('Long prompts need a person');
+    await page.getByRole('button', { name: 'Save draft', exact: true }).click();
+    await role.getByText('/roles/researcher/constraints/0/arguments/properties/prompt/pattern').waitFor();
+
+    const good = [{ ...bad[0], arguments: { properties: { prompt: { maxLength: 200 } } } }];
+    await json.fill(JSON.stringify(good));
+    await page.getByRole('button', { name: 'Save draft', exact: true }).click();
+    await page.getByText(/Draft saved/).waitFor();
+    await role
+      .getByRole('table', { name: 'Argument constraints of researcher' })
+      .getByRole('row', { name: /core__text-\*\s+require approval\s+short prompts only/ })
+      .waitFor();
+    const saved = (await c.api('GET', '/v1/tenants/acme-research/policy')).json;
+    if (JSON.stringify(saved.roles.researcher.constraints) !== JSON.stringify(good))
+      throw new Error(`saved ${JSON.stringify(saved.roles.researcher.constraints)}`);
+  });
 });

@@ -11,6 +11,7 @@ import type { Draft } from '../../../lib/use-draft.ts';
 import { BudgetFields } from '../../../components/budget-fields.tsx';
 import { useSavePolicy } from '../api/save-policy.ts';
 import { GlobList } from './glob-list.tsx';
+import { RoleConstraints } from './role-constraints.tsx';
 
 /** The policy form's id, so that a button elsewhere (the simulator) can submit it. */
 export const policyFormId = (tenant: string) => `policy-form-${tenant}`;
@@ -114,6 +115,12 @@ export function PolicyEditor({
               options={effects}
               value={role.requireApproval ?? []}
               onChange={(v) => setRole(name, { ...role, requireApproval: v as Role['requireApproval'] })}
+            />
+            <RoleConstraints
+              role={name}
+              value={role.constraints ?? []}
+              onChange={(constraints) => setRole(name, { ...role, constraints })}
+              editable={editable}
             />
             <FieldErrors errors={errorsAt(`/roles/${name}/`).filter((e) => !/^\/roles\/[^/]+\/(allow|deny)\//.test(e.pointer))} />
           </NamedCard>
