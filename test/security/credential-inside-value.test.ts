@@ -73,6 +73,15 @@ const benignArgs: string[][] = [
   ['mcp-server-git', '--repository', '/srv/repo.git'],
   ['--header', 'Accept: application/json'],
   ['-y', '@modelcontextprotocol/server-filesystem', '/Users/me/Desktop'],
+  ['-y', '@modelcontextprotocol/server-postgres', 'postgresql://localhost/mydb'],
+  ['run', '-i', '--rm', '-e', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'ghcr.io/github/github-mcp-server'],
+  ['--env', 'GITHUB_TOKEN=$GITHUB_TOKEN'],
+  ['--api-key-env', 'OPENAI_API_KEY'],
+  ['--token-url', 'https://auth.example.com/oauth/token'],
+  ['--oauth-client-id', 'toolgate-prod'],
+  ['--ssh-key', '~/.ssh/id_ed25519'],
+  ['--secret-name', 'prod/warehouse'],
+  ['--authorize-url', 'https://auth.example.com/authorize?response_type=code&client_id=toolgate'],
 ];
 
 describe('a credential inside a longer value is refused with 400 naming its pointer', () => {
