@@ -105,43 +105,14 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
   const capabilities = meta[CAPABILITIES_KEY];
   if (!isPlainObject(capabilities)) return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, `_meta ${CAPABILITIES_KEY} is required (an object)`);
 
-  if (method === 'server/discover') {
-    return sendJson(res, 200, {
-      jsonrpc: '2.0',
-      id,
-      result: {
-        resultType: 'complete',
-        supportedVersions: ALL_VERSIONS,
-        capabilities: { tools: { listChanged: true } },
-        instructions: ctx.instructions,
-        ttlMs: LIST_TTL_MS,
-        cacheScope: 'public',
-        _meta: { [SERVER_INFO_KEY]: { name: 'toolgate-gateway', version: ctx.version } },
-      },
-    });
-  }
+  if (method === 'server/discover') return sendJson(res, 200, { jsonrpc: '2.0', id, result: discoverResult(ctx, true) });
   if (method !== 'tools/list' && method !== 'tools/call' && method !== 'subscriptions/listen') {
     return sendError(res, 404, id as RequestId, ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
   }
 
-  // The workflow state: from the handle the request presents in _meta or, for tools/call, as the argument.
-  const args = method === 'tools/call' ? params.arguments : undefined;
-  if (args !== undefined && !isPlainObject(args)) return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, 'params.arguments must be an object');
-  const inMeta = isPlainObject(meta.toolgate) ? meta.toolgate.state : undefined;
-  const inArgs = args?.[STATE_ARGUMENT];
-  if (inMeta !== undefined && inArgs !== undefined && inMeta !== inArgs) {
-    return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, `two different state handles: _meta.toolgate.state and arguments.${STATE_ARGUMENT}`);
-  }
-  const presented = inMeta ?? inArgs;
-  let state = client.initialState;
-  if (presented !== undefined) {
-    const read = ctx.handles.read(client, presented);
-    if (!read.ok) {
-      const pointer = inMeta !== undefined ? '/params/_meta/toolgate/state' : `/params/arguments/${STATE_ARGUMENT}`;
-      return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, `${read.message} (${pointer})`, { pointer });
-    }
-    state = read.state;
-  }
+  const presented = presentedState(ctx, client, method, params, meta);
+  if (!presented.ok) return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, presented.message, presented.data);
+  const { state, args } = presented;
   const level = meta[LOG_LEVEL_KEY];
   const answer = new ModernAnswer(res, id as RequestId);
   const caller = ctx.gateway.requestCaller(
@@ -160,13 +131,116 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
   if (method === 'tools/list') return answer.finishRaw(ctx.gateway.modernList(caller));
   if (method === 'subscriptions/listen') return listen(ctx, client, caller, id as RequestId, params, res);
 
+  answer.finish(await modernCall(ctx, client, caller, id as RequestId, params, meta, args));
+}
+
+/** server/discover's answer; `listen`: whether this transport serves subscriptions/listen. */
+function discoverResult(ctx: Pick<ModernContext, 'instructions' | 'version'>, listen: boolean): Record<string, unknown> {
+  return {
+    resultType: 'complete',
+    supportedVersions: ALL_VERSIONS,
+    capabilities: { tools: listen ? { listChanged: true } : {} },
+    instructions: ctx.instructions,
+    ttlMs: LIST_TTL_MS,
+    cacheScope: 'public',
+    _meta: { [SERVER_INFO_KEY]: { name: 'toolgate-gateway', version: ctx.version } },
+  };
+}
+
+type Presented = { ok: true; state: string; args: Record<string, unknown> | undefined } | { ok: false; message: string; data?: { pointer: string } };
+
+/** The workflow state a request presents: a handle in _meta or, for tools/call, as the argument; none is the configured state. */
+function presentedState(
+  ctx: Pick<ModernContext, 'handles'>,
+  client: ResolvedClient,
+  method: string,
+  params: Record<string, unknown>,
+  meta: Record<string, unknown>,
+): Presented {
+  const args = method === 'tools/call' ? params.arguments : undefined;
+  if (args !== undefined && !isPlainObject(args)) return { ok: false, message: 'params.arguments must be an object' };
+  const inMeta = isPlainObject(meta.toolgate) ? meta.toolgate.state : undefined;
+  const inArgs = args?.[STATE_ARGUMENT];
+  if (inMeta !== undefined && inArgs !== undefined && inMeta !== inArgs) {
+    return { ok: false, message: `two different state handles: _meta.toolgate.state and arguments.${STATE_ARGUMENT}` };
+  }
+  const presented = inMeta ?? inArgs;
+  if (presented === undefined) return { ok: true, state: client.initialState, args };
+  const read = ctx.handles.read(client, presented);
+  if (read.ok) return { ok: true, state: read.state, args };
+  const pointer = inMeta !== undefined ? '/params/_meta/toolgate/state' : `/params/arguments/${STATE_ARGUMENT}`;
+  return { ok: false, message: `${read.message} (${pointer})`, data: { pointer } };
+}
+
+/** tools/call for a 2026-07-28 request: the handle argument stripped, the result typed, the moved state handed back signed. */
+async function modernCall(
+  ctx: Pick<ModernContext, 'gateway' | 'handles'>,
+  client: ResolvedClient,
+  caller: ReturnType<Gateway['requestCaller']>,
+  id: RequestId,
+  params: Record<string, unknown>,
+  meta: Record<string, unknown>,
+  args: Record<string, unknown> | undefined,
+): Promise<Record<string, unknown>> {
   const callArgs = { ...(args ?? {}) };
   delete callArgs[STATE_ARGUMENT];
-  const result = await ctx.gateway.call(caller, { name: String(params.name ?? ''), arguments: callArgs, _meta: meta }, id as RequestId);
-  const out: Record<string, unknown> = { ...result, resultType: 'complete' };
+  const result = await ctx.gateway.call(caller, { name: String(params.name ?? ''), arguments: callArgs, _meta: meta }, id);
   const toolgate = (result._meta as { toolgate?: Record<string, unknown> } | undefined)?.toolgate;
   if (toolgate && caller.state !== client.initialState) toolgate.state = ctx.handles.issue(client, caller.state);
-  answer.finish(out);
+  return { ...result, resultType: 'complete' };
+}
+
+/** Whether a message on a stdio connection is a 2026-07-28 request (it carries the per-request version). */
+export function isModernMessage(message: unknown): boolean {
+  if (!isPlainObject(message) || message.method === 'initialize' || message.id === undefined || typeof message.method !== 'string') return false;
+  const meta = isPlainObject(message.params) ? message.params._meta : undefined;
+  return isPlainObject(meta) && meta[VERSION_KEY] !== undefined;
+}
+
+/**
+ * One 2026-07-28 request over stdio (the one configured client): as over HTTP, without the
+ * headers; notifications of the call go out as messages before its answer. subscriptions/listen
+ * is not served on stdio.
+ */
+export async function answerModernMessage(
+  ctx: Pick<ModernContext, 'gateway' | 'handles' | 'version' | 'instructions'>,
+  client: ResolvedClient,
+  message: Record<string, unknown>,
+  send: (message: Record<string, unknown>) => void,
+): Promise<void> {
+  const id = message.id as RequestId;
+  const reply = (body: { result: unknown } | { error: Record<string, unknown> }) => send({ jsonrpc: '2.0', id, ...body });
+  const fail = (code: number, text: string, data?: unknown) => reply({ error: data === undefined ? { code, message: text } : { code, message: text, data } });
+  const method = message.method as string;
+  if (message.params !== undefined && !isPlainObject(message.params)) return fail(ErrorCode.InvalidParams, 'params must be an object');
+  const params = (message.params ?? {}) as Record<string, unknown>;
+  const meta = params._meta as Record<string, unknown>;
+  const version = meta[VERSION_KEY];
+  if (typeof version !== 'string' || !MODERN_VERSIONS.includes(version)) {
+    const requested = String(version).slice(0, 40);
+    return fail(UNSUPPORTED_PROTOCOL_VERSION, `Unsupported protocol version: ${requested}`, { supported: MODERN_VERSIONS, requested });
+  }
+  const capabilities = meta[CAPABILITIES_KEY];
+  if (!isPlainObject(capabilities)) return fail(ErrorCode.InvalidParams, `_meta ${CAPABILITIES_KEY} is required (an object)`);
+  if (method === 'server/discover') return reply({ result: discoverResult(ctx, false) });
+  if (method !== 'tools/list' && method !== 'tools/call') return fail(ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
+  const presented = presentedState(ctx, client, method, params, meta);
+  if (!presented.ok) return fail(ErrorCode.InvalidParams, presented.message, presented.data);
+  const level = meta[LOG_LEVEL_KEY];
+  const wantsLogs = LOG_LEVELS.has(level as string);
+  const channel: ClientChannel = {
+    capabilities: () => capabilities as ClientCapabilities,
+    notify: (notification) => {
+      if (notification.method === 'notifications/message' && !wantsLogs) return;
+      send({ jsonrpc: '2.0', ...notification });
+    },
+    request: async () => {
+      throw new McpError(ErrorCode.InvalidRequest, 'the client speaks MCP 2026-07-28: it cannot be asked during a call');
+    },
+  };
+  const caller = ctx.gateway.requestCaller(client, presented.state, channel, wantsLogs ? (level as LoggingLevel) : undefined);
+  if (method === 'tools/list') return reply({ result: JSON.parse(ctx.gateway.modernList(caller).toString('utf8')) });
+  reply({ result: await modernCall(ctx, client, caller, id, params, meta, presented.args) });
 }
 
 /**

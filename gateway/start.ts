@@ -116,6 +116,7 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
   let http: HttpListener | null = null;
   let stdio: StdioListener | null = null;
   try {
+    const stateHandles = new StateHandles(await loadStateKey(config.control.cacheDir), config.control.tenant);
     if (config.listen.kind === 'http') {
       http = await startHttpListener({
         listen: config.listen,
@@ -125,10 +126,10 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
         metrics,
         health,
         sessionsPerClient: config.limits.sessionsPerClient,
-        stateHandles: new StateHandles(await loadStateKey(config.control.cacheDir), config.control.tenant),
+        stateHandles,
       });
     } else {
-      stdio = await startStdioListener(gateway, config.listen.client);
+      stdio = await startStdioListener(gateway, config.listen.client, { stateHandles });
     }
   } catch (err) {
     await shutdown();

@@ -1,11 +1,25 @@
+import { randomBytes } from 'node:crypto';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ResolvedClient } from './config.ts';
 import type { Gateway } from './gateway.ts';
+import { answerModernMessage, isModernMessage } from './modern-http.ts';
+import { StateHandles } from './state-handles.ts';
 
 export type StdioListener = { closed: Promise<void>; close(): Promise<void> };
 
-/** Serves the one configured client over this process's stdin/stdout; ends when stdin does. */
-export async function startStdioListener(gateway: Gateway, client: ResolvedClient): Promise<StdioListener> {
+export type StdioListenerOptions = {
+  /** Signs and reads 2026-07-28 workflow state handles (default: a key of this listener's own). */
+  stateHandles?: StateHandles;
+  version?: string;
+};
+
+/**
+ * Serves the one configured client over this process's stdin/stdout; ends when stdin does. A
+ * 2026-07-28 request (one carrying its version in `_meta`) is answered on its own, as over HTTP;
+ * everything else goes to the session's SDK server (2025-11-25, initialize first).
+ */
+export async function startStdioListener(gateway: Gateway, client: ResolvedClient, options: StdioListenerOptions = {}): Promise<StdioListener> {
   const session = gateway.openSession(client);
   const transport = new StdioServerTransport();
   let resolveClosed!: () => void;
@@ -15,6 +29,20 @@ export async function startStdioListener(gateway: Gateway, client: ResolvedClien
     resolveClosed();
   };
   await session.server!.connect(transport);
+  const modern = {
+    gateway,
+    handles: options.stateHandles ?? new StateHandles(randomBytes(32), ''),
+    version: options.version ?? '1',
+    instructions: 'Tools are filtered and enforced by Toolgate policy.',
+  };
+  const toSession = transport.onmessage;
+  transport.onmessage = (message: JSONRPCMessage) => {
+    if (!isModernMessage(message)) return toSession?.call(transport, message);
+    const send = (m: Record<string, unknown>) => void transport.send(m as JSONRPCMessage).catch(() => undefined);
+    void answerModernMessage(modern, client, message as Record<string, unknown>, send).catch(() =>
+      send({ jsonrpc: '2.0', id: (message as { id: unknown }).id, error: { code: -32603, message: 'Internal error' } }),
+    );
+  };
   process.stdin.once('end', () => void transport.close());
   return {
     closed,

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -139,6 +141,37 @@ describe('the gateway and its bundle', () => {
       const r = (await client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'over stdio' } })) as CallToolResult;
       expect(r.content[0]).toMatchObject({ type: 'text', text: 'echo: over stdio' });
       expect(code((await client.callTool({ name: 'mcp__rec__echo', arguments: {} })) as CallToolResult)).toBe('validation');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('serves a 2026-07-28 client over stdio too: no initialize, each request with its _meta, a forged state handle refused', async () => {
+    await place(3);
+    const file = join(dir, 'stdio-modern.json');
+    writeFileSync(file, JSON.stringify(configFor({ stdio: { client: 'bot' } })));
+    const client = new ModernClient({ name: 'stdio-modern', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const transport = new ModernStdioTransport({
+      command: process.execPath,
+      args: ['--import', TSX_LOADER, join(here, '..', '..', 'server', 'cli', 'main.ts'), 'gateway', '--config', file],
+      env: { ...(process.env as Record<string, string>), LIFE_TOKEN: runtimeToken },
+      stderr: 'ignore',
+    });
+    await client.connect(transport);
+    try {
+      const names = await eventually(
+        async () => {
+          const tools = (await client.listTools(undefined, { cacheMode: 'refresh' })).tools.map((t) => t.name);
+          return tools.includes('mcp__rec__echo') ? tools : undefined;
+        },
+        20_000,
+        'the bundle over stdio',
+      );
+      expect(names).toHaveLength(state.tools.length);
+      const r = await client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'modern stdio' } });
+      expect(r.content).toEqual([{ type: 'text', text: 'echo: modern stdio' }]);
+      const forged = client.listTools({ _meta: { toolgate: { state: 'tgs1.e30.AAAA' } } }, { cacheMode: 'bypass' });
+      await expect(forged).rejects.toThrow(/state handle/);
     } finally {
       await client.close();
     }

@@ -10,6 +10,7 @@ import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
 import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
 import { createGatewayMetrics } from '../../gateway/metrics.ts';
+import { answerModernMessage, isModernMessage } from '../../gateway/modern-http.ts';
 import { StateHandles } from '../../gateway/state-handles.ts';
 import type { Bundle, BundleTool } from '../../policy-schemas/types.gen.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
@@ -407,5 +408,34 @@ describe('subscriptions/listen (2026-07-28 change notifications)', () => {
       await own.close();
       gw.close();
     }
+  });
+});
+
+describe('2026-07-28 requests over stdio (one message at a time)', () => {
+  it('answers discover, refuses an unknown version, a missing capabilities envelope, an unknown method and a forged handle', async () => {
+    const client = { ...scriptedClient(), name: 'a' };
+    const ctx = { gateway, handles: new StateHandles(randomBytes(32), 'stateless'), version: '1', instructions: 'x' };
+    const ask = async (method: string, params: Record<string, unknown>) => {
+      const out: Array<Record<string, any>> = [];
+      await answerModernMessage(ctx, client, { jsonrpc: '2.0', id: 3, method, params }, (m) => void out.push(m));
+      return out.at(-1)!;
+    };
+    expect((await ask('server/discover', { _meta: meta() })).result).toMatchObject({
+      supportedVersions: expect.arrayContaining([V]),
+      capabilities: { tools: {} },
+    });
+    expect((await ask('tools/list', { _meta: meta({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }) })).error).toMatchObject({
+      code: -32022,
+      data: { supported: [V], requested: '2099-01-01' },
+    });
+    expect((await ask('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': V } })).error.code).toBe(-32602);
+    expect((await ask('subscriptions/listen', { _meta: meta(), notifications: {} })).error.code).toBe(-32601);
+    expect((await ask('tools/list', { _meta: meta({ toolgate: { state: 'tgs1.e30.AAAA' } }) })).error).toMatchObject({
+      code: -32602,
+      data: { pointer: '/params/_meta/toolgate/state' },
+    });
+    expect((await ask('tools/list', { _meta: meta() })).result).toMatchObject({ resultType: 'complete', cacheScope: 'private' });
+    expect(isModernMessage({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { _meta: meta() } })).toBe(false);
+    expect(isModernMessage({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })).toBe(false);
   });
 });
