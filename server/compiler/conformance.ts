@@ -403,11 +403,13 @@ class VectorChooser {
       this.pin(['R6.4'], { subject: w.subject, groups: [...new Set(groups)] }, [], { envelope: true, rejection: true });
       this.pin(['R6.4'], { subject: w.subject, groups: ['*'] }, [], { rejection: true });
     }
-    // A role with "*" permits any name, even one no group has.
+    // A role with "*" permits any name, even one no group has; and so does a subject's role other
+    // than its first (permission is the union over all of its roles).
+    const name = fresh('conformance-any-group', (g) => this.groupNames.includes(g));
     const star = this.who.find((w) => w.anyGroup);
-    if (star) {
-      const name = fresh('conformance-any-group', (g) => this.groupNames.includes(g));
-      this.pin(['R6.4'], { subject: star.subject, groups: [name] }, [], { envelope: true, rejection: true });
+    const starLater = this.who.find((w) => w.anyGroup && w.roles.length > 1 && this.loaded.roles.get(w.roles[0])?.permitsAnyGroup === false);
+    for (const w of new Set([star, starLater])) {
+      if (w) this.pin(['R6.4'], { subject: w.subject, groups: [name] }, [], { envelope: true, rejection: true });
     }
   }
 
@@ -444,6 +446,20 @@ class VectorChooser {
     else if (this.who[0]) this.pin(['R6.7'], { subject: this.who[0].subject, groups: [] }, [], { envelope: true });
     const star = this.find((w) => (w.anyGroup ? { subject: w.subject } : null), this.live.slice(0, 1));
     if (star) this.pin(['R6.7'], { ...star.req, groups: ['*'] }, [star.t.id], { envelope: true });
+    // A tool in no group at all (`groups: []`, not absent): "*" shows it, the default group does not.
+    const groupless = (t: LoadedTool) => t.groups.length === 0;
+    const starShows = this.find((w) => (w.anyGroup ? { subject: w.subject, groups: ['*'] } : null), this.live, undefined, groupless);
+    if (starShows) this.pin(['R6.7', 'R2.8'], starShows.req, [starShows.t.id]);
+    const notDefault = this.find(
+      (w) => {
+        const g = [...w.permitted].sort().find((x) => this.closure(x).includes('default'));
+        return w.anyGroup ? { subject: w.subject, groups: ['default'] } : g === undefined ? null : { subject: w.subject, groups: [g] };
+      },
+      this.live,
+      undefined,
+      groupless,
+    );
+    if (notDefault) this.pin(['R6.7', 'R2.8'], notDefault.req, [notDefault.t.id]);
     // A tool in several groups, requested by one that is not its first.
     const later = this.find(
       (w, t) => {
@@ -457,18 +473,16 @@ class VectorChooser {
     if (later) this.pin(['R6.7'], later.req, [later.t.id]);
   }
 
-  /** R6.8: availableInStates absent or holding "*" means every state. */
+  /** R6.8: availableInStates absent means every state. */
   private stateCheck(): void {
-    const nonInitial = this.stateNames.find((s) => s !== 'undefined');
+    // A state no tool lists is a valid request too (R6.8): a tenant with no state of its own still tells these apart.
+    const nonInitial = this.stateNames.find((s) => s !== 'undefined') ?? fresh('conformance-state', (s) => this.stateNames.includes(s));
     const base: Want = { group: true };
     // Which tools qualify is asked once per tool, not once per tool and subject.
     const requestFor = (w: Who, t: LoadedTool) => this.requestFor(w, t, base);
-    const star = this.find(requestFor, this.live, undefined, (t) => t.def?.availableInStates?.includes('*') === true);
-    if (star) this.pin(['R6.8'], { ...star.req, state: nonInitial ?? 'undefined' }, [star.t.id]);
-    if (nonInitial !== undefined) {
-      const absent = this.find(requestFor, this.live, undefined, (t) => t.def?.availableInStates === undefined);
-      if (absent) this.pin(['R6.8'], { ...absent.req, state: nonInitial }, [absent.t.id], { envelope: true });
-    }
+    // Absent availableInStates is every state (a runtime reads v1's "*" as absent: R2.9).
+    const absent = this.find(requestFor, this.live, undefined, (t) => t.def?.availableInStates === undefined);
+    if (absent) this.pin(['R6.8'], { ...absent.req, state: nonInitial }, [absent.t.id], { envelope: true });
     const listedState = (t: LoadedTool) => [...t.states].sort().find((x) => x !== 'undefined');
     const listed = this.find(
       (w, t) => {

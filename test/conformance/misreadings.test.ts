@@ -14,6 +14,7 @@ import { MISREADINGS, misreadingSubject } from './misreadings.ts';
 import type { Misreading } from './misreadings.ts';
 import { randomConstraintCall, randomConstraintRequest } from './constraint-tenants.ts';
 import { randomCall, randomRequest, randomTenant, rng } from './tenants.ts';
+import { tinyTenants } from './tiny-tenants.ts';
 
 const SEARCH = 300;
 const RANDOM_TENANTS = 40;
@@ -119,5 +120,16 @@ describe('conformance vectors against misreadings of the spec', () => {
     expect(escaped).toEqual([]);
     const never = [...tally].filter(([, t]) => t.distinguishable === 0).map(([id]) => id);
     expect(never).toEqual([]);
+  });
+
+  it('catches, on one- and two-tool tenants, every misreading some request can tell apart', () => {
+    const tally = new Map(MISREADINGS.map((m) => [m.id, { distinguishable: 0, caught: 0 }]));
+    const escaped: string[] = [];
+    tinyTenants().forEach((snapshot, i) => audit(compiled(snapshot), 104729 + i, tally, escaped));
+    expect(escaped).toEqual([]);
+    // The group rules these tenants are about are each told apart on some of them.
+    for (const id of ['empty-groups-default', 'tool-empty-groups-default', 'star-request-skips-groupless'] as const) {
+      expect(tally.get(id)?.distinguishable, id).toBeGreaterThan(0);
+    }
   });
 });

@@ -30,6 +30,8 @@ export const MISREADINGS = [
   { id: 'swap-profile-no_connection', rule: 'R6.5', what: 'connection checked before profile' },
   { id: 'excluded-as-group', rule: 'R6.6', what: 'excluded tools filtered with reason group' },
   { id: 'empty-groups-default', rule: 'R6.7', what: '`groups: []` read as the default group' },
+  { id: 'tool-empty-groups-default', rule: 'R6.7', what: "a tool's `groups: []` read as the default group (as if absent)" },
+  { id: 'star-request-skips-groupless', rule: 'R6.7', what: '"*" requested does not show a tool whose `groups` is empty' },
   { id: 'star-request-literal', rule: 'R6.7', what: '"*" requested matched as a group name' },
   { id: 'tool-first-group-only', rule: 'R6.7', what: "only the tool's first group counts" },
   { id: 'states-absent-initial-only', rule: 'R6.8', what: 'absent availableInStates read as ["undefined"]' },
@@ -231,8 +233,9 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
         if (!('excluded' in t)) return null;
         return m === 'excluded-as-group' && !allGroups ? 'group' : t.excluded;
       case 'group': {
-        const groups = def?.groups ?? [];
-        if (allGroups) return null;
+        let groups = def?.groups ?? [];
+        if (m === 'tool-empty-groups-default' && groups.length === 0) groups = ['default'];
+        if (allGroups) return m === 'star-request-skips-groupless' && groups.length === 0 ? 'group' : null;
         const considered = m === 'tool-first-group-only' ? groups.slice(0, 1) : groups;
         return considered.some((g) => expanded.has(g)) ? null : 'group';
       }
