@@ -44,7 +44,7 @@ export type HoldRequest = {
  */
 export class ApprovalHold {
   /** Open requests by call (subject, tool, arguments digest): the same call retried waits on the same request. */
-  private readonly open = new Map<string, string>();
+  private readonly open = new Map<string, { id: string; expiresAtMs: number }>();
 
   constructor(private readonly options: ApprovalHoldOptions) {}
 
@@ -71,7 +71,10 @@ export class ApprovalHold {
     const timer = req.progress ? setInterval(() => req.progress?.(++ticks, `waiting for a person to approve ${req.name}`), every) : undefined;
     let outcome: ApprovalOutcome;
     try {
-      const known = this.open.get(key);
+      // A request past its expiry is no longer decidable: forget it (and every other such one).
+      const nowMs = Date.now();
+      for (const [k, v] of this.open) if (v.expiresAtMs <= nowMs) this.open.delete(k);
+      const known = this.open.get(key)?.id;
       const timeoutMs = this.options.approvalMs;
       outcome = known
         ? await waitForApproval(connection, known, { timeoutMs, signal: req.signal })
@@ -89,7 +92,7 @@ export class ApprovalHold {
               timeoutMs,
               signal: req.signal,
               onOpened: (a) => {
-                this.open.set(key, a.id);
+                this.open.set(key, { id: a.id, expiresAtMs: Date.parse(a.expiresAt) });
                 req.progress?.(0, `approval request ${a.id} opened; waiting for a person`);
               },
             },
