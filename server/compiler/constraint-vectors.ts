@@ -66,6 +66,8 @@ type Constraint = {
 const MAX_TOOLS = 24;
 const MAX_CANDIDATES = 400;
 const MAX_SUBJECTS = 16;
+// Argument sets checked in all, whatever the tenant's size: a compile spends at most a few milliseconds here.
+const MAX_TRIES = 5_000;
 
 function allConstraints(bundle: Bundle, loaded: LoadedBundle): Constraint[] {
   const out: Constraint[] = [];
@@ -101,6 +103,7 @@ type Probe = { subject: string; roles: readonly string[]; request: EvaluationReq
 class ConstraintVectorChooser {
   private readonly out: DecideVector[] = [];
   private calls = 0;
+  private tries = 0;
 
   constructor(
     private readonly loaded: LoadedBundle,
@@ -128,7 +131,7 @@ class ConstraintVectorChooser {
         // Held constraints in the order R7.11 reads them: roles in binding order, then index.
         held.sort((a, b) => probe.roles.indexOf(a.role) - probe.roles.indexOf(b.role) || a.index - b.index);
         for (const args of candidates) {
-          if (wanted.size === 0) break;
+          if (wanted.size === 0 || ++this.tries > MAX_TRIES) break;
           const failing = held.filter((c) => !meets(c, args));
           const valid = validInput(args);
           const take = (kind: string, rules: string[]) => {
