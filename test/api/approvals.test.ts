@@ -330,3 +330,18 @@ describe('decision records', () => {
     expect(bad.json.errors[0].pointer).toBe('/records/0/approval/by');
   });
 });
+
+describe('the receipt’s lifetime', () => {
+  it('comes from the role’s approvals.validForSeconds', async () => {
+    const current = await t.request('GET', `/v1/tenants/${tenant}/policy`);
+    const policy = structuredClone(current.json);
+    for (const k of ['tenant', 'version', 'updatedAt', 'createdAt']) delete policy[k];
+    policy.roles.researcher.approvals = { by: 'person', validForSeconds: 120 };
+    const saved = await t.request('PUT', `/v1/tenants/${tenant}/policy`, { body: policy, headers: { 'if-match': current.headers.get('etag')! } });
+    expect(saved.status, saved.text).toBe(200);
+    const a = (await open(otherRuntime, { to: 'short@elsewhere.example' })).json as Approval;
+    const r = await t.request('POST', `${base}/${a.id}/approve`, { token: editor, body: { reason: 'briefly' } });
+    const { approvedAt, expiresAt } = r.json.receipt.payload;
+    expect(Date.parse(expiresAt) - Date.parse(approvedAt)).toBe(120_000);
+  });
+});
