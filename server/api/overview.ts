@@ -92,7 +92,8 @@ const publishedParts = new Map<string, Parts>();
 /** Hashes of what a bundle holds from the policy, the grants and the inventory. */
 function partsOf(bundle: Bundle): Parts {
   const { grants, ...policy } = bundle.policy;
-  return { policy: sha256Canonical(policy), grants: sha256Canonical(grants), inventory: sha256Canonical(bundle.catalog) };
+  // A v2 bundle leaves empty collections out: no grants hashes as none.
+  return { policy: sha256Canonical(policy), grants: sha256Canonical(grants ?? []), inventory: sha256Canonical(bundle.catalog) };
 }
 
 /** Whether the draft compiles to other content than the latest bundle, and in which parts. */

@@ -45,7 +45,9 @@ policyResetRoutes.post('/:tenant/policy/reset', async (c) => {
           : [{ pointer: `/grants/${i}/connectionId`, message: `${JSON.stringify(g.connectionId)} cannot be a grant id any more (as v${version} had it)` }],
       ),
     );
-    const policy = validOrThrow<TenantPolicy>('tenant-policy', structuredClone(published));
+    // The review rule is not part of a bundle: the tenant keeps the one it has.
+    const { review } = store.tenantDocument<TenantPolicy>(existing);
+    const policy = validOrThrow<TenantPolicy>('tenant-policy', { ...structuredClone(published), ...(review ? { review } : {}) });
     if (!(await store.updatePolicy(ch.tx, id, policy, existing.version, now))) throw changedMeanwhile(`the policy of ${id}`, await store.getPolicy(ch.tx, id));
     await ch.record({ action: 'update', entityType: 'policy', entityId: id, tenant: id, before: store.tenantDocument<TenantPolicy>(existing), after: policy });
 

@@ -12,6 +12,8 @@ import { changedMeanwhile, checkVersion, etagOf, requiredIfMatch } from '../http
 import { getPolicyTests } from '../store/policy-tests.ts';
 import * as store from '../store/tenants.ts';
 import { judgeTenantChange } from '../validation/references.ts';
+import { actorMay } from '../auth/permissions.ts';
+import { reviewWeakened } from '../review/publish-requests.ts';
 import { findSecrets } from '../validation/secrets.ts';
 import { documentRoutes, throwProblems } from './document-routes.ts';
 
@@ -143,6 +145,11 @@ tenantRoutes.put('/:tenant/policy', async (c) => {
     await requireTenant(ch.tx, id);
     const existing = (await store.getPolicy(ch.tx, id))!;
     checkVersion(expected, existing);
+    if (reviewWeakened(policyDoc(existing), policy) && !actorMay(c.get('deps').authorizer, actorOf(c), 'bundle', 'force', id)) {
+      throw new ApiError(403, 'forbidden', `Only an admin may stop requiring a second person to review the publishes of ${id}`, {
+        errors: [{ pointer: '/review', message: "turning the review rule off is an admin's change" }],
+      });
+    }
     const judged = await judgeTenantChange(ch.tx, id, { policy });
     throwProblems(judged.own);
     // A policy that drops a role or subject a grant still names would stop the tenant compiling.

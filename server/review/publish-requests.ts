@@ -28,6 +28,14 @@ export async function reviewRequired(db: DbOrTx, tenant: string): Promise<boolea
   return rec ? tenantDocument<TenantPolicy>(rec).review?.publish === 'required' : false;
 }
 
+/**
+ * Whether `after` asks less of a publish than `before` (review required before, not after): the
+ * rule guards publishing, so weakening it is an admin's change, as cutting a policy test is.
+ */
+export function reviewWeakened(before: TenantPolicy | undefined, after: TenantPolicy): boolean {
+  return before?.review?.publish === 'required' && after.review?.publish !== 'required';
+}
+
 /** What a publish would ship: the draft compiled, or the content of the version a rollback names. */
 export type PublishTarget = { revision: string; bundle: Bundle; content: string | null; rollbackTo?: number };
 

@@ -157,6 +157,27 @@ describe('publish review', () => {
     expect(ev.reason).toBe('incident 42: cut text completion now');
   });
 
+  it('lets only an admin turn the review rule off, and a reset to a published version keeps it', async () => {
+    const cur = await t.request('GET', `/v1/tenants/${T}/policy`, { token: editor });
+    const { review: _review, ...without } = cur.json;
+    const r = await t.request('PUT', `/v1/tenants/${T}/policy`, { body: without, headers: { 'if-match': cur.headers.get('etag')! }, token: editor });
+    expect(r.status).toBe(403);
+    expect(r.json.errors[0].pointer).toBe('/review');
+    const optional = await t.request('PUT', `/v1/tenants/${T}/policy`, {
+      body: { ...cur.json, review: { publish: 'optional' } },
+      headers: { 'if-match': cur.headers.get('etag')! },
+      token: editor,
+    });
+    expect(optional.status).toBe(403);
+    const reset = await t.request('POST', `/v1/tenants/${T}/policy/reset`, {
+      body: { version: 1, reason: 'back to the baseline draft' },
+      headers: { 'if-match': cur.headers.get('etag')! },
+      token: editor,
+    });
+    expect(reset.status, reset.text).toBe(200);
+    expect((await t.request('GET', `/v1/tenants/${T}/policy`)).json.review).toEqual({ publish: 'required', approvals: 1 });
+  });
+
   it('sends a rollback through review too', async () => {
     const r = await t.request('POST', `/v1/tenants/${T}/bundles`, { body: { reason: 'back to v1', rollbackTo: 1 }, token: editor });
     expect(r.status).toBe(202);

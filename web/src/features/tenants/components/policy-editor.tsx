@@ -241,6 +241,20 @@ export function PolicyEditor({
               <small className="hint">A runtime refuses a bundle after it expires. Default {limits.bundleTtl.default} s.</small>
             </div>
           </fieldset>
+          <fieldset className="section">
+            <legend>Change review</legend>
+            <label className="check">
+              <input
+                type="checkbox"
+                checked={p.review?.publish === 'required'}
+                onChange={(e) => set('review', e.target.checked ? { publish: 'required', approvals: 1 } : undefined)}
+              />{' '}
+              Publishing needs a second person
+            </label>
+            <small className="hint">
+              Publish then sends the change for review: another admin or editor of this tenant approves it. Only an admin may turn this off.
+            </small>
+          </fieldset>
         </div>
 
         {editable ? (
