@@ -95,4 +95,45 @@ describe('the simulator tries a call', () => {
     if (JSON.stringify(saved.roles.researcher.constraints) !== JSON.stringify(good))
       throw new Error(`saved ${JSON.stringify(saved.roles.researcher.constraints)}`);
   });
+
+  it('shows beside the diff the constraints a draft would stop applying to logged calls', async () => {
+    // Published with the constraint, then logged: calls the constraint checked.
+    const published = await c.api('POST', '/v1/tenants/acme-research/bundles', { reason: 'constraints live' });
+    if (published.status !== 201) throw new Error(`publish failed: ${published.text}`);
+    const token = (await c.api('POST', '/v1/tokens', { label: 'runtime', role: 'runtime', tenants: ['acme-research'] })).json.token as string;
+    const records = Array.from({ length: 4 }, (_, i) => ({
+      at: new Date(Date.now() - 60_000 - i).toISOString(),
+      toolCallId: `logged-${i}`,
+      subject: 'agent:analysis-bot',
+      groups: ['knowledge'],
+      state: 'undefined',
+      tool: 'core__knowledge-query',
+      decision: 'allow',
+      bundleVersion: published.json.version,
+    }));
+    const logged = await fetch(`${c.url}/v1/tenants/acme-research/decisions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ runtimeId: 'worker-constraints', records }),
+    });
+    if (logged.status !== 202) throw new Error(`could not log decisions: ${await logged.text()}`);
+    const current = await c.api('GET', '/v1/tenants/acme-research/policy');
+    const draft = current.json;
+    draft.roles.analyst.constraints = [];
+    const saved = await c.api('PUT', '/v1/tenants/acme-research/policy', draft, {
+      'if-match': current.headers.get('etag')!,
+      'toolgate-reason': 'drop the query constraint',
+    });
+    if (saved.status !== 200) throw new Error(`saving failed: ${saved.text}`);
+
+    await page.goto(`${c.url}/#/tenants/acme-research/publish`);
+    const changed = page.getByRole('list', { name: 'Changed argument constraints' });
+    await changed
+      .getByRole('listitem')
+      .filter({
+        hasText:
+          /4 logged call\(s\) to core__knowledge-query would no longer be checked by constraint 0 of role analyst \(else denied: queries are plain lowercase words\)/,
+      })
+      .waitFor();
+  });
 });

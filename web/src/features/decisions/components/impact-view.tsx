@@ -66,6 +66,18 @@ export function ImpactReportView({ tenant, report: r, children }: { tenant: stri
           </>
         )
       ) : null}
+      {r?.constraints?.length ? (
+        <ul className="impact-changes" aria-label="Changed argument constraints">
+          {r.constraints.map((c) => (
+            <li key={`${c.tool} ${c.change} ${c.role} ${c.index}`}>
+              <strong>{c.calls}</strong> logged call(s) to <code>{c.tool}</code>{' '}
+              {c.change === 'added' ? 'would now have their arguments checked by' : 'would no longer be checked by'} constraint {c.index} of role{' '}
+              <code>{c.role}</code> ({c.otherwise === 'deny' ? 'else denied' : 'else approval'}: {c.reason})
+              {c.change === 'added' ? '; whether each passes depends on arguments the log does not keep.' : '.'}
+            </li>
+          ))}
+        </ul>
+      ) : null}
     </section>
   );
 }
