@@ -70,6 +70,26 @@ const matrix: { name: string; method: string; path: string; body?: unknown; expe
   { name: 'read audit', method: 'GET', path: '/v1/audit', expect: { admin2: 200, editor: 403, viewer: 403, auditor: 200, runtime: 403 } },
   { name: 'export audit', method: 'GET', path: '/v1/audit/export', expect: { admin2: 200, editor: 403, viewer: 403, auditor: 200, runtime: 403 } },
   { name: 'verify audit', method: 'GET', path: '/v1/audit/verify', expect: { admin2: 200, editor: 403, viewer: 403, auditor: 200, runtime: 403 } },
+  {
+    name: 'open an approval request',
+    method: 'POST',
+    path: '/v1/tenants/acme-research/approvals',
+    body: {},
+    expect: { admin2: 400, editor: 403, viewer: 403, auditor: 403, runtime: 400 },
+  },
+  {
+    name: 'list approval requests',
+    method: 'GET',
+    path: '/v1/tenants/acme-research/approvals',
+    expect: { admin2: 200, editor: 200, viewer: 200, auditor: 200, runtime: 403 },
+  },
+  {
+    name: 'approve a call',
+    method: 'POST',
+    path: '/v1/tenants/acme-research/approvals/00000000-0000-4000-8000-000000000000/approve',
+    body: {},
+    expect: { admin2: 400, editor: 400, viewer: 403, auditor: 403, runtime: 403 },
+  },
 ];
 
 describe('role × route authorization', () => {
