@@ -174,3 +174,58 @@ describe('R14.8: where each keyword points', () => {
   });
   it('propertyNames: the object, never the name', () => expect(at({ names: { Bad: 1 } })).toContain('/names'));
 });
+
+describe('R14.6: uniqueItems compares every item as a JSON value', () => {
+  const loadedU = build({
+    tools: [tool('core__u', { inputSchema: { type: 'object', properties: { c: { type: 'array', items: { type: 'string' }, uniqueItems: true } } } })],
+    policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+  });
+  const viewU = createView(loadedU, { subject: 'agent:a', groups: ['*'] });
+  const at = (text: string) => (decide(viewU, { name: 'core__u', arguments: text }).errors ?? []).map((e) => e.pointer);
+
+  it('finds equal items of a type `items` does not name (found by the Python reference)', () => {
+    expect(at('{"c":["x",[],[]]}')).toContain('/c');
+    expect(at('{"c":["x",{"a":1,"b":2},{"b":2,"a":1}]}')).toContain('/c');
+    expect(at('{"c":["x",1,1.0]}')).toContain('/c');
+    expect(at('{"c":["x","y"]}')).toEqual([]);
+  });
+});
+
+describe('keywords after a tuple are checked on arrays shorter than the tuple (found by the Python reference)', () => {
+  const loadedT = build({
+    tools: [
+      tool('core__t2020', {
+        inputSchema: {
+          type: 'object',
+          properties: {
+            a: { not: { prefixItems: [{ const: null }], contains: { const: 1 } } },
+            // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here
+            b: { if: { prefixItems: [{}], minContains: 1, contains: { const: 1 } }, then: { const: 'never' } },
+          },
+        },
+      }),
+      tool('core__t07', {
+        inputSchema: {
+          $schema: 'http://json-schema.org/draft-07/schema#',
+          type: 'object',
+          properties: { a: { not: { items: [{ const: null }], contains: { const: 1 } } } },
+        },
+      }),
+    ],
+    policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+  });
+  const viewT = createView(loadedT, { subject: 'agent:a', groups: ['*'] });
+  const decision = (name: string, text: string) => decide(viewT, { name, arguments: text }).decision;
+
+  it('`not` of a tuple whose `contains` fails on [] holds', () => {
+    expect(decision('core__t2020', '{"a":[]}')).toBe('allow');
+    expect(decision('core__t2020', '{"a":[null,1]}')).toBe('deny');
+    expect(decision('core__t07', '{"a":[]}')).toBe('allow');
+    expect(decision('core__t07', '{"a":[null,1]}')).toBe('deny');
+  });
+
+  it('`if` of a tuple whose `contains` fails on [] takes no `then`', () => {
+    expect(decision('core__t2020', '{"b":[]}')).toBe('allow');
+    expect(decision('core__t2020', '{"b":[1]}')).toBe('deny');
+  });
+});

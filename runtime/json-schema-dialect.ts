@@ -1,9 +1,23 @@
 // The console also runs this in the browser: no node: modules here.
-import { _, type Ajv as AjvCore, type CodeKeywordDefinition, type KeywordCxt, str, type ValidateFunction } from 'ajv';
+import {
+  _,
+  type Ajv as AjvCore,
+  type Code,
+  type CodeKeywordDefinition,
+  type FuncKeywordDefinition,
+  type KeywordCxt,
+  Name,
+  str,
+  type ValidateFunction,
+} from 'ajv';
+import { alwaysValidSchema } from 'ajv/dist/compile/util.js';
+import { validateTuple } from 'ajv/dist/vocabularies/applicator/items.js';
+import { validateArray } from 'ajv/dist/vocabularies/code.js';
 import type { KeywordErrorCxt } from 'ajv/dist/types/index.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Ajv as AjvDraft07 } from 'ajv/dist/ajv.js';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
+import { canonicalJson } from './canonical-json.ts';
 import { ASSERTED_FORMATS } from './json-schema-formats.ts';
 import { metaSchemaValidator, readsAsDraft2020 } from './json-schema-meta.ts';
 import { schemaDialectProblems } from './json-schema-walk.ts';
@@ -53,9 +67,64 @@ const multipleOf: CodeKeywordDefinition = {
   },
 };
 
+// Every item compared with every other as JSON values (R14.6: numbers by value). ajv's own skips
+// items whose type differs from the one `items` names, so `[[], []]` under `items: {type: string}`
+// passed as unique.
+const uniqueItems: FuncKeywordDefinition = {
+  keyword: 'uniqueItems',
+  type: 'array',
+  schemaType: 'boolean',
+  errors: false,
+  validate: (unique: boolean, data: unknown[]) => !unique || new Set(data.map((item) => canonicalJson(item))).size === data.length,
+};
+
+/**
+ * ajv's tuple check (`prefixItems`, draft-07 `items` as a list) declares each position's result
+ * only when the array reaches that position, then gates the keywords after it on that result.
+ * Where ajv stops at the first error (inside `not` and `if`), an array shorter than the tuple left
+ * the result undefined and every later keyword (`contains`, …) unchecked: `not: {prefixItems:
+ * [{const: null}], contains: {const: 1}}` refused `[]`. A position the array does not reach holds.
+ */
+function tupleWithDefinedResults(cxt: KeywordCxt, extraItems: string, schema: unknown[]): void {
+  const ok = cxt.ok.bind(cxt);
+  cxt.ok = (cond: Code | boolean) => {
+    if (cond instanceof Name) cxt.gen.if(_`${cond} === undefined`, () => cxt.gen.assign(cond, true));
+    ok(cond);
+  };
+  try {
+    validateTuple(cxt, extraItems, schema as never);
+  } finally {
+    cxt.ok = ok;
+  }
+}
+
+const prefixItems: CodeKeywordDefinition = {
+  keyword: 'prefixItems',
+  type: 'array',
+  schemaType: ['array'],
+  before: 'uniqueItems',
+  code: (cxt) => tupleWithDefinedResults(cxt, 'items', cxt.schema as unknown[]),
+};
+
+const draft07Items: CodeKeywordDefinition = {
+  keyword: 'items',
+  type: 'array',
+  schemaType: ['object', 'array', 'boolean'],
+  before: 'uniqueItems',
+  code(cxt) {
+    const { schema, it } = cxt;
+    if (Array.isArray(schema)) return tupleWithDefinedResults(cxt, 'additionalItems', schema);
+    it.items = true;
+    if (alwaysValidSchema(it, schema)) return;
+    cxt.ok(validateArray(cxt));
+  },
+};
+
 function configure<T extends AjvCore>(instance: T): T {
   instance.removeKeyword('multipleOf');
   instance.addKeyword(multipleOf);
+  instance.removeKeyword('uniqueItems');
+  instance.addKeyword(uniqueItems);
   for (const [name, validate] of Object.entries(ASSERTED_FORMATS)) instance.addFormat(name, { type: 'string', validate });
   return instance;
 }
@@ -81,10 +150,15 @@ function dialectAjv(draft: '2020-12' | 'draft-07', validateSchema: boolean): Ajv
       const fresh = new Ajv2020({ ...OPTIONS, validateSchema });
       // A draft-07 `$schema` in a nested schema still needs its meta-schema known.
       fresh.addMetaSchema(draft07, undefined, false);
+      fresh.removeKeyword('prefixItems');
+      fresh.addKeyword(prefixItems);
       instance = configure(fresh);
     } else {
       // Draft-07 has its own `items` (a tuple when a list), `additionalItems` and `dependencies`.
-      instance = configure(new AjvDraft07({ ...OPTIONS, validateSchema }));
+      const fresh = new AjvDraft07({ ...OPTIONS, validateSchema });
+      fresh.removeKeyword('items');
+      fresh.addKeyword(draft07Items);
+      instance = configure(fresh);
     }
     instances.set(key, instance);
   }

@@ -20,6 +20,8 @@ import { randomInputSchema } from '../support/random-input-schema.ts';
 import type { Rng } from '../support/seeded-random.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+// More calls to hunt for disagreements locally: TOOLGATE_DIFFERENTIAL_CALLS=20000.
+const DIALECT_CALLS = Number(process.env.TOOLGATE_DIFFERENTIAL_CALLS ?? 1500);
 const PYTHON = '/usr/bin/python3';
 
 /** The reference as a child process speaking JSON lines, one answer per request, in order. */
@@ -163,6 +165,41 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
     expect(pointers).toBeGreaterThan(300);
   });
 
+  it(
+    'on schemas using the whole dialect: combinators, conditionals, references, RE2 patterns, formats',
+    async () => {
+      let calls = 0;
+      let pointers = 0;
+      const outcomes: Record<string, number> = {};
+      for (let seed = 1; calls < DIALECT_CALLS; seed++) {
+        const r = rng(100_000 + seed);
+        const inputSchema = dialectSchema(r);
+        const problems = checkInputSchema(inputSchema);
+        if (problems.length > 0) throw new Error(`seed ${seed}: the generator wrote a schema the judge refuses: ${JSON.stringify(problems)}`);
+        const loaded = build({
+          tools: [tool('core__t', { inputSchema } as Partial<Tool>)],
+          policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+        });
+        const id = await load(loaded.bundle);
+        const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
+        const view = createView(loaded, request);
+        for (let i = 0; i < 15; i++) {
+          const call = { toolCallId: 'c', name: 'core__t', arguments: JSON.stringify(dialectArguments(r)) };
+          const py = await ref.ask<PyDecision>({ op: 'decide', id, request, call });
+          expectSameDecision(decide(view, call), py, `seed ${seed} schema ${JSON.stringify(inputSchema)} arguments ${call.arguments}`);
+          outcomes[py.errorCode ?? py.decision] = (outcomes[py.errorCode ?? py.decision] ?? 0) + 1;
+          pointers += py.errors?.length ?? 0;
+          calls++;
+        }
+      }
+      // Random arguments rarely meet a random schema of the whole dialect: a few dozen allows is enough.
+      expect(outcomes.allow).toBeGreaterThan(40);
+      expect(outcomes.validation).toBeGreaterThan(150);
+      expect(pointers).toBeGreaterThan(300);
+    },
+    DIALECT_CALLS * 40,
+  );
+
   it('on argument texts at the edges of I-JSON and the nesting limit', async () => {
     const loaded = build({
       tools: [tool('core__t', { inputSchema: { type: 'object', properties: { n: { type: 'integer' }, m: { type: 'number', multipleOf: 0.1 } } } })],
@@ -215,6 +252,211 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
     }
   });
 });
+
+// Patterns where RE2 and ECMA-262 (or Python's re) part ways, and formats at the edges of R14.5.
+const DIALECT_PATTERNS = [
+  '^\\s$',
+  '^.$',
+  '(?i)^k$',
+  '^a$',
+  '\\Aab\\z',
+  '\\Qa.b\\E',
+  '^[[:alpha:]]+$',
+  '^\\pL+$',
+  '^\\d+$',
+  '^\\w+$',
+  '\\bx',
+  'a{,2}',
+  '(?s)^.$',
+  '(?m)^b$',
+  '^(?U)a+',
+  '\\x41',
+  '\\u00e9',
+  '^[^]$',
+  '\\12',
+];
+const DIALECT_STRINGS = [
+  '\u000b',
+  '\u00a0',
+  ' ',
+  '\n',
+  'K',
+  '\u212a',
+  'k',
+  'a\n',
+  'ab',
+  'a.b',
+  'axb',
+  'é',
+  'e\u0301',
+  '٣',
+  '12',
+  'x',
+  'xa',
+  'a{,2}',
+  'a\nb',
+  'aaa',
+  'A',
+  'ü',
+  '😀',
+  '\u0000',
+  '2026-02-29T00:00:00Z',
+  '2024-02-29T10:00:00.5+01:00',
+  '2026-01-01t10:00:00z',
+  '10:00:00Z',
+  'P1Y2M',
+  'PT',
+  'P1W',
+  'a.example',
+  'a..example',
+  'ada@x.io',
+  '@x.io',
+  '1.2.3.4',
+  '01.2.3.4',
+  '::1',
+  '1:2:3:4:5:6:7::',
+  '::ffff:1.2.3.4',
+  'urn:isbn:1',
+  'http://a b',
+  '123e4567-e89b-12d3-a456-426614174000',
+  '{123e4567-e89b-12d3-a456-426614174000}',
+  '(?i)a',
+  '(a)\\1',
+  '[[:alpha:]]',
+];
+const DIALECT_FORMATS = [
+  'date-time',
+  'date',
+  'time',
+  'duration',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'uri',
+  'uuid',
+  'regex',
+  'int32',
+  'password',
+  'uri-reference',
+];
+const DIALECT_NUMBERS = [0, 1, 1.0, -1, 0.3, 0.5, 0.1, 3, 1e20, 2.5, -0.5, 9007199254740991];
+
+/** A leaf schema from the dialect's assertions. */
+function leafSchema(r: Rng): Record<string, unknown> {
+  switch (r.int(9)) {
+    case 0:
+      return { type: 'string', pattern: r.pick(DIALECT_PATTERNS) };
+    case 1:
+      return { type: 'string', format: r.pick(DIALECT_FORMATS) };
+    case 2:
+      return { type: r.pick(['number', 'integer']), multipleOf: r.pick([0.1, 0.5, 3, 1e-21]) };
+    case 3:
+      return { enum: [...r.some<unknown>([1, true, '1', 0, false, [1], { a: 1 }, 1.5], 3), null] };
+    case 4:
+      return { const: r.pick<unknown>([1, true, 'a', null, { a: [1] }]) };
+    case 5:
+      return { type: [...new Set([...r.some(['string', 'number', 'boolean', 'null', 'array', 'object'], 2), 'integer'])] };
+    case 6:
+      return { type: 'array', items: { type: 'string' }, minItems: r.int(2), maxItems: 1 + r.int(3), uniqueItems: r.chance(0.5) };
+    case 7:
+      return { type: 'string', minLength: r.int(3), maxLength: 1 + r.int(4) };
+    default:
+      return { type: 'number', minimum: -1, exclusiveMaximum: r.pick([1, 3, 1e20]) };
+  }
+}
+
+/** A schema from the whole dialect (each keyword as R14.1 reads it), over members a, b and c. */
+function dialectSchema(r: Rng): Record<string, unknown> {
+  const node = (depth: number): Record<string, unknown> => {
+    if (depth > 2 || r.chance(0.35)) return leafSchema(r);
+    switch (r.int(10)) {
+      case 0:
+        return { anyOf: [node(depth + 1), node(depth + 1)] };
+      case 1:
+        return { oneOf: [node(depth + 1), node(depth + 1)] };
+      case 2:
+        return { allOf: [node(depth + 1), node(depth + 1)] };
+      case 3:
+        return { not: node(depth + 1) };
+      case 4:
+        // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here
+        return { if: node(depth + 1), then: node(depth + 1), else: node(depth + 1) };
+      case 5:
+        return { $ref: '#/$defs/shared' };
+      case 6:
+        return {
+          type: 'array',
+          prefixItems: [node(depth + 1)],
+          items: r.chance(0.5) ? false : node(depth + 1),
+          contains: node(depth + 1),
+          minContains: r.int(2),
+          maxContains: 1 + r.int(2),
+        };
+      case 7:
+        return {
+          type: 'object',
+          patternProperties: { [r.pick(DIALECT_PATTERNS)]: node(depth + 1) },
+          propertyNames: { pattern: r.pick(['^[a-c]$', '^\\w+$', '(?i)^[A-C]$']) },
+          additionalProperties: r.chance(0.5) ? false : node(depth + 1),
+        };
+      case 8:
+        return {
+          type: 'object',
+          properties: { a: node(depth + 1) },
+          dependentRequired: { a: ['b'] },
+          unevaluatedProperties: false,
+          allOf: [{ properties: { b: node(depth + 1) } }],
+        };
+      default:
+        return { type: 'object', properties: { a: node(depth + 1) }, required: r.some(['a', 'b'], 2), minProperties: r.int(2), maxProperties: 1 + r.int(3) };
+    }
+  };
+  if (r.chance(0.2)) {
+    // Draft-07: a tuple `items` with `additionalItems`, `definitions`, `dependencies`.
+    return {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      definitions: { shared: leafSchema(r) },
+      properties: {
+        a: { type: 'array', items: [leafSchema(r), leafSchema(r)], additionalItems: r.chance(0.5) ? false : leafSchema(r) },
+        b: { $ref: '#/definitions/shared' },
+        c: leafSchema(r),
+      },
+      dependencies: { a: ['c'], b: { required: ['a'] } },
+    };
+  }
+  return {
+    type: 'object',
+    $defs: { shared: leafSchema(r) },
+    properties: { a: node(0), b: node(0), c: node(0) },
+    ...(r.chance(0.3) ? { required: ['a'] } : {}),
+  };
+}
+
+function dialectValue(r: Rng, depth: number): unknown {
+  switch (r.int(depth > 2 ? 4 : 6)) {
+    case 0:
+      return r.pick(DIALECT_STRINGS);
+    case 1:
+      return r.pick(DIALECT_NUMBERS);
+    case 2:
+      return r.pick<unknown>([true, false, null, 'a', 'b']);
+    case 3:
+      return r.pick(DIALECT_STRINGS);
+    case 4:
+      return Array.from({ length: r.int(4) }, () => dialectValue(r, depth + 1));
+    default:
+      return Object.fromEntries(Array.from({ length: r.int(4) }, () => [r.pick(['a', 'b', 'c', 'A', 'x-y', 'k']), dialectValue(r, depth + 1)]));
+  }
+}
+
+function dialectArguments(r: Rng): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const name of ['a', 'b', 'c']) if (r.chance(0.7)) args[name] = dialectValue(r, 1);
+  if (r.chance(0.15)) args[r.pick(['d', 'A'])] = dialectValue(r, 1);
+  return args;
+}
 
 const STRINGS = [
   '',

@@ -322,8 +322,15 @@ def _additional_properties(validator, additional, instance, schema):
             yield from validator.descend(instance[name], additional, path=name)
 
 
+def _rest_fails(validator, instance, schema):
+    """R14.8: what `unevaluated*` reports is normative only when the rest of its schema passes
+    (which members a failing subschema evaluated is not something two validators agree on)."""
+    rest = {k: v for k, v in schema.items() if k not in ("unevaluatedProperties", "unevaluatedItems")}
+    return next(validator.evolve(schema=rest).iter_errors(instance), None) is not None
+
+
 def _unevaluated_properties(validator, unevaluated, instance, schema):
-    if not validator.is_type(instance, "object"):
+    if not validator.is_type(instance, "object") or _rest_fails(validator, instance, schema):
         return
     evaluated = _utils.find_evaluated_property_keys_by_schema(validator, instance, schema)
     for name in instance:
@@ -338,7 +345,7 @@ def _unevaluated_properties(validator, unevaluated, instance, schema):
 def _unevaluated_items(validator, unevaluated, instance, schema):
     # The library's own (4.10) sorts the items for its message, which fails on mixed types, and
     # refuses any unevaluated item even when the subschema would accept it.
-    if not validator.is_type(instance, "array"):
+    if not validator.is_type(instance, "array") or _rest_fails(validator, instance, schema):
         return
     evaluated = _utils.find_evaluated_item_indexes_by_schema(validator, instance, schema)
     rest = [i for i in range(len(instance)) if i not in evaluated]

@@ -323,9 +323,14 @@ def _in_order(ids, listed):
     return all(p >= 0 for p in positions) and positions == sorted(positions)
 
 
+CONFORMANCE_AT = "2000-01-01T00:00:00.000Z"
+
+
 def check_vector(bundle, vector):
     """None when the vector reproduces, else what differs."""
-    request = vector["request"]
+    # R12.4: a vector's request that names no instant is evaluated at the fixed conformance instant.
+    request = dict(vector["request"])
+    request.setdefault("at", CONFORMANCE_AT)
     answer = evaluate(bundle, request)
     if "call" in vector:
         got = decide(bundle, request, answer, vector["call"])
