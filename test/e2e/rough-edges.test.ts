@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import { StateFileServer } from '../fixtures/mcp/servers.ts';
 import { startConsole, type Console } from './harness.ts';
 
 // The rough edges a new admin met in the console, each as that admin would meet it.
@@ -11,7 +12,8 @@ beforeAll(async () => {
   c = await startConsole();
   ({ page } = await c.newSession({ width: 1920, height: 1080 }));
   page.on('console', (m) => consoleWarnings.push(m.text()));
-  page.on('dialog', (d) => void d.accept());
+  // The unsaved-changes prompt may still be open when the browser closes.
+  page.on('dialog', (d) => void d.accept().catch(() => undefined));
   await c.login(page);
 });
 
@@ -62,6 +64,52 @@ describe('forms say what a name may hold, at the field', () => {
     const alert = form.getByRole('alert');
     await alert.waitFor();
     expect(await alert.innerText()).toContain(`it is not one of those listed: ${process.execPath}`);
+  });
+});
+
+describe('reviewing imported tools', () => {
+  it('reads a new tool as description and parameters, and a bulk approval says which tool claimed what', async () => {
+    const fixture = new StateFileServer({
+      tools: [
+        {
+          name: 'search',
+          description: 'Search the notes.',
+          inputSchema: { type: 'object', properties: { query: { type: 'string', description: 'words to find' } }, required: ['query'] },
+          annotations: { readOnlyHint: true },
+        },
+        {
+          name: 'purge',
+          description: 'Delete every note.',
+          inputSchema: { type: 'object', properties: { confirm: { type: 'boolean' } } },
+          annotations: { readOnlyHint: false, destructiveHint: true },
+        },
+      ],
+    });
+    try {
+      expect((await c.api('POST', '/v1/mcp-servers', { id: 'notes', label: 'Notes', transport: fixture.transport() })).status).toBe(201);
+      const synced = await c.api('POST', '/v1/mcp-servers/notes/sync', {});
+      expect(synced.status, synced.text).toBe(200);
+      await go('/mcp');
+      const search = page.getByRole('region', { name: 'Review mcp__notes__search' });
+      const params = search.getByRole('table', { name: 'Parameters of mcp__notes__search' });
+      await params.getByRole('row', { name: /query\s+string\s+yes\s+words to find/ }).waitFor();
+      await search.getByText('The server claims (not trusted): readOnlyHint true.').waitFor();
+      // The raw definition waits behind a disclosure.
+      expect(await search.getByText('"inputSchema"').isVisible()).toBe(false);
+
+      await search.getByRole('checkbox', { name: 'Select mcp__notes__search for bulk approval' }).check();
+      await page
+        .getByRole('region', { name: 'Review mcp__notes__purge' })
+        .getByRole('checkbox', { name: /Select mcp__notes__purge/ })
+        .check();
+      await page.getByRole('group', { name: 'Bulk approval' }).getByRole('button', { name: 'Approve selected…' }).click();
+      const form = page.getByRole('form', { name: 'Approve 2 tools' });
+      const said = form.getByRole('table', { name: 'What each server says' });
+      await said.getByRole('row', { name: /mcp__notes__purge\s+readOnlyHint: false, destructiveHint: true/ }).waitFor();
+      await said.getByRole('row', { name: /mcp__notes__search\s+readOnlyHint: true/ }).waitFor();
+    } finally {
+      fixture.dispose();
+    }
   });
 });
 
