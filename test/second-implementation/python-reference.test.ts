@@ -200,6 +200,52 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
     DIALECT_CALLS * 40,
   );
 
+  it('on RE2 patterns: which are valid, and what each matches (R14.4)', async () => {
+    const patterns = [...PATTERN_CASES];
+    const properties = Object.fromEntries(patterns.map((p, i) => [`p${i}`, { type: 'string', pattern: p }]));
+    // Patterns RE2 refuses cannot stand in a schema: they are asked through the `regex` format.
+    const loaded = build({
+      tools: [tool('core__regex', { inputSchema: { type: 'object', properties: { r: { type: 'string', format: 'regex' } } } })],
+      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+    });
+    const id = await load(loaded.bundle);
+    const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
+    const view = createView(loaded, request);
+    const valid: string[] = [];
+    for (const pattern of patterns) {
+      const call = { toolCallId: 'c', name: 'core__regex', arguments: JSON.stringify({ r: pattern }) };
+      const ts = decide(view, call);
+      expectSameDecision(ts, await ref.ask<PyDecision>({ op: 'decide', id, request, call }), `format regex ${JSON.stringify(pattern)}`);
+      if (ts.decision === 'allow') valid.push(pattern);
+    }
+    expect(valid.length).toBeGreaterThan(40);
+    expect(valid.length).toBeLessThan(patterns.length);
+    const matching = build({
+      tools: [
+        tool('core__match', {
+          inputSchema: { type: 'object', properties: Object.fromEntries(valid.map((p, i) => [`p${i}`, properties[`p${patterns.indexOf(p)}`]])) },
+        }),
+      ],
+      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+    });
+    const mid = await load(matching.bundle);
+    const mview = createView(matching, request);
+    let matched = 0;
+    for (const text of PATTERN_STRINGS) {
+      // Every pattern against the same string at once: each property's pointer says which refused it.
+      const call = { toolCallId: 'c', name: 'core__match', arguments: JSON.stringify(Object.fromEntries(valid.map((_, i) => [`p${i}`, text]))) };
+      const ts = decide(mview, call);
+      const py = await ref.ask<PyDecision>({ op: 'decide', id: mid, request, call });
+      const tsRefused = new Set((ts.errors ?? []).map((e) => e.pointer));
+      expect(
+        valid.filter((_, i) => tsRefused.has(`/p${i}`)),
+        `string ${JSON.stringify(text)}`,
+      ).toEqual(valid.filter((_, i) => (py.errors ?? []).includes(`/p${i}`)));
+      matched += valid.length - tsRefused.size;
+    }
+    expect(matched).toBeGreaterThan(100);
+  });
+
   it('on argument texts at the edges of I-JSON and the nesting limit', async () => {
     const loaded = build({
       tools: [tool('core__t', { inputSchema: { type: 'object', properties: { n: { type: 'integer' }, m: { type: 'number', multipleOf: 0.1 } } } })],
@@ -252,6 +298,173 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
     }
   });
 });
+
+// RE2 constructs, ECMAScript spellings R14.4 rewrites, and what RE2 refuses.
+const PATTERN_CASES = [
+  'a',
+  '^a$',
+  '^$',
+  '.',
+  '^.$',
+  '(?s)^.$',
+  '\\s',
+  '^\\s$',
+  '\\S',
+  '\\d',
+  '\\D',
+  '\\w',
+  '\\W',
+  '\\bcat\\b',
+  '\\Bat',
+  '^[a-z]+$',
+  '[^a-z]',
+  '(?i)^k$',
+  '(?i)[a-z]',
+  '(?i)ß',
+  '(?i)straße',
+  '(?-i:a)',
+  '(?i:A)b',
+  'a(?i)b',
+  '(a(?i)b)c',
+  '(?m)^b$',
+  '(?m)a$',
+  '\\Aa',
+  'a\\z',
+  '\\Qa.b*\\E',
+  '\\Q(\\E',
+  '[[:alpha:]]+',
+  '[[:^digit:]]',
+  '[[:punct:]]',
+  '[[:space:]]',
+  '\\pL',
+  '\\p{Lu}',
+  '\\PL',
+  '\\p{^Lu}',
+  '\\pN',
+  '\\p{Nd}',
+  '[\\p{Lu}\\d]',
+  '\\x41',
+  '\\x{e9}',
+  '\\x{1F600}',
+  '\\u00e9',
+  '\\u{1F600}',
+  '\\cJ',
+  '\\e',
+  '\\Z',
+  '\\8',
+  '\\0',
+  '\\012',
+  '\\n',
+  '\\t',
+  '\\v',
+  '\\f',
+  '[]',
+  '[^]',
+  '(?<name>a)b',
+  '(?P<n>x)y',
+  'a{2}',
+  'a{2,}',
+  'a{,2}',
+  'a{1,3}?',
+  'a+?',
+  '(?U)a+',
+  '(?U)a+?',
+  'a|b|',
+  '(|a)',
+  '(?:ab)+',
+  '[a-]',
+  '[-a]',
+  '[]a]',
+  '[a\\]]',
+  'x*y',
+  '\\.',
+  '\\/',
+  '/',
+  '\\$',
+  '$a',
+  'a^',
+  // Refused by RE2:
+  '(?=a)',
+  '(?!a)',
+  '(?<=a)b',
+  '(?<!a)b',
+  '(a)\\1',
+  '\\1',
+  'a**',
+  'a{2}{3}',
+  'a{1001}',
+  'a{2,1}',
+  '(?P<n>a)(?P<n>b)',
+  '(?>a)',
+  'a++',
+  '[z-a]',
+  '(',
+  ')',
+  '[a',
+  '\\',
+  '\\p{Nope}',
+  '\\xZZ',
+];
+const PATTERN_STRINGS = [
+  '',
+  'a',
+  'A',
+  'b',
+  'ab',
+  'aB',
+  'Ab',
+  'aab',
+  'aaa',
+  'a\n',
+  '\na',
+  'a\nb',
+  'b\n',
+  ' ',
+  '\t',
+  '\u000b',
+  '\u00a0',
+  '\u2003',
+  'cat',
+  'a cat b',
+  'bat',
+  'k',
+  'K',
+  '\u212a',
+  'ß',
+  'SS',
+  'ẞ',
+  'straße',
+  'STRASSE',
+  'é',
+  'É',
+  'e\u0301',
+  '😀',
+  '٣',
+  '5',
+  'x',
+  'xy',
+  'xxy',
+  'a.b*',
+  'a.b',
+  '(',
+  '$a',
+  'a^',
+  '/',
+  '.',
+  '-',
+  ']',
+  '\u0000',
+  '\u0007',
+  '\n',
+  '\f',
+  'e',
+  'Z',
+  '8',
+  'a{,2}',
+  'A_b9',
+  '!',
+  'ab\n',
+];
 
 // Patterns where RE2 and ECMA-262 (or Python's re) part ways, and formats at the edges of R14.5.
 const DIALECT_PATTERNS = [

@@ -162,19 +162,48 @@ POSIX = {
 _CATEGORIES = {"Cc", "Cf", "Cn", "Co", "Cs", "Ll", "Lm", "Lo", "Lt", "Lu", "Mc", "Me", "Mn", "Nd", "Nl", "No", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "Sc", "Sk", "Sm", "So", "Zl", "Zp", "Zs"}
 
 
+# Names RE2 gives `\p{…}` besides the general categories: scripts and a few binary properties.
+# Python's unicodedata has neither, so a pattern naming one raises Unsupported (it is valid).
+_OTHER_NAMES = set(
+    """ASCII_Hex_Digit Alphabetic Dash Emoji Emoji_Component Emoji_Modifier Emoji_Modifier_Base
+    Emoji_Presentation Extended_Pictographic Hex_Digit Lowercase Math Quotation_Mark
+    Terminal_Punctuation Uppercase White_Space Adlam Ahom Anatolian_Hieroglyphs Arabic Armenian
+    Avestan Balinese Bamum Bassa_Vah Batak Bengali Beria_Erfe Bhaiksuki Bopomofo Brahmi Braille
+    Buginese Buhid Canadian_Aboriginal Carian Caucasian_Albanian Chakma Cham Cherokee Chorasmian
+    Common Coptic Cuneiform Cypriot Cypro_Minoan Cyrillic Deseret Devanagari Dives_Akuru Dogra
+    Duployan Egyptian_Hieroglyphs Elbasan Elymaic Ethiopic Garay Georgian Glagolitic Gothic
+    Grantha Greek Gujarati Gunjala_Gondi Gurmukhi Gurung_Khema Han Hangul Hanifi_Rohingya Hanunoo
+    Hatran Hebrew Hiragana Imperial_Aramaic Inherited Inscriptional_Pahlavi Inscriptional_Parthian
+    Javanese Kaithi Kannada Katakana Kawi Kayah_Li Kharoshthi Khitan_Small_Script Khmer Khojki
+    Khudawadi Kirat_Rai Lao Latin Lepcha Limbu Linear_A Linear_B Lisu Lycian Lydian Mahajani
+    Makasar Malayalam Mandaic Manichaean Marchen Masaram_Gondi Medefaidrin Meetei_Mayek
+    Mende_Kikakui Meroitic_Cursive Meroitic_Hieroglyphs Miao Modi Mongolian Mro Multani Myanmar
+    Nabataean Nag_Mundari Nandinagari New_Tai_Lue Newa Nko Nushu Nyiakeng_Puachue_Hmong Ogham
+    Ol_Chiki Ol_Onal Old_Hungarian Old_Italic Old_North_Arabian Old_Permic Old_Persian
+    Old_Sogdian Old_South_Arabian Old_Turkic Old_Uyghur Oriya Osage Osmanya Pahawh_Hmong
+    Palmyrene Pau_Cin_Hau Phags_Pa Phoenician Psalter_Pahlavi Rejang Runic Samaritan Saurashtra
+    Sharada Shavian Siddham Sidetic SignWriting Sinhala Sogdian Sora_Sompeng Soyombo Sundanese
+    Sunuwar Syloti_Nagri Syriac Tagalog Tagbanwa Tai_Le Tai_Tham Tai_Viet Tai_Yo Takri Tamil
+    Tangsa Tangut Telugu Thaana Thai Tibetan Tifinagh Tirhuta Todhri Tolong_Siki Toto
+    Tulu_Tigalari Ugaritic Unknown Vai Vithkuqi Wancho Warang_Citi Yezidi Yi Zanabazar_Square""".split()
+)
+
+
 @lru_cache(maxsize=None)
 def _category_ranges(name):
-    """Code point ranges of a general category (one letter: every category starting with it)."""
+    """Code point ranges of a general category (one letter: every category starting with it; LC: Lu, Ll, Lt)."""
     if name == "Any":
         return ((0, MAX_CODE_POINT),)
-    if len(name) == 1:
-        if not any(c.startswith(name) for c in _CATEGORIES):
-            raise Unsupported("unknown Unicode class %s" % name)
+    if len(name) == 1 and any(c.startswith(name) for c in _CATEGORIES):
         match = lambda cat: cat[0] == name  # noqa: E731
+    elif name == "LC":
+        match = lambda cat: cat in ("Lu", "Ll", "Lt")  # noqa: E731
     elif name in _CATEGORIES:
         match = lambda cat: cat == name  # noqa: E731
+    elif name in _OTHER_NAMES:
+        raise Unsupported("Unicode class %s (a script or property) is not in this reference" % name)
     else:
-        raise Unsupported("Unicode class %s (a script, or unknown) is not in this reference" % name)
+        raise PatternError("invalid character class range: unknown Unicode class %s" % name)
     out = []
     start = None
     for cp in range(MAX_CODE_POINT + 2):
