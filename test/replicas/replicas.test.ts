@@ -181,6 +181,24 @@ describe('two replicas on one PostgreSQL database', () => {
     await until(async () => (await noticesReceived(B, 'published')) > publishedBefore);
   });
 
+  it('a person approving on A wakes the approval long-poll a runtime holds on B', async () => {
+    await ok(A, 'POST', '/v1/tenants', { id: 'mailroom', name: 'Mailroom' });
+    const runtime = (await ok(A, 'POST', '/v1/tokens', { label: 'runtime', role: 'runtime', tenants: ['mailroom'] })).json.token as string;
+    const opened = await call(B, 'POST', '/v1/tenants/mailroom/approvals', {
+      token: runtime,
+      body: { subject: 'agent:bot', tool: 'core__send_email', arguments: { to: 'buyer@customer.example' }, reason: 'mail outside the company needs a person' },
+    });
+    expect(opened.status).toBe(201);
+    // Held on B: without A's notice it would answer `pending` only after 60 s.
+    const held = call(B, 'GET', `/v1/tenants/mailroom/approvals/${opened.json.id}?wait=60`, { token: runtime });
+    const before = await noticesReceived(B, 'approval-decided');
+    expect((await call(A, 'POST', `/v1/tenants/mailroom/approvals/${opened.json.id}/approve`, { body: { reason: 'expected' } })).status).toBe(200);
+    const woken = await held;
+    expect(woken.json).toMatchObject({ state: 'approved', decisionReason: 'expected' });
+    expect(woken.json.receipt.payload).toMatchObject({ tenant: 'mailroom', id: opened.json.id });
+    await until(async () => (await noticesReceived(B, 'approval-decided')) > before);
+  });
+
   it('50 concurrent If-Match edits of one state, split across A and B, have exactly one winner', async () => {
     await ok(A, 'POST', '/v1/states', { name: 'contested', description: 'before' });
     const etag = (await ok(B, 'GET', '/v1/states/contested')).headers.get('etag')!;
