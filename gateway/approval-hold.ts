@@ -109,7 +109,7 @@ export class ApprovalHold {
       return {
         ok: false,
         code: 'approval_pending',
-        message: `${req.name} waits for a person's approval (request ${outcome.id}, ${waited} s so far): decide it in the console at ${this.whereToDecide(outcome.id)} or with \`toolgate approvals approve ${outcome.id}\`, then call again with the same arguments`,
+        message: `${req.name} waits for a person's approval (request ${outcome.id}, ${waited} s so far): decide it in the console at ${this.whereToDecide(outcome.id)} or with \`toolgate approvals approve ${outcome.id} --tenant ${this.options.connection!.tenant} --reason …\`, then call again with the same arguments`,
       };
     }
     this.open.delete(key);

@@ -492,8 +492,11 @@ export class Gateway {
     const send = (notification: ServerNotification) => {
       if (!session.closed) session.channel.notify(notification, requestId);
     };
+    const caps = session.channel.capabilities();
     return {
       progress: token !== undefined,
+      // Only what the gateway would relay, and only where the tool's text may reach the client anyway.
+      answers: showsText ? { ...(caps?.sampling ? { sampling: {} } : {}), ...(caps?.elicitation ? { elicitation: {} } : {}) } : {},
       notify: (method, params) => {
         if (method === 'notifications/progress') {
           if (token === undefined || typeof params.progress !== 'number') return;

@@ -1,6 +1,6 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { type EventSourceMessage, type EventSourceParser, createParser } from 'eventsource-parser';
 import { isLeanResultResponse } from './lean-messages.ts';
@@ -121,7 +121,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
       const text = this.decoder!.write(chunk);
       this.parser!.feed(text);
       this.held = heldAfter(this.held, chunk.length, text);
-    } else if (this.mode === 'json') {
+    } else if (this.mode === 'json' || (this.mode === 'refused' && this.held < MAX_REFUSAL_BYTES)) {
       this.held += chunk.length;
       this.chunks.push(chunk);
     } else return;
@@ -143,7 +143,12 @@ class PostHandler implements Dispatcher.DispatchHandler {
       this.settle();
       if (this.initializedNotice) this.transport.initialized();
     } else if (this.mode === 'refused') {
-      this.settle(new StreamableHTTPError(this.status, `Error POSTing to endpoint (HTTP ${this.status})`));
+      // Only a 2026-07-28 server's refusal carries an error of the revision's own; a 2025 server's is its status.
+      this.settle(
+        this.transport.modern
+          ? refusal(this.status, Buffer.concat(this.chunks))
+          : new StreamableHTTPError(this.status, `Error POSTing to endpoint (HTTP ${this.status})`),
+      );
     } else if (this.mode === 'json') {
       this.settle();
       this.transport.deliverText(this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8'));
@@ -166,6 +171,24 @@ class PostHandler implements Dispatcher.DispatchHandler {
     if (err) this.reject(err);
     else this.resolve();
   }
+}
+
+// A refused POST's body is read this far, for the JSON-RPC error a 2026-07-28 server puts in it.
+const MAX_REFUSAL_BYTES = 64 * 1024;
+
+/**
+ * A refused POST as an error: the JSON-RPC error in its body when there is one (2026-07-28 servers
+ * answer 400 with -32020, -32021 or -32022), else the HTTP status.
+ */
+function refusal(status: number, body: Buffer): Error {
+  try {
+    const parsed = JSON.parse(body.subarray(0, MAX_REFUSAL_BYTES).toString('utf8')) as { error?: { code?: unknown } };
+    const code = parsed.error?.code;
+    if (Number.isSafeInteger(code)) return new McpError(code as number, `Error POSTing to endpoint (HTTP ${status})`, { httpStatus: status });
+  } catch {
+    // Not JSON: the status says it all.
+  }
+  return new StreamableHTTPError(status, `Error POSTing to endpoint (HTTP ${status})`);
 }
 
 /** The gateway's own envelope on a 2026-07-28 request: it asks nothing of the server's clients. */
@@ -275,6 +298,10 @@ export class HttpUpstreamTransport implements Transport {
   private reopenTimer: NodeJS.Timeout | undefined;
   /** What reads the answers of requests still open, by request id: a cancellation ends it. */
   private readonly openAnswers = new Map<RequestId, OpenAnswer>();
+  /** @internal Whether the server is spoken to in 2026-07-28. */
+  get modern(): boolean {
+    return this.options.modern !== undefined;
+  }
   /** @internal The most bytes of one message held (see HttpUpstreamTransportOptions). */
   readonly maxMessageBytes: number;
 

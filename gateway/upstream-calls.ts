@@ -17,6 +17,8 @@ export type RelayedNotification = 'notifications/progress' | 'notifications/mess
  */
 export type CallRelay = {
   progress: boolean;
+  /** What the calling client can answer (sampling, elicitation): declared to a 2026-07-28 server for this call. */
+  answers: { sampling?: object; elicitation?: object };
   notify(method: RelayedNotification, params: Record<string, unknown>): void;
   request(method: RelayedRequest, params: Record<string, unknown>): Promise<Record<string, unknown>>;
 };
@@ -34,6 +36,38 @@ type Pending = {
 };
 
 const RELAYED_REQUESTS: ReadonlySet<string> = new Set<RelayedRequest>(['sampling/createMessage', 'elicitation/create']);
+// A server that keeps asking is not followed for ever.
+const MAX_INPUT_ROUNDS = 3;
+const MAX_INPUT_REQUESTS = 10;
+
+type InputRequired = { inputRequests: Record<string, unknown>; requestState?: string };
+
+/** The input_required answer an error carries (see settle), if it is one. */
+function inputRequiredOf(err: unknown): InputRequired | null {
+  const data = (err as { data?: { inputRequired?: unknown; result?: unknown } }).data;
+  if (data?.inputRequired !== true || !isPlainObject(data.result)) return null;
+  const requests = data.result.inputRequests;
+  const state = data.result.requestState;
+  return { inputRequests: isPlainObject(requests) ? requests : {}, ...(typeof state === 'string' ? { requestState: state } : {}) };
+}
+
+/** The client's answers to a server's input requests, by their keys; any it cannot give fails the call as asking for input. */
+async function answerInputs(asked: InputRequired, relay: CallRelay, asking: unknown): Promise<Record<string, unknown>> {
+  const entries = Object.entries(asked.inputRequests);
+  if (entries.length > MAX_INPUT_REQUESTS) throw asking;
+  const answers: Record<string, unknown> = {};
+  for (const [key, request] of entries) {
+    const method = isPlainObject(request) ? request.method : undefined;
+    const params = isPlainObject(request) && isPlainObject(request.params) ? request.params : {};
+    if (typeof method !== 'string' || !RELAYED_REQUESTS.has(method)) throw asking;
+    try {
+      answers[key] = await relay.request(method as RelayedRequest, params);
+    } catch {
+      throw asking;
+    }
+  }
+  return answers;
+}
 
 // The SDK client numbers its own requests 0, 1, 2…: string ids with this prefix never collide with them.
 const ID_PREFIX = 'toolgate-call-';
@@ -63,6 +97,8 @@ export class UpstreamCalls {
   constructor(
     private readonly transport: Transport,
     private readonly admit: () => boolean = () => true,
+    /** The server speaks 2026-07-28: each call declares, in its envelope, what its client can answer. */
+    private readonly modern = false,
   ) {
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
@@ -86,14 +122,37 @@ export class UpstreamCalls {
     return this.results;
   }
 
-  call(name: string, args: Record<string, unknown>, timeoutMs: number, relay?: CallRelay): Promise<CallToolResult> {
-    // The call's own id is its progress token upstream: unique on this connection, and nobody else's.
-    return this.send(
-      'tools/call',
-      (id) => (relay?.progress ? { name, arguments: args, _meta: { progressToken: id } } : { name, arguments: args }),
-      timeoutMs,
-      relay,
-    );
+  /**
+   * tools/call. A 2026-07-28 server that answers `input_required` (it needs the user or a model)
+   * has its input requests put to the client through `relay` (sampling and elicitation only), and
+   * the call is sent again with the answers and the server's `requestState`, a few rounds at most,
+   * all within `timeoutMs`. Without a relay, or when the client cannot answer, the call fails as
+   * asking for input.
+   */
+  async call(name: string, args: Record<string, unknown>, timeoutMs: number, relay?: CallRelay): Promise<CallToolResult> {
+    const deadline = Date.now() + timeoutMs;
+    let retry: Record<string, unknown> = {};
+    for (let round = 0; ; round++) {
+      try {
+        // The call's own id is its progress token upstream: unique on this connection, and nobody else's.
+        return await this.send(
+          'tools/call',
+          (id) => {
+            const meta: Record<string, unknown> = {};
+            if (relay?.progress) meta.progressToken = id;
+            if (this.modern && relay) meta['io.modelcontextprotocol/clientCapabilities'] = relay.answers;
+            return { name, arguments: args, ...retry, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
+          },
+          Math.max(1, deadline - Date.now()),
+          relay,
+        );
+      } catch (err) {
+        const asked = inputRequiredOf(err);
+        if (!asked || !relay || round >= MAX_INPUT_ROUNDS) throw err;
+        retry = { inputResponses: await answerInputs(asked, relay, err) };
+        if (asked.requestState !== undefined) retry.requestState = asked.requestState;
+      }
+    }
   }
 
   /** Any other request (tools/list towards a 2026-07-28 server), with the same timeout and cancellation; resolves with its result object. */
@@ -202,7 +261,7 @@ export class UpstreamCalls {
     }
     if (isPlainObject(m.result) && m.result.resultType === 'input_required') {
       // A 2026-07-28 server asking for input by retry: the gateway does not relay it.
-      p.reject(new McpError(ErrorCode.InvalidRequest, 'the server asked for input', { inputRequired: true }));
+      p.reject(new McpError(ErrorCode.InvalidRequest, 'the server asked for input', { inputRequired: true, result: m.result }));
       return 'answered';
     }
     if (p.raw) {

@@ -46,6 +46,8 @@ const FLOOD_MESSAGES_PER_SECOND = 2_000;
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const MAX_PAGES = 200;
 const MODERN_VERSION = '2026-07-28';
+// 2026-07-28: the server needs a client capability the request did not declare.
+const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 const LEGACY_VERSION = '2025-11-25';
 const MAX_TOOLS = 10_000;
 
@@ -119,7 +121,14 @@ export class Upstream extends EventEmitter<{ change: [] }> {
         return {
           ok: false,
           code: 'upstream_unavailable',
-          message: `upstream ${this.id} asked for input by retry (2026-07-28), which the gateway does not relay`,
+          message: `upstream ${this.id} asked for input (2026-07-28 input_required) that this client cannot give: only sampling and elicitation, to a 2025-11-25 client that declared them`,
+        };
+      }
+      if (code === MISSING_REQUIRED_CLIENT_CAPABILITY) {
+        return {
+          ok: false,
+          code: 'upstream_unavailable',
+          message: `upstream ${this.id} needs something of the client (sampling or elicitation) that this client did not declare`,
         };
       }
       if (typeof code === 'number' && code !== -32000 && !(err as { issues?: unknown }).issues) {
@@ -207,7 +216,7 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     transport.onerror = (err) => this.fail(generation, tooLarge(err) ?? `sent something that is not MCP (${errorName(err)})`);
     try {
       await transport.start();
-      this.calls = new UpstreamCalls(transport, this.floodWatch(generation));
+      this.calls = new UpstreamCalls(transport, this.floodWatch(generation), true);
       await this.refresh(generation, true);
       this.armRelist(generation);
     } catch (err) {

@@ -213,7 +213,7 @@ describe('an upstream over stdio that reports progress under a token it was neve
       expect(await up.call('progress', {}, 5000)).toMatchObject({ ok: true });
       expect(await up.call('echo', { text: 'after' }, 5000)).toMatchObject({ ok: true });
       const relayed: Array<Record<string, unknown>> = [];
-      const relay = { progress: true, notify: (_m: string, p: Record<string, unknown>) => void relayed.push(p), request: async () => ({}) };
+      const relay = { progress: true, answers: {}, notify: (_m: string, p: Record<string, unknown>) => void relayed.push(p), request: async () => ({}) };
       expect(await up.call('progress', {}, 5000, relay)).toMatchObject({ ok: true });
       expect(relayed.map((p) => p.progress)).toEqual([0, 50, 100]);
       expect(up.status()).toMatchObject({ state: 'ready', restarts: 0 });

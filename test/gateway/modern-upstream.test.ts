@@ -3,7 +3,10 @@ import { type IncomingHttpHeaders, type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
+import { McpServer, acceptedContent, createMcpHandler, fromJsonSchema, inputRequired } from '@modelcontextprotocol/server';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
@@ -35,6 +38,22 @@ beforeAll(async () => {
         content: [{ type: 'text', text: `echo: ${args.text}` }],
         structuredContent: { text: args.text, secret: 'upstream-secret-value' },
       }));
+      // Asks for a confirmation by retry (2026-07-28 input_required) until it has one.
+      server.registerTool(
+        'confirm',
+        { description: 'Deploys once confirmed.', inputSchema: fromJsonSchema<Record<string, never>>({ type: 'object', properties: {} }) },
+        async (_args, ctx) => {
+          const answer = acceptedContent(ctx.mcpReq.inputResponses, 'confirm');
+          if (answer?.confirm !== true) {
+            return inputRequired({
+              inputRequests: {
+                confirm: inputRequired.elicit({ message: 'Deploy now?', requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } } } }),
+              },
+            });
+          }
+          return { content: [{ type: 'text', text: 'deployed' }] };
+        },
+      );
       return server;
     }),
   );
@@ -76,7 +95,7 @@ describe('an upstream that speaks MCP 2026-07-28', () => {
   it('is discovered as 2026-07-28 and listed without initialize or a session, every request carrying its envelope and headers', async () => {
     upstream = new Upstream('modern', { kind: 'http', url }, {});
     await upstream.start();
-    expect(upstream.status()).toMatchObject({ state: 'ready', protocol: '2026-07-28', tools: 1 });
+    expect(upstream.status()).toMatchObject({ state: 'ready', protocol: '2026-07-28', tools: 2 });
     const methods = seen.map((s) => s.method);
     expect(methods).toContain('server/discover');
     expect(methods).toContain('tools/list');
@@ -117,7 +136,7 @@ describe('an upstream that speaks MCP 2026-07-28', () => {
     });
     const client = new ModernClient({ name: 'agent', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new ModernTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['mcp__modern__echo']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['mcp__modern__confirm', 'mcp__modern__echo']);
     const before = seen.length;
     const r = await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 'hello' } });
     expect(r.content).toEqual([{ type: 'text', text: 'echo: hello' }]);
@@ -130,5 +149,59 @@ describe('an upstream that speaks MCP 2026-07-28', () => {
     expect((refused._meta?.toolgate as { errorCode?: string } | undefined)?.errorCode).toBe('validation');
     expect(seen.slice(before).filter((s) => s.method === 'tools/call')).toHaveLength(1);
     await client.close();
+  });
+});
+
+describe('an upstream that asks for input by retry (2026-07-28 input_required)', () => {
+  it('puts the question to a 2025-11-25 session client that can be asked, then retries with the answer; a 2026-07-28 client is refused', async () => {
+    const up = new Upstream('modern', { kind: 'http', url }, {});
+    await up.start();
+    const probe = new ModernClient({ name: 'importer', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await probe.connect(new ModernTransport(new URL(url)));
+    const listed = (await probe.listTools()).tools;
+    await probe.close();
+    const bundle = mcpBundle('modern', 1, 'modern', {
+      tools: listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> })),
+    });
+    const current = { loaded: loadBundle(bundle), bundle };
+    const gw = new Gateway({
+      config: { timeouts: { callMs: 5000, approvalMs: 5000, relistMs: 60_000 } },
+      policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
+      upstreams: new Map([['modern', up]]),
+      sink: memoryDecisionSink(),
+      metrics: createGatewayMetrics(),
+    });
+    const own = await startHttpListener({
+      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
+      clients: [scriptedClient(createHash('sha256').update(KEY).digest())],
+      metricsKeyDigest: null,
+      gateway: gw,
+      metrics: createGatewayMetrics(),
+      health: () => ({ status: 'ok' }),
+    });
+    try {
+      const legacy = new LegacyClient({ name: 'desk', version: '1' }, { capabilities: { elicitation: { form: {} } } });
+      const asked: string[] = [];
+      legacy.setRequestHandler(ElicitRequestSchema, (req) => {
+        asked.push(String(req.params.message));
+        return { action: 'accept', content: { confirm: true } };
+      });
+      await legacy.connect(new LegacyTransport(new URL(own.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+      const done = await legacy.callTool({ name: 'mcp__modern__confirm', arguments: {} });
+      expect(done.content).toEqual([{ type: 'text', text: 'deployed' }]);
+      expect(asked).toEqual(['The MCP server "modern" asks (this is not an approval by Toolgate): Deploy now?']);
+      await legacy.close();
+
+      const modern = new ModernClient({ name: 'agent', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await modern.connect(new ModernTransport(new URL(own.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+      const refused = await modern.callTool({ name: 'mcp__modern__confirm', arguments: {} });
+      expect(refused.isError).toBe(true);
+      expect(refused.content).toEqual([{ type: 'text', text: expect.stringMatching(/^upstream_unavailable: .*(did not declare|cannot give)/) }]);
+      await modern.close();
+    } finally {
+      await own.close();
+      gw.close();
+      await up.close();
+    }
   });
 });
