@@ -1,10 +1,13 @@
-// The string formats the schemas use: ajv-formats' full set, with `date-time` narrowed (below).
+// The string formats the schemas use: ajv-formats' full set, with `date-time` narrowed (below)
+// to the grammar docs/spec.md R14.5 fixes for runtimes, so an instant the server accepts (a grant's
+// expiry, a bundle's issuedAt) is one every runtime reads.
 // One object serves both the ajv that compiles at run time and the validators compiled ahead of
 // time (validators.gen.ts names it in its code), so the two cannot disagree.
 import type { Ajv } from 'ajv';
 import type { FormatDefinition } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { ASSERTED_FORMATS } from '../runtime/json-schema-formats.ts';
 
 // ajv-formats ships CommonJS with a default export that tsx/ESM may wrap once more.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as typeof addFormatsModule;
@@ -17,7 +20,8 @@ const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean; 
  */
 const dateTime: FormatDefinition<string> = {
   type: 'string',
-  validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)),
+  // RFC 3339 proper (`T`, never a space; no leap second), as R14.5 reads it, and a Date JavaScript can hold.
+  validate: (s: string) => ASSERTED_FORMATS['date-time'](s) && rfc3339.validate(s) && Number.isFinite(Date.parse(s)),
   ...(rfc3339.compare ? { compare: rfc3339.compare } : {}),
 };
 
