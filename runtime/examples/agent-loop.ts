@@ -21,7 +21,7 @@
 //   TOOLGATE_CACHE_DIR  where the last good bundle is kept (default ./.toolgate-cache)
 //   TOOLGATE_APPROVAL_WAIT_MS  how long a call that needs approval waits for a person (default 120000):
 //                       the agent opens an approval request, a person approves or denies it in the
-//                       console (or `toolgate approvals approve <id> --reason …`), and the receipt lets
+//                       console (or `toolgate approvals approve <id> --tenant <tenant> --reason …`), and the receipt lets
 //                       exactly that call through once
 //   TOOLGATE_WAIT_MS    how long to wait for a first good bundle before starting (default 10000)
 import { readFile } from 'node:fs/promises';
@@ -135,7 +135,8 @@ async function askPerson(client: BundleClient, view: ToolView, call: ToolCall, a
   try {
     const outcome = await client.requestApproval(view, call, asked, {
       timeoutMs: Number(env.TOOLGATE_APPROVAL_WAIT_MS ?? 120_000),
-      onOpened: (a) => console.log(`    waiting for a person: approval request ${a.id} (console, or: toolgate approvals approve ${a.id} --reason …)`),
+      onOpened: (a) =>
+        console.log(`    waiting for a person: approval request ${a.id} (console, or: toolgate approvals approve ${a.id} --tenant ${tenant} --reason …)`),
     });
     if (outcome.state !== 'approved') {
       console.log(
