@@ -2,7 +2,7 @@ import { escapePointer } from '../../policy-schemas/index.ts';
 import type { ConnectionGrant, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { ROLE_PREFIX } from '../policy-engine/casbin-policy.ts';
 import { judgeConstraints } from './constraints.ts';
-import { checkInputSchema } from './input-schema.ts';
+import { judgeSchema } from './input-schema.ts';
 
 /**
  * The one judge of references and rules across a draft: which names must exist, which
@@ -50,6 +50,10 @@ export function judgeTool(tool: Tool, names: DraftNames): RuleProblem[] {
   });
   if (tool.source?.kind !== 'mcp' || (tool.status ?? 'active') === 'active') {
     for (const p of inputSchemaProblems(tool.inputSchema)) problems.push({ ...p, pointer: `/inputSchema${p.pointer}` });
+    // An output schema is held to the same dialect (DESIGN "Tool"), without the input schema's own rules.
+    if (tool.outputSchema !== undefined) {
+      for (const p of inputSchemaProblems(tool.outputSchema, 'output')) problems.push({ ...p, pointer: `/outputSchema${p.pointer}` });
+    }
   }
   return problems;
 }
@@ -63,11 +67,11 @@ export function warmInputSchema(schema: unknown): void {
   inputSchemaProblems(schema);
 }
 
-function inputSchemaProblems(schema: unknown): RuleProblem[] {
-  const key = JSON.stringify(schema) ?? 'undefined';
+function inputSchemaProblems(schema: unknown, role: 'input' | 'output' = 'input'): RuleProblem[] {
+  const key = `${role}:${JSON.stringify(schema) ?? 'undefined'}`;
   let problems = schemaChecks.get(key);
   if (!problems) {
-    problems = checkInputSchema(schema, '').map((p) => ({ pointer: p.pointer, message: p.message, code: p.code ?? 'input_schema' }));
+    problems = judgeSchema(schema, '', role).map((p) => ({ pointer: p.pointer, message: p.message, code: p.code ?? 'input_schema' }));
     if (schemaChecks.size >= MAX_SCHEMA_CHECKS) schemaChecks.clear();
     schemaChecks.set(key, problems);
   }

@@ -84,6 +84,18 @@ describe('tools API', () => {
     expect(r.json.errors).toContainEqual(expect.objectContaining({ pointer: `/inputSchema/properties/a/${kw}` }));
   });
 
+  it('holds an output schema to the same dialect, pointing into /outputSchema', async () => {
+    const ok = await t.request('POST', '/v1/tools', {
+      body: tool('core__out-ok', { outputSchema: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'null' }] } } }),
+    });
+    expect(ok.status).toBe(201);
+    const bad = await t.request('POST', '/v1/tools', {
+      body: tool('core__out-bad', { outputSchema: { type: 'object', properties: { a: { type: 'string', pattern: '(?<=x)a' } } } }),
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json.errors.map((e: { pointer: string }) => e.pointer)).toContain('/outputSchema/properties/a/pattern');
+  });
+
   it('rejects a non-local $ref but accepts a local one', async () => {
     const bad = await t.request('POST', '/v1/tools', {
       body: tool('core__ref-remote', { inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } } }),
