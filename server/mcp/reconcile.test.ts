@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import type { Tool } from '../../policy-schemas/types.gen.ts';
@@ -7,6 +8,8 @@ import { reconcileTools } from './reconcile.ts';
 
 const NOW = '2026-01-02T03:04:05.000Z';
 const LATER = '2026-02-02T03:04:05.000Z';
+/** The first 8 hex digits of the sha-256 of a name's UTF-8 bytes, computed here apart from the code under test. */
+const sha8 = (name: string) => createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 8);
 const obj = (props: Record<string, unknown> = {}) => ({ type: 'object', properties: props });
 
 function offer(name: string, extra: Partial<OfferedTool> = {}): OfferedTool {
@@ -136,21 +139,69 @@ describe('reconcileTools', () => {
     expect(back.changes[0].after.review?.previous?.definitionHash).toBe(approved.definitionHash);
   });
 
-  it('reports names that cannot form a tool id instead of mangling them', () => {
-    const long = 'x'.repeat(60);
-    const r = run([offer('has space'), offer('dots.in.name'), offer(long), offer('trailing_'), offer('ok')]);
-    // Underscores anywhere are fine: DESIGN's id characters are [A-Za-z0-9_-].
-    expect(r.added).toEqual(['mcp__srv__trailing_', 'mcp__srv__ok']);
-    expect(r.rejected.map((x) => x.name)).toEqual(['has space', 'dots.in.name', long]);
-    expect(r.rejected[0].message).toContain('" "');
-    expect(r.rejected[1].message).toContain('"."');
-    expect(r.rejected[2].message).toMatch(/70 characters, more than 64/);
-    expect(r.changes.map((c) => c.after.id)).toEqual(['mcp__srv__trailing_', 'mcp__srv__ok']);
+  it('imports names outside the id characters under their mapped ids, the original name kept in source', () => {
+    const long = `${'very.long/'.repeat(12)}12345678`;
+    expect(long).toHaveLength(128);
+    const r = run([offer('github.create_issue'), offer('fs/read_file'), offer('has space'), offer(long), offer('trailing_'), offer('ok')]);
+    expect(r.rejected).toEqual([]);
+    expect(r.added).toEqual([
+      'mcp__srv__github_create_issue',
+      'mcp__srv__fs_read_file',
+      'mcp__srv__has_space',
+      `mcp__srv__${'very_long_'.repeat(4)}very__${sha8(long)}`,
+      'mcp__srv__trailing_',
+      'mcp__srv__ok',
+    ]);
+    expect(r.changes.map((c) => c.after.source?.originalName)).toEqual(['github.create_issue', 'fs/read_file', 'has space', long, 'trailing_', 'ok']);
+    // The definition (and its hash, which the gateway checks upstream) names the tool as the server does.
+    expect(r.changes[0].after.review?.current.name).toBe('github.create_issue');
+    expect(r.changes[0].after.definitionHash).toBe(
+      definitionHash({ name: 'github.create_issue', description: 'github.create_issue does things', inputSchema: obj({ q: { type: 'string' } }) }),
+    );
+  });
+
+  it('imports unicode names, one underscore per character, suffixed when they meet', () => {
+    const r = run([offer('recherche_données'), offer('recherche_donn😀es'), offer('検索')]);
+    expect(r.rejected).toEqual([]);
+    expect(r.added).toEqual([
+      `mcp__srv__recherche_donn_es_${sha8('recherche_données')}`,
+      `mcp__srv__recherche_donn_es_${sha8('recherche_donn😀es')}`,
+      'mcp__srv____',
+    ]);
   });
 
   it('accepts a name that makes an id of exactly 64 characters', () => {
     const name = 'y'.repeat(64 - 'mcp__srv__'.length);
     expect(run([offer(name)]).added).toEqual([`mcp__srv__${name}`]);
+  });
+
+  it('suffixes two names that meet after mapping and overwrites neither', () => {
+    const r = run([offer('a.b', { description: 'dot' }), offer('a/b', { description: 'slash' })]);
+    expect(r.added).toEqual([`mcp__srv__a_b_${sha8('a.b')}`, `mcp__srv__a_b_${sha8('a/b')}`]);
+    expect(r.changes.map((c) => [c.after.description, c.after.source?.originalName])).toEqual([
+      ['dot', 'a.b'],
+      ['slash', 'a/b'],
+    ]);
+    expect(run([offer('a/b', { description: 'slash' }), offer('a.b', { description: 'dot' })]).added.sort()).toEqual([...r.added].sort());
+  });
+
+  it('keeps the ids of tools already imported when a name that meets one appears in a later sync', () => {
+    const inventory = approvedInventory([offer('a.b')]);
+    expect(inventory[0].id).toBe('mcp__srv__a_b');
+    const r = run([offer('a.b'), offer('a/b')], inventory, LATER);
+    expect(r.added).toEqual([`mcp__srv__a_b_${sha8('a/b')}`]);
+    expect(r.changes).toHaveLength(1);
+    expect(r.removed).toEqual([]);
+    // Synced again with both present, nothing moves.
+    expect(run([offer('a/b'), offer('a.b')], [...inventory, r.changes[0].after], LATER).changes).toEqual([]);
+  });
+
+  it('gives a removed tool its id back when its name returns, and suffixes a newcomer that meets it', () => {
+    const [approved] = approvedInventory([offer('a.b')]);
+    const removed: Tool = { ...approved, status: 'removed' };
+    const r = run([offer('a/b'), offer('a.b')], [removed]);
+    expect(r.added.sort()).toEqual(['mcp__srv__a_b', `mcp__srv__a_b_${sha8('a/b')}`].sort());
+    expect(r.changes.find((c) => c.after.id === 'mcp__srv__a_b')?.after.source?.originalName).toBe('a.b');
   });
 
   it('rejects a name offered twice and keeps the first', () => {
@@ -170,8 +221,13 @@ describe('reconcileTools', () => {
       source: { kind: 'core' },
     };
     const r = run([offer('taken')], [core]);
-    expect(r.changes).toEqual([]);
-    expect(r.rejected[0]).toMatchObject({ name: 'taken', message: expect.stringContaining('already used') });
+    expect(r.rejected).toEqual([]);
+    expect(r.added).toEqual([`mcp__srv__taken_${sha8('taken')}`]);
+    expect(r.changes.map((c) => c.before)).toEqual([null]);
+    const hashedToo: Tool = { ...core, id: `mcp__srv__taken_${sha8('taken')}` };
+    const both = run([offer('taken')], [core, hashedToo]);
+    expect(both.changes).toEqual([]);
+    expect(both.rejected[0]).toMatchObject({ name: 'taken', message: expect.stringContaining('already used') });
   });
 
   it('ignores tools of other servers when deciding what vanished', () => {

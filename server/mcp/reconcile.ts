@@ -1,7 +1,8 @@
 import { definitionHash } from '../../runtime/definition-hash.ts';
-import { validate, validatorFor } from '../../policy-schemas/index.ts';
+import { validate } from '../../policy-schemas/index.ts';
 import type { McpDefinition, Tool } from '../../policy-schemas/types.gen.ts';
 import type { OfferedTool } from './client.ts';
+import { placeToolIds } from './tool-ids.ts';
 
 /** A problem found in an offered input schema (a JSON pointer into it and why). */
 export type SchemaFlag = { pointer: string; message: string };
@@ -29,43 +30,55 @@ export type ReconcileResult = {
   flagged: Array<{ id: string; problems: SchemaFlag[] }>;
 };
 
-// The tool id rule is the schema's (common.schema.json#/$defs/toolId), not a copy of it.
-// Compiled on first use (validatorFor keeps it): not on every server start.
-const isToolId = (id: string) => validatorFor('common#/$defs/toolId')(id);
-const MAX_TOOL_ID = 64;
-
 /**
  * Compares what an MCP server offers with the inventory and says what to write. Pure.
- * New tools arrive quarantined; a definition that differs from the approved one goes back to
- * quarantine with both kept for review; vanished tools are marked removed; names that cannot
- * form a tool id are rejected, never mangled. Admin edits (groups, effect, redaction…) survive.
+ * New tools arrive quarantined under the id `placeToolIds` gives their name; a definition that
+ * differs from the approved one goes back to quarantine with both kept for review; vanished tools
+ * are marked removed; a name that can take no id is rejected, never imported over another tool.
+ * Admin edits (groups, effect, redaction…) survive.
  */
 export function reconcileTools(input: ReconcileInput): ReconcileResult {
   const { serverId, now } = input;
   const result: ReconcileResult = { changes: [], added: [], changed: [], removed: [], rejected: [], flagged: [] };
   const byId = new Map(input.existing.map((t) => [t.id, t]));
-  const seenNames = new Set<string>();
   const offeredIds = new Set<string>();
 
+  // The id each name was imported under before: it keeps it (removed tools included, should they come back).
+  const heldBy = new Map<string, string>();
+  for (const t of input.existing) {
+    if (t.source?.kind === 'mcp' && t.source.server === serverId && t.source.originalName !== undefined && !heldBy.has(t.source.originalName))
+      heldBy.set(t.source.originalName, t.id);
+  }
+  const seenNames = new Set<string>();
+  const unique: OfferedTool[] = [];
   for (const offer of input.offered) {
-    if (seenNames.has(offer.name)) {
-      result.rejected.push({ name: offer.name, message: 'the server offers this name more than once' });
+    if (seenNames.has(offer.name)) result.rejected.push({ name: offer.name, message: 'the server offers this name more than once' });
+    else if (offer.name === '') result.rejected.push({ name: offer.name, message: 'the name is empty' });
+    else {
+      seenNames.add(offer.name);
+      unique.push(offer);
+    }
+  }
+  const placed = placeToolIds(
+    serverId,
+    unique.map((o) => ({ name: o.name, heldBy: heldBy.get(o.name) })),
+    new Set(byId.keys()),
+  );
+
+  for (const [i, offer] of unique.entries()) {
+    const place = placed[i];
+    if (place.id === undefined) {
+      result.rejected.push({ name: offer.name, message: place.problem });
       continue;
     }
-    seenNames.add(offer.name);
-    const id = `mcp__${serverId}__${offer.name}`;
-    const idProblem = toolIdProblem(offer.name, id);
-    if (idProblem) {
-      result.rejected.push({ name: offer.name, message: idProblem });
-      continue;
-    }
+    const id = place.id;
     const current = toDefinition(offer);
     const existing = byId.get(id);
     if (existing && !(existing.source?.kind === 'mcp' && existing.source.server === serverId)) {
       result.rejected.push({ name: offer.name, message: `the tool id ${id} is already used by a tool that was not imported from this server` });
       continue;
     }
-    const candidate = existing ? withHints(updated(existing, current, now), existing, offer) : created(serverId, offer, current, now);
+    const candidate = existing ? withHints(updated(existing, current, now), existing, offer) : created(id, serverId, offer, current, now);
     if (candidate === existing) {
       offeredIds.add(id);
       continue;
@@ -107,15 +120,6 @@ export function reconcileTools(input: ReconcileInput): ReconcileResult {
   return result;
 }
 
-/** Why `mcp__<server>__<name>` is not a valid tool id, or undefined when it is. */
-function toolIdProblem(name: string, id: string): string | undefined {
-  const bad = [...new Set(name.replace(/[A-Za-z0-9_-]/g, ''))];
-  if (bad.length > 0) return `the name contains characters a tool id cannot hold: ${bad.map((c) => JSON.stringify(c)).join(' ')}`;
-  if (id.length > MAX_TOOL_ID) return `the tool id ${id} would be ${id.length} characters, more than ${MAX_TOOL_ID}`;
-  if (!isToolId(id)) return `the tool id ${id} is not of the form <namespace>__<name>`;
-  return undefined;
-}
-
 function toDefinition(offer: OfferedTool): McpDefinition {
   const def: McpDefinition = { name: offer.name, inputSchema: offer.inputSchema, definitionHash: '' };
   if (offer.description !== undefined) def.description = offer.description;
@@ -135,9 +139,9 @@ function storedDefinition(tool: Tool): McpDefinition {
   return def;
 }
 
-function created(serverId: string, offer: OfferedTool, def: McpDefinition, now: string): Tool {
+function created(id: string, serverId: string, offer: OfferedTool, def: McpDefinition, now: string): Tool {
   const tool: Tool = {
-    id: `mcp__${serverId}__${offer.name}`,
+    id,
     description: def.description ?? '',
     inputSchema: def.inputSchema,
     // Annotations are the server's claims: an imported tool is assumed to act on the world until

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpServer, Tool } from '../../policy-schemas/types.gen.ts';
 import { listAuditEvents } from '../../server/audit/events.ts';
@@ -15,6 +16,10 @@ import {
 import { type FixtureState, startHttpFixture } from '../fixtures/mcp/tool-list-server.ts';
 import { type Harness, createHarness } from './harness.ts';
 
+const LONG_NAME = `${'namespace.'.repeat(12)}tool/run`;
+/** The first 8 hex digits of the sha-256 of a name (DESIGN: the suffix of a cut or meeting id). */
+const sha8 = (name: string) => createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 8);
+
 const v1: FixtureState = {
   pageSize: 2,
   tools: [
@@ -22,10 +27,16 @@ const v1: FixtureState = {
     { name: 'remove_me', description: 'Goes away in v2', inputSchema: objectSchema() },
     {
       name: 'odd',
-      description: 'Asks for a connection in its arguments',
-      inputSchema: objectSchema({ connectionId: { type: 'string' }, v: { oneOf: [{ type: 'string' }, { type: 'number' }] } }),
+      description: 'Asks for a connection in its arguments and refers to a remote schema',
+      inputSchema: objectSchema({
+        connectionId: { type: 'string' },
+        v: { oneOf: [{ type: 'string' }, { type: 'number' }] },
+        w: { $ref: 'https://schemas.example.com/w.json' },
+      }),
     },
-    { name: 'bad name!', description: 'Cannot form a tool id', inputSchema: objectSchema() },
+    { name: 'github.create_issue', description: 'Open an issue', inputSchema: objectSchema({ title: { type: 'string' } }, ['title']) },
+    { name: 'fs/read_file', description: 'Read a file', inputSchema: objectSchema({ path: { type: 'string' } }, ['path']) },
+    { name: LONG_NAME, description: 'A name of 128 characters', inputSchema: objectSchema() },
   ],
 };
 
@@ -39,11 +50,19 @@ const v2: FixtureState = {
     },
     {
       name: 'odd',
-      description: 'Asks for a connection in its arguments',
-      inputSchema: objectSchema({ connectionId: { type: 'string' }, v: { oneOf: [{ type: 'string' }, { type: 'number' }] } }),
+      description: 'Asks for a connection in its arguments and refers to a remote schema',
+      inputSchema: objectSchema({
+        connectionId: { type: 'string' },
+        v: { oneOf: [{ type: 'string' }, { type: 'number' }] },
+        w: { $ref: 'https://schemas.example.com/w.json' },
+      }),
     },
     { name: 'brand_new', description: 'Added in v2', inputSchema: objectSchema({ n: { type: 'integer' } }) },
-    { name: 'bad name!', description: 'Cannot form a tool id', inputSchema: objectSchema() },
+    { name: 'github.create_issue', description: 'Open an issue', inputSchema: objectSchema({ title: { type: 'string' } }, ['title']) },
+    { name: 'fs/read_file', description: 'Read a file', inputSchema: objectSchema({ path: { type: 'string' } }, ['path']) },
+    { name: LONG_NAME, description: 'A name of 128 characters', inputSchema: objectSchema() },
+    // Meets github.create_issue after mapping: the tool imported first keeps its id.
+    { name: 'github/create_issue', description: 'Open an issue, another way', inputSchema: objectSchema() },
   ],
 };
 
@@ -197,12 +216,29 @@ describe('sync and approval against the SDK test server', () => {
     await createServer({ id: 'drift', label: 'Drifting test server', transport: fixture.transport() });
   });
 
-  it('imports every page of new tools quarantined, reporting bad names and flagged schemas', async () => {
+  it('imports every page of new tools quarantined, names mapped to ids, flagging schemas', async () => {
     const res = await h.call('admin', 'POST', '/v1/mcp-servers/drift/sync');
     expect(res.status).toBe(200);
     const server = await json<McpServer>(res);
-    expect(server.lastSync).toMatchObject({ ok: true, added: ['mcp__drift__search', 'mcp__drift__remove_me', 'mcp__drift__odd'], changed: [], removed: [] });
-    expect(server.lastSync?.rejected).toEqual([{ name: 'bad name!', message: expect.stringContaining('" "') }]);
+    expect(server.lastSync).toMatchObject({
+      ok: true,
+      added: [
+        'mcp__drift__search',
+        'mcp__drift__remove_me',
+        'mcp__drift__odd',
+        'mcp__drift__github_create_issue',
+        'mcp__drift__fs_read_file',
+        `mcp__drift__${'namespace_'.repeat(4)}nam_${sha8(LONG_NAME)}`,
+      ],
+      changed: [],
+      removed: [],
+    });
+    expect(server.lastSync?.rejected).toEqual([]);
+    const dotted = await getTool('mcp__drift__github_create_issue');
+    expect(dotted).toMatchObject({ status: 'quarantined', source: { kind: 'mcp', server: 'drift', originalName: 'github.create_issue' } });
+    expect(dotted.review?.current.name).toBe('github.create_issue');
+    const long = await getTool(`mcp__drift__${'namespace_'.repeat(4)}nam_${sha8(LONG_NAME)}`);
+    expect(long.source?.originalName).toBe(LONG_NAME);
     expect(server.lastSync?.flagged?.map((f) => f.name)).toEqual(['mcp__drift__odd']);
     const search = await getTool('mcp__drift__search');
     expect(search).toMatchObject({
@@ -215,9 +251,8 @@ describe('sync and approval against the SDK test server', () => {
     expect(search.redaction).toBeUndefined();
     const odd = await getTool('mcp__drift__odd');
     expect(odd.status).toBe('quarantined');
-    expect(odd.review?.problems?.map((p) => p.pointer)).toEqual(
-      expect.arrayContaining(['/inputSchema/properties/connectionId', '/inputSchema/properties/v/oneOf']),
-    );
+    // oneOf is in the vocabulary: what stays refused is the connectionId property and the remote $ref.
+    expect(odd.review?.problems?.map((p) => p.pointer)).toEqual(['/inputSchema/properties/connectionId', '/inputSchema/properties/w/$ref']);
   });
 
   it('refuses approval without the current definition hash, naming both', async () => {
@@ -257,7 +292,7 @@ describe('sync and approval against the SDK test server', () => {
     const res = await h.call('admin', 'POST', '/v1/tools/mcp__drift__odd/approve', { definitionHash }, await ifMatchOf('mcp__drift__odd'));
     expect(res.status).toBe(400);
     const problem = await json<{ detail: string; errors: Array<{ pointer: string }> }>(res);
-    expect(problem.errors.map((e) => e.pointer)).toEqual(expect.arrayContaining(['/inputSchema/properties/connectionId', '/inputSchema/properties/v/oneOf']));
+    expect(problem.errors.map((e) => e.pointer)).toEqual(['/inputSchema/properties/connectionId', '/inputSchema/properties/w/$ref']);
     expect((await getTool('mcp__drift__odd')).status).toBe('quarantined');
   });
 
@@ -341,7 +376,16 @@ describe('sync and approval against the SDK test server', () => {
     const res = await h.call('admin', 'POST', '/v1/mcp-servers/drift/sync');
     expect(res.status).toBe(200);
     const server = await json<McpServer>(res);
-    expect(server.lastSync).toMatchObject({ ok: true, added: ['mcp__drift__brand_new'], changed: ['mcp__drift__search'], removed: ['mcp__drift__remove_me'] });
+    const meeting = `mcp__drift__github_create_issue_${sha8('github/create_issue')}`;
+    expect(server.lastSync).toMatchObject({
+      ok: true,
+      added: ['mcp__drift__brand_new', meeting],
+      changed: ['mcp__drift__search'],
+      removed: ['mcp__drift__remove_me'],
+    });
+    // The name that arrived later and meets an imported one is suffixed; the imported one keeps its id.
+    expect((await getTool(meeting)).source?.originalName).toBe('github/create_issue');
+    expect((await getTool('mcp__drift__github_create_issue')).source?.originalName).toBe('github.create_issue');
 
     const search = await getTool('mcp__drift__search');
     expect(search.status).toBe('quarantined');
@@ -355,7 +399,13 @@ describe('sync and approval against the SDK test server', () => {
 
     const events = (await listAuditEvents(h.deps.database.db, {}, 0, 10_000)).slice(seqBefore);
     expect(events.map((e) => `${e.action} ${e.entityType} ${e.entityId}`).sort()).toEqual(
-      ['sync mcp-server drift', 'sync tool mcp__drift__brand_new', 'sync tool mcp__drift__remove_me', 'sync tool mcp__drift__search'].sort(),
+      [
+        'sync mcp-server drift',
+        'sync tool mcp__drift__brand_new',
+        `sync tool ${meeting}`,
+        'sync tool mcp__drift__remove_me',
+        'sync tool mcp__drift__search',
+      ].sort(),
     );
     const verifier = new ChainVerifier();
     for (const e of await listAuditEvents(h.deps.database.db, {}, 0, 10_000)) verifier.push(e);
