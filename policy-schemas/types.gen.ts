@@ -2233,6 +2233,10 @@ basedOn: (number | null)
  */
 requestedBy: string
 requestedByEmail?: (string | null)
+/**
+ * The requester as people know them: a token's label, a person's name.
+ */
+requestedByLabel?: (string | null)
 requestedAt: string
 /**
  * Why a change was made; kept in the audit log.
@@ -2251,6 +2255,7 @@ impact?: (ImpactReport | null)
 tests: PolicyTestOutcome[]
 decidedBy?: string
 decidedByEmail?: (string | null)
+decidedByLabel?: (string | null)
 decidedAt?: string
 /**
  * Why a change was made; kept in the audit log.

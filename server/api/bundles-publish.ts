@@ -47,18 +47,13 @@ bundlePublishRoutes.post('/', async (c) => {
       errors: [{ pointer: '/emergency', message: 'needs the admin role' }],
     });
   }
-  const gate = await checkPublishTests(
-    deps.database.db,
-    tenant,
-    { rollbackTo },
-    { requested: !!force, allowed: mayForce },
-  );
+  const gate = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: !!force, allowed: mayForce });
   // Under review, new content becomes a publish request for another person (see review/).
   const underReview = await reviewRequired(deps.database.db, tenant);
   if (underReview && !emergency) {
     const target = await publishTarget(deps.database.db, tenant, rollbackTo);
     if ((await latestBundleHead(deps.database.db, tenant))?.revision !== target.revision) {
-      return c.json(await openPublishRequest(deps, changeMetaOf(c, reason), tenant, target, gate.forced), 202);
+      return c.json(await openPublishRequest(deps, changeMetaOf(c, reason), tenant, target, gate.forced, actorOf(c).label), 202);
     }
   }
   const audit = underReview && emergency ? { emergency: true } : undefined;

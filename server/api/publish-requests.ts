@@ -77,14 +77,14 @@ publishRequestRoutes.post('/:id/approve', async (c) => {
       ...(forced ? { forced } : {}),
       audit: { review },
       alongside: async (ch, published) => {
-        await decidePublishRequest(ch, r, { status: 'published', version: published.version, reason });
+        await decidePublishRequest(ch, r, { status: 'published', version: published.version, reason, label: actorOf(c).label });
       },
     },
     sharedKeyStore(deps.config.keysDir),
   );
   if (!outcome.created) {
     // The content is already the latest version (published meanwhile): the request is done with it.
-    await withChange(c, reason, (ch) => decidePublishRequest(ch, r, { status: 'published', version: outcome.version, reason }));
+    await withChange(c, reason, (ch) => decidePublishRequest(ch, r, { status: 'published', version: outcome.version, reason, label: actorOf(c).label }));
   }
   const after = (await getPublishRequest(deps.database.db, tenant, r.id))!;
   return c.json({ ...toPublishRequest(after, false), version: outcome.version, revision: outcome.revision });
@@ -100,7 +100,7 @@ publishRequestRoutes.post('/:id/reject', async (c) => {
     });
   }
   const r = await pendingOf(c, tenant, c.req.param('id'));
-  const after = await withChange(c, reason, (ch) => decidePublishRequest(ch, r, { status: 'rejected', reason }));
+  const after = await withChange(c, reason, (ch) => decidePublishRequest(ch, r, { status: 'rejected', reason, label: actorOf(c).label }));
   return c.json(toPublishRequest(after, false));
 });
 

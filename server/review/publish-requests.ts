@@ -64,6 +64,7 @@ export async function openPublishRequest(
   tenant: string,
   target: PublishTarget,
   forced: { failures: PolicyTestFailure[] } | undefined,
+  requesterLabel: string | null,
 ): Promise<PublishRequest> {
   const db = deps.database.db;
   const same = await db
@@ -82,7 +83,7 @@ export async function openPublishRequest(
     if (((await latestBundleHead(ch.tx, tenant))?.version ?? null) !== (latest?.version ?? null)) {
       throw new ApiError(409, 'conflict', `A version of ${tenant} was published while the request was prepared; publish again`);
     }
-    return insertRequest(ch, tenant, target, forced, latest?.version ?? null, material);
+    return insertRequest(ch, tenant, target, forced, latest?.version ?? null, material, requesterLabel);
   });
 }
 
@@ -93,6 +94,7 @@ async function insertRequest(
   forced: { failures: PolicyTestFailure[] } | undefined,
   basedOn: number | null,
   material: ReviewMaterial,
+  requesterLabel: string | null,
 ): Promise<PublishRequest> {
   const row: PublishRequestsRow = {
     id: randomUUID(),
@@ -106,10 +108,12 @@ async function insertRequest(
     forced: forced ? canonicalJson(forced.failures) : null,
     requested_by: ch.meta.actor,
     requested_by_email: ch.meta.person?.email ?? null,
+    requested_by_label: requesterLabel,
     requested_at: new Date().toISOString(),
     reason: ch.meta.reason ?? '',
     decided_by: null,
     decided_by_email: null,
+    decided_by_label: null,
     decided_at: null,
     decision_reason: null,
     published_version: null,
@@ -169,6 +173,7 @@ export function toPublishRequest(r: PublishRequestsRow, stale: boolean): Publish
     basedOn: r.based_on,
     requestedBy: r.requested_by,
     requestedByEmail: r.requested_by_email,
+    requestedByLabel: r.requested_by_label,
     requestedAt: r.requested_at,
     reason: r.reason,
     stale: r.status === 'pending' && stale,
@@ -176,7 +181,7 @@ export function toPublishRequest(r: PublishRequestsRow, stale: boolean): Publish
     diff: material.diff,
     impact: material.impact,
     tests: material.tests,
-    ...(r.decided_by !== null ? { decidedBy: r.decided_by, decidedByEmail: r.decided_by_email } : {}),
+    ...(r.decided_by !== null ? { decidedBy: r.decided_by, decidedByEmail: r.decided_by_email, decidedByLabel: r.decided_by_label } : {}),
     ...(r.decided_at !== null ? { decidedAt: r.decided_at } : {}),
     ...(r.decision_reason !== null ? { decisionReason: r.decision_reason } : {}),
     ...(r.published_version !== null ? { publishedVersion: r.published_version } : {}),
@@ -228,7 +233,7 @@ export function identitiesOf(actor: string, email: string | null | undefined): S
 export async function decidePublishRequest(
   ch: Change,
   r: PublishRequestsRow,
-  decision: { status: 'published' | 'rejected'; version?: number; reason: string | null },
+  decision: { status: 'published' | 'rejected'; version?: number; reason: string | null; label: string | null },
 ): Promise<PublishRequestsRow> {
   const decidedAt = new Date().toISOString();
   const updated = await ch.tx
@@ -237,6 +242,7 @@ export async function decidePublishRequest(
       status: decision.status,
       decided_by: ch.meta.actor,
       decided_by_email: ch.meta.person?.email ?? null,
+      decided_by_label: decision.label,
       decided_at: decidedAt,
       decision_reason: decision.reason,
       published_version: decision.version ?? null,

@@ -105,6 +105,9 @@ describe('publish review', () => {
     const r = await t.request('POST', `/v1/tenants/${T}/publish-requests/${req.id}/approve`, { body: { reason: 'looks right' }, token: otherEditor });
     expect(r.status, r.text).toBe(200);
     expect(r.json).toMatchObject({ status: 'published', publishedVersion: 2, revision: req.revision, decisionReason: 'looks right' });
+    expect(r.json.requestedByLabel).toBe('editor for tests');
+    expect(r.json.decidedByLabel).toBe('editor for tests');
+    expect(r.json.decidedBy).not.toBe(r.json.requestedBy);
     const latest = await t.request('GET', `/v1/tenants/${T}/bundles/latest`);
     expect(latest.headers.get('etag')).toContain(req.revision);
     const publish = (await events('bundle')).find((e) => e.action === 'publish' && e.entityId === '2');

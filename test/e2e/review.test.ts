@@ -76,7 +76,7 @@ describe('publish review in the console', () => {
     await admin.getByRole('table', { name: 'Changes under review: roles' }).getByText('− core__text-completion').waitFor();
     await admin.getByRole('heading', { name: 'Impact on logged traffic' }).waitFor();
     await admin.getByRole('heading', { name: 'Policy tests on the reviewed content' }).waitFor();
-    await admin.getByText(/Asked by token:/).waitFor();
+    await admin.getByText(/Asked by Erin \(editor\) on/).waitFor();
     await c.shot(admin, 'publish-review');
 
     const review = admin.getByRole('form', { name: 'Review' });
@@ -94,7 +94,7 @@ describe('publish review in the console', () => {
     // The history says who asked and who approved.
     await admin.goto(`${c.url}/#/tenants/${T}/publish`);
     const row = admin.getByRole('table', { name: 'Versions' }).getByRole('row', { name: /^v2/ });
-    await row.getByText(/asked by token:.*approved by token:/).waitFor();
+    await row.getByText(/asked by Erin \(editor\), approved by bootstrap admin/).waitFor();
   });
 
   it('marks a request stale when the draft changes, and approving it publishes nothing', async () => {

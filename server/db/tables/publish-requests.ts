@@ -20,10 +20,13 @@ export interface PublishRequestsTable {
   forced: string | null;
   requested_by: string;
   requested_by_email: string | null;
+  /** How the console names the requester (a token's label, a person's name). */
+  requested_by_label: string | null;
   requested_at: string;
   reason: string;
   decided_by: string | null;
   decided_by_email: string | null;
+  decided_by_label: string | null;
   decided_at: string | null;
   decision_reason: string | null;
   published_version: number | null;

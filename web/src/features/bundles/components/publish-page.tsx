@@ -15,7 +15,7 @@ import { isPublishRequest, usePublish, type PublishResult } from '../api/publish
 import { ApiError } from '../../../lib/api-client.ts';
 import { href } from '../../../lib/router.ts';
 import { type PublishRequest, usePublishRequests } from '../../review/api/get-publish-requests.ts';
-import { who } from '../../review/components/review-page.tsx';
+import { decider, requester } from '../../review/components/review-page.tsx';
 import { PromotePanel } from '../../review/components/promote-panel.tsx';
 import { RollbackPreview } from './rollback-preview.tsx';
 import { useRuntimes } from '../api/get-runtimes.ts';
@@ -344,8 +344,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
                     {reviewOf.get(b.version) ? (
                       <span className="muted small">
                         {' '}
-                        · asked by {who(reviewOf.get(b.version)!.requestedBy, reviewOf.get(b.version)!.requestedByEmail)}, approved by{' '}
-                        {who(reviewOf.get(b.version)!.decidedBy ?? '', reviewOf.get(b.version)!.decidedByEmail)}{' '}
+                        · asked by {requester(reviewOf.get(b.version)!)}, approved by {decider(reviewOf.get(b.version)!)}{' '}
                         <a href={href(`/tenants/${tenant}/reviews/${reviewOf.get(b.version)!.id}`)}>
                           review<span className="sr-only"> of v{b.version}</span>
                         </a>

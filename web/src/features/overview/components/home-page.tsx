@@ -6,7 +6,7 @@ import { href } from '../../../lib/router.ts';
 import type { Session } from '../../auth/api/get-session.ts';
 import { useOverview } from '../api/get-overview.ts';
 import { usePendingRequests } from '../../review/api/get-publish-requests.ts';
-import { askedByMe, who } from '../../review/components/review-page.tsx';
+import { askedByMe, requester } from '../../review/components/review-page.tsx';
 
 /** The page after sign-in: what needs attention, each item linked to where it is dealt with. */
 export function HomePage({ session }: { session: Session }) {
@@ -133,7 +133,7 @@ function ReviewQueue({ tenants, session }: { tenants: string[]; session: Session
                 {r.tenant}: {r.rollbackTo ? `roll back to v${r.rollbackTo}` : 'publish the draft'}
               </a>{' '}
               <span className="muted">
-                asked by {who(r.requestedBy, r.requestedByEmail)} · {r.reason}
+                asked by {requester(r)} · {r.reason}
               </span>{' '}
               {r.stale ? <Badge tone="bad">stale</Badge> : null}
               {askedByMe(session, r) ? <Badge tone="muted">yours: another person reviews it</Badge> : null}

@@ -26,8 +26,17 @@ export function askedByMe(session: Session, r: PublishRequest): boolean {
   return !!email && !!r.requestedByEmail && email.toLowerCase() === r.requestedByEmail.toLowerCase();
 }
 
-/** Who, in words: the email beside a person's id when there is one. */
-export function who(actor: string, email?: string | null): string {
+/** Who asked for a request (or decided it), in words: their label, with the email of a person. */
+export function requester(r: PublishRequest): string {
+  return who(r.requestedBy, r.requestedByEmail, r.requestedByLabel);
+}
+
+export function decider(r: PublishRequest): string {
+  return who(r.decidedBy ?? '', r.decidedByEmail, r.decidedByLabel);
+}
+
+function who(actor: string, email?: string | null, label?: string | null): string {
+  if (label) return email && !label.includes(email) ? `${label} <${email}>` : label;
   return email ? `${email} (${actor})` : actor;
 }
 
@@ -59,10 +68,10 @@ export function ReviewList({ tenant }: { tenant: string }) {
                   <Badge tone={statusTone[r.status]}>{r.status}</Badge> {r.stale ? <Badge tone="bad">stale</Badge> : null}
                   {r.publishedVersion ? ` as v${r.publishedVersion}` : ''}
                 </td>
-                <td>{who(r.requestedBy, r.requestedByEmail)}</td>
+                <td>{requester(r)}</td>
                 <td>{new Date(r.requestedAt).toLocaleString()}</td>
                 <td>{r.reason}</td>
-                <td>{r.decidedBy ? who(r.decidedBy, r.decidedByEmail) : '—'}</td>
+                <td>{r.decidedBy ? decider(r) : '—'}</td>
               </tr>
             ))}
           </DataTable>
@@ -107,7 +116,7 @@ function Review({ tenant, r, session }: { tenant: string; r: PublishRequest; ses
         Publish request: {what} <Badge tone={statusTone[r.status]}>{r.status}</Badge>
       </h2>
       <p>
-        Asked by <strong>{who(r.requestedBy, r.requestedByEmail)}</strong> on {new Date(r.requestedAt).toLocaleString()}
+        Asked by <strong>{requester(r)}</strong> on {new Date(r.requestedAt).toLocaleString()}
         {r.basedOn ? `, against v${r.basedOn}` : ', before the first version'}: <q>{r.reason}</q>
         {r.forced ? (
           <>
@@ -125,13 +134,13 @@ function Review({ tenant, r, session }: { tenant: string; r: PublishRequest; ses
       ) : null}
       {r.status === 'published' ? (
         <p role="status" className="notice notice-success">
-          Approved by {who(r.decidedBy ?? '', r.decidedByEmail)} on {new Date(r.decidedAt ?? '').toLocaleString()} and published as v{r.publishedVersion}
+          Approved by {decider(r)} on {new Date(r.decidedAt ?? '').toLocaleString()} and published as v{r.publishedVersion}
           {r.decisionReason ? `: ${r.decisionReason}` : '.'}
         </p>
       ) : null}
       {r.status === 'rejected' ? (
         <p role="status" className="notice notice-warn">
-          Rejected by {who(r.decidedBy ?? '', r.decidedByEmail)} on {new Date(r.decidedAt ?? '').toLocaleString()}: {r.decisionReason}
+          Rejected by {decider(r)} on {new Date(r.decidedAt ?? '').toLocaleString()}: {r.decisionReason}
         </p>
       ) : null}
 
