@@ -86,7 +86,7 @@ export function ReviewPage({ tenant, id, session }: { tenant: string; id: string
   const request = usePublishRequest(tenant, id);
   const r = request.data;
   return (
-    <div className="review">
+    <div className="publish-review">
       <p>
         <a href={href(`/tenants/${tenant}/reviews`)}>All publish requests of this tenant</a>
       </p>
