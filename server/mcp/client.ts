@@ -45,8 +45,10 @@ export type McpSession = {
 };
 
 export const DEFAULT_MCP_TIMEOUT_MS = 20_000;
-const MAX_PAGES = 200;
-const MAX_TOOLS = 5_000;
+/** How many tools/list pages an import follows: a server that pages on past it fails the sync. */
+export const MAX_TOOL_LIST_PAGES = 200;
+/** How many tools an import takes from one server (over all pages). */
+export const MAX_OFFERED_TOOLS = 5_000;
 const STDERR_TAIL = 600;
 
 type TransportConfig = McpServer['transport'];
@@ -166,7 +168,7 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
     let cursor: string | undefined;
     try {
       for (let page = 0; ; page++) {
-        if (page >= MAX_PAGES) return fail(server.id, `returned more than ${MAX_PAGES} pages of tools`, '', secrets);
+        if (page >= MAX_TOOL_LIST_PAGES) return listingRefused(server.id, 'too_many_pages', MAX_TOOL_LIST_PAGES);
         // The raw request skips Client.listTools' output-schema caching, which can throw on odd schemas.
         const result = await Promise.race([
           client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { timeout }),
@@ -174,10 +176,10 @@ export async function openMcpSession(server: Pick<McpServer, 'id' | 'transport'>
         ]);
         // Whatever the server says is masked before anyone (store, log, audit, bundle) sees it.
         for (const t of result.tools) tools.push(maskDeep(toOffered(t), secrets));
-        if (tools.length > MAX_TOOLS) return fail(server.id, `offers more than ${MAX_TOOLS} tools`, '', secrets);
+        if (tools.length > MAX_OFFERED_TOOLS) return listingRefused(server.id, 'too_many_tools', MAX_OFFERED_TOOLS);
         const next = result.nextCursor;
         if (next === undefined || next === '') break;
-        if (seenCursors.has(next)) return fail(server.id, 'returned the same tools/list cursor twice', '', secrets);
+        if (seenCursors.has(next)) return listingRefused(server.id, 'cursor_repeated');
         seenCursors.add(next);
         cursor = next;
       }
@@ -299,6 +301,22 @@ function fixedFailure(serverId: string, phase: Phase, err: unknown, timeout: num
     ok: false,
     code: 'mcp_error',
     message: `MCP server "${serverId}" failed (phase: ${phase}, code: ${code}${status === undefined ? '' : `, status: ${status}`})`,
+  };
+}
+
+/**
+ * A listing stopped at one of the import's bounds, in the fixed form of every failed sync: nothing
+ * the server said (its cursor, its tools) is in it, whatever the transport.
+ */
+function listingRefused(
+  serverId: string,
+  code: 'too_many_pages' | 'too_many_tools' | 'cursor_repeated',
+  limit?: number,
+): { ok: false; code: 'mcp_error'; message: string } {
+  return {
+    ok: false,
+    code: 'mcp_error',
+    message: `MCP server "${serverId}" failed (phase: tools/list, code: ${code}${limit === undefined ? '' : `, limit: ${limit}`})`,
   };
 }
 

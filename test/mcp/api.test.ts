@@ -470,6 +470,31 @@ describe('deleting a server', () => {
   });
 });
 
+describe('a server that pages past the import bounds', () => {
+  it('answers 502 in the fixed form, records it, and leaves the tools it imported before as they were', async () => {
+    const tools = [
+      { name: 'first', description: 'On page one', inputSchema: objectSchema() },
+      { name: 'second', description: 'On page two', inputSchema: objectSchema() },
+    ];
+    const fixture = new StateFileServer({ tools, pageSize: 1 });
+    fixtures.push(fixture);
+    await createServer({ id: 'looping', label: 'Looping', transport: fixture.transport() });
+    const first = await json<McpServer>(await h.call('admin', 'POST', '/v1/mcp-servers/looping/sync'));
+    expect(first.lastSync?.added).toEqual(['mcp__looping__first', 'mcp__looping__second']);
+
+    fixture.write({ tools, pageSize: 1, repeatCursor: 'again' });
+    const before = await toolCount();
+    const res = await h.call('admin', 'POST', '/v1/mcp-servers/looping/sync');
+    expect(res.status).toBe(502);
+    const message = 'MCP server "looping" failed (phase: tools/list, code: cursor_repeated)';
+    expect(await json(res)).toMatchObject({ code: 'mcp_error', detail: message });
+    expect(await toolCount()).toBe(before);
+    expect((await getTool('mcp__looping__second')).status).toBe('quarantined');
+    const server = await json<McpServer>(await h.call('admin', 'GET', '/v1/mcp-servers/looping'));
+    expect(server.lastSync).toMatchObject({ ok: false, error: message });
+  });
+});
+
 describe('sync failures leave the inventory unchanged', () => {
   // Short only here: reference servers may start slowly on a loaded machine.
   beforeAll(() => {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fetchMcpTools, openMcpSession } from '../../server/mcp/client.ts';
+import { MAX_OFFERED_TOOLS, MAX_TOOL_LIST_PAGES, fetchMcpTools, openMcpSession } from '../../server/mcp/client.ts';
 import {
   StateFileServer,
   crashingServer,
@@ -50,6 +50,42 @@ describe('MCP client against the SDK test server', () => {
     const r = await fetchMcpTools({ id: 'paged', transport: f.transport() }, { policy });
     if (!r.ok) throw new Error(r.message);
     expect(r.value.map((t) => t.name)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6']);
+  });
+
+  it('follows 200 pages and imports 5,000 tools, the bounds themselves', async () => {
+    const pages = new StateFileServer({ tools: many(MAX_TOOL_LIST_PAGES), pageSize: 1 });
+    const tools = new StateFileServer({ tools: many(MAX_OFFERED_TOOLS), pageSize: 2_500 });
+    fixtures.push(pages, tools);
+    const byPage = await fetchMcpTools({ id: 'paged', transport: pages.transport() }, { policy });
+    if (!byPage.ok) throw new Error(byPage.message);
+    expect(byPage.value).toHaveLength(200);
+    expect(byPage.value.at(-1)?.name).toBe('t199');
+    const all = await fetchMcpTools({ id: 'large', transport: tools.transport() }, { policy });
+    if (!all.ok) throw new Error(all.message);
+    expect(all.value).toHaveLength(5_000);
+  });
+
+  it('stops past 200 pages, past 5,000 tools and at a repeated cursor with a fixed-form error', async () => {
+    const pages = new StateFileServer({ tools: many(MAX_TOOL_LIST_PAGES + 1), pageSize: 1 });
+    const tools = new StateFileServer({ tools: many(MAX_OFFERED_TOOLS + 1), pageSize: 2_500 });
+    const loop = new StateFileServer({ tools: many(3), pageSize: 1, repeatCursor: 'next-please' });
+    fixtures.push(pages, tools, loop);
+    expect(await fetchMcpTools({ id: 'endless', transport: pages.transport() }, { policy })).toEqual({
+      ok: false,
+      code: 'mcp_error',
+      message: 'MCP server "endless" failed (phase: tools/list, code: too_many_pages, limit: 200)',
+    });
+    expect(await fetchMcpTools({ id: 'huge', transport: tools.transport() }, { policy })).toEqual({
+      ok: false,
+      code: 'mcp_error',
+      message: 'MCP server "huge" failed (phase: tools/list, code: too_many_tools, limit: 5000)',
+    });
+    // The cursor is the server's text: it never reaches the message.
+    expect(await fetchMcpTools({ id: 'loop', transport: loop.transport() }, { policy })).toEqual({
+      ok: false,
+      code: 'mcp_error',
+      message: 'MCP server "loop" failed (phase: tools/list, code: cursor_repeated)',
+    });
   });
 
   it('passes only the named environment variables, read at connect time', async () => {
