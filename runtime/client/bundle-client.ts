@@ -14,7 +14,7 @@ import type {
 import { createView, decide } from '../decide.ts';
 import type { CallDecision, DecideOptions, ToolCall, ToolView } from '../decide.ts';
 import { approvalReason, type CallApproval } from '../approval-policy.ts';
-import { approvalFor } from '../approval-receipt.ts';
+import { type ApprovalReceipt, approvalFor } from '../approval-receipt.ts';
 import { type ApprovalOutcome, requestApproval } from './approval-requests.ts';
 import { FileUsedReceipts } from './used-receipts.ts';
 import { evaluate } from '../evaluate.ts';
@@ -281,9 +281,10 @@ export class BundleClient {
 
   /**
    * Decides one tool call, against a view from view() or a request evaluated now. With no good
-   * bundle every call is denied.
+   * bundle every call is denied. `options.approval` may be a person's receipt as the server
+   * answered it (`{ payload, signature }`), checked here with the keys this client trusts.
    */
-  decide(against: ToolView | EvaluationRequest, call: ToolCall, options?: DecideOptions): CallDecision {
+  decide(against: ToolView | EvaluationRequest, call: ToolCall, options?: { approval?: CallApproval | ApprovalReceipt }): CallDecision {
     // An expired bundle decides nothing, even through a view taken before it expired.
     const view = this.expired() ? undefined : 'loaded' in against ? against : this.view(against);
     const tool = typeof call.name === 'string' ? call.name : '';
@@ -297,7 +298,12 @@ export class BundleClient {
       this.decisionLog?.record(unbundledRecord('loaded' in against ? against.request : against, tool, denied, this.options.logFacts ?? true));
       return denied;
     }
-    const decided = decide(view, call, options);
+    const approval = options?.approval;
+    const evidence: DecideOptions =
+      approval === undefined
+        ? {}
+        : { approval: typeof (approval as Partial<CallApproval>).redeem === 'function' ? (approval as CallApproval) : this.approval(approval) };
+    const decided = decide(view, call, evidence);
     this.decisionLog?.recordDecision(view, tool, decided);
     return decided;
   }

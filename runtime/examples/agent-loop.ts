@@ -144,7 +144,7 @@ async function askPerson(client: BundleClient, view: ToolView, call: ToolCall, a
       );
       return { ...asked, decision: 'deny' };
     }
-    const d = client.decide(view, call, { approval: client.approval(outcome.receipt) });
+    const d = client.decide(view, call, { approval: outcome.receipt });
     console.log(`    approved by ${outcome.decidedBy}: ${call.name} → ${describe(d)}`);
     return d;
   } catch (err) {
