@@ -4,6 +4,7 @@ import { changeMetaOf } from '../audit/change.ts';
 import { withChange } from '../audit/change.ts';
 import { actorOf, authorize } from '../auth/guard.ts';
 import { publishBundle } from '../compiler/publish.ts';
+import { checkPublishTests } from '../compiler/tests-gate.ts';
 import { type AppEnv, actorName } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
@@ -67,7 +68,10 @@ publishRequestRoutes.post('/:id/approve', async (c) => {
   const r = await pendingOf(c, tenant, c.req.param('id'));
   const meta = changeMetaOf(c, reason ?? `approved publish request ${r.id}: ${r.reason}`);
   const review = { publishRequest: r.id, requestedBy: r.requested_by, approvedBy: meta.actor };
-  const forced = r.forced ? { failures: JSON.parse(r.forced) } : undefined;
+  // The tests run again on the reviewed content: one added since the request still guards it. An
+  // admin's choice to publish past failures, made when asking, carries over.
+  const rollbackTo = r.rollback_to ?? undefined;
+  const { forced } = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: r.forced !== null, allowed: true });
   const outcome = await publishBundle(
     deps,
     meta,

@@ -118,6 +118,37 @@ describe('publish review', () => {
     expect((await t.request('POST', `/v1/tenants/${T}/publish-requests/${req.id}/approve`, { body: {}, token: otherEditor })).status).toBe(409);
   });
 
+  it('runs the policy tests again on approval: a test added since the request still guards it', async () => {
+    await editPolicy((p) => {
+      p.roles.researcher.allow = p.roles.researcher.allow.filter((g: string) => g !== 'core__knowledge-query');
+    });
+    const asked = await t.request('POST', `/v1/tenants/${T}/bundles`, { body: { reason: 'researchers stop querying' }, token: editor });
+    expect(asked.status).toBe(202);
+    const cur = await t.request('GET', `/v1/tenants/${T}/tests`);
+    const test = {
+      name: 'research bot queries knowledge',
+      request: { subject: 'agent:research-bot', groups: ['knowledge'] },
+      expect: { visible: ['core__knowledge-query'] },
+    };
+    const put = await t.request('PUT', `/v1/tenants/${T}/tests`, {
+      body: { tests: [test] },
+      headers: { 'if-match': cur.headers.get('etag')!, 'toolgate-reason': 'guard' },
+    });
+    expect(put.status, put.text).toBe(200);
+    const before = await versions();
+    const r = await t.request('POST', `/v1/tenants/${T}/publish-requests/${asked.json.id}/approve`, { body: {}, token: otherEditor });
+    expect(r.status).toBe(422);
+    expect(r.json.code).toBe('tests_failed');
+    expect(await versions()).toBe(before);
+    // Back as it was, for the tests that follow.
+    const now = await t.request('GET', `/v1/tenants/${T}/tests`);
+    await t.request('PUT', `/v1/tenants/${T}/tests`, { body: { tests: [] }, headers: { 'if-match': now.headers.get('etag')!, 'toolgate-reason': 'done' } });
+    await editPolicy((p) => {
+      p.roles.researcher.allow = [...p.roles.researcher.allow, 'core__knowledge-query'];
+    });
+    await t.request('POST', `/v1/tenants/${T}/publish-requests/${asked.json.id}/reject`, { body: { reason: 'superseded' }, token: otherEditor });
+  });
+
   it('refuses a stale request with 409 stale and publishes nothing', async () => {
     await editPolicy((p) => {
       p.roles.researcher.deny = [];
