@@ -49,14 +49,25 @@ export function schemaDialectProblems(root: Record<string, unknown>, noConnectio
 
 type Walk = { problems: SchemaProblem[]; refs: { pointer: string; value: string }[]; subschemas: Set<string> };
 
-const linearPatternProblem = (pattern: string): string | undefined => {
-  try {
-    compileLinearPattern(pattern);
-    return undefined;
-  } catch (e) {
-    return `cannot run in linear time (RE2 syntax, no lookaround or backreferences): ${(e as Error).message}`;
+// Patterns repeat across a catalog's schemas (ids, dates, codes), and compiling one costs re2js
+// a fraction of a millisecond: each is judged once. Bounded like the runtime's other caches.
+const patternVerdicts = new Map<string, string | null>();
+const MAX_PATTERN_VERDICTS = 10_000;
+
+function linearPatternProblem(pattern: string): string | undefined {
+  let verdict = patternVerdicts.get(pattern);
+  if (verdict === undefined) {
+    try {
+      compileLinearPattern(pattern);
+      verdict = null;
+    } catch (e) {
+      verdict = `cannot run in linear time (RE2 syntax, no lookaround or backreferences): ${(e as Error).message}`;
+    }
+    if (patternVerdicts.size >= MAX_PATTERN_VERDICTS) patternVerdicts.clear();
+    patternVerdicts.set(pattern, verdict);
   }
-};
+  return verdict ?? undefined;
+}
 
 /** Visits every subschema (pointers relative to the root, "" for the root itself). */
 function walkSchema(root: Record<string, unknown>, noConnectionId: boolean): Walk {
