@@ -98,7 +98,12 @@ describe('providerCompatibility', () => {
 
   it('carries nested combinators through OpenAI functions and Anthropic, not through strict mode', () => {
     const schema = closed({
-      filter: { allOf: [{ type: 'object' }], if: { required: ['a'] }, then: { required: ['b'] } },
+      filter: {
+        allOf: [{ type: 'object' }],
+        if: { required: ['a'] },
+        // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here
+        then: { required: ['b'] },
+      },
       pick: { oneOf: [{ type: 'string' }, { type: 'number' }] },
     });
     const r = providerCompatibility(schema);
