@@ -5,13 +5,11 @@ import { globMatcher } from './glob.ts';
 import { compileInputSchema } from './load-bundle.ts';
 import type { LoadedBundle, LoadedTool, SubjectInfo } from './load-bundle.ts';
 
-/**
- * Argument constraints (DESIGN "Argument constraints", docs/spec.md R7.11): each role may hold
- * constraints naming tool globs, a JSON Schema over a call's arguments and what happens
- * `otherwise`. Read from the bundle's `policy.roles[role].constraints` on first use, matched
- * against the catalog here (the bundle need not carry an index for them), and compiled when a
- * call first needs one, so an evaluate-only caller (the console) never compiles a schema.
- */
+// Argument constraints (DESIGN "Argument constraints", docs/spec.md R7.11): each role may hold
+// constraints naming tool globs, a JSON Schema over a call's arguments and what happens
+// `otherwise`. Read from the bundle's `policy.roles[role].constraints` on first use, matched
+// against the catalog here (the bundle carries no index for them), and compiled when a call first
+// needs one, so an evaluate-only caller (the console) never compiles a schema.
 
 type ConstraintSource = { tools?: readonly string[]; otherwise?: string; arguments?: unknown; reason?: string };
 
@@ -52,8 +50,8 @@ function roleConstraints(loaded: LoadedBundle): ReadonlyMap<string, readonly Loa
       role,
       list.map((c, index) => {
         const tools = new Uint8Array(n);
-        const matchers = (c.tools ?? []).map((glob: string) => globMatcher(glob));
-        for (const t of loaded.tools) if (matchers.some((matches: (id: string) => boolean) => matches(t.id))) tools[t.pos] = 1;
+        const matchers = (c.tools ?? []).map((glob) => globMatcher(glob));
+        for (const t of loaded.tools) if (matchers.some((matches) => matches(t.id))) tools[t.pos] = 1;
         const schema = c.arguments !== null && typeof c.arguments === 'object' && !Array.isArray(c.arguments) ? (c.arguments as Record<string, unknown>) : null;
         const ref: ConstraintRef = Object.freeze({
           role,
