@@ -1,16 +1,12 @@
 // Approvals: what checking a receipt costs a runtime (offline, on every call that needs one), and
 // how fast a person's approval reaches a call that waits for it: 100 concurrent gateway calls
 // held for approval, and 100 concurrent requestApproval long-polls of the SDK, each approved by
-// a person through the API. Prints figures; asserts nothing about timing.
-import { serve } from '@hono/node-server';
+// a person through the API of a `toolgate serve` process. Prints figures; asserts nothing about timing.
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { ApprovalHold } from '../../gateway/approval-hold.ts';
 import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
@@ -23,14 +19,15 @@ import { createView, decide } from '../../runtime/decide.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import { trustedKeysOf } from '../../runtime/verify-key-set.ts';
-import { createApp } from '../../server/app.ts';
 import { signApprovalReceipt } from '../../server/signing/sign.ts';
-import { openToolgate } from '../../server/startup.ts';
 import { makeBundle } from '../distribution/signed-bundles.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { mcpBundle } from '../gateway/mcp-bundle.ts';
+import { freePort } from '../support/free-port.ts';
+import { killProcessGroup, serveEnv, waitUntilHealthy } from '../support/spawned-server.ts';
 
 const CONCURRENT = 100;
+const ROOT = join(import.meta.dirname, '..', '..');
 const ADMIN = 'tg_bench_admin_token_0123456789abcdef';
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -90,25 +87,21 @@ async function receiptFigures(): Promise<void> {
   );
 }
 
+/**
+ * `toolgate serve` in its own process (as deployed: the control plane is not the gateway's or the
+ * runtime's process), on a fresh SQLite database.
+ */
 async function startServer() {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-approvals-bench-'));
-  const { deps } = await openToolgate(
-    {
-      host: '127.0.0.1',
-      port: 0,
-      dbFile: join(dir, 'toolgate.db'),
-      keysDir: join(dir, 'keys'),
-      webDir: join(dir, 'no-web'),
-      seed: 'none',
-      adminToken: ADMIN,
-      logLevel: 'silent',
-    },
-    pino({ level: 'silent' }),
-  );
-  const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }) as Server;
-  if (!server.listening) await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/cli/main.ts', 'serve'], {
+    cwd: ROOT,
+    detached: true,
+    env: serveEnv({ port, dir, adminToken: ADMIN, seed: 'none' }),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilHealthy(url, child, 60_000);
   const api = async (method: string, path: string, body?: unknown, token = ADMIN) => {
     const res = await fetch(`${url}${path}`, {
       method,
@@ -123,8 +116,7 @@ async function startServer() {
     url,
     api,
     async close() {
-      await new Promise<void>((r) => server.close(() => r()));
-      await deps.database.close();
+      killProcessGroup(child, 'SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     },
   };
