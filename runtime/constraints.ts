@@ -50,8 +50,8 @@ function roleConstraints(loaded: LoadedBundle): ReadonlyMap<string, readonly Loa
       role,
       list.map((c, index) => {
         const tools = new Uint8Array(n);
-        const matchers = (c.tools ?? []).map((glob) => globMatcher(glob));
-        for (const t of loaded.tools) if (matchers.some((matches) => matches(t.id))) tools[t.pos] = 1;
+        const matchers = (c.tools ?? []).map((glob: string) => globMatcher(glob));
+        for (const t of loaded.tools) if (matchers.some((matches: (id: string) => boolean) => matches(t.id))) tools[t.pos] = 1;
         const schema = c.arguments !== null && typeof c.arguments === 'object' && !Array.isArray(c.arguments) ? (c.arguments as Record<string, unknown>) : null;
         const ref: ConstraintRef = Object.freeze({
           role,
