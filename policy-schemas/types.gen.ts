@@ -571,7 +571,7 @@ request: EvaluationRequest
 expect: EvaluateExpectation
 }
 /**
- * What an agent asks for: the body of simulate and the input of evaluate().
+ * The request; without `at` it is evaluated at 2000-01-01T00:00:00.000Z, the conformance instant (docs/spec.md R12.4).
  */
 
 export interface EvaluationRequest {
@@ -660,9 +660,43 @@ visibleCount?: number
 
 export interface DecideVector {
 rules: string[]
-request: EvaluationRequest
+request: EvaluationRequest1
 call: VectorCall
 expect: DecideExpectation
+}
+/**
+ * The request; without `at` it is evaluated at 2000-01-01T00:00:00.000Z, the conformance instant (docs/spec.md R12.4).
+ */
+
+export interface EvaluationRequest1 {
+/**
+ * Who calls: an agent or user identifier such as `agent:support-bot` or `user:alice@example.com`. Subjects go verbatim into the bundle's Casbin rows, which other languages load as CSV lines, so they hold no whitespace, control characters, commas, quotes, parentheses, `#` or backslashes.
+ */
+subject: string
+/**
+ * @maxItems 64
+ * 
+ * Items: A group name, or `*` for every group.
+ */
+groups?: ((string | "*") & string)[]
+/**
+ * A workflow state name.
+ */
+state?: string
+facts?: {
+[k: string]: string | number | boolean
+}
+profile?: string
+/**
+ * @maxItems 1000
+ * 
+ * Items: A connection identifier as bundles and requests carry it. Bundles signed before grant ids were narrowed (grantConnectionId) may hold up to 200 characters, and they must still verify.
+ */
+allowedConnectionIds?: string[]
+/**
+ * Evaluate as of this instant (grant expiry); defaults to now.
+ */
+at?: string
 }
 
 export interface VectorCall {
@@ -2250,9 +2284,9 @@ stale: boolean
  * Policy-test failures an admin chose to publish past when asking.
  */
 forced?: boolean
-diff: BundleDiff
+diff?: BundleDiff
 impact?: (ImpactReport | null)
-tests: PolicyTestOutcome[]
+tests?: PolicyTestOutcome[]
 decidedBy?: string
 decidedByEmail?: (string | null)
 decidedByLabel?: (string | null)
@@ -2264,7 +2298,7 @@ decisionReason?: string
 publishedVersion?: number
 }
 /**
- * GET /v1/tenants/:tenant/bundles/:a/diff/:b: what changed from a to b. Per role, the tools the role can reach (allowed, not denied, in a permitted group, not excluded); per bound subject and tool, the policy decision (allow, require_approval or deny, before request facts, states, profiles and connections).
+ * What the request would change (absent from the list: GET …/publish-requests/:id answers it, with impact and tests).
  */
 
 /**

@@ -25,6 +25,14 @@ export type ConformanceSubject = {
   decide(request: EvaluationRequest, call: VectorCall): Pick<CallDecision, 'toolCallId' | 'decision' | 'errorCode' | 'errors'>;
 };
 
+/** The instant of a vector's request that names none (R12.4): fixed, so vectors never depend on the clock. */
+export const CONFORMANCE_AT = '2000-01-01T00:00:00.000Z';
+
+/** A vector's request as evaluated: at CONFORMANCE_AT unless it names its own instant. */
+export function vectorRequest(request: EvaluationRequest): EvaluationRequest {
+  return request.at === undefined ? { ...request, at: CONFORMANCE_AT } : request;
+}
+
 /** One vector an implementation does not reproduce, and how its answer differs. */
 export type ConformanceFailure = { index: number; rules: string[]; problem: string };
 
@@ -61,7 +69,9 @@ export function conformanceFailures(vectors: readonly (EvaluateVector | DecideVe
     const v = vectors[i];
     let problem: string | null;
     try {
-      problem = 'call' in v ? decideMismatch(v.call, v.expect, subject.decide(v.request, v.call)) : evaluateMismatch(v.expect, answerFor(subject, v));
+      const request = vectorRequest(v.request);
+      problem =
+        'call' in v ? decideMismatch(v.call, v.expect, subject.decide(request, v.call)) : evaluateMismatch(v.expect, answerFor(subject, request, v.expect));
     } catch (err) {
       problem = `throws: ${err instanceof Error ? err.message : String(err)}`;
     }
@@ -71,11 +81,10 @@ export function conformanceFailures(vectors: readonly (EvaluateVector | DecideVe
 }
 
 /** The answer a vector is checked against: the whole of it unless the vector names tools only. */
-function answerFor(subject: ConformanceSubject, v: EvaluateVector): EvaluationResult {
-  const e = v.expect;
+function answerFor(subject: ConformanceSubject, request: EvaluationRequest, e: EvaluateExpectation): EvaluationResult {
   const whole = e.visible !== undefined || e.visibleCount !== undefined || e.filteredOrder !== undefined || e.rejected === true;
-  if (whole || subject.evaluateNamed === undefined) return subject.evaluate(v.request);
-  return subject.evaluateNamed(v.request, [...Object.keys(e.hidden ?? {}), ...Object.keys(e.decisions ?? {})]);
+  if (whole || subject.evaluateNamed === undefined) return subject.evaluate(request);
+  return subject.evaluateNamed(request, [...Object.keys(e.hidden ?? {}), ...Object.keys(e.decisions ?? {})]);
 }
 
 /** What differs between an evaluate() answer and a vector's partial expectation, or null. */

@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import type { Bundle, DecideVector, EvaluateExpectation, EvaluateVector, EvaluationRequest, RuntimeGate, VectorCall } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
+import { CONFORMANCE_AT } from '../../runtime/conformance.ts';
 import { createView, decide } from '../../runtime/decide.ts';
 import { evaluate, evaluateTools, evaluationOutline, subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
@@ -9,8 +10,9 @@ import type { LoadedBundle, LoadedRole, LoadedTool } from '../../runtime/load-bu
 import { ANNOTATION_KEYWORDS, keywordsCompilingUnseen } from '../validation/input-schema.ts';
 import { argumentsClearOfConstraints, constraintVectors } from './constraint-vectors.ts';
 
-/** The instant every conformance vector is evaluated at: fixed, so the vectors are part of the content. */
-export const CONFORMANCE_AT = '2000-01-01T00:00:00.000Z';
+// The instant every conformance vector is evaluated at unless it names another: fixed, so the
+// vectors are part of the content (runtime/conformance.ts, R12.4).
+export { CONFORMANCE_AT } from '../../runtime/conformance.ts';
 const AT_MS = Date.parse(CONFORMANCE_AT);
 
 type Vector = EvaluateVector | DecideVector;
@@ -55,7 +57,50 @@ export function conformanceVectors(bundle: Bundle): Vector[] {
   const loaded = loadBundle(bundle, { inputValidators: 'on-first-use' });
   const chooser = new VectorChooser(loaded, bundle);
   chooser.chooseAll();
-  return [...chooser.vectors(), ...constraintVectors(loaded, bundle, CONFORMANCE_AT)];
+  return compactVectors([...chooser.vectors(), ...constraintVectors(loaded, bundle, CONFORMANCE_AT)]);
+}
+
+/**
+ * The vectors as written into the bundle, each fact once (they are to stay a tenth of a 200-tool
+ * bundle's bytes): a request at the conformance instant leaves `at` out (R12.4); an evaluate
+ * expectation that pins tools leaves out `rejected: false` (a rejected answer lists no tool, so a
+ * pinned tool already fails it); and evaluate vectors with one request become one vector, their
+ * rules and expectations together (one answer meets both or fails one of them).
+ */
+export function compactVectors(vectors: readonly Vector[]): Vector[] {
+  const out: Vector[] = [];
+  const merged = new Map<string, EvaluateVector>();
+  for (const v of vectors) {
+    const request = { ...v.request };
+    if (request.at === CONFORMANCE_AT) delete request.at;
+    if ('call' in v) {
+      out.push({ ...v, request });
+      continue;
+    }
+    const expect = { ...v.expect };
+    const pinsTools = Object.keys(expect.hidden ?? {}).length + Object.keys(expect.decisions ?? {}).length > 0;
+    if (expect.rejected === false && pinsTools) delete expect.rejected;
+    const key = canonicalJson(request);
+    const into = merged.get(key);
+    if (into !== undefined && mergeable(into.expect, expect)) {
+      into.rules = [...new Set([...into.rules, ...v.rules])];
+      Object.assign(into.expect, expect, {
+        ...(into.expect.hidden || expect.hidden ? { hidden: { ...into.expect.hidden, ...expect.hidden } } : {}),
+        ...(into.expect.decisions || expect.decisions ? { decisions: { ...into.expect.decisions, ...expect.decisions } } : {}),
+      });
+      continue;
+    }
+    const vector: EvaluateVector = { rules: [...v.rules], request, expect };
+    if (into === undefined) merged.set(key, vector);
+    out.push(vector);
+  }
+  return out;
+}
+
+/** Two expectations of one answer join unless either lists tools in order or counts them. */
+function mergeable(a: EvaluateExpectation, b: EvaluateExpectation): boolean {
+  const lists = (e: EvaluateExpectation) => e.visible !== undefined || e.filteredOrder !== undefined || e.visibleCount !== undefined;
+  return !lists(a) && !lists(b);
 }
 
 class VectorChooser {
@@ -80,7 +125,7 @@ class VectorChooser {
     private readonly bundle: Bundle,
   ) {
     const bindings = bundle.policy.bindings ?? {};
-    this.nobody = fresh('conformance:nobody', (s) => Object.hasOwn(bindings, s));
+    this.nobody = fresh('nobody', (s) => Object.hasOwn(bindings, s));
     // One subject per distinct role set and own grants says as much as all of them.
     const roleSets = new Set<string>();
     const ownGrants = (s: string) => (bundle.policy.grants ?? []).filter((g) => g.subjects.includes(s)).map((g) => g.connectionId);
@@ -98,7 +143,7 @@ class VectorChooser {
     this.stateNames = bundle.catalog.states.map((s) => s.name);
     const profiles = bundle.policy.profiles ?? {};
     this.profileNames = Object.keys(profiles).sort();
-    this.unknownProfile = fresh('conformance-no-profile', (p) => Object.hasOwn(profiles, p));
+    this.unknownProfile = fresh('no-profile', (p) => Object.hasOwn(profiles, p));
     this.disabledSomewhere = new Set(Object.values(profiles).flatMap((p) => p.disable ?? []));
     this.enabledSomewhere = new Set(Object.values(profiles).flatMap((p) => p.enable ?? []));
   }
@@ -244,7 +289,7 @@ class VectorChooser {
         if (t.allStates) return null;
         if (!t.states.has('undefined')) return {};
         // A state no tool lists exists as far as requests go: it is in no tool's availableInStates.
-        return { state: this.stateNames.find((s) => !t.states.has(s)) ?? fresh('conformance-state', (s) => t.states.has(s)) };
+        return { state: this.stateNames.find((s) => !t.states.has(s)) ?? fresh('no-state', (s) => t.states.has(s)) };
       }
       case 'runtime_gate': {
         if (pass) {
@@ -320,11 +365,13 @@ class VectorChooser {
   private roles(): void {
     const excluded = this.loaded.tools.find((t) => t.excluded !== null);
     const firstLive = this.live[0];
-    const ids = [excluded?.id, firstLive?.id, this.loaded.tools[this.loaded.tools.length - 1]?.id].filter((x): x is string => x !== undefined);
+    const ids = [excluded?.id, firstLive?.id].filter((x): x is string => x !== undefined);
     // Groups are still expanded and named in the answer: ask for the widest one and one no role could permit.
-    const outside = fresh('conformance-unknown-group', (g) => this.groupNames.includes(g));
+    const outside = fresh('no-group', (g) => this.groupNames.includes(g));
     const widest = [...this.groupNames].sort((a, b) => this.closure(b).length - this.closure(a).length)[0];
-    this.pin(['R6.2', 'R6.3'], { subject: this.nobody, groups: widest === undefined ? [outside] : [widest, outside] }, [...new Set(ids)], {
+    // Requested out of sorted order, so an answer that lists groups as requested shows it.
+    const groups = widest === undefined ? [outside] : outside < widest ? [widest, outside] : [outside, widest];
+    this.pin(['R6.2', 'R6.3'], { subject: this.nobody, groups }, [...new Set(ids)], {
       envelope: true,
       count: true,
     });
@@ -374,6 +421,14 @@ class VectorChooser {
   /** R6.4: every requested group must be permitted by the union of the subject's roles' expanded groups. */
   private groupPermission(): void {
     const policyRoles = this.bundle.policy.roles ?? {};
+    // Each kind of permission vector once: the rule is the same for every subject, so one subject
+    // that shows it is enough, and a bundle's vectors stay a small part of it.
+    const pinned = new Set<string>();
+    const once = (kind: string, pin: () => void) => {
+      if (pinned.has(kind)) return;
+      pinned.add(kind);
+      pin();
+    };
     for (const w of this.who) {
       if (w.anyGroup) continue;
       const perm = w.roles.map((r) => new Set(this.loaded.roles.get(r)?.groups ?? []));
@@ -384,7 +439,7 @@ class VectorChooser {
           const ga = [...perm[a]].sort().find((g) => !perm[b].has(g));
           const gb = [...perm[b]].sort().find((g) => !perm[a].has(g));
           if (ga !== undefined && gb !== undefined) {
-            this.pin(['R6.4'], { subject: w.subject, groups: [ga, gb] }, [], { rejection: true });
+            once('across roles', () => this.pin(['R6.4'], { subject: w.subject, groups: [ga, gb] }, [], { rejection: true }));
             a = perm.length;
             break;
           }
@@ -393,19 +448,21 @@ class VectorChooser {
       // Through a role's includes: a group only reached by expanding a role's own groups.
       const raw = new Set(w.roles.flatMap((r) => policyRoles[r]?.groups ?? []));
       const reached = [...w.permitted].sort().find((g) => !raw.has(g));
-      if (reached !== undefined) this.pin(['R6.4', 'R6.3'], { subject: w.subject, groups: [reached] }, [], { rejection: true });
+      if (reached !== undefined) once('includes', () => this.pin(['R6.4', 'R6.3'], { subject: w.subject, groups: [reached] }, [], { rejection: true }));
       // Refused: named in request order, once each, and nothing else is answered.
       const outside = this.groupNames.filter((g) => !w.permitted.has(g));
-      const made = fresh('conformance-unpermitted', (g) => this.groupNames.includes(g));
+      const made = fresh('unpermitted', (g) => this.groupNames.includes(g));
       const refused = [outside[0] ?? made, outside[1] ?? fresh(`${made}-2`, (g) => this.groupNames.includes(g))];
       const ok = [...w.permitted].sort()[0];
       const groups = ok === undefined ? [refused[1], refused[0], refused[1]] : [refused[1], ok, refused[0]];
-      this.pin(['R6.4'], { subject: w.subject, groups: [...new Set(groups)] }, [], { envelope: true, rejection: true });
-      this.pin(['R6.4'], { subject: w.subject, groups: ['*'] }, [], { rejection: true });
+      once(ok === undefined ? 'refused' : 'refused beside a permitted one', () =>
+        this.pin(['R6.4'], { subject: w.subject, groups: [...new Set(groups)] }, [], { envelope: true, rejection: true }),
+      );
+      once('star refused', () => this.pin(['R6.4'], { subject: w.subject, groups: ['*'] }, [], { rejection: true }));
     }
     // A role with "*" permits any name, even one no group has; and so does a subject's role other
     // than its first (permission is the union over all of its roles).
-    const name = fresh('conformance-any-group', (g) => this.groupNames.includes(g));
+    const name = fresh('any-group', (g) => this.groupNames.includes(g));
     const star = this.who.find((w) => w.anyGroup);
     const starLater = this.who.find((w) => w.anyGroup && w.roles.length > 1 && this.loaded.roles.get(w.roles[0])?.permitsAnyGroup === false);
     for (const w of new Set([star, starLater])) {
@@ -415,12 +472,18 @@ class VectorChooser {
 
   /** R6.5: for every two checks, a tool failing both, the earlier one first: the answer names the earlier. */
   private checkOrder(): void {
+    // Each check against the nearest later one a tool can fail together with it. Any other order
+    // of the checks puts some neighbouring two the other way round (were every neighbouring two in
+    // order, the whole order would be), so these tell every misordering apart that pairs can.
     for (let x = 0; x < CHECKS.length; x++) {
       for (let y = x + 1; y < CHECKS.length; y++) {
         const want: Want = { [CHECKS[x]]: false, [CHECKS[y]]: false };
         for (let b = 0; b < x; b++) want[CHECKS[b]] = true;
         const hit = this.find((w, t) => this.requestFor(w, t, want), this.loaded.tools, want);
-        if (hit) this.pin(['R6.5', CHECK_RULE[CHECKS[x]], CHECK_RULE[CHECKS[y]]], hit.req, [hit.t.id]);
+        if (hit) {
+          this.pin(['R6.5', CHECK_RULE[CHECKS[x]], CHECK_RULE[CHECKS[y]]], hit.req, [hit.t.id]);
+          break;
+        }
       }
     }
     // Each check alone, everything else passing.
@@ -476,7 +539,7 @@ class VectorChooser {
   /** R6.8: availableInStates absent means every state. */
   private stateCheck(): void {
     // A state no tool lists is a valid request too (R6.8): a tenant with no state of its own still tells these apart.
-    const nonInitial = this.stateNames.find((s) => s !== 'undefined') ?? fresh('conformance-state', (s) => this.stateNames.includes(s));
+    const nonInitial = this.stateNames.find((s) => s !== 'undefined') ?? fresh('no-state', (s) => this.stateNames.includes(s));
     const base: Want = { group: true };
     // Which tools qualify is asked once per tool, not once per tool and subject.
     const requestFor = (w: Who, t: LoadedTool) => this.requestFor(w, t, base);
@@ -504,19 +567,31 @@ class VectorChooser {
     // Allowed and denied: deny wins (same role or another).
     const both = this.find((w, t) => (w.allowed[t.pos] && w.denied[t.pos] ? this.requestFor(w, t, reach) : null), this.live);
     if (both) this.pin(['R6.9'], both.req, [both.t.id]);
+    // Each of these once: the rule is the same for every subject that shows it.
+    let acrossRoles = false;
+    let laterRole = false;
     for (const w of multi) {
       // Denied by a role that does not allow it, allowed by another that does not deny it.
-      const t = this.live.find((x) => {
-        const roles = w.roles.map(roleOf);
-        return roles.some((r) => r?.deny[x.pos] && !r.allow[x.pos]) && roles.some((r) => r?.allow[x.pos] && !r.deny[x.pos]);
-      });
+      const t = acrossRoles
+        ? undefined
+        : this.live.find((x) => {
+            const roles = w.roles.map(roleOf);
+            return roles.some((r) => r?.deny[x.pos] && !r.allow[x.pos]) && roles.some((r) => r?.allow[x.pos] && !r.deny[x.pos]);
+          });
       const req = t ? this.requestFor(w, t, reach) : null;
-      if (t && req) this.pin(['R6.9'], req, [t.id]);
+      if (t && req) {
+        this.pin(['R6.9'], req, [t.id]);
+        acrossRoles = true;
+      }
       // Allowed only by a role that is not the subject's first.
       const first = roleOf(w.roles[0]);
-      const u = this.live.find((x) => first && !first.allow[x.pos] && w.allowed[x.pos] && !w.denied[x.pos]);
+      const u = laterRole ? undefined : this.live.find((x) => first && !first.allow[x.pos] && w.allowed[x.pos] && !w.denied[x.pos]);
       const req2 = u ? this.requestFor(w, u, reach) : null;
-      if (u && req2) this.pin(['R6.10'], req2, [u.id]);
+      if (u && req2) {
+        this.pin(['R6.10'], req2, [u.id]);
+        laterRole = true;
+      }
+      if (acrossRoles && laterRole) break;
     }
   }
 
@@ -605,7 +680,7 @@ class VectorChooser {
         this.pin(['R6.13'], { ...base, allowedConnectionIds: [] }, [t.id]);
         // Each grant alone: one to the subject, one to a role tell those two readings apart.
         for (const id of ids) this.pin(['R6.13'], { ...base, allowedConnectionIds: [id] }, [t.id]);
-        const other = this.loaded.grants.map((g) => g.connectionId).find((c) => !ids.includes(c)) ?? fresh('conformance-conn', (c) => ids.includes(c));
+        const other = this.loaded.grants.map((g) => g.connectionId).find((c) => !ids.includes(c)) ?? fresh('no-conn', (c) => ids.includes(c));
         this.pin(['R6.13'], { ...base, allowedConnectionIds: [other] }, [t.id]);
         // The expiry instant: still granted one millisecond before, gone at it and after.
         for (const end of new Set(grants.map((g) => g.expiresMs).filter((ms) => Number.isFinite(ms)))) {
@@ -673,6 +748,11 @@ class VectorChooser {
       for (const t of visible) (expect.decisions ??= {})[t.id] = t.decision;
       for (const t of filtered) (expect.hidden ??= {})[t.id] = t.reason;
       this.push({ rules: ['R6.15'], request: req, expect });
+      // An answer that shows both orders (reasons out of ascending order, ids out of locale order
+      // unless the whole catalog is in it) is enough.
+      const reasonsDescend = got.filtered.some((f, i) => i > 0 && got.filtered[i - 1].reason > f.reason);
+      const idsInverted = inLocaleOrder || got.tools.some((t, i) => i > 0 && localeOrder.compare(got.tools[i - 1].id, t.id) > 0);
+      if (reasonsDescend && idsInverted) break;
     }
   }
 
@@ -732,7 +812,11 @@ class VectorChooser {
 
   private call(rules: string[], request: EvaluationRequest, call: Omit<VectorCall, 'toolCallId'>, withId = true): void {
     const req = { ...request, at: request.at ?? CONFORMANCE_AT };
-    const full: VectorCall = withId ? { toolCallId: `conformance-${++this.callCount}`, ...call } : { ...call };
+    // Facts change only whether a gated tool is visible: a call of an ungated tool leaves them out.
+    if (req.facts !== undefined && (this.loaded.byId.get(call.name)?.requires.length ?? 0) === 0) delete req.facts;
+    // The caller's toolCallId comes back (R7.1): one call that names one shows it; the others carry
+    // none and expect a new UUID, which is R7.1 as well.
+    const full: VectorCall = withId && this.callCount++ === 0 ? { toolCallId: 'conformance-call', ...call } : { ...call };
     const view = createView(this.loaded, req);
     // Arguments an argument constraint refuses would let a misreading of this vector's rule pass: others, when found.
     const tool = this.loaded.byId.get(full.name);
@@ -759,7 +843,7 @@ class VectorChooser {
   /** R7: each outcome of decide reachable on this tenant, and which code wins when several apply. */
   private decideOutcomes(): void {
     const anyWho = this.who[0];
-    const unknown = fresh('conformance__no_such_tool', (id) => this.loaded.byId.has(id));
+    const unknown = fresh('no__such_tool', (id) => this.loaded.byId.has(id));
     this.call(['R7.2', 'R7.8'], { subject: anyWho?.subject ?? this.nobody }, { name: unknown, arguments: '{' });
     const excluded = this.loaded.tools.find((t) => t.excluded !== null);
     if (excluded) this.call(['R7.2', 'R7.3'], { subject: anyWho?.subject ?? this.nobody }, { name: excluded.id, arguments: '{}' });
@@ -811,7 +895,7 @@ class VectorChooser {
       if (required) this.call(['R7.5', 'R7.6'], required.req, { name: required.t.id });
       // A connection named for a tool that needs none is still checked against the grants.
       const granted = this.loaded.grants.map((g) => g.connectionId);
-      const stray = fresh('conformance-conn', (c) => granted.includes(c));
+      const stray = fresh('no-conn', (c) => granted.includes(c));
       this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{', connectionId: stray });
       this.call(['R7.4'], req, { name: t.id, arguments: validArguments(t) ?? '{}', connectionId: '' });
     }
@@ -840,9 +924,9 @@ class VectorChooser {
       const { req, t, w } = conn;
       const granted = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
       const args = validArguments(t) ?? '{}';
+      // (An empty connectionId is pinned on a tool that needs none, above: it is missing all the same.)
       this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{' });
-      this.call(['R7.4'], req, { name: t.id, arguments: args, connectionId: '' });
-      const outside = this.loaded.grants.map((g) => g.connectionId).find((c) => !granted.includes(c)) ?? fresh('conformance-conn', (c) => granted.includes(c));
+      const outside = this.loaded.grants.map((g) => g.connectionId).find((c) => !granted.includes(c)) ?? fresh('no-conn', (c) => granted.includes(c));
       this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{', connectionId: outside });
       this.call(['R7.4', 'R7.7'], req, { name: t.id, arguments: args, connectionId: granted[0] });
       this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{', connectionId: granted[0] });
@@ -955,18 +1039,17 @@ function orderWitness<K extends string, E extends { readonly id: string } & { re
   kind: K,
   inLocaleOrder: boolean,
 ): E[] {
-  // By index: an answer names each tool once.
-  const pick = new Set<number>();
-  const firstOf = new Map<string, number>();
-  const lastOf = new Map<string, number>();
-  for (let i = 0; i < entries.length; i++) {
-    const k = entries[i][kind];
-    if (!firstOf.has(k)) firstOf.set(k, i);
-    lastOf.set(k, i);
+  // By index: an answer names each tool once. The first two entries, the first two whose `kind`
+  // descends (an order by reason would swap them), and the first two out of locale order (a
+  // locale sort would swap them): enough to tell each misordering apart, and a few ids only.
+  const pick = new Set<number>([0, 1]);
+  for (let i = 0; i + 1 < entries.length; i++) {
+    if (entries[i][kind] > entries[i + 1][kind]) {
+      pick.add(i);
+      pick.add(i + 1);
+      break;
+    }
   }
-  for (const i of firstOf.values()) pick.add(i);
-  for (const i of lastOf.values()) pick.add(i);
-  if (entries.length > 1) pick.add(1);
   if (!inLocaleOrder) {
     for (let i = 0; i + 1 < entries.length; i++) {
       if (localeOrder.compare(entries[i].id, entries[i + 1].id) > 0) {
@@ -1097,7 +1180,7 @@ function smuggledArguments(t: LoadedTool): string | null {
   let found: string | null = null;
   const base = closedToMembers(t.def!.inputSchema) ? null : (JSON.parse(validArguments(t) ?? '{}') as unknown);
   if (typeof base === 'object' && base !== null && !Array.isArray(base)) {
-    const member = { connectionId: 'conformance-conn' };
+    const member = { connectionId: 'no-conn' };
     const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>> };
     const extra = fresh('conformance_extra', (k) => Object.hasOwn(base, k) || Object.hasOwn(schema.properties ?? {}, k));
     const tries: unknown[] = [
@@ -1149,7 +1232,7 @@ function failingWithMember(t: LoadedTool): string | null {
   for (const [, text] of invalidArguments(t)) {
     const bad = JSON.parse(text) as unknown;
     if (typeof bad !== 'object' || bad === null || Array.isArray(bad)) continue;
-    const args = { ...bad, connectionId: 'conformance-conn' };
+    const args = { ...bad, connectionId: 'no-conn' };
     // The vector pins the first problem: it must not be the member, which both readings name.
     const namesMember = (e: ErrorObject) =>
       e.instancePath.startsWith('/connectionId') || (e.keyword === 'additionalProperties' && e.params.additionalProperty === 'connectionId');
