@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CallApproval } from '../runtime/approval-policy.ts';
 import { approvalReason, approvalSettings } from '../runtime/approval-policy.ts';
 import { approvalFor, argumentsDigest, clientConfirmation, type UsedReceipts } from '../runtime/approval-receipt.ts';
@@ -52,7 +53,7 @@ export class ApprovalHold {
     const settings = approvalSettings(req.view.loaded.bundle.policy, req.view.subject.roles);
     if (settings.by === 'client' && req.askClient) {
       const answer = await req.askClient();
-      if (answer === 'approved') return { ok: true, approval: clientConfirmation(`client:${req.decided.toolCallId}`), by: 'client' };
+      if (answer === 'approved') return { ok: true, approval: clientConfirmation(`client:${randomUUID()}`), by: 'client' };
       if (answer === 'approval_declined') return { ok: false, code: 'approval_declined', message: `the client declined ${req.name}` };
       // A client that cannot be asked: a person decides instead.
     }
