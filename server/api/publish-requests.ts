@@ -48,7 +48,11 @@ publishRequestRoutes.get('/', async (c) => {
     return draft;
   };
   const items = [];
-  for (const r of rows) items.push(toPublishRequest(r, await isStale(r, draftRevision)));
+  // The review material can be large (a decision per subject and tool): the list leaves it out.
+  for (const r of rows) {
+    const { diff: _d, impact: _i, tests: _t, ...listed } = toPublishRequest(r, await isStale(r, draftRevision));
+    items.push(listed);
+  }
   return c.json({ items });
 });
 

@@ -68,6 +68,11 @@ describe('publish review', () => {
     const again = await t.request('POST', `/v1/tenants/${T}/bundles`, { body: { reason: 'again' }, token: otherEditor });
     expect(again.status).toBe(202);
     expect(again.json.id).toBe(r.json.id);
+    // The list leaves the review material out; the request itself has it.
+    const listed = (await t.request('GET', `/v1/tenants/${T}/publish-requests?status=pending`)).json.items[0];
+    expect(listed).toMatchObject({ id: r.json.id, stale: false });
+    expect(listed).not.toHaveProperty('diff');
+    expect((await t.request('GET', `/v1/tenants/${T}/publish-requests/${r.json.id}`)).json.diff).toEqual(r.json.diff);
     const audit = await events('publish-request');
     expect(audit.filter((e) => e.entityId === r.json.id && e.action === 'request')).toHaveLength(1);
   });

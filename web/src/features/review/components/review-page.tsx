@@ -145,9 +145,9 @@ function Review({ tenant, r, session }: { tenant: string; r: PublishRequest; ses
       ) : null}
 
       <h3>{r.basedOn ? `Changes since v${r.basedOn}` : 'What the first version holds'}</h3>
-      <BundleDiffView diff={r.diff} label="Changes under review" />
+      {r.diff ? <BundleDiffView diff={r.diff} label="Changes under review" /> : null}
       <ImpactReportView tenant={tenant} report={r.impact} />
-      <TestOutcomesView outcomes={r.tests} title="Policy tests on the reviewed content" where="on the reviewed content" />
+      <TestOutcomesView outcomes={r.tests ?? []} title="Policy tests on the reviewed content" where="on the reviewed content" />
 
       {r.status === 'pending' ? (
         canDecide ? (
