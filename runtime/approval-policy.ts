@@ -38,11 +38,18 @@ export function approvalSettings(
 
 /** Which rule asked for approval, as the approval request and its deciders see it (never the arguments). */
 export function approvalReason(view: ToolView, decided: CallDecision, toolId: string): string {
-  if (decided.constraint) return `constraint ${decided.constraint.role}#${decided.constraint.index}: ${decided.constraint.reason}`;
-  const effect = view.loaded.byId.get(toolId)?.def?.effect;
-  const roles = view.subject.roles.filter((r) => (view.loaded.bundle.policy.roles?.[r]?.requireApproval ?? []).includes(effect as never));
-  return `${effect ?? 'this'} calls need approval (role ${roles.join(', ') || view.subject.roles.join(', ')})`;
+  let reason: string;
+  if (decided.constraint) reason = `constraint ${decided.constraint.role}#${decided.constraint.index}: ${decided.constraint.reason}`;
+  else {
+    const effect = view.loaded.byId.get(toolId)?.def?.effect;
+    const roles = view.subject.roles.filter((r) => (view.loaded.bundle.policy.roles?.[r]?.requireApproval ?? []).includes(effect as never));
+    reason = `${effect ?? 'this'} calls need approval (role ${roles.join(', ') || view.subject.roles.join(', ')})`;
+  }
+  // An approval request's reason holds at most 500 characters.
+  return reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON - 1)}…` : reason;
 }
+
+const MAX_REASON = 500;
 
 /**
  * A require_approval decision with approval evidence: allowed once when the evidence holds for this
