@@ -1,19 +1,41 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../server/cli/commands/mcp.ts';
+import { run as tools } from '../../server/cli/commands/tools.ts';
 import { listAuditEvents } from '../../server/audit/events.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
 import { mcpServerStore, toolStore } from '../../server/store/inventory.ts';
 import { StateFileServer, objectSchema, silentServer } from '../fixtures/mcp/servers.ts';
+import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-cli-'));
 const dbFile = join(dir, 'toolgate.db');
 const fixture = new StateFileServer({ tools: [{ name: 'lookup', description: 'Look up', inputSchema: objectSchema({ k: { type: 'string' } }) }] });
+// What FastMCP (Pydantic) writes for `create_issue(title: str, labels: Optional[list[str]] = None)`.
+const pydanticSchema = {
+  type: 'object',
+  title: 'create_issueArguments',
+  properties: {
+    title: { type: 'string', title: 'Title' },
+    labels: { anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }], default: null, title: 'Labels' },
+  },
+  required: ['title'],
+};
+// A union at the root beside the "type": "object" MCP requires (as servers that paste a zod union write it).
+const rootUnion = { type: 'object', anyOf: [objectSchema({ path: { type: 'string' } }, ['path']), objectSchema({ url: { type: 'string' } }, ['url'])] };
+const strictReady = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false };
+const named = new StateFileServer({
+  tools: [
+    { name: 'github.create_issue', description: 'Open an issue', inputSchema: pydanticSchema },
+    { name: 'fs/open', description: 'Open a path or a URL', inputSchema: rootUnion },
+    { name: 'search', description: 'Search', inputSchema: strictReady },
+  ],
+});
 const savedDb = process.env.TOOLGATE_DB;
 const savedCommands = process.env.TOOLGATE_MCP_COMMANDS;
 
@@ -32,6 +54,7 @@ beforeAll(async () => {
   const now = new Date().toISOString();
   await mcpServerStore.insert(db.db, 'local', { id: 'local', label: 'Local', transport: fixture.transport() }, now);
   await mcpServerStore.insert(db.db, 'mute', { id: 'mute', label: 'Mute', transport: silentServer() }, now);
+  await mcpServerStore.insert(db.db, 'named', { id: 'named', label: 'Named', transport: named.transport() }, now);
   await db.close();
 });
 
@@ -41,6 +64,7 @@ afterAll(() => {
   if (savedCommands === undefined) delete process.env.TOOLGATE_MCP_COMMANDS;
   else process.env.TOOLGATE_MCP_COMMANDS = savedCommands;
   fixture.dispose();
+  named.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -105,5 +129,75 @@ describe('toolgate mcp sync', () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('MCP server nobody does not exist');
+  });
+});
+
+describe('toolgate tools list after an import', () => {
+  it('lists each imported tool with the name its server gives it and which wire encoders carry its schema', async () => {
+    const synced = capture();
+    expect(await run(['sync', 'named'], synced.out), synced.errors.join('\n')).toBe(0);
+    const c = capture();
+    expect(await tools(['list'], c.out)).toBe(0);
+    const listed = (JSON.parse(c.lines.join('\n')) as Array<{ id: string; originalName?: string; providers: Record<string, string> }>).filter((t) =>
+      t.id.startsWith('mcp__named__'),
+    );
+    expect(listed).toEqual([
+      {
+        id: 'mcp__named__fs_open',
+        originalName: 'fs/open',
+        status: 'quarantined',
+        effect: 'external_side_effect',
+        groups: ['default'],
+        providers: {
+          openai: 'stops at /inputSchema/anyOf: OpenAI function tools refuse `anyOf` at the root',
+          'openai-strict': 'stops at /inputSchema/anyOf: strict mode refuses `anyOf` at the root (and 3 more)',
+          anthropic: 'stops at /inputSchema/anyOf: Anthropic tools refuse `anyOf` at the root',
+        },
+      },
+      {
+        id: 'mcp__named__github_create_issue',
+        originalName: 'github.create_issue',
+        status: 'quarantined',
+        effect: 'external_side_effect',
+        groups: ['default'],
+        providers: {
+          openai: 'carried unchanged',
+          'openai-strict': 'stops at /inputSchema/additionalProperties: strict mode needs `"additionalProperties": false` on every object (and 2 more)',
+          anthropic: 'carried unchanged',
+        },
+      },
+      {
+        id: 'mcp__named__search',
+        originalName: 'search',
+        status: 'quarantined',
+        effect: 'external_side_effect',
+        groups: ['default'],
+        providers: { openai: 'carried unchanged', 'openai-strict': 'carried unchanged', anthropic: 'carried unchanged' },
+      },
+    ]);
+  });
+
+  it('prints the wire specs unchanged and says on stderr which ones that provider would refuse', async () => {
+    const bundleFile = join(dir, 'bundle.json');
+    const bundle = mcpBundle('acme', 1, 'named', {
+      tools: [
+        { name: 'open', description: 'Open a path or a URL', inputSchema: rootUnion },
+        { name: 'search', description: 'Search', inputSchema: strictReady },
+      ],
+    });
+    writeFileSync(bundleFile, JSON.stringify(bundle));
+    const openai = capture();
+    expect(await tools(['list', '--bundle', bundleFile, '--subject', MCP_BUNDLE_SUBJECT], openai.out)).toBe(0);
+    const specs = JSON.parse(openai.lines.join('\n')) as Array<{ function: { name: string; parameters: unknown } }>;
+    expect(specs.map((s) => s.function.name)).toEqual(['mcp__named__open', 'mcp__named__search']);
+    expect(specs[0].function.parameters).toEqual(rootUnion);
+    expect(openai.errors).toEqual([
+      'toolgate tools list: mcp__named__open: OpenAI function stops at /inputSchema/anyOf: OpenAI function tools refuse `anyOf` at the root',
+    ]);
+    const anthropic = capture();
+    expect(await tools(['list', '--bundle', bundleFile, '--subject', MCP_BUNDLE_SUBJECT, '--format', 'anthropic'], anthropic.out)).toBe(0);
+    expect(anthropic.errors).toEqual([
+      'toolgate tools list: mcp__named__open: Anthropic stops at /inputSchema/anyOf: Anthropic tools refuse `anyOf` at the root',
+    ]);
   });
 });

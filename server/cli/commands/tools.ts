@@ -4,6 +4,7 @@ import type { Bundle, EvaluationRequest } from '../../../policy-schemas/types.ge
 import { createView } from '../../../runtime/decide.ts';
 import { toAnthropicTools, toOpenAITools } from '../../../runtime/encoders.ts';
 import { loadBundle } from '../../../runtime/load-bundle.ts';
+import { ENCODER_LABELS, WIRE_ENCODERS, describeFit, providerCompatibility } from '../../../runtime/provider-compatibility.ts';
 import { compileBundle } from '../../compiler/compile-bundle.ts';
 import { latestBundleRow } from '../../store/bundles.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
@@ -19,7 +20,9 @@ const USAGE = `usage: toolgate tools list [--tenant T | --bundle FILE] [--draft]
 /**
  * `toolgate tools list`: with a subject, exactly the tool specs a model would be given (the
  * visible tools of the tenant's latest published bundle, or of its draft with --draft, or of a
- * bundle file) in the OpenAI or Anthropic wire format; without one, the inventory.
+ * bundle file) in the OpenAI or Anthropic wire format, with a line on stderr for each tool that
+ * format's API would refuse; without one, the inventory, each tool with the name its MCP server
+ * gives it and which wire encoders carry its input schema unchanged.
  */
 export async function run(args: string[], out: Output = consoleOutput): Promise<number> {
   const [sub, ...rest] = args;
@@ -62,7 +65,11 @@ export async function run(args: string[], out: Output = consoleOutput): Promise<
       }
       out.log(
         JSON.stringify(
-          listed.tools.map((t) => (t.def === null ? { id: t.id, excluded: t.excluded } : { id: t.id, effect: t.def.effect, groups: t.def.groups })),
+          listed.tools.map((t) =>
+            t.def === null
+              ? { id: t.id, excluded: t.excluded }
+              : { id: t.id, ...originalName(t.def.source), effect: t.def.effect, groups: t.def.groups, providers: providers(t.def.inputSchema) },
+          ),
           null,
           2,
         ),
@@ -73,7 +80,14 @@ export async function run(args: string[], out: Output = consoleOutput): Promise<
       const tools = await toolStore.list(db.db);
       out.log(
         JSON.stringify(
-          tools.map((t) => ({ id: t.id, status: t.status ?? 'active', effect: t.effect, groups: t.groups ?? ['default'] })),
+          tools.map((t) => ({
+            id: t.id,
+            ...originalName(t.source),
+            status: t.status ?? 'active',
+            effect: t.effect,
+            groups: t.groups ?? ['default'],
+            providers: providers(t.inputSchema),
+          })),
           null,
           2,
         ),
@@ -132,8 +146,27 @@ export async function run(args: string[], out: Output = consoleOutput): Promise<
   }
   const view = createView(loadBundle(bundle!), check.value);
   if (view.result.rejected) return fail(out, `${view.result.rejected.reason}: ${view.result.rejected.groups.join(', ')}`);
-  out.log(JSON.stringify(values.format === 'openai' ? toOpenAITools(view) : toAnthropicTools(view), null, 2));
+  const specs = values.format === 'openai' ? toOpenAITools(view) : toAnthropicTools(view);
+  out.log(JSON.stringify(specs, null, 2));
+  // The specs are printed as the model would get them; what the provider would refuse is said apart.
+  const encoder = values.format === 'openai' ? 'openai' : 'anthropic';
+  for (const spec of specs) {
+    const [name, schema] = 'function' in spec ? [spec.function.name, spec.function.parameters] : [spec.name, spec.input_schema];
+    const fit = providerCompatibility(schema)[encoder];
+    if (!fit.carried) out.error(`toolgate tools list: ${name}: ${ENCODER_LABELS[encoder]} ${describeFit(fit)}`);
+  }
   return 0;
+}
+
+/** An imported tool's name on its MCP server, where the id had to map it. */
+function originalName(source: { kind?: string; originalName?: string } | undefined): { originalName?: string } {
+  return source?.kind === 'mcp' && source.originalName !== undefined ? { originalName: source.originalName } : {};
+}
+
+/** Per wire encoder, "carried unchanged" or where the input schema stops it. */
+function providers(inputSchema: unknown): Record<string, string> {
+  const fits = providerCompatibility(inputSchema);
+  return Object.fromEntries(WIRE_ENCODERS.map((e) => [e, describeFit(fits[e])]));
 }
 
 function fail(out: Output, message: string): number {
