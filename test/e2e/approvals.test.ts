@@ -51,6 +51,7 @@ describe('the approval queue in the console', () => {
     await expect.poll(() => card.getByRole('heading', { name: 'agent:research-bot wants to call core__send_email' }).count()).toBe(1);
     expect(await card.textContent()).toContain('buyer@customer.example');
     expect(await card.textContent()).toContain('mail outside the company needs a person');
+    await c.shot(page, 'approvals');
     // Only the tenant this editor decides for is shown.
     expect(await page.getByRole('region', { name: 'Approval requests in globex-eng' }).count()).toBe(0);
 
