@@ -190,6 +190,15 @@ describe('who may decide', () => {
     await t.request('POST', `${base}/${a.id}/deny`, { token: editor, body: { reason: 'tidy up' } });
   });
 
+  it('refuses a runtime token asking in another tenant as if that tenant did not exist', async () => {
+    const r = await t.request('POST', '/v1/tenants/globex-eng/approvals', {
+      token: runtime,
+      body: { subject: 'agent:coding-bot', tool: 'core__send_email', arguments: {}, reason: 'cross-tenant' },
+    });
+    expect(r.status).toBe(404);
+    expect((await t.request('GET', '/v1/tenants/globex-eng/approvals?state=pending')).json.items).toEqual([]);
+  });
+
   it('lets another runtime token of the tenant neither read nor list requests it did not open', async () => {
     const a = (await open()).json as Approval;
     expect((await t.request('GET', `${base}/${a.id}`, { token: otherRuntime })).status).toBe(404);
