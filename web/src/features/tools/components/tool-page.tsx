@@ -27,6 +27,7 @@ import { SchemaText } from '../../../components/schema-text.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
 import { ApprovalOutcome } from './approval-outcome.tsx';
 import { ReviewPanel } from './review-panel.tsx';
+import { ProviderNote, mcpName } from './provider-note.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 
 const template: Tool = {
@@ -83,6 +84,8 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
     setInputText(pretty(tool.inputSchema), false);
     setOutputText(tool.outputSchema ? pretty(tool.outputSchema) : '', false);
   };
+  // The note follows the input schema as typed; while the text does not parse, the last that did.
+  const draftInputSchema = t.inputSchema;
   const [reason, setReason] = useState('');
   const [saved, setSaved] = useState<string | null>(null);
   const [approved, setApproved] = useState<Tool[] | null>(null);
@@ -176,6 +179,12 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
             <>
               <ToolBadges tool={server} /> version {server.version ?? '?'}
               {server.updatedAt ? ` · updated ${new Date(server.updatedAt).toLocaleString()}` : ''}
+              {mcpName(server, true) !== null ? (
+                <>
+                  {' · named '}
+                  <code>{mcpName(server, true)}</code> on MCP server {server.source?.server}
+                </>
+              ) : null}
             </>
           )
         }
@@ -254,6 +263,7 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
           <p className="hint">
             <SchemaText text={hints.inputSchema} />
           </p>
+          <ProviderNote inputSchema={draftInputSchema} />
 
           <fieldset className="section">
             <legend>Redaction</legend>

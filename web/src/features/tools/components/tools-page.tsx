@@ -12,6 +12,7 @@ import { useUrlFilters } from '../../../lib/use-url-filters.ts';
 import { effects, sourceKinds, toolStatuses } from '../../../lib/schema.ts';
 import { getAllMatching, useToolPage, type ToolFilters } from '../api/get-tools.ts';
 import { useBulkGroup, useBulkRedaction, type BulkResult } from '../api/patch-tool.ts';
+import { ProviderBadges, mcpName } from './provider-note.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 
 const filterKeys = ['q', 'group', 'effect', 'status', 'source', 'redaction', 'sort', 'order'] as const;
@@ -230,6 +231,9 @@ export function ToolsPage({ session }: { session: Session }) {
                   Groups
                 </th>
                 {sortHeader('source', 'Source', 'col-optional')}
+                <th scope="col" className="col-optional">
+                  Model providers
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -296,6 +300,11 @@ function ToolRow({ tool, editable, checked, onToggle }: { tool: Tool; editable: 
         <a href={href(`/tools/${encodeURIComponent(tool.id)}`)} className="mono">
           {tool.id}
         </a>
+        {mcpName(tool) !== null ? (
+          <div className="muted">
+            named <code>{mcpName(tool)}</code> on its MCP server
+          </div>
+        ) : null}
         <div className="muted clamp">{tool.description}</div>
       </td>
       <td>
@@ -314,6 +323,9 @@ function ToolRow({ tool, editable, checked, onToggle }: { tool: Tool; editable: 
         </span>
       </td>
       <td className="col-optional">{tool.source?.kind === 'mcp' ? `mcp: ${tool.source.server ?? ''}` : (tool.source?.kind ?? 'core')}</td>
+      <td className="col-optional">
+        <ProviderBadges inputSchema={tool.inputSchema} />
+      </td>
     </tr>
   );
 }
