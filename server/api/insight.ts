@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { validate } from '../../policy-schemas/index.ts';
 import type { SubjectOverview, ToolUsage } from '../../policy-schemas/types.gen.ts';
 import { actorOf, authorize, permits } from '../auth/guard.ts';
@@ -17,7 +17,7 @@ export const toolUsageRoutes = new Hono<AppEnv>();
 export const subjectRoutes = new Hono<AppEnv>();
 
 /** The tenants whose policy the caller may read, each with whether it may read their decisions. */
-async function readableTenants(c: Parameters<typeof actorOf>[0]) {
+async function readableTenants(c: Context<AppEnv>) {
   const actor = actorOf(c);
   const authorizer = c.get('deps').authorizer;
   const all = await listTenants(c.get('deps').database.db, actor.tenants);

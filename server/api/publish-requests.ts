@@ -1,11 +1,11 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { PublishRequestDecision } from '../../policy-schemas/types.gen.ts';
-import { changeMetaOf } from '../audit/change.ts';
-import { withChange } from '../audit/change.ts';
+import { changeMetaOf, withChange } from '../audit/change.ts';
 import { actorOf, authorize } from '../auth/guard.ts';
 import { publishBundle } from '../compiler/publish.ts';
 import { checkPublishTests } from '../compiler/tests-gate.ts';
 import { type AppEnv, actorName } from '../context.ts';
+import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
 import {
@@ -112,7 +112,7 @@ publishRequestRoutes.post('/:id/reject', async (c) => {
   return c.json(toPublishRequest(after, false));
 });
 
-async function decisionReason(c: Parameters<typeof takeReason>[0]): Promise<string | null> {
+async function decisionReason(c: Context<AppEnv>): Promise<string | null> {
   const body = await readOptionalJson(c);
   const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
   const reason = takeReason(c, object);
@@ -120,7 +120,7 @@ async function decisionReason(c: Parameters<typeof takeReason>[0]): Promise<stri
   return reason;
 }
 
-async function found(db: Parameters<typeof getPublishRequest>[0], tenant: string, id: string) {
+async function found(db: DbOrTx, tenant: string, id: string) {
   await requireTenantExists(db, tenant);
   const r = await getPublishRequest(db, tenant, id);
   if (!r) throw new ApiError(404, 'not_found', `publish request ${id} of tenant ${tenant} does not exist`);
@@ -128,7 +128,7 @@ async function found(db: Parameters<typeof getPublishRequest>[0], tenant: string
 }
 
 /** The pending request a reviewer may decide: never one the reviewer asked for, under any of their names. */
-async function pendingOf(c: Parameters<typeof takeReason>[0], tenant: string, id: string) {
+async function pendingOf(c: Context<AppEnv>, tenant: string, id: string) {
   const db = c.get('deps').database.db;
   const r = await found(db, tenant, id);
   if (r.status !== 'pending') {
