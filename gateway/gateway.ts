@@ -34,7 +34,7 @@ import type { GatewayMetrics } from './metrics.ts';
 import type { PolicySource } from './policy-source.ts';
 import { redactResult } from './redact-result.ts';
 import type { Upstream } from './upstream.ts';
-import type { CallRelay } from './upstream-calls.ts';
+import type { CallRelay, InputRequired } from './upstream-calls.ts';
 
 /** Every code a refused tools/call carries in its text and in `_meta.toolgate.errorCode`. */
 export type RefusalCode = DecideErrorCode | HoldRefusal | 'definition_changed' | 'upstream_unavailable' | 'budget_exceeded';
@@ -90,6 +90,8 @@ export class GatewaySession {
   logLevel: LoggingLevel | undefined;
   /** For a 2026-07-28 subscription (no server object): told when what it may see changes. */
   onListChanged: (() => void) | undefined;
+  /** A 2026-07-28 call retried with the answers to an upstream's input requests (verified by the listener). */
+  inputRetry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined;
 
   constructor(
     readonly id: string,
@@ -443,6 +445,13 @@ export class Gateway {
     const answer = await upstream.call(source.originalName!, args, limit, relay);
     session.usage.runtimeMs += performance.now() - t0;
     if (!answer.ok) {
+      if (answer.code === 'input_required') {
+        // The upstream needs the client: a 2026-07-28 client answers by calling again (see modern-http.ts).
+        const asked = inputRequestsFor(loaded, tool.id, source.server!, answer.asked);
+        if (typeof asked === 'string') return finish(d.decision, 'upstream_unavailable', asked);
+        record.reason = 'input_required';
+        return finish(d.decision, null, null, asked);
+      }
       if (answer.code === 'timeout' && limit < callMs) return finish(d.decision, 'budget_exceeded', `${tool.id} ran past its runtime budget of ${limit} ms`);
       if (answer.code === 'timeout') upstream.restartAfterTimeout();
       return finish(d.decision, 'upstream_unavailable', answer.message);
@@ -494,6 +503,8 @@ export class Gateway {
     };
     const caps = session.channel.capabilities();
     return {
+      passThrough: session.server === null,
+      ...(session.inputRetry ? { retry: session.inputRetry } : {}),
       progress: token !== undefined,
       // Only what the gateway would relay, and only where the tool's text may reach the client anyway.
       answers: showsText ? { ...(caps?.sampling ? { sampling: {} } : {}), ...(caps?.elicitation ? { elicitation: {} } : {}) } : {},
@@ -599,6 +610,33 @@ export class Gateway {
     if (session.server) void session.server.sendToolListChanged().catch(() => undefined);
     else session.onListChanged?.();
   }
+}
+
+/**
+ * An upstream's input_required as the client sees it (2026-07-28): its sampling and elicitation
+ * requests, an elicitation marked as the upstream's question (never an approval), and the
+ * server's requestState, which the listener signs before it leaves. Anything else it asks (roots),
+ * or any question from a tool whose result text is redacted, is a refusal (a string).
+ */
+function inputRequestsFor(loaded: LoadedBundle, toolId: string, server: string, asked: InputRequired): CallToolResult | string {
+  if (redactResult(loaded, toolId, { content: [{ type: 'text', text: 'x' }] }).content.length !== 1) {
+    return `upstream ${server} asked for input, and ${toolId}'s results are redacted: its server may not ask the client`;
+  }
+  const inputRequests: Record<string, unknown> = {};
+  for (const [key, request] of Object.entries(asked.inputRequests)) {
+    const r = request as { method?: unknown; params?: Record<string, unknown> };
+    if (r?.method === 'sampling/createMessage') inputRequests[key] = r;
+    else if (r?.method === 'elicitation/create') {
+      const params = r.params ?? {};
+      inputRequests[key] = {
+        ...r,
+        params: { ...params, message: `The MCP server "${server}" asks (this is not an approval by Toolgate): ${String(params.message ?? '')}` },
+      };
+    } else return `upstream ${server} asked for input the gateway does not relay (${String(r?.method).slice(0, 60)})`;
+  }
+  const out: Record<string, unknown> = { content: [], resultType: 'input_required', inputRequests };
+  if (asked.requestState !== undefined) out.requestState = asked.requestState;
+  return out as CallToolResult;
 }
 
 /** A session's channel: its MCP server object, which knows the client's capabilities from initialize. */

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientCapabilities, LoggingLevel, RequestId, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities, LoggingLevel, RequestId, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import { canonicalJson } from '../runtime/canonical-json.ts';
 import type { ResolvedClient } from './config.ts';
 import { type ClientChannel, type Gateway, LIST_TTL_MS, STATE_ARGUMENT } from './gateway.ts';
 import { isPlainObject } from './lean-messages.ts';
@@ -131,7 +133,14 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
   if (method === 'tools/list') return answer.finishRaw(ctx.gateway.modernList(caller));
   if (method === 'subscriptions/listen') return listen(ctx, client, caller, id as RequestId, params, res);
 
-  answer.finish(await modernCall(ctx, client, caller, id as RequestId, params, meta, args));
+  let result: Record<string, unknown>;
+  try {
+    result = await modernCall(ctx, client, caller, id as RequestId, params, meta, args);
+  } catch (err) {
+    if (!(err instanceof Refused)) throw err;
+    return sendError(res, 200, id as RequestId, err.code, err.message, err.data);
+  }
+  answer.finish(result);
 }
 
 /** server/discover's answer; `listen`: whether this transport serves subscriptions/listen. */
@@ -184,10 +193,47 @@ async function modernCall(
 ): Promise<Record<string, unknown>> {
   const callArgs = { ...(args ?? {}) };
   delete callArgs[STATE_ARGUMENT];
-  const result = await ctx.gateway.call(caller, { name: String(params.name ?? ''), arguments: callArgs, _meta: meta }, id);
+  const name = String(params.name ?? '');
+  const digest = argumentsDigest(callArgs);
+  // A retry with the answers to an upstream's input requests: only with the requestState this gateway issued for this very call.
+  if (params.inputResponses !== undefined || params.requestState !== undefined) {
+    if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses)) {
+      throw new Refused(ErrorCode.InvalidParams, 'params.inputResponses must be an object (/params/inputResponses)', { pointer: '/params/inputResponses' });
+    }
+    const read = ctx.handles.readRetry(client, params.requestState, name, digest);
+    if (!read.ok) throw new Refused(ErrorCode.InvalidParams, `${read.message} (/params/requestState)`, { pointer: '/params/requestState' });
+    caller.inputRetry = {
+      inputResponses: (params.inputResponses as Record<string, unknown> | undefined) ?? {},
+      ...(read.serverState !== undefined ? { requestState: read.serverState } : {}),
+    };
+  }
+  const result = (await ctx.gateway.call(caller, { name, arguments: callArgs, _meta: meta }, id)) as CallToolResult & {
+    resultType?: string;
+    requestState?: string;
+  };
+  if (result.resultType === 'input_required') {
+    const { content: _none, ...asked } = result;
+    return { ...asked, requestState: ctx.handles.issueRetry(client, name, digest, result.requestState) };
+  }
   const toolgate = (result._meta as { toolgate?: Record<string, unknown> } | undefined)?.toolgate;
   if (toolgate && caller.state !== client.initialState) toolgate.state = ctx.handles.issue(client, caller.state);
   return { ...result, resultType: 'complete' };
+}
+
+/** A request refused with a JSON-RPC error (its message as the client sees it). */
+class Refused extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The arguments a requestState is bound to: sha-256 of their canonical JSON. */
+function argumentsDigest(args: Record<string, unknown>): string {
+  return createHash('sha256').update(canonicalJson(args)).digest('base64url');
 }
 
 /** Whether a message on a stdio connection is a 2026-07-28 request (it carries the per-request version). */
@@ -240,7 +286,12 @@ export async function answerModernMessage(
   };
   const caller = ctx.gateway.requestCaller(client, presented.state, channel, wantsLogs ? (level as LoggingLevel) : undefined);
   if (method === 'tools/list') return reply({ result: JSON.parse(ctx.gateway.modernList(caller).toString('utf8')) });
-  reply({ result: await modernCall(ctx, client, caller, id, params, meta, presented.args) });
+  try {
+    reply({ result: await modernCall(ctx, client, caller, id, params, meta, presented.args) });
+  } catch (err) {
+    if (!(err instanceof Refused)) throw err;
+    fail(err.code, err.message, err.data);
+  }
 }
 
 /**

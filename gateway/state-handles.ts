@@ -56,10 +56,53 @@ export class StateHandles {
     return { ok: true, state };
   }
 
-  private mac(payload: string): Buffer {
-    return createHmac('sha256', this.key).update(`${PREFIX}.${payload}`).digest();
+  /**
+   * The requestState a 2026-07-28 client gets with an upstream's input_required: the server's own
+   * state, bound to this client, the tool and the exact arguments (their digest), for 10 minutes.
+   * The client sends it back with its answers; nothing else lets answers through to the server.
+   */
+  issueRetry(client: ResolvedClient, tool: string, argumentsDigest: string, serverState: string | undefined): string {
+    const payload = Buffer.from(
+      JSON.stringify([this.tenant, client.name, client.subject, tool, argumentsDigest, serverState ?? null, this.now() + RETRY_TTL_MS]),
+    ).toString('base64url');
+    return `${RETRY_PREFIX}.${payload}.${this.mac(payload, RETRY_PREFIX).toString('base64url')}`;
+  }
+
+  /** The server's state a presented requestState carries for this client, tool and arguments, or why it is refused. */
+  readRetry(
+    client: ResolvedClient,
+    handle: unknown,
+    tool: string,
+    argumentsDigest: string,
+  ): { ok: true; serverState: string | undefined } | { ok: false; message: string } {
+    const bad = (why: string) => ({ ok: false as const, message: `the requestState ${why}` });
+    if (typeof handle !== 'string' || handle.length > MAX_HANDLE_CHARS) return bad('is not one this gateway issued');
+    const parts = handle.split('.');
+    if (parts.length !== 3 || parts[0] !== RETRY_PREFIX) return bad('is not one this gateway issued');
+    const given = Buffer.from(parts[2], 'base64url');
+    const expected = this.mac(parts[1], RETRY_PREFIX);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return bad('was not issued by this gateway (its signature does not verify)');
+    let fields: unknown;
+    try {
+      fields = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
+    } catch {
+      return bad('is not one this gateway issued');
+    }
+    if (!Array.isArray(fields) || fields.length !== 7) return bad('is not one this gateway issued');
+    const [tenant, name, subject, toolId, digest, serverState, expiresAt] = fields as unknown[];
+    if (tenant !== this.tenant || name !== client.name || subject !== client.subject) return bad('was issued to another client');
+    if (toolId !== tool || digest !== argumentsDigest) return bad('was issued for another call (tool or arguments differ)');
+    if (typeof expiresAt !== 'number' || expiresAt <= this.now()) return bad('has expired; call again without it');
+    return { ok: true, serverState: typeof serverState === 'string' ? serverState : undefined };
+  }
+
+  private mac(payload: string, prefix = PREFIX): Buffer {
+    return createHmac('sha256', this.key).update(`${prefix}.${payload}`).digest();
   }
 }
+
+const RETRY_PREFIX = 'tgr1';
+const RETRY_TTL_MS = 10 * 60_000;
 
 function refuse(why: string): ReadHandle {
   return { ok: false, message: `the state handle ${why}` };

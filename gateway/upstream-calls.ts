@@ -19,6 +19,13 @@ export type CallRelay = {
   progress: boolean;
   /** What the calling client can answer (sampling, elicitation): declared to a 2026-07-28 server for this call. */
   answers: { sampling?: object; elicitation?: object };
+  /**
+   * The client answers questions by retrying (2026-07-28): an upstream's input_required is handed
+   * back as it is (InputRequiredError) for the client to answer and call again.
+   */
+  passThrough?: boolean;
+  /** This call is such a retry: the client's answers and the server's state, sent with the first attempt. */
+  retry?: { inputResponses: Record<string, unknown>; requestState?: string };
   notify(method: RelayedNotification, params: Record<string, unknown>): void;
   request(method: RelayedRequest, params: Record<string, unknown>): Promise<Record<string, unknown>>;
 };
@@ -40,7 +47,14 @@ const RELAYED_REQUESTS: ReadonlySet<string> = new Set<RelayedRequest>(['sampling
 const MAX_INPUT_ROUNDS = 3;
 const MAX_INPUT_REQUESTS = 10;
 
-type InputRequired = { inputRequests: Record<string, unknown>; requestState?: string };
+export type InputRequired = { inputRequests: Record<string, unknown>; requestState?: string };
+
+/** An upstream's input_required, for a client that answers by retrying the call (see CallRelay.passThrough). */
+export class InputRequiredError extends Error {
+  constructor(readonly asked: InputRequired) {
+    super('the server asked for input');
+  }
+}
 
 /** The input_required answer an error carries (see settle), if it is one. */
 function inputRequiredOf(err: unknown): InputRequired | null {
@@ -131,7 +145,7 @@ export class UpstreamCalls {
    */
   async call(name: string, args: Record<string, unknown>, timeoutMs: number, relay?: CallRelay): Promise<CallToolResult> {
     const deadline = Date.now() + timeoutMs;
-    let retry: Record<string, unknown> = {};
+    let retry: Record<string, unknown> = relay?.retry ? { ...relay.retry } : {};
     for (let round = 0; ; round++) {
       try {
         // The call's own id is its progress token upstream: unique on this connection, and nobody else's.
@@ -149,6 +163,7 @@ export class UpstreamCalls {
       } catch (err) {
         const asked = inputRequiredOf(err);
         if (!asked || !relay || round >= MAX_INPUT_ROUNDS) throw err;
+        if (relay.passThrough) throw new InputRequiredError(asked);
         retry = { inputResponses: await answerInputs(asked, relay, err) };
         if (asked.requestState !== undefined) retry.requestState = asked.requestState;
       }

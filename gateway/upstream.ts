@@ -8,12 +8,16 @@ import type { GatewayUpstream } from '../policy-schemas/types.gen.ts';
 import { Backoff } from '../runtime/client/backoff.ts';
 import { definitionHash } from '../runtime/definition-hash.ts';
 import { AnswerTooLargeError, HttpUpstreamTransport, speaksModern } from './http-upstream-transport.ts';
-import { type CallRelay, UpstreamCalls } from './upstream-calls.ts';
+import { type CallRelay, type InputRequired, InputRequiredError, UpstreamCalls } from './upstream-calls.ts';
 
 export type UpstreamState = 'connecting' | 'ready' | 'down';
 
 /** Why a call to an upstream failed: it is not up, broke, or took longer than allowed. */
-export type UpstreamCallResult = { ok: true; result: CallToolResult } | { ok: false; code: 'upstream_unavailable' | 'timeout'; message: string };
+export type UpstreamCallResult =
+  | { ok: true; result: CallToolResult }
+  | { ok: false; code: 'upstream_unavailable' | 'timeout'; message: string }
+  /** A 2026-07-28 server asks the client for input; the client answers by calling again. */
+  | { ok: false; code: 'input_required'; message: string; asked: InputRequired };
 
 export type UpstreamStatus = {
   state: UpstreamState;
@@ -115,6 +119,7 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     try {
       return { ok: true, result: await calls.call(name, args, timeoutMs, relay) };
     } catch (err) {
+      if (err instanceof InputRequiredError) return { ok: false, code: 'input_required', message: `upstream ${this.id} asked for input`, asked: err.asked };
       const code = (err as { code?: unknown }).code;
       if (code === -32001) return { ok: false, code: 'timeout', message: `upstream ${this.id} did not answer within ${timeoutMs} ms` };
       if ((err as { data?: { inputRequired?: unknown } }).data?.inputRequired === true) {

@@ -192,12 +192,77 @@ describe('an upstream that asks for input by retry (2026-07-28 input_required)',
       expect(asked).toEqual(['The MCP server "modern" asks (this is not an approval by Toolgate): Deploy now?']);
       await legacy.close();
 
-      const modern = new ModernClient({ name: 'agent', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-      await modern.connect(new ModernTransport(new URL(own.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
-      const refused = await modern.callTool({ name: 'mcp__modern__confirm', arguments: {} });
+      // A 2026-07-28 client that cannot answer is told so; the upstream asked for what it could not give.
+      const mute = new ModernClient({ name: 'agent', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await mute.connect(new ModernTransport(new URL(own.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+      const refused = await mute.callTool({ name: 'mcp__modern__confirm', arguments: {} });
       expect(refused.isError).toBe(true);
-      expect(refused.content).toEqual([{ type: 'text', text: expect.stringMatching(/^upstream_unavailable: .*(did not declare|cannot give)/) }]);
+      expect(refused.content).toEqual([{ type: 'text', text: expect.stringMatching(/^upstream_unavailable: .*did not declare/) }]);
+      await mute.close();
+
+      // One that declares elicitation gets the question as input_required and answers by calling again (the 2.x client does it itself).
+      const modern = new ModernClient(
+        { name: 'agent', version: '1' },
+        { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      const modernAsked: string[] = [];
+      modern.setRequestHandler('elicitation/create', async (req) => {
+        modernAsked.push(String((req.params as { message?: unknown }).message));
+        return { action: 'accept', content: { confirm: true } };
+      });
+      await modern.connect(new ModernTransport(new URL(own.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+      const confirmed = await modern.callTool({ name: 'mcp__modern__confirm', arguments: {} });
+      expect(confirmed.content).toEqual([{ type: 'text', text: 'deployed' }]);
+      expect(modernAsked).toEqual(['The MCP server "modern" asks (this is not an approval by Toolgate): Deploy now?']);
       await modern.close();
+
+      // Answers reach the upstream only with the requestState this gateway issued for this very call.
+      const callsBefore = seen.filter((x) => x.method === 'tools/call').length;
+      const retry = async (extra: Record<string, unknown>, args: Record<string, unknown> = {}) => {
+        const r = await fetch(own.url, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${KEY}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/call',
+            'mcp-name': 'mcp__modern__confirm',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: {
+              name: 'mcp__modern__confirm',
+              arguments: args,
+              ...extra,
+              _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
+            },
+          }),
+        });
+        return r.json();
+      };
+      const first = await retry({});
+      expect(first.result).toMatchObject({ resultType: 'input_required', inputRequests: { confirm: { method: 'elicitation/create' } } });
+      const issued = first.result.requestState as string;
+      expect(issued).toMatch(/^tgr1\./);
+      const answers = { inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } };
+      for (const [extra, why] of [
+        [answers, /requestState is not one this gateway issued/],
+        [{ ...answers, requestState: 'forged-state' }, /not one this gateway issued/],
+        [{ ...answers, requestState: `${issued.slice(0, -4)}AAAA` }, /signature does not verify/],
+        [{ ...answers, requestState: issued, inputResponses: 'yes' }, /inputResponses must be an object/],
+      ] as const) {
+        const refusedRetry = await retry(extra);
+        expect(refusedRetry.error.code).toBe(-32602);
+        expect(refusedRetry.error.message).toMatch(why);
+      }
+      // Another call's arguments: the state does not carry over.
+      expect((await retry({ ...answers, requestState: issued }, { other: 1 })).error.message).toMatch(/another call/);
+      expect(seen.filter((x) => x.method === 'tools/call').length).toBe(callsBefore + 1);
+      // The genuine retry goes through.
+      expect((await retry({ ...answers, requestState: issued })).result.content).toEqual([{ type: 'text', text: 'deployed' }]);
     } finally {
       await own.close();
       gw.close();
