@@ -9,8 +9,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bundle, EvaluationRequest, Tool, VectorCall } from '../../policy-schemas/types.gen.ts';
-import { createView, decide } from '../../runtime/decide.ts';
+import { createView, decide, type ToolCall } from '../../runtime/decide.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
+import { planBatch } from '../../runtime/plan-batch.ts';
 import { redact } from '../../runtime/redact.ts';
 import { compileBundle } from '../../server/compiler/compile-bundle.ts';
 import { checkInputSchema } from '../../server/validation/input-schema.ts';
@@ -131,6 +132,43 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
       }
     }
     expect(requests).toBe(750);
+  });
+
+  it('on randomized batches: the same plan, derived call ids included (R9.3, arguments as text or as a value)', async () => {
+    let batches = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const compiled = compileBundle(randomTenant(seed), { version: 1, previousRevision: null, issuedAt: ISSUED_AT });
+      if (!compiled.ok) throw new Error(`seed ${seed}`);
+      const bundle = JSON.parse(compiled.text) as Bundle;
+      const id = await load(bundle);
+      const loaded = loadBundle(bundle);
+      const r = rng(seed * 31);
+      for (let i = 0; i < 10; i++) {
+        const request = randomRequest(r, bundle);
+        const calls = Array.from({ length: 1 + r.int(5) }, () => {
+          const call: ToolCall = randomCall(r, bundle);
+          if (r.chance(0.6)) delete call.toolCallId;
+          if (typeof call.arguments === 'string' && r.chance(0.4)) {
+            try {
+              call.arguments = JSON.parse(call.arguments) as Record<string, unknown>;
+            } catch {
+              // Not JSON: stays text.
+            }
+          }
+          return call;
+        });
+        const ts = planBatch(createView(loaded, request), calls);
+        const py = await ref.ask<{ rejected: PyDecision[]; groups: unknown[] }>({ op: 'plan', id, request, calls });
+        const what = `seed ${seed} ${JSON.stringify(request)} ${JSON.stringify(calls)}`;
+        expect(py.groups, what).toEqual(ts.groups);
+        expect(
+          py.rejected.map((d) => [d.toolCallId, d.decision, d.errorCode]),
+          what,
+        ).toEqual(ts.rejected.map((d) => [d.toolCallId, d.decision, d.errorCode]));
+        batches++;
+      }
+    }
+    expect(batches).toBe(200);
   });
 
   it('on randomized input schemas and arguments: the same decisions, every normative pointer present', async () => {

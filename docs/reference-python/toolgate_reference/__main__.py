@@ -2,7 +2,7 @@
 
 Requests: {"op": "load", "id": k, "bundle": {...}} keeps a bundle under k;
 {"op": "vectors", "id": k} answers the failing vectors; {"op": "evaluate", "id": k, "request"};
-{"op": "decide", "id": k, "request", "call"}; {"op": "redact", "id": k, "tool", "output"}.
+{"op": "decide", "id": k, "request", "call"}; {"op": "plan", "id": k, "request", "calls"}; {"op": "redact", "id": k, "tool", "output"}.
 Every answer is {"ok": true, "value": ...} or {"ok": false, "error": "..."}.
 """
 
@@ -33,6 +33,9 @@ def main():
                 elif op == "decide":
                     view = runtime.evaluate(b, req["request"])
                     value = runtime.decide(b, req["request"], view, req["call"])
+                elif op == "plan":
+                    view = runtime.evaluate(b, req["request"])
+                    value = runtime.plan_batch(b, req["request"], view, req["calls"])
                 elif op == "redact":
                     value = runtime.redact_answer(b, req["tool"], req["output"])
                 else:

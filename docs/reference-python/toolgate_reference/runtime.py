@@ -215,6 +215,9 @@ def decide(bundle, request, view, call):
     text = call.get("arguments")
     if text is None:
         status, args = "ok", {}
+    elif not isinstance(text, str):
+        # Arguments handed over as a JSON value rather than text (R7.5, R14.3).
+        status, args = ("too_deep", None) if dialect.depth_of(text) > dialect.MAX_NESTING else ("ok", text)
     else:
         status, args = dialect.parse_arguments(text)
     if status == "invalid_json":
@@ -227,7 +230,7 @@ def decide(bundle, request, view, call):
     pointers = dialect.normative_pointers(validator, args)
     if pointers:
         return deny("validation", sorted(pointers))
-    members = connection_members(text) if text is not None else []
+    members = connection_members(text) if isinstance(text, str) else connection_members_of(args)
     if members:
         return deny("validation", members)
     failing = {"deny": None, "require_approval": None}
@@ -267,6 +270,11 @@ def connection_members(text):
 
     walk(value, [], True)
     return out
+
+
+def connection_members_of(value):
+    """R7.10 for arguments handed over as a JSON value: in its own member order."""
+    return connection_members(json.dumps(value))
 
 
 def redact(bundle, tool_id, output):
@@ -364,8 +372,76 @@ def check_vector(bundle, vector):
     return None
 
 
+# --- §9 planBatch ---------------------------------------------------------------------------------
+
+
+def _js_number(x):
+    """A number as RFC 8785 (ECMAScript's Number::toString) writes it."""
+    if isinstance(x, bool):
+        raise TypeError("not a number")
+    if isinstance(x, int) or (x.is_integer() and abs(x) < 2**53):
+        return str(int(x))
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    mantissa, _, exp = ("%r" % abs(x)).partition("e")
+    digits = mantissa.replace(".", "")
+    point = mantissa.index(".") if "." in mantissa else len(mantissa)
+    n = point + (int(exp) if exp else 0)
+    stripped = digits.lstrip("0")
+    n -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0") or "0"
+    k = len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    return sign + digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if e > 0 else "-") + str(abs(e))
+
+
+def canonical_json(value):
+    """RFC 8785: members sorted by UTF-16 code units, ECMAScript numbers, minimal escapes."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return _js_number(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ",".join(canonical_json(v) for v in value) + "]"
+    return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + canonical_json(value[k]) for k in sorted(value, key=_utf16)) + "}"
+
+
 def derived_call_id(index, name, arguments):
-    """R9.3."""
-    text = json.dumps({"arguments": arguments, "index": index, "name": name}, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
-    h = hashlib.sha256(text.encode()).hexdigest()[:32]
+    """R9.3: the arguments as given (text, a JSON value, or null when absent)."""
+    h = hashlib.sha256(canonical_json({"index": index, "name": name, "arguments": arguments}).encode()).hexdigest()
     return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:32])
+
+
+def plan_batch(bundle, request, view, calls):
+    """§9."""
+    rejected, groups = [], []
+    open_group, open_keys = None, set()
+    for i, call in enumerate(calls):
+        call_id = call.get("toolCallId") or derived_call_id(i, call.get("name"), call.get("arguments"))
+        d = decide(bundle, request, view, dict(call, toolCallId=call_id))
+        if d["decision"] == "deny":
+            rejected.append(d)
+            continue
+        planned = {"toolCallId": call_id, "name": call["name"], "decision": d["decision"]}
+        parallel = bundle.by_id[call["name"]].get("parallel") or {}
+        if not parallel.get("safe"):
+            open_group = None
+            groups.append({"parallel": False, "calls": [planned]})
+            continue
+        key = parallel.get("resourceKey")
+        if open_group is None or (key is not None and key in open_keys):
+            open_group, open_keys = {"parallel": True, "calls": []}, set()
+            groups.append(open_group)
+        open_group["calls"].append(planned)
+        if key is not None:
+            open_keys.add(key)
+    return {"rejected": rejected, "groups": groups}
