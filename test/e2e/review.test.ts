@@ -56,6 +56,11 @@ describe('publish review in the console', () => {
       .waitFor();
     expect((await c.api('GET', `/v1/tenants/${T}/bundles`)).json.items).toHaveLength(1);
 
+    // The publish card lists what waits for review.
+    await editorPage
+      .getByRole('list', { name: 'Publish requests waiting for review' })
+      .getByRole('link', { name: 'Publish, asked by Erin (editor)' })
+      .waitFor();
     await editorPage.getByRole('link', { name: 'Open the publish request' }).click();
     const review = editorPage.getByRole('form', { name: 'Review' });
     await review.getByText(/You asked for this publish/).waitFor();

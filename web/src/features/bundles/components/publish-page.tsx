@@ -49,6 +49,7 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
   const reviewRequired = policy.data?.review?.publish === 'required';
   const forceBox = useRef<HTMLInputElement>(null);
   const published = usePublishRequests(tenant, 'published');
+  const pending = usePublishRequests(tenant, 'pending');
   const reviewOf = new Map((published.data ?? []).map((r) => [r.publishedVersion, r]));
   const [result, setResult] = useState<(PublishResult & { rollbackTo?: number; unchanged: boolean; draftReset?: boolean }) | null>(null);
   const [rollbackTo, setRollbackTo] = useState<number | null>(null);
@@ -233,6 +234,18 @@ export function PublishPage({ tenant, session }: { tenant: string; session: Sess
 
         <section aria-labelledby={`${ids}-pub`} className="card">
           <h2 id={`${ids}-pub`}>Publish the draft</h2>
+          {pending.data?.length ? (
+            <ul className="notice notice-info" aria-label="Publish requests waiting for review">
+              {pending.data.map((r) => (
+                <li key={r.id}>
+                  <a href={href(`/tenants/${tenant}/reviews/${r.id}`)}>
+                    {r.rollbackTo ? `Roll back to v${r.rollbackTo}` : 'Publish'}, asked by {requester(r)}
+                  </a>{' '}
+                  waits for review{r.stale ? ' (stale: the draft changed since)' : ''}: {r.reason}
+                </li>
+              ))}
+            </ul>
+          ) : null}
           {latest ? (
             <>
               <h3>Changes since v{latest.version}</h3>
