@@ -249,7 +249,7 @@ async function listInProcess(bundle: Bundle, state: UpstreamFixtureState): Promi
   const upstream = { isReady: () => true, definitionHashOf: (n: string) => hashes.get(n), call: async () => answer, on() {}, off() {} };
   const policy = { current: () => ({ ok: true, current: { loaded, bundle } }), on() {}, off() {} };
   const gateway = new Gateway({
-    config: { timeouts: { callMs: 30000, approvalMs: 60000 } },
+    config: { timeouts: { callMs: 30000, approvalMs: 60000, relistMs: 60000 } },
     policy: policy as never,
     upstreams: new Map([['bench', upstream as never]]),
     sink: { record() {} },
