@@ -132,6 +132,27 @@ describe('publish review in the console', () => {
   });
 });
 
+describe('an emergency publish in the console', () => {
+  it('lets an admin publish at once past the review, with a reason, audited as an emergency', async () => {
+    await editPolicy(ADMIN_TOKEN, (p) => {
+      p.roles.analyst.deny = ['core__reset-workflow'];
+    });
+    await admin.goto(`${c.url}/#/tenants/${T}/publish`);
+    await admin.reload();
+    const form = admin.getByRole('form', { name: 'Publish' });
+    await form.getByRole('button', { name: 'Ask for review' }).waitFor();
+    await form.getByRole('checkbox', { name: /Emergency: publish now without a second person/ }).check();
+    await form.getByLabel('Reason for publishing (required)').fill('incident 7: put the analysts back');
+    await form.getByRole('button', { name: 'Publish', exact: true }).click();
+    await admin
+      .getByRole('status')
+      .getByText(/^Published version \d+\.$/)
+      .waitFor();
+    const events = (await c.api('GET', '/v1/audit?entityType=bundle&action=publish')).json.items as { after: { emergency?: boolean }; reason: string }[];
+    expect(events.at(-1)).toMatchObject({ reason: 'incident 7: put the analysts back', after: { emergency: true } });
+  });
+});
+
 describe('promote in the console', () => {
   it('shows the plan first, then copies into the target draft', async () => {
     await admin.goto(`${c.url}/#/tenants/${T}/publish`);
