@@ -110,6 +110,83 @@ describe('the Python reference reproduces every bundle’s own conformance vecto
   }
 });
 
+describe('the Python reference refuses the bundles the TypeScript runtime refuses to load (R2.3, R2.7, R2.9)', () => {
+  const read = (file: string) => {
+    const doc = JSON.parse(readFileSync(join(root, file), 'utf8')) as { bundle?: unknown };
+    return (doc.bundle ?? doc) as Record<string, any>;
+  };
+  const v2 = () => read('test/fixtures/compile/demo-acme-research.golden.json');
+  const v1 = () => read('test/fixtures/bundle-v1/demo-acme-research.json');
+  const cases: Array<[string, () => Record<string, any>]> = [
+    [
+      'a tool with both inputSchema and inputSchemaRef',
+      () => {
+        const b = v2();
+        const t = b.catalog.tools.find((x: Record<string, unknown>) => 'inputSchemaRef' in x);
+        t.inputSchema = { type: 'object' };
+        return b;
+      },
+    ],
+    [
+      'a tool naming a shared schema the table does not have',
+      () => {
+        const b = v2();
+        b.catalog.tools.find((x: Record<string, unknown>) => 'inputSchemaRef' in x).inputSchemaRef = 99;
+        return b;
+      },
+    ],
+    [
+      'a binding to a role policy.roles does not define',
+      () => {
+        const b = v2();
+        b.policy.bindings['agent:ghost'] = ['no-such-role'];
+        return b;
+      },
+    ],
+    [
+      'a group including a group the catalog does not have',
+      () => {
+        const b = v2();
+        b.catalog.groups[0].includes = ['no-such-group'];
+        return b;
+      },
+    ],
+    [
+      'a v1 bundle with empty policy.roles and a full index.roles',
+      () => {
+        const b = v1();
+        b.policy.roles = {};
+        b.policy.bindings = {};
+        return b;
+      },
+    ],
+    [
+      'a v1 bundle whose index allows one more tool',
+      () => {
+        const b = v1();
+        const role = (Object.values(b.index.roles) as { allow: string[] }[]).find((r) => r.allow.length < b.index.tools.length);
+        if (!role) throw new Error('the fixture has no role allowing fewer than every tool');
+        role.allow = [...new Set([...role.allow, ...b.index.tools])].sort();
+        return b;
+      },
+    ],
+  ];
+  for (const [what, make] of cases) {
+    it(what, async () => {
+      const bundle = make();
+      expect(() => loadBundle(bundle as Bundle)).toThrow();
+      await expect(load(bundle)).rejects.toThrow(/ValueError|IndexError|KeyError/);
+    });
+  }
+
+  it('and loads the unmutated ones', async () => {
+    for (const b of [v1(), v2()]) {
+      expect(() => loadBundle(b as Bundle)).not.toThrow();
+      await load(b);
+    }
+  });
+});
+
 describe('the Python reference answers as the TypeScript runtime does', () => {
   it('on randomized tenants: every evaluate answer, every decide answer', async () => {
     let requests = 0;

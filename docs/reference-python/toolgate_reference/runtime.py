@@ -43,8 +43,13 @@ class Bundle:
                 self.tools.append({"id": entry["id"], "excluded": entry["excluded"]})
                 continue
             tool = dict(entry)
+            if ("inputSchemaRef" in tool) == ("inputSchema" in tool):
+                raise ValueError("tool %s needs exactly one of inputSchema and inputSchemaRef (R2.7)" % tool["id"])
             if "inputSchemaRef" in tool:
-                tool["inputSchema"] = shared[tool.pop("inputSchemaRef")]
+                ref = tool.pop("inputSchemaRef")
+                if isinstance(ref, bool) or not isinstance(ref, int) or not 0 <= ref < len(shared):
+                    raise ValueError("tool %s names a schema catalog.schemas does not have (R2.7)" % tool["id"])
+                tool["inputSchema"] = shared[ref]
             tool.setdefault("description", "")
             tool.setdefault("groups", ["default"])
             tool.setdefault("requiresConnection", False)
@@ -54,6 +59,10 @@ class Bundle:
             raise ValueError("catalog ids are not strictly ascending")
         self.by_id = {t["id"]: t for t in self.tools}
         includes = {g["name"]: g.get("includes", []) for g in catalog.get("groups", [])}
+        for name, inc in includes.items():
+            for other in inc:
+                if other not in includes:
+                    raise ValueError("group %s includes %s, which is not in catalog.groups (R2.3)" % (name, other))
         self.closure = {name: _closure(name, includes) for name in includes}
         self.roles = {}
         for name, role in policy.get("roles", {}).items():
@@ -66,10 +75,32 @@ class Bundle:
                 "constraints": role.get("constraints", []),
             }
         self.bindings = policy.get("bindings", {})
+        for subject, names in self.bindings.items():
+            for name in names:
+                if name not in self.roles:
+                    raise ValueError("%s is bound to role %s, which policy.roles does not define (R2.3)" % (subject, name))
         self.profiles = policy.get("profiles", {})
         self.profile_scoped = {i for p in self.profiles.values() for i in p.get("enable", [])}
         self.grants = [dict(g, matched={i for i in ids if any(glob_matches(x, i) for x in g["tools"])}) for g in policy.get("grants", [])]
         self._validators = {}
+        if doc["format"] == "toolgate.bundle/v1":
+            self._check_v1_index(doc.get("index"), ids)
+
+    def _check_v1_index(self, index, ids):
+        """R2.9: a v1 bundle's index must say exactly what R2.4 derives, or the bundle is refused."""
+        if not isinstance(index, dict):
+            raise ValueError("a v1 bundle without its index")
+        by_position = lambda found: [i for i in ids if i in found]  # noqa: E731
+        derived = {
+            "tools": ids,
+            "groups": self.closure,
+            "roles": {n: {"groups": r["groups"], "allow": by_position(r["allow"]), "deny": by_position(r["deny"])} for n, r in self.roles.items()},
+            "grants": [{"connectionId": g["connectionId"], "tools": by_position(g["matched"])} for g in self.grants],
+            "profileScoped": sorted(self.profile_scoped & set(ids), key=_utf16),
+        }
+        for key, value in derived.items():
+            if index.get(key) != value:
+                raise ValueError("index.%s disagrees with catalog and policy (R2.9)" % key)
 
     def validator(self, schema):
         key = json.dumps(schema, sort_keys=True)
