@@ -13,7 +13,7 @@ export type ReconcileInput = {
   /** The inventory (at least every tool whose id starts with `mcp__<server>__`). */
   existing: Tool[];
   now: string;
-  /** Checks an input schema against DESIGN's restricted subset; an empty list means it fits. */
+  /** Judges an input schema by the schema dialect (what DESIGN keeps refused); an empty list means it fits. */
   checkInputSchema: (schema: Record<string, unknown>) => SchemaFlag[];
 };
 
@@ -26,7 +26,7 @@ export type ReconcileResult = {
   changed: string[];
   removed: string[];
   rejected: Array<{ name: string; message: string }>;
-  /** Imported (quarantined) tools whose input schema is outside the restricted subset. */
+  /** Imported (quarantined) tools whose input schema holds something the dialect refuses. */
   flagged: Array<{ id: string; problems: SchemaFlag[] }>;
 };
 

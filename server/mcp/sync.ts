@@ -104,7 +104,7 @@ function sameReport(last: McpServer['lastSync'], rejected: unknown[], flagged: u
   return JSON.stringify(last.rejected ?? []) === JSON.stringify(rejected) && JSON.stringify(last.flagged ?? []) === JSON.stringify(flagged);
 }
 
-/** The restricted-subset check plus the bundle compiler's compilation; a problem is flagged, never a failed sync. */
+/** The dialect's judge plus the bundle compiler's compilation; a problem is flagged, never a failed sync. */
 function safeCheck(schema: Record<string, unknown>): Array<{ pointer: string; message: string }> {
   try {
     const problems = checkInputSchema(schema);

@@ -137,6 +137,18 @@ describe('MCP client over streamable HTTP', () => {
     }
   });
 
+  it('stops at a repeated cursor over HTTP with the same fixed-form error, quoting nothing the server sent', async () => {
+    const { url } = await http;
+    const before = state;
+    state = { tools: many(3), pageSize: 1, repeatCursor: 'https://internal.example/secret-page' };
+    try {
+      const r = await fetchMcpTools({ id: 'web', transport: { kind: 'http', url } }, { policy });
+      expect(r).toEqual({ ok: false, code: 'mcp_error', message: 'MCP server "web" failed (phase: tools/list, code: cursor_repeated)' });
+    } finally {
+      state = before;
+    }
+  });
+
   it('names the server when nothing listens at the URL', async () => {
     const r = await fetchMcpTools({ id: 'nowhere', transport: { kind: 'http', url: 'http://127.0.0.1:9/mcp' } }, { policy, timeoutMs: 3000 });
     expect(r).toMatchObject({ ok: false, code: 'mcp_error', message: expect.stringContaining('MCP server "nowhere"') });
