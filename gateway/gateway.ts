@@ -32,6 +32,7 @@ import type { DecisionSink, GatewayDecisionRecord } from './decision-sink.ts';
 import { type LeanRequest, callToolResultSchema, isLeanListParams, leanCallParams } from './lean-messages.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { PolicySource } from './policy-source.ts';
+import { paramHeaders } from './param-headers.ts';
 import { redactResult } from './redact-result.ts';
 import type { Upstream } from './upstream.ts';
 import type { CallRelay, InputRequired } from './upstream-calls.ts';
@@ -208,6 +209,12 @@ export class Gateway {
       caller.closed = true;
       this.listeners.delete(caller);
     };
+  }
+
+  /** The reviewed input schema of a tool as listed to clients (from the bundle held now), if there is one. */
+  inputSchemaOf(name: string): unknown {
+    const now = this.deps.policy.current();
+    return now.ok ? now.current.loaded.byId.get(name)?.def?.inputSchema : undefined;
   }
 
   /** What a client's counting budgets have used so far, across all its sessions and requests. */
@@ -442,6 +449,7 @@ export class Gateway {
     if (sessionBudgets?.maxRuntimeMs !== undefined) limit = Math.min(limit, Math.max(1, Math.ceil(sessionBudgets.maxRuntimeMs - session.usage.runtimeMs)));
     const t0 = performance.now();
     const relay = this.relayFor(session, loaded, tool.id, source.server!, params._meta, requestId, limit);
+    relay.headers = paramHeaders(tool.def!.inputSchema, args);
     const answer = await upstream.call(source.originalName!, args, limit, relay);
     session.usage.runtimeMs += performance.now() - t0;
     if (!answer.ok) {

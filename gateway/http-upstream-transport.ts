@@ -1,9 +1,10 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { type EventSourceMessage, type EventSourceParser, createParser } from 'eventsource-parser';
 import { isLeanResultResponse } from './lean-messages.ts';
+import { encodeHeaderValue } from './param-headers.ts';
 import type { RelatedExtra } from './upstream-calls.ts';
 import { Pool, request } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -206,14 +207,8 @@ function modernRequest(message: JSONRPCMessage, method: string, version: string)
   };
   const headers: Record<string, string> = { 'mcp-protocol-version': version, 'mcp-method': method };
   const name = method === 'tools/call' ? params.name : undefined;
-  if (typeof name === 'string') headers['mcp-name'] = headerValue(name);
+  if (typeof name === 'string') headers['mcp-name'] = encodeHeaderValue(name);
   return [{ ...message, params } as JSONRPCMessage, headers];
-}
-
-/** A value as a header carries it: plain when it is visible ASCII without edge spaces, else the base64 sentinel. */
-function headerValue(value: string): string {
-  const plain = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='));
-  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
 /**
@@ -322,7 +317,8 @@ export class HttpUpstreamTransport implements Transport {
     this.protocolVersion = version;
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
+  /** `options.headers`: a 2026-07-28 call's Mcp-Param-* headers. */
+  send(message: JSONRPCMessage, options?: TransportSendOptions & { headers?: Record<string, string> }): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the transport is closed'));
     const method = 'method' in message ? message.method : undefined;
     if (method === 'notifications/cancelled') {
@@ -333,7 +329,10 @@ export class HttpUpstreamTransport implements Transport {
     }
     const requestId = method !== undefined && 'id' in message ? message.id : undefined;
     let extra: Record<string, string> = {};
-    if (this.options.modern && method !== undefined) [message, extra] = modernRequest(message, method, this.options.modern.version);
+    if (this.options.modern && method !== undefined) {
+      [message, extra] = modernRequest(message, method, this.options.modern.version);
+      if (options?.headers) extra = { ...options.headers, ...extra };
+    }
     return new Promise<void>((resolve, reject) => {
       const handler = new PostHandler(this, method === 'notifications/initialized', resolve, reject, requestId);
       if (requestId !== undefined) this.openAnswers.set(requestId, handler);

@@ -6,6 +6,7 @@ import { canonicalJson } from '../runtime/canonical-json.ts';
 import type { ResolvedClient } from './config.ts';
 import { type ClientChannel, type Gateway, LIST_TTL_MS, STATE_ARGUMENT } from './gateway.ts';
 import { isPlainObject } from './lean-messages.ts';
+import { decodeHeaderValue, paramHeaderMismatch } from './param-headers.ts';
 import type { StateHandles } from './state-handles.ts';
 
 /** The stateless revision, served beside 2025-11-25 (sessions), chosen per request. */
@@ -103,6 +104,11 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
   if (method === 'tools/call') {
     const name = decodeHeaderValue(req.headers['mcp-name']);
     if (name === null || name !== params.name) return mismatch(res, id as RequestId, 'the Mcp-Name header does not match params.name');
+    // Arguments the tool's schema mirrors into Mcp-Param-* headers must be the same in both.
+    if (isPlainObject(params.arguments)) {
+      const wrong = paramHeaderMismatch(ctx.gateway.inputSchemaOf(String(params.name)), params.arguments, req.headers);
+      if (wrong) return mismatch(res, id as RequestId, wrong);
+    }
   }
   const capabilities = meta[CAPABILITIES_KEY];
   if (!isPlainObject(capabilities)) return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, `_meta ${CAPABILITIES_KEY} is required (an object)`);
@@ -387,16 +393,6 @@ class ModernAnswer {
     this.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     this.res.end(body);
   }
-}
-
-/** A header value in plain form, or its `=?base64?…?=` form decoded; null when missing or malformed. */
-export function decodeHeaderValue(value: string | string[] | undefined): string | null {
-  if (typeof value !== 'string') return null;
-  const m = /^=\?base64\?([A-Za-z0-9+/=]*)\?=$/.exec(value);
-  if (!m) return value;
-  const decoded = Buffer.from(m[1], 'base64');
-  // Round trip: a value that is not canonical base64 is malformed, not something to guess at.
-  return decoded.toString('base64') === m[1] ? decoded.toString('utf8') : null;
 }
 
 function mismatch(res: ServerResponse, id: RequestId, message: string): void {

@@ -1,4 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { callToolResultSchema, isPlainObject } from './lean-messages.ts';
@@ -24,6 +24,8 @@ export type CallRelay = {
    * back as it is (InputRequiredError) for the client to answer and call again.
    */
   passThrough?: boolean;
+  /** Mcp-Param-* headers of this call (the tool's x-mcp-header arguments), sent to a 2026-07-28 server. */
+  headers?: Record<string, string>;
   /** This call is such a retry: the client's answers and the server's state, sent with the first attempt. */
   retry?: { inputResponses: Record<string, unknown>; requestState?: string };
   notify(method: RelayedNotification, params: Record<string, unknown>): void;
@@ -192,7 +194,8 @@ export class UpstreamCalls {
         reject(new McpError(ErrorCode.RequestTimeout, reason, { timeout: timeoutMs }));
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer, relay, raw });
-      this.transport.send({ jsonrpc: '2.0', id, method, params: paramsFor(id) }).catch((err) => {
+      const options = relay?.headers && Object.keys(relay.headers).length > 0 ? ({ headers: relay.headers } as TransportSendOptions) : undefined;
+      this.transport.send({ jsonrpc: '2.0', id, method, params: paramsFor(id) }, options).catch((err) => {
         if (!this.pending.delete(id)) return;
         clearTimeout(timer);
         reject(err);

@@ -25,6 +25,13 @@ import { scriptedClient } from './scripted-gateway.ts';
 const KEY = 'modern-upstream-client-key-0123';
 const echoSchema = { type: 'object', properties: { text: { type: 'string', maxLength: 100 } }, required: ['text'], additionalProperties: false };
 
+/** x-mcp-header is a 2026-07-28 extension keyword the SDK's JSON Schema type does not list. */
+const regionSchema = {
+  type: 'object',
+  properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, query: { type: 'string' } },
+  required: ['region'],
+} as Parameters<typeof fromJsonSchema>[0];
+
 let http: Server;
 let url: string;
 /** What the server received: each POST's JSON-RPC method and its headers. */
@@ -38,6 +45,15 @@ beforeAll(async () => {
         content: [{ type: 'text', text: `echo: ${args.text}` }],
         structuredContent: { text: args.text, secret: 'upstream-secret-value' },
       }));
+      // Its region argument travels in the Mcp-Param-Region header too (x-mcp-header), which the SDK checks against the body.
+      server.registerTool(
+        'region',
+        {
+          description: 'Runs in a region.',
+          inputSchema: fromJsonSchema<{ region: string; query?: string }>(regionSchema),
+        },
+        async (args) => ({ content: [{ type: 'text', text: `ran in ${args.region}` }] }),
+      );
       // Asks for a confirmation by retry (2026-07-28 input_required) until it has one.
       server.registerTool(
         'confirm',
@@ -95,7 +111,7 @@ describe('an upstream that speaks MCP 2026-07-28', () => {
   it('is discovered as 2026-07-28 and listed without initialize or a session, every request carrying its envelope and headers', async () => {
     upstream = new Upstream('modern', { kind: 'http', url }, {});
     await upstream.start();
-    expect(upstream.status()).toMatchObject({ state: 'ready', protocol: '2026-07-28', tools: 2 });
+    expect(upstream.status()).toMatchObject({ state: 'ready', protocol: '2026-07-28', tools: 3 });
     const methods = seen.map((s) => s.method);
     expect(methods).toContain('server/discover');
     expect(methods).toContain('tools/list');
@@ -136,7 +152,7 @@ describe('an upstream that speaks MCP 2026-07-28', () => {
     });
     const client = new ModernClient({ name: 'agent', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new ModernTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['mcp__modern__confirm', 'mcp__modern__echo']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['mcp__modern__confirm', 'mcp__modern__echo', 'mcp__modern__region']);
     const before = seen.length;
     const r = await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 'hello' } });
     expect(r.content).toEqual([{ type: 'text', text: 'echo: hello' }]);
@@ -148,7 +164,40 @@ describe('an upstream that speaks MCP 2026-07-28', () => {
     const refused = await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 5 } });
     expect((refused._meta?.toolgate as { errorCode?: string } | undefined)?.errorCode).toBe('validation');
     expect(seen.slice(before).filter((s) => s.method === 'tools/call')).toHaveLength(1);
+    // An x-mcp-header argument: the client mirrors it (checked by the gateway), the gateway mirrors it upstream (checked by the server).
+    const ran = await client.callTool({ name: 'mcp__modern__region', arguments: { region: 'eu-west 1 ü' } });
+    expect(ran.content).toEqual([{ type: 'text', text: 'ran in eu-west 1 ü' }]);
+    const sent = seen.filter((s) => s.method === 'tools/call').at(-1)!;
+    expect(sent.headers['mcp-param-region']).toBe(`=?base64?${Buffer.from('eu-west 1 ü').toString('base64')}?=`);
     await client.close();
+
+    // A client whose header says another region than its body is refused before anything is called.
+    const callsBefore = seen.filter((s) => s.method === 'tools/call').length;
+    const lying = await fetch(listener.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'mcp__modern__region',
+        'mcp-param-region': 'us-east-1',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'mcp__modern__region',
+          arguments: { region: 'eu-west-1' },
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+        },
+      }),
+    });
+    expect(lying.status).toBe(400);
+    expect((await lying.json()).error).toMatchObject({ code: -32020, message: expect.stringMatching(/Mcp-Param-Region/) });
+    expect(seen.filter((s) => s.method === 'tools/call').length).toBe(callsBefore);
   });
 });
 
