@@ -851,11 +851,13 @@ class VectorChooser {
 
     // Visible tools come from one broad request per subject, so no search runs over the whole catalog.
     const pool = this.visiblePool();
+    // Tools already called (their validators compiled) first: the fewer distinct tools the vectors
+    // call, the less a runtime compiles to check them.
     const visible = (pred: (w: Who, t: LoadedTool) => boolean) =>
-      pool.find(({ w, t }) => pred(w, t)) ?? this.find((w, t) => (pred(w, t) ? this.requestFor(w, t, this.allPass()) : null), this.live);
+      validatorsRunFirst(pool).find(({ w, t }) => pred(w, t)) ?? this.find((w, t) => (pred(w, t) ? this.requestFor(w, t, this.allPass()) : null), this.live);
     // The same, for a test of the tool alone: asked once per tool, not once per tool and subject.
     const visibleTool = (test: (t: LoadedTool) => boolean) =>
-      pool.find(({ t }) => test(t)) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live, undefined, test);
+      validatorsRunFirst(pool).find(({ t }) => test(t)) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live, undefined, test);
     const approval = (w: Who, t: LoadedTool) => w.roles.some((r) => this.loaded.roles.get(r)!.requireApproval.has(t.def!.effect));
     const plain = (w: Who, t: LoadedTool) => !t.requiresConnection && w.allowed[t.pos] === 1 && w.denied[t.pos] === 0 && validArguments(t) !== null;
     for (const asks of [false, true]) {
@@ -875,7 +877,7 @@ class VectorChooser {
       const kinds = new Set<string>();
       // Tools with equal schemas (equal text, one validator) give equal tries: each is tried once.
       const invalidBySchema = new Map<string, [string, string][]>();
-      for (const { w, t: x, req: r } of pool.slice(0, 200)) {
+      for (const { w, t: x, req: r } of validatorsRunFirst(pool).slice(0, 200)) {
         if (x.requiresConnection || w.denied[x.pos] === 1) continue;
         // A schema whose failures can only be of kinds already pinned adds no vector: its validator
         // (compiled on first use) is not needed.
@@ -899,25 +901,6 @@ class VectorChooser {
       this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{', connectionId: stray });
       this.call(['R7.4'], req, { name: t.id, arguments: validArguments(t) ?? '{}', connectionId: '' });
     }
-    // A granted connection outside the request's allowedConnectionIds is refused at call time too.
-    const twice = this.find(
-      (w, t) => {
-        const ids = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
-        if (ids.length < (t.requiresConnection ? 2 : 1)) return null;
-        // The request before the arguments: finding arguments may compile the tool's input schema.
-        const req = this.requestFor(w, t, this.allPass());
-        if (req === null || validArguments(t) === null) return null;
-        return { ...req, allowedConnectionIds: t.requiresConnection ? ids.slice(0, 1) : [] };
-      },
-      this.live,
-      undefined,
-      // Most tools no grant covers: that needs no subject to tell, so it is asked once per tool.
-      (t) => this.loaded.grants.some((g) => g.tools[t.pos] === 1),
-    );
-    if (twice) {
-      const last = this.grantsFor(twice.w, twice.t, AT_MS).at(-1)!.connectionId;
-      this.call(['R7.4'], twice.req, { name: twice.t.id, arguments: validArguments(twice.t)!, connectionId: last });
-    }
     // Connections: missing is validation, outside the granted set policy_denied, both before the arguments.
     const conn = visibleTool((t) => t.requiresConnection);
     if (conn) {
@@ -933,12 +916,32 @@ class VectorChooser {
       // Granted, but not among the request's allowedConnectionIds: the tool is not visible.
       this.call(['R7.3', 'R7.4'], { ...req, allowedConnectionIds: [outside] }, { name: t.id, arguments: args, connectionId: granted[0] });
     }
+    // A granted connection outside the request's allowedConnectionIds is refused at call time too.
+    const twice = this.find(
+      (w, t) => {
+        const ids = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
+        if (ids.length < (t.requiresConnection ? 2 : 1)) return null;
+        // The request before the arguments: finding arguments may compile the tool's input schema.
+        const req = this.requestFor(w, t, this.allPass());
+        if (req === null || validArguments(t) === null) return null;
+        return { ...req, allowedConnectionIds: t.requiresConnection ? ids.slice(0, 1) : [] };
+      },
+      validatorsRunFirst(this.live.map((t) => ({ t }))).map(({ t }) => t),
+      undefined,
+      // Most tools no grant covers: that needs no subject to tell, so it is asked once per tool.
+      (t) => this.loaded.grants.some((g) => g.tools[t.pos] === 1),
+    );
+    if (twice) {
+      const last = this.grantsFor(twice.w, twice.t, AT_MS).at(-1)!.connectionId;
+      this.call(['R7.4'], twice.req, { name: twice.t.id, arguments: validArguments(twice.t)!, connectionId: last });
+    }
     // A connectionId member that a schema left open would accept is refused all the same. Whether
     // a schema is open is asked tool by tool, in catalog order, only until one serves: asking
     // it runs (and so compiles) the tool's validator, which a catalog of open schemas would
     // otherwise pay for every distinct schema in it.
     const isOpen = (t: LoadedTool) => smuggledArguments(t) !== null;
-    const open = pool.find(({ t }) => isOpen(t)) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live, undefined, isOpen);
+    const open =
+      validatorsRunFirst(pool).find(({ t }) => isOpen(t)) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live, undefined, isOpen);
     if (open) {
       const { w, t, req } = open;
       const connectionId = t.requiresConnection ? this.grantsFor(w, t, AT_MS)[0]?.connectionId : undefined;
@@ -1067,12 +1070,27 @@ const localeOrder = new Intl.Collator();
 // How many of an answer's first visible ids answerScore looks at for a locale inversion.
 const ANSWER_IDS_SCORED = 200;
 
+// The tools whose input-schema validator the chooser has run (so compiled). A runtime compiles
+// the validator of every tool a decide vector calls while it checks the vectors, each costing it
+// milliseconds: searches for a tool to call try these first, so the vectors call few distinct ones.
+const validatorsRun = new WeakSet<LoadedTool>();
+
+function validatorOf(t: LoadedTool): LoadedTool['validateInput'] {
+  validatorsRun.add(t);
+  return t.validateInput;
+}
+
+/** The entries whose tool's validator already ran first, the others after, each in their order. */
+function validatorsRunFirst<E extends { t: LoadedTool }>(entries: readonly E[]): E[] {
+  return [...entries.filter((e) => validatorsRun.has(e.t)), ...entries.filter((e) => !validatorsRun.has(e.t))];
+}
+
 // By validator: tools with one schema share one, and a search asks the same question of many tools.
 const emptyAccepted = new WeakMap<object, boolean>();
 
 /** Whether the tool's input schema accepts `{}` (absent arguments); null for a tool without one. */
 function acceptsNoArguments(t: LoadedTool): boolean | null {
-  const validate = t.validateInput;
+  const validate = validatorOf(t);
   if (!validate) return null;
   // A root `required` refuses `{}` whatever else the schema says, without its validator being compiled.
   const required = (t.def!.inputSchema as { required?: unknown }).required;
@@ -1094,7 +1112,7 @@ function validArguments(t: LoadedTool): string | null {
 }
 
 function findValidArguments(t: LoadedTool): string | null {
-  const validate = t.validateInput;
+  const validate = validatorOf(t);
   if (!validate) return null;
   const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   const tries: unknown[] = [{}];
@@ -1143,7 +1161,7 @@ export function mayFailAnew(schema: Record<string, unknown>, kinds: ReadonlySet<
 
 /** JSON texts of arguments the input schema refuses with exactly one problem, by ajv keyword. */
 export function invalidArguments(t: LoadedTool): [string, string][] {
-  const validate = t.validateInput;
+  const validate = validatorOf(t);
   if (!validate) return [];
   const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[]; additionalProperties?: unknown };
   const base = JSON.parse(validArguments(t) ?? '{}') as Record<string, unknown>;
@@ -1173,7 +1191,7 @@ const smuggledOf = new WeakMap<object, string | null>();
  * a reading that looks only at the top level fails too), or null when the schema refuses each.
  */
 function smuggledArguments(t: LoadedTool): string | null {
-  const validate = t.validateInput;
+  const validate = validatorOf(t);
   if (!validate) return null;
   const known = smuggledOf.get(validate);
   if (known !== undefined) return known;
@@ -1225,7 +1243,7 @@ const failingOf = new WeakMap<object, string | null>();
 
 /** JSON text of arguments failing the schema elsewhere that also hold a top-level `connectionId`, or null. */
 function failingWithMember(t: LoadedTool): string | null {
-  const validate = t.validateInput;
+  const validate = validatorOf(t);
   if (!validate) return null;
   if (failingOf.has(validate)) return failingOf.get(validate)!;
   let found: string | null = null;

@@ -5,9 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Bundle, ConnectionGrant, Group, State, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
+import type { Bundle, Tool } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
-import { definitionHash } from '../../runtime/definition-hash.ts';
 import { conformanceFailures, runtimeSubject } from '../../runtime/conformance.ts';
 import { createView, decide } from '../../runtime/decide.ts';
 import type { ToolCall } from '../../runtime/decide.ts';
@@ -21,76 +20,18 @@ import { CALL_ACTION } from '../../server/policy-engine/casbin-policy.ts';
 import { createTenantEnforcer } from '../../server/policy-engine/enforcer.ts';
 import { KeyStore } from '../../server/signing/key-store.ts';
 import { signBundle } from '../../server/signing/sign.ts';
+import { BENCH_GROUPS, BENCH_TOOLS, benchArguments, benchRandom, benchSnapshot, benchTools } from '../engine/bench-tenant.ts';
 
-const TOOLS = 2000;
 // BENCH_TENANTS shortens a run on a busy machine (the one-enforcer-for-all row then holds fewer tenants).
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 100);
-const NAMESPACES = ['core', 'mcp__github', 'mcp__jira', 'mcp__fs', 'mcp__slack', 'mcp__db', 'mcp__search', 'host'];
-const VERBS = ['get', 'list', 'create', 'update', 'delete', 'search', 'read', 'write'];
-const GROUPS = Array.from({ length: 20 }, (_, i) => `g${i}`);
-const STATES = ['research', 'analysis', 'modification', 'results'];
-
-let seed = 42;
-const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
-const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
-
-// Shaped as the server stores a tool saved through the API: with its source and the definition
-// hash computed on save (the compiler takes the stored hash instead of hashing 2,000 definitions).
-const tools: Tool[] = Array.from({ length: TOOLS }, (_, i) => {
-  const ns = NAMESPACES[i % NAMESPACES.length];
-  const id = `${ns}__${VERBS[(i >> 3) % VERBS.length]}_${String(i).padStart(4, '0')}`;
-  const description = `Tool number ${i}: does ${VERBS[(i >> 3) % VERBS.length]} things in ${ns}.`;
-  const inputSchema = {
-    type: 'object',
-    additionalProperties: false,
-    required: [`arg${i % 7}`],
-    properties: { [`arg${i % 7}`]: { type: 'string', maxLength: 100 + (i % 13) }, limit: { type: 'integer', minimum: 1, maximum: 100 } },
-  };
-  return {
-    id,
-    description,
-    inputSchema,
-    source: { kind: 'core' },
-    definitionHash: definitionHash({ name: id, description, inputSchema }),
-    effect: pick(['read_only', 'state_change', 'external_side_effect'] as const),
-    redaction: { allow: ['result', 'items[].id'] },
-    groups: [pick(GROUPS), pick(GROUPS)].filter((g, k, a) => a.indexOf(g) === k),
-    ...(i % 5 === 0 ? { availableInStates: ['undefined', pick(STATES)] } : {}),
-    ...(i % 9 === 0 ? { requires: [{ fact: 'hostSession', in: ['ready'] }] } : {}),
-    ...(i % 17 === 0 ? { requiresConnection: true } : {}),
-    parallel: { safe: i % 3 !== 0, ...(i % 4 === 0 ? { resourceKey: `r${i % 10}` } : {}) },
-    status: i % 50 === 0 ? 'quarantined' : 'active',
-  };
-});
-const groups: Group[] = GROUPS.map((name, i) => ({ name, includes: i % 5 === 0 && i + 1 < GROUPS.length ? [GROUPS[i + 1]] : [] }));
-const states: State[] = STATES.map((name) => ({ name }));
-
-function tenantSnapshot(t: number): Snapshot {
-  const roles: NonNullable<TenantPolicy['roles']> = {};
-  for (let r = 0; r < 5; r++) {
-    roles[`role${r}`] = {
-      groups: r === 0 ? ['*'] : GROUPS.filter(() => rand() < 0.4),
-      allow: [`${pick(NAMESPACES)}__*`, `${pick(NAMESPACES)}__${pick(VERBS)}_*`, pick(tools).id, `*_${String(Math.floor(rand() * 20)).padStart(2, '0')}*`],
-      deny: [`${pick(NAMESPACES)}__delete_*`, pick(tools).id],
-      requireApproval: r % 2 ? ['external_side_effect'] : ['state_change', 'external_side_effect'],
-    };
-  }
-  const bindings: Record<string, string[]> = {};
-  for (let s = 0; s < 20; s++) bindings[`agent:a${s}`] = [`role${s % 5}`, ...(s % 3 === 0 ? [`role${(s + 1) % 5}`] : [])];
-  const grants: ConnectionGrant[] = Array.from({ length: 5 }, (_, g) => ({
-    connectionId: `conn-${t}-${g}`,
-    subjects: [`role${g}`],
-    tools: [`${pick(NAMESPACES)}__*`],
-  }));
-  return {
-    tenant: { id: `tenant-${t}`, name: `Tenant ${t}` },
-    policy: { roles, bindings, profiles: { openai: { enable: [], disable: [tools[1].id] } } },
-    tools,
-    groups,
-    states,
-    grants,
-  };
-}
+// BENCH_SCHEMAS=distinct: every tool has an input schema of its own, as in a real imported catalog
+// (bundle-format.bench.ts sets both catalogs side by side, v1 against v2).
+const DISTINCT = process.env.BENCH_SCHEMAS === 'distinct';
+const TOOLS = BENCH_TOOLS;
+const GROUPS = BENCH_GROUPS;
+const { rand, pick } = benchRandom(42);
+const tools: Tool[] = benchTools({ distinct: DISTINCT });
+const tenantSnapshot = (t: number): Snapshot => benchSnapshot(t, tools);
 
 function time<T>(fn: () => T): { ms: number; value: T } {
   const start = process.hrtime.bigint();
@@ -125,7 +66,9 @@ const keysDir = mkdtempSync(join(tmpdir(), 'toolgate-bench-keys-'));
 try {
   const keyStore = new KeyStore(join(keysDir, 'keys'));
   const key = await keyStore.signer();
-  console.log(`engine benchmark: ${TOOLS} tools, ${TENANTS} tenants, 5 roles and 20 subjects per tenant\n`);
+  console.log(
+    `engine benchmark: ${TOOLS} tools (${DISTINCT ? 'each with its own input schema' : 'sharing a few input schemas'}), ${TENANTS} tenants, 5 roles and 20 subjects per tenant\n`,
+  );
 
   // Compile + sign.
   const snapshots = Array.from({ length: TENANTS }, (_, t) => tenantSnapshot(t));
@@ -200,11 +143,7 @@ try {
   const Q = 4096;
   const requestFor = (s: string) => ({ subject: s, groups: ['*'], facts: { hostSession: 'ready' }, at: '2026-01-01T00:00:00Z' });
   const views = new Map(subjects.map((s) => [s, createView(loaded, requestFor(s))]));
-  const argsFor = (toolId: string) => {
-    const tool = loaded.byId.get(toolId)!;
-    const required = (tool.def?.inputSchema as { required?: string[] } | undefined)?.required?.[0] ?? 'arg0';
-    return JSON.stringify({ [required]: 'x' });
-  };
+  const argsFor = (toolId: string) => JSON.stringify(benchArguments(loaded.byId.get(toolId)?.def?.inputSchema));
   type Query = { subject: string; tool: string; call: ToolCall };
   const mix: Query[] = Array.from({ length: Q }, (_, i) => {
     const subject = pick(subjects);

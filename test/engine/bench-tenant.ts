@@ -125,3 +125,14 @@ export function benchSnapshot(t: number, tools: Tool[], random = benchRandom(100
     grants,
   };
 }
+
+/** Arguments a benchmark tool's input schema accepts: each required property with a value of its kind. */
+export function benchArguments(inputSchema: Record<string, unknown> | undefined): Record<string, unknown> {
+  const schema = inputSchema as { required?: string[]; properties?: Record<string, { type?: string; enum?: unknown[] }> } | undefined;
+  const args: Record<string, unknown> = {};
+  for (const name of schema?.required ?? []) {
+    const p = schema?.properties?.[name];
+    args[name] = p?.enum?.[0] ?? (p?.type === 'integer' ? 1 : 'x');
+  }
+  return args;
+}
