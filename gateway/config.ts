@@ -6,6 +6,7 @@ import type { EvaluationRequest, GatewayClient, GatewayConfig, GatewayUpstream }
 import { escapePointer, validate } from '../policy-schemas/index.ts';
 import type { TrustedKeys } from '../runtime/verify-bundle.ts';
 import type { RootKey } from '../runtime/verify-key-set.ts';
+import { type ResolvedOAuth, clientsReachedByOAuth, resolveOAuth } from './oauth-config.ts';
 
 /** One problem with a configuration, located by JSON pointer; never carries an environment value. */
 export type ConfigProblem = { pointer: string; message: string };
@@ -38,6 +39,8 @@ export type ResolvedConfig = {
   upstreams: Map<string, GatewayUpstream>;
   timeouts: { callMs: number; approvalMs: number; relistMs: number };
   limits: { sessionsPerClient: number };
+  /** OAuth access tokens taken besides static keys (auth.oauth); absent or null when only keys are. */
+  oauth?: ResolvedOAuth | null;
   /** Raw sha-256 of the metrics key; null when /metrics is not served. */
   metricsKeyDigest: Buffer | null;
 };
@@ -121,9 +124,14 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
   let listen: ResolvedConfig['listen'];
   if ('http' in c.listen) {
     const h = c.listen.http;
+    // A client that signs in with OAuth only is told apart by its token's claims instead.
+    const byToken = clientsReachedByOAuth(c.auth?.oauth);
     c.clients.forEach((entry, i) => {
-      if (entry.key === undefined && entry.keySha256 === undefined)
-        problems.push({ pointer: `/clients/${i}`, message: 'needs key or keySha256: HTTP clients are told apart by their key' });
+      if (entry.key === undefined && entry.keySha256 === undefined && !byToken.has(entry.name))
+        problems.push({
+          pointer: `/clients/${i}`,
+          message: 'needs key or keySha256 (or an /auth/oauth/clients mapping): HTTP clients are told apart by their key',
+        });
     });
     listen = { kind: 'http', host: h.host ?? '127.0.0.1', port: h.port, path: h.path ?? '/mcp', allowedOrigins: h.allowedOrigins ?? [] };
   } else {
@@ -142,6 +150,7 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
         problems.push({ pointer: `/upstreams/${escapePointer(id)}/env/${i}`, message: 'TOOLGATE_* variables are not passed to upstream servers' });
     });
   }
+  const oauth = resolveOAuth(c.auth?.oauth, clients, listen.kind === 'http', problems);
   let metricsKeyDigest: Buffer | null = null;
   if (c.metrics) {
     if (c.metrics.key !== undefined && c.metrics.keySha256 !== undefined) problems.push({ pointer: '/metrics', message: 'give key or keySha256, not both' });
@@ -170,6 +179,7 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
       upstreams,
       timeouts: { callMs: c.timeouts?.callMs ?? 30_000, approvalMs: c.timeouts?.approvalMs ?? 120_000, relistMs: c.timeouts?.relistMs ?? 60_000 },
       limits: { sessionsPerClient: c.limits?.sessionsPerClient ?? 100 },
+      oauth,
       metricsKeyDigest,
     },
   };

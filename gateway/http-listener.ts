@@ -8,6 +8,7 @@ import type { Gateway, GatewaySession } from './gateway.ts';
 import { HttpSessionTransport } from './http-session-transport.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { type ModernContext, handleModernRequest, isModernRequest } from './modern-http.ts';
+import type { OAuthResourceServer, TokenAuthentication } from './oauth-resource-server.ts';
 import { StateHandles } from './state-handles.ts';
 
 type HttpListen = Extract<ResolvedConfig['listen'], { kind: 'http' }>;
@@ -36,6 +37,8 @@ export type HttpListenerOptions = {
   stateHandles?: StateHandles;
   /** The gateway's version, as server/discover names it. */
   version?: string;
+  /** Takes OAuth access tokens besides static keys, and serves the protected resource metadata (auth.oauth). */
+  oauth?: OAuthResourceServer | null;
 };
 
 export type HttpListener = { url: string; port: number; close(): Promise<void> };
@@ -82,6 +85,7 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz' && req.method === 'GET') return sendJson(res, 200, o.health(), { 'cache-control': 'no-store' });
     if (path === '/metrics' && req.method === 'GET') return metrics(req, res);
+    if (o.oauth && req.method === 'GET' && o.oauth.servesMetadataAt(path)) return o.oauth.answerMetadata(res);
     if (path !== o.listen.path) return sendJson(res, 404, { error: 'not found' });
 
     const origin = req.headers.origin;
@@ -91,13 +95,22 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     const address = req.socket.remoteAddress ?? 'unknown';
     const wait = retryAfter(limiter, address);
     if (wait) return sendRpcError(res, 429, -32000, 'Too many failed authentications; try again later', { ...wait, connection: 'close' });
-    const who = keys.identify(req.socket, req.headers.authorization);
+    let who: TokenAuthentication = keys.identify(req.socket, req.headers.authorization);
+    // Not a known key: perhaps an access token from a configured issuer.
+    if (who.kind === 'refused' && o.oauth) who = await o.oauth.identify(req.socket, req.headers.authorization);
+    if (who.kind === 'unavailable') {
+      return sendRpcError(res, 503, -32000, "The access token's issuer cannot be reached to check it; try again later", {
+        'retry-after': '30',
+        connection: 'close',
+      });
+    }
     if (who.kind !== 'client') {
       // No credential at all is not a guess at a key: it is answered, not held against the address.
       if (who.kind === 'refused') failed(limiter, address);
       else o.metrics.unauthorized.inc({ status: '401' });
-      return sendRpcError(res, 401, -32000, 'Unauthorized: a known client key is required (Authorization: Bearer <key>)', {
-        'www-authenticate': 'Bearer realm="toolgate-gateway"',
+      const wanted = o.oauth ? 'a known client key or an access token for this resource' : 'a known client key';
+      return sendRpcError(res, 401, -32000, `Unauthorized: ${wanted} is required (Authorization: Bearer <key>)`, {
+        'www-authenticate': o.oauth ? o.oauth.challenge(who.kind === 'refused') : 'Bearer realm="toolgate-gateway"',
         connection: 'close',
       });
     }

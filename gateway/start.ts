@@ -8,6 +8,7 @@ import { Gateway } from './gateway.ts';
 import { startHttpListener } from './http-listener.ts';
 import type { HttpListener } from './http-listener.ts';
 import { createGatewayMetrics } from './metrics.ts';
+import { OAuthResourceServer } from './oauth-resource-server.ts';
 import { PolicySource } from './policy-source.ts';
 import { StateHandles, loadStateKey } from './state-handles.ts';
 import { startStdioListener } from './stdio-listener.ts';
@@ -127,6 +128,7 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
         health,
         sessionsPerClient: config.limits.sessionsPerClient,
         stateHandles,
+        oauth: config.oauth ? new OAuthResourceServer(config.oauth, { listenPath: config.listen.path }) : null,
       });
     } else {
       stdio = await startStdioListener(gateway, config.listen.client, { stateHandles });

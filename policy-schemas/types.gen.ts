@@ -1511,6 +1511,34 @@ client: string
  */
 clients: [GatewayClient, ...(GatewayClient)[]]
 /**
+ * Other ways for clients to authenticate besides their static keys.
+ */
+auth?: {
+/**
+ * The gateway as an OAuth 2.1 resource server (MCP authorization): it publishes RFC 9728 metadata naming the issuers, and takes JWT access tokens they issue for `resource` (RFC 8707), mapped to a `clients` entry by their claims. HTTP listener only.
+ */
+oauth: {
+/**
+ * The gateway's resource identifier: the public URL of its MCP endpoint as clients reach it (e.g. `https://gateway.example.com/mcp`), no fragment. Tokens must name it in `aud` unless an issuer gives its own `audience`.
+ */
+resource: string
+/**
+ * The authorization servers whose tokens are taken, each matched exactly against a token's `iss`.
+ * 
+ * @minItems 1
+ * @maxItems 64
+ */
+issuers: [GatewayOAuthIssuer, ...(GatewayOAuthIssuer)[]]
+/**
+ * Which `clients` entry a token is: the first mapping, in this order, whose claim matches (equal to `value`, or a list claim containing it; `email` counts only with `email_verified: true`). A token no mapping matches is refused.
+ * 
+ * @minItems 1
+ * @maxItems 10000
+ */
+clients: [GatewayOAuthClient, ...(GatewayOAuthClient)[]]
+}
+}
+/**
  * The MCP servers in front of which the gateway stands, by their MCP server id in Toolgate (a tool `mcp__<id>__<name>` is served by upstream `<id>`).
  */
 upstreams: {
@@ -1567,6 +1595,30 @@ state?: string
 facts?: Facts
 profile?: string
 connections?: AllowedConnectionIds
+}
+
+export interface GatewayOAuthIssuer {
+/**
+ * The issuer identifier exactly as the provider writes it in `iss`.
+ */
+issuer: string
+/**
+ * The `aud` this issuer's tokens carry for the gateway when it is not `resource` (e.g. an application ID URI or `api://…`).
+ */
+audience?: string
+/**
+ * Where the issuer's signing keys are; default: `jwks_uri` of its metadata (`/.well-known/openid-configuration`, then `/.well-known/oauth-authorization-server`).
+ */
+jwksUri?: string
+}
+
+export interface GatewayOAuthClient {
+claim: string
+value: string
+/**
+ * The `name` of a `clients` entry.
+ */
+client: string
 }
 
 export interface Upstream1 {

@@ -1,26 +1,10 @@
 import type { SsoAccess, SsoMapping } from '../../../policy-schemas/types.gen.ts';
+import { claimMatches, countedClaims } from '../../../runtime/claim-match.ts';
 
 type TenantRole = 'editor' | 'viewer';
 
-/**
- * The claims that count. Anyone can type an address into an account at many providers, so
- * `email` counts only when the provider vouches for it with `email_verified: true` (the boolean:
- * a string "true" or an absent flag is not a provider's word). Without it, the address is
- * dropped: it matches no mapping and is never written beside the person in the audit trail.
- */
-export function countedClaims(claims: Record<string, unknown>): Record<string, unknown> {
-  if (!Object.hasOwn(claims, 'email') || claims.email_verified === true) return claims;
-  const { email: _unverified, ...rest } = claims;
-  return rest;
-}
-
-/** True when the claim equals the mapping's value, or (a list claim such as `groups`) contains it. */
-export function claimMatches(claims: Record<string, unknown>, mapping: Pick<SsoMapping, 'claim' | 'value'>): boolean {
-  if (!Object.hasOwn(claims, mapping.claim)) return false;
-  const v = claims[mapping.claim];
-  const same = (x: unknown) => (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') && String(x) === mapping.value;
-  return Array.isArray(v) ? v.some(same) : same(v);
-}
+// The claim rule is shared with the gateway's OAuth client mappings.
+export { claimMatches, countedClaims };
 
 /**
  * What a person's claims give under the mappings. A session holds one role and a set of tenants,
