@@ -748,7 +748,7 @@ function dialectSchema(r: Rng): Record<string, unknown> {
       definitions: { shared: leafSchema(r) },
       properties: {
         a: { type: 'array', items: [leafSchema(r), leafSchema(r)], additionalItems: r.chance(0.5) ? false : leafSchema(r) },
-        b: { $ref: '#/definitions/shared' },
+        b: { $ref: '#/definitions/shared', ...(r.chance(0.5) ? leafSchema(r) : {}) },
         c: leafSchema(r),
       },
       dependencies: { a: ['c'], b: { required: ['a'] } },
