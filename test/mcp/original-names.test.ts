@@ -20,6 +20,9 @@ const offered: FixtureState = {
 
 const sha8 = (name: string) => createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 8);
 
+/** The name a catalog entry's MCP server gives it (an excluded entry carries none). */
+const nameOf = (x: Bundle['catalog']['tools'][number]) => ('source' in x ? x.source?.originalName : undefined);
+
 let t: TestApp;
 const fixture = new StateFileServer(offered);
 
@@ -65,7 +68,7 @@ describe('an MCP tool whose name no id can hold', () => {
     expect((await t.request('POST', `/v1/tenants/${TENANT}/bundles`, { body: { reason: 'dotted names' } })).status).toBe(201);
     const latest = await t.request('GET', `/v1/tenants/${TENANT}/bundles/latest`);
     bundle = JSON.parse(latest.text) as Bundle;
-    const sources = bundle.catalog.tools.filter((x) => x.id.startsWith('mcp__rec__')).map((x) => [x.id, x.source?.originalName]);
+    const sources = bundle.catalog.tools.filter((x) => x.id.startsWith('mcp__rec__')).map((x): [string, string | undefined] => [x.id, nameOf(x)]);
     expect(new Map(sources)).toEqual(
       new Map([
         [added[0], 'github.create_issue'],
@@ -92,7 +95,7 @@ describe('an MCP tool whose name no id can hold', () => {
       .tools.map((x) => x.name)
       .filter((n) => n.startsWith('mcp__rec__'));
     expect(listed).toHaveLength(2);
-    const byName = new Map(bundle.catalog.tools.map((x) => [x.source?.originalName, x.id]));
+    const byName = new Map(bundle.catalog.tools.map((x) => [nameOf(x), x.id]));
     for (const name of ['github.create_issue', 'github/create_issue']) {
       const id = byName.get(name)!;
       expect(listed).toContain(id);
@@ -118,7 +121,7 @@ describe('an MCP tool whose name no id can hold', () => {
       initialState: 'undefined',
     });
     expect(gateway.list(session).tools.filter((x) => x.name.startsWith('mcp__rec__'))).toEqual([]);
-    const id = bundle.catalog.tools.find((x) => x.source?.originalName === 'github.create_issue')!.id;
+    const id = bundle.catalog.tools.find((x) => nameOf(x) === 'github.create_issue')!.id;
     const refused = (await gateway.call(session, { name: id, arguments: { title: 'x' } })) as CallToolResult;
     expect(refused.isError).toBe(true);
     expect(calls).toEqual([]);
