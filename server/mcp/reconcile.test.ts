@@ -170,6 +170,16 @@ describe('reconcileTools', () => {
     ]);
   });
 
+  it('refuses a name longer than the inventory keeps (256 characters) and an empty one, importing the rest', () => {
+    const r = run([offer('n'.repeat(257)), offer(''), offer('fine.name')]);
+    expect(r.added).toEqual(['mcp__srv__fine_name']);
+    expect(r.rejected).toEqual([
+      { name: '', message: 'the name is empty' },
+      { name: 'n'.repeat(257), message: 'the definition cannot be stored: /source/originalName must NOT have more than 256 characters' },
+    ]);
+    expect(run([offer('n'.repeat(256))]).rejected).toEqual([]);
+  });
+
   it('accepts a name that makes an id of exactly 64 characters', () => {
     const name = 'y'.repeat(64 - 'mcp__srv__'.length);
     expect(run([offer(name)]).added).toEqual([`mcp__srv__${name}`]);
