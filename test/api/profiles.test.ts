@@ -2,6 +2,7 @@
 // visible only under a profile that enables it; disable hides under the named profile; an
 // unknown profile name is no profile.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadBundle } from '../../runtime/load-bundle.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 let t: TestApp;
@@ -44,10 +45,12 @@ describe('profiles through the API', () => {
     expect(visible(await t.request('POST', `${base}/simulate`, { body: coder }))).toContain('core__host_fs_grep');
   });
 
-  it('R6.12 lists the profile-scoped tools in the published bundle index', async () => {
+  it('R6.12 publishes the profiles a runtime derives the profile-scoped tools from (R2.4)', async () => {
     const pub = await t.request('POST', `${base}/bundles`, { body: { reason: 'profiles' } });
     expect([200, 201]).toContain(pub.status);
     const latest = await t.request('GET', `${base}/bundles/latest`);
-    expect(latest.json.index.profileScoped).toEqual(['core__host_fs_apply_patch', 'core__host_fs_edit_file']);
+    expect(latest.json.index).toBeUndefined();
+    const loaded = loadBundle(latest.json);
+    expect(loaded.tools.filter((x) => loaded.profileScoped[x.pos] === 1).map((x) => x.id)).toEqual(['core__host_fs_apply_patch', 'core__host_fs_edit_file']);
   });
 });
