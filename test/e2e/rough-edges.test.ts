@@ -113,6 +113,36 @@ describe('reviewing imported tools', () => {
   });
 });
 
+describe('a long review queue', () => {
+  it('lists 13 more imported tools a line each, opening a definition on request', async () => {
+    const fixture = new StateFileServer({
+      tools: Array.from({ length: 13 }, (_, i) => ({
+        name: `op_${i}`,
+        description: `Operation ${i} on the ledger.`,
+        inputSchema: { type: 'object', properties: { account: { type: 'string' }, amount: { type: 'number' } }, required: ['account'] },
+      })),
+    });
+    try {
+      expect((await c.api('POST', '/v1/mcp-servers', { id: 'ledger', label: 'Ledger', transport: fixture.transport() })).status).toBe(201);
+      expect((await c.api('POST', '/v1/mcp-servers/ledger/sync', {})).status).toBe(200);
+      await go('/mcp');
+      const queue = page.getByRole('region', { name: 'Review queue' });
+      const op7 = queue.getByRole('region', { name: 'Review mcp__ledger__op_7' });
+      await op7.getByText(/Operation 7 on the ledger\.\s+· parameters account, amount/).waitFor();
+      // 15 tools wait; the queue stays a page or two, not a wall of JSON.
+      expect((await queue.boundingBox())!.height).toBeLessThan(3000);
+      expect(await queue.getByRole('table').count()).toBe(0);
+      await op7.getByRole('button', { name: 'Show the definition of mcp__ledger__op_7' }).click();
+      await op7
+        .getByRole('table', { name: 'Parameters of mcp__ledger__op_7' })
+        .getByRole('row', { name: /account\s+string\s+yes/ })
+        .waitFor();
+    } finally {
+      fixture.dispose();
+    }
+  });
+});
+
 describe('publishing and the fleet', () => {
   it('refuses to read "latest" in green while a runtime on the latest version is stale with an expired bundle', async () => {
     expect((await c.api('POST', '/v1/tenants/globex-eng/bundles', { reason: 'v1' })).status).toBe(201);
@@ -165,17 +195,17 @@ describe('tools in bulk', () => {
       });
       if (r.status !== 201) throw new Error(r.text);
     }
-    await go('/tools?redaction=none');
+    await go('/tools?redaction=none&q=bulk__');
     const table = page.getByRole('table', { name: 'Tools' });
     await table.getByRole('checkbox', { name: 'Select all tools on this page' }).check();
     await page.getByRole('button', { name: /Select all \d+ tools that match these filters/ }).click();
     const bulk = page.getByRole('group', { name: 'Bulk actions' });
-    await bulk.getByText(/^6\d selected$/).waitFor();
+    await bulk.getByText(/^60 selected$/).waitFor();
     await bulk.getByLabel('Output fields kept').fill('title, items[].id');
     await bulk.getByLabel('Reason').fill('keep only titles and ids');
     await bulk.getByRole('button', { name: 'Set redaction allowlist' }).click();
-    await bulk.getByText(/Set the redaction allowlist of 6\d tool\(s\)\./).waitFor();
-    const left = await c.api('GET', '/v1/tools?redaction=none&limit=1000');
+    await bulk.getByText(/Set the redaction allowlist of 60 tool\(s\)\./).waitFor();
+    const left = await c.api('GET', '/v1/tools?redaction=none&q=bulk__&limit=1000');
     expect(left.json.total).toBe(0);
     const one = await c.api('GET', '/v1/tools/bulk__tool-59');
     expect(one.json.redaction).toEqual({ allow: ['title', 'items[].id'] });

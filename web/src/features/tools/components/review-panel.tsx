@@ -18,15 +18,20 @@ export function ReviewPanel({
   selected,
   onSelect,
   onApproved,
+  compact = false,
 }: {
   tool: Tool;
   editable: boolean;
   selected?: boolean;
   onSelect?: (selected: boolean) => void;
   onApproved: (result: BulkApproval) => void;
+  /** In a long queue: one line per tool until its definition is asked for. */
+  compact?: boolean;
 }) {
   const [approving, setApproving] = useState(false);
+  const [open, setOpen] = useState(!compact);
   const review = tool.review!;
+  const params = Object.keys((review.current.inputSchema as { properties?: Record<string, unknown> }).properties ?? {});
   return (
     <section className="review card" aria-label={`Review ${tool.id}`}>
       <header className="card-header">
@@ -49,11 +54,30 @@ export function ReviewPanel({
         ) : null}
         . Detected {new Date(review.detectedAt).toLocaleString()}.
       </p>
-      {review.previous ? (
-        <DiffView before={review.previous} after={review.current} label={`Definition diff of ${tool.id}`} />
-      ) : (
-        <OfferedDefinition tool={tool} definition={review.current} />
-      )}
+      {compact ? (
+        <p className="small">
+          {review.current.description ?? <span className="muted">No description.</span>}{' '}
+          <span className="muted">
+            · {params.length ? `parameters ${params.join(', ')}` : 'no parameters'}
+            {Object.keys(tool.source?.hints ?? {}).length
+              ? ` · claims ${Object.entries(tool.source?.hints ?? {})
+                  .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
+                  .join(', ')}`
+              : ''}
+          </span>{' '}
+          <button type="button" className="link-button" aria-expanded={open} onClick={() => setOpen(!open)}>
+            {open ? 'Hide the definition' : review.previous ? 'Show what changed' : 'Show the definition'}
+            <span className="sr-only"> of {tool.id}</span>
+          </button>
+        </p>
+      ) : null}
+      {open ? (
+        review.previous ? (
+          <DiffView before={review.previous} after={review.current} label={`Definition diff of ${tool.id}`} />
+        ) : (
+          <OfferedDefinition tool={tool} definition={review.current} />
+        )
+      ) : null}
       {review.problems?.length ? (
         <div className="notice notice-warn" role="note">
           Cannot be approved as offered: {review.problems.map((p) => `${p.pointer} ${p.message}`).join('; ')}

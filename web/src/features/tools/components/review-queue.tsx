@@ -7,6 +7,9 @@ import { ApprovalForm } from './approval-form.tsx';
 import { ApprovalOutcome } from './approval-outcome.tsx';
 import { ReviewPanel } from './review-panel.tsx';
 
+// A few tools are shown whole; a longer queue lists one line per tool, each opened on request.
+const COMPACT_AFTER = 3;
+
 /**
  * Quarantined imported tools, each reviewable; several can be approved at once with the same
  * answers. The outcome of the last approval stays on screen after its cards are gone.
@@ -56,6 +59,7 @@ export function ReviewQueue({ editable }: { editable: boolean }) {
               setSelected(next);
             }}
             onApproved={(r) => done(r.approved)}
+            compact={items.length > COMPACT_AFTER}
           />
         ) : (
           <p key={t.id}>
