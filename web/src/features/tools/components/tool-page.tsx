@@ -84,8 +84,6 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
     setInputText(pretty(tool.inputSchema), false);
     setOutputText(tool.outputSchema ? pretty(tool.outputSchema) : '', false);
   };
-  // The note follows the input schema as typed; while the text does not parse, the last that did.
-  const draftInputSchema = t.inputSchema;
   const [reason, setReason] = useState('');
   const [saved, setSaved] = useState<string | null>(null);
   const [approved, setApproved] = useState<Tool[] | null>(null);
@@ -263,7 +261,8 @@ function ToolEditor({ server, create, session }: { server: Tool; create: boolean
           <p className="hint">
             <SchemaText text={hints.inputSchema} />
           </p>
-          <ProviderNote inputSchema={draftInputSchema} />
+          {/* The draft follows the text whenever it parses: the note judges what is being typed. */}
+          <ProviderNote inputSchema={t.inputSchema} />
 
           <fieldset className="section">
             <legend>Redaction</legend>
