@@ -361,6 +361,61 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
     expect(matched).toBeGreaterThan(100);
   });
 
+  it('on strings mutated around each asserted format (R14.5)', async () => {
+    const seeds: Record<string, string[]> = {
+      'date-time': ['2024-02-29T23:59:59.123+05:30', '2026-12-31t00:00:00z'],
+      date: ['2024-02-29', '2026-04-30'],
+      time: ['23:59:59Z', '00:00:00.5-12:00'],
+      duration: ['P1Y2M3DT4H5M6S', 'PT36H', 'P2W'],
+      email: ['ada.lovelace+x@mail.example.org'],
+      hostname: ['a-1.example.org', 'x'],
+      ipv4: ['255.255.255.255', '10.0.0.1'],
+      ipv6: ['2001:db8::1', '::ffff:192.0.2.1', '1:2:3:4:5:6:7:8'],
+      uri: ['https://user@example.com:8080/a/b?c=d&e#f', 'urn:isbn:0451450523', 'mailto:a@b.c'],
+      uuid: ['123E4567-e89b-12d3-a456-426614174000'],
+      regex: ['^[a-z]+\\d{2}$', '(?i)ab|cd'],
+    };
+    const formats = Object.keys(seeds);
+    const loaded = build({
+      tools: [tool('core__f', { inputSchema: { type: 'object', properties: Object.fromEntries(formats.map((f) => [f, { type: 'string', format: f }])) } })],
+      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+    });
+    const id = await load(loaded.bundle);
+    const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
+    const view = createView(loaded, request);
+    const ALPHABET = ['0', '9', '١', ':', '-', '.', 'T', 't', ' ', '\n', 'Z', '+', 'a', 'f', 'g', '@', '/', '%', '[', ']', '60', '00', '#', 'é'];
+    const r = rng(777);
+    const refused: Record<string, number> = {};
+    let calls = 0;
+    for (let i = 0; i < 400; i++) {
+      const args: Record<string, string> = {};
+      for (const f of formats) {
+        let v = r.pick(seeds[f]);
+        for (let k = r.int(3); k > 0; k--) {
+          const at = r.int(v.length + 1);
+          const op = r.int(3);
+          v =
+            op === 0
+              ? v.slice(0, at) + r.pick(ALPHABET) + v.slice(at)
+              : op === 1
+                ? v.slice(0, at) + v.slice(at + 1)
+                : v.slice(0, at) + r.pick(ALPHABET) + v.slice(at + 1);
+        }
+        args[f] = v;
+      }
+      const call = { toolCallId: 'c', name: 'core__f', arguments: JSON.stringify(args) };
+      const ts = decide(view, call);
+      const py = await ref.ask<PyDecision>({ op: 'decide', id, request, call });
+      expectSameDecision(ts, py, `arguments ${call.arguments}`);
+      // Each format's verdict, not only the call's: the pointers name every refused format.
+      expect(new Set(py.errors ?? []), `arguments ${call.arguments}`).toEqual(new Set((ts.errors ?? []).map((e) => e.pointer)));
+      for (const p of py.errors ?? []) refused[p] = (refused[p] ?? 0) + 1;
+      calls++;
+    }
+    expect(calls).toBe(400);
+    for (const f of formats) expect(refused[`/${f}`], f).toBeGreaterThan(20);
+  });
+
   it('on argument texts at the edges of I-JSON and the nesting limit', async () => {
     const loaded = build({
       tools: [tool('core__t', { inputSchema: { type: 'object', properties: { n: { type: 'integer' }, m: { type: 'number', multipleOf: 0.1 } } } })],

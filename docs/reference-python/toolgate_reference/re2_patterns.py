@@ -276,16 +276,21 @@ class _Parser:
             atom = self.atom(flags)
             parts.append(self.repetition(atom, flags))
 
+    # RE2's flag groups: flags, then optionally `-` and at least one flag (`(?)` is a no-op,
+    # `(?-)` and `(?i-)` are refused).
+    _FLAGS = r"([imsU]*)(?:-([imsU]+))?"
+
+    def _set_flags(self, m, flags):
+        for ch in m.group(1):
+            flags[ch] = True
+        for ch in m.group(2) or "":
+            flags[ch] = False
+
     def _bare_flags(self, flags):
-        m = re.compile(r"\(\?(-?[imsU]+|[imsU]+-[imsU]*)\)").match(self.s, self.i)
+        m = re.compile(r"\(\?" + self._FLAGS + r"\)").match(self.s, self.i)
         if not m:
             return False
-        on = True
-        for ch in m.group(1):
-            if ch == "-":
-                on = False
-            else:
-                flags[ch] = on
+        self._set_flags(m, flags)
         self.i = m.end()
         return True
 
@@ -361,17 +366,10 @@ class _Parser:
                 body = self.alternation(inner_flags)
                 self.i += 1
                 return "(%s)" % body
-            m = re.compile(r"\?(-?[imsU]*|[imsU]+-[imsU]*):").match(self.s, self.i)
-            if m and m.group(1) not in ("", "-"):
-                on = True
-                for ch in m.group(1):
-                    if ch == "-":
-                        on = False
-                    else:
-                        inner_flags[ch] = on
+            m = re.compile(r"\?" + self._FLAGS + ":").match(self.s, self.i)
+            if m:
+                self._set_flags(m, inner_flags)
                 self.i = m.end()
-            elif self.s.startswith("?:", self.i):
-                self.i += 2
             else:
                 self.error("invalid or unsupported Perl syntax")
             body = self.alternation(inner_flags)
@@ -458,7 +456,8 @@ class _Parser:
             if d != "0" and len(digits) == 1:
                 self.error("invalid escape sequence (a backreference)")
             return int(digits, 8)
-        if d.isascii() and (d.isalnum() or d == "_"):
+        # RE2: an escaped ASCII character that is no letter or digit is itself; any other is refused.
+        if not d.isascii() or d.isalnum():
             self.error("invalid escape sequence")
         return ord(d)
 
