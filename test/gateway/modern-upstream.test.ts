@@ -7,7 +7,7 @@ import { McpServer, acceptedContent, createMcpHandler, fromJsonSchema, inputRequ
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
 import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
@@ -316,6 +316,55 @@ describe('an upstream that asks for input by retry (2026-07-28 input_required)',
       await own.close();
       gw.close();
       await up.close();
+    }
+  });
+});
+
+describe('a hostile 2026-07-28 upstream', () => {
+  it('answering garbage or a result of the wrong shape is upstream_unavailable for that call, and is reconnected', async () => {
+    const echo = { name: 'echo', description: 'Echoes.', inputSchema: { type: 'object', properties: {} } };
+    let calls = 0;
+    const hostile = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: unknown; method: string; params?: { name?: string } };
+        const answer = (result: unknown) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+        };
+        if (body.method === 'server/discover') return answer({ resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: {} } });
+        if (body.method === 'tools/list') return answer({ resultType: 'complete', tools: [echo], ttlMs: 0, cacheScope: 'public' });
+        calls++;
+        if (calls === 1) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          return res.end('Traceback (most recent call last): not JSON-RPC');
+        }
+        if (calls === 2) return answer({ resultType: 'complete', content: 'not a list' });
+        return answer({ resultType: 'complete', content: [{ type: 'text', text: 'fine' }] });
+      });
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    const failures: string[] = [];
+    const up = new Upstream(
+      'hostile',
+      { kind: 'http', url: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/mcp` },
+      { backoff: { initialMs: 50, maxMs: 100 }, onFailure: (_id, m) => failures.push(m) },
+    );
+    try {
+      await up.start();
+      expect(up.status()).toMatchObject({ state: 'ready', protocol: '2026-07-28' });
+      expect(await up.call('echo', {}, 2000)).toMatchObject({ ok: false, code: 'upstream_unavailable' });
+      await vi.waitFor(() => expect(up.isReady()).toBe(true), { timeout: 10_000 });
+      expect(await up.call('echo', {}, 2000)).toMatchObject({ ok: false, code: 'upstream_unavailable' });
+      await vi.waitFor(() => expect(up.isReady()).toBe(true), { timeout: 10_000 });
+      expect(await up.call('echo', {}, 2000)).toMatchObject({ ok: true, result: { content: [{ type: 'text', text: 'fine' }] } });
+      expect(failures).toEqual([expect.stringContaining('not MCP'), 'answered a call with something that is not a tool result']);
+      expect(up.status().restarts).toBe(2);
+    } finally {
+      await up.close();
+      hostile.closeAllConnections();
+      await new Promise((r) => hostile.close(r));
     }
   });
 });
