@@ -1350,6 +1350,7 @@ tool: string
 decision: LoggedDecision
 errorCode?: DecisionCode
 reason?: DecisionCode
+constraint?: ConstraintRef
 approval?: DecisionApproval
 /**
  * The bundle version that decided; null when the runtime held no good bundle.
@@ -2715,6 +2716,13 @@ recentDecisions: (StoredDecision[] | null)
 /**
  * What evaluate() and simulate answer: the visible tools with their decision and every filtered tool with the first check it failed. When a requested group is not permitted, `rejected` names the groups and no tool is visible.
  */
+
+export interface ConstraintRef1 {
+role: string
+index: number
+otherwise: ("deny" | "require_approval")
+reason: string
+}
 
 /**
  * Who in a tenant may call what: roles (with argument constraints and approval settings), bindings of subjects to roles, provider profiles, budgets.

@@ -205,13 +205,30 @@ const CSV_COLUMNS = [
   'bundleVersion',
   'revision',
 ] as const;
-const CSV_HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
+/**
+ * The constraint that decided and the approval that let the call through, a column per member so
+ * a spreadsheet can filter on them; after the older columns, so those keep their positions.
+ */
+const CSV_NESTED_COLUMNS: [string, (d: StoredDecision) => string | number | undefined][] = [
+  ['constraintRole', (d) => d.constraint?.role],
+  ['constraintIndex', (d) => d.constraint?.index],
+  ['constraintOtherwise', (d) => d.constraint?.otherwise],
+  ['constraintReason', (d) => d.constraint?.reason],
+  ['approvalId', (d) => d.approval?.id],
+  ['approvalBy', (d) => d.approval?.by],
+];
+const CSV_HEADER = `${[...CSV_COLUMNS, ...CSV_NESTED_COLUMNS.map(([name]) => name)].join(',')}\r\n`;
 
 /** One RFC 4180 row; `groups` and `facts` hold canonical JSON, an absent field is an empty cell. */
 function toCsvRow(d: StoredDecision): string {
-  return `${CSV_COLUMNS.map((k) => {
+  const cells = CSV_COLUMNS.map((k) => {
     const v = d[k];
     if (v === undefined || v === null) return '';
     return csvCell(typeof v === 'object' ? canonicalJson(v) : String(v));
-  }).join(',')}\r\n`;
+  });
+  for (const [, read] of CSV_NESTED_COLUMNS) {
+    const v = read(d);
+    cells.push(v === undefined ? '' : csvCell(String(v)));
+  }
+  return `${cells.join(',')}\r\n`;
 }

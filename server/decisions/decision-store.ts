@@ -21,7 +21,7 @@ export const DEFAULT_MAX_PER_TENANT = 1_000_000;
 
 export type DecisionFilter = Pick<DecisionQuery, 'from' | 'to' | 'subject' | 'tool' | 'decision' | 'errorCode' | 'runtimeId'>;
 
-// SQLite allows 32,766 bound values per statement; 14 columns a row.
+// SQLite allows 32,766 bound values per statement; 20 columns a row.
 const INSERT_CHUNK = 1_000;
 
 /** The evaluation request a record was decided under: what impact analysis replays. */
@@ -85,6 +85,10 @@ export async function storeBatch(
       request_hash: hash,
       approval_id: r.approval?.id ?? null,
       approval_by: r.approval?.by ?? null,
+      constraint_role: r.constraint?.role ?? null,
+      constraint_index: r.constraint?.index ?? null,
+      constraint_otherwise: r.constraint?.otherwise ?? null,
+      constraint_reason: r.constraint?.reason ?? null,
     };
   });
   if (sqlite) {
@@ -140,6 +144,10 @@ const INSERT_COLUMNS = [
   'request_hash',
   'approval_id',
   'approval_by',
+  'constraint_role',
+  'constraint_index',
+  'constraint_otherwise',
+  'constraint_reason',
 ] as const;
 const insertStatements = new WeakMap<SqliteDatabase.Database, SqliteDatabase.Statement>();
 
@@ -281,6 +289,14 @@ export function toStoredDecision(r: DecisionsRow): StoredDecision {
   if (r.reason !== null) d.reason = r.reason;
   if (r.revision !== null) d.revision = r.revision;
   if (r.approval_id !== null && r.approval_by !== null) d.approval = { id: r.approval_id, by: r.approval_by as 'person' | 'client' };
+  if (r.constraint_role !== null && r.constraint_index !== null && r.constraint_otherwise !== null && r.constraint_reason !== null) {
+    d.constraint = {
+      role: r.constraint_role,
+      index: Number(r.constraint_index),
+      otherwise: r.constraint_otherwise as 'deny' | 'require_approval',
+      reason: r.constraint_reason,
+    };
+  }
   return d;
 }
 

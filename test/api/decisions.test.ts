@@ -181,11 +181,122 @@ describe('reading and exporting decisions', () => {
     expect(lines.map((l) => l.toolCallId)).toEqual(all.map((a) => a.toolCallId));
     const csv = await t.request('GET', `${base}/decisions/export?format=csv&subject=agent:analysis-bot`, { token: auditor });
     const rows = csv.text.trim().split('\r\n');
-    expect(rows[0]).toBe('id,at,receivedAt,runtimeId,toolCallId,subject,groups,state,profile,facts,tool,decision,errorCode,reason,bundleVersion,revision');
+    expect(rows[0]).toBe(
+      'id,at,receivedAt,runtimeId,toolCallId,subject,groups,state,profile,facts,tool,decision,errorCode,reason,bundleVersion,revision,' +
+        'constraintRole,constraintIndex,constraintOtherwise,constraintReason,approvalId,approvalBy',
+    );
     expect(rows).toHaveLength(all.length + 1);
     expect(rows[1]).toContain('"[""knowledge""]"');
   });
 });
+
+describe('the constraint that decided and the approval that let a call through', () => {
+  const subject = 'agent:constraint-log';
+  const records = () => [
+    // A reason a spreadsheet would run as a formula: the export must keep it text.
+    rec({
+      subject,
+      tool: 'core__graph-update',
+      decision: 'deny',
+      errorCode: 'policy_denied',
+      reason: 'constraint_denied',
+      constraint: { role: 'researcher', index: 2, otherwise: 'deny', reason: '=HYPERLINK("http://x.example")' },
+    }),
+    rec({
+      subject,
+      tool: 'core__reset-workflow',
+      decision: 'allow',
+      reason: 'approved',
+      constraint: { role: 'researcher', index: 0, otherwise: 'require_approval', reason: 'resets outside staging need a person' },
+      approval: { id: 'apr_01', by: 'person' },
+    }),
+    rec({ subject, tool: 'core__reset-workflow', decision: 'allow', reason: 'client_confirmed', approval: { id: 'cc_01', by: 'client' } }),
+    rec({ subject }),
+  ];
+
+  it('stores them as sent, lists them, and exports them as JSONL and as CSV columns', async () => {
+    const sent = records();
+    expect((await postGzip(`${base}/decisions`, { runtimeId: 'worker-constraints', records: sent })).status).toBe(202);
+    const byCall = (items: { toolCallId: string }[]) => new Map(items.map((i) => [i.toolCallId, i]));
+
+    const listed = byCall((await t.request('GET', `${base}/decisions?subject=${subject}`)).json.items);
+    for (const r of sent) {
+      const item = listed.get(r.toolCallId) as Record<string, unknown>;
+      expect(item.constraint).toEqual(r.constraint);
+      expect(item.approval).toEqual(r.approval);
+    }
+    expect(listed.get(sent[3].toolCallId)).not.toHaveProperty('constraint');
+    expect(listed.get(sent[3].toolCallId)).not.toHaveProperty('approval');
+
+    const auditor = await t.tokenFor('auditor');
+    const jsonl = await t.request('GET', `${base}/decisions/export?format=jsonl&subject=${subject}`, { token: auditor });
+    const lines = byCall(
+      jsonl.text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    );
+    expect(lines.size).toBe(sent.length);
+    for (const r of sent) {
+      const line = lines.get(r.toolCallId) as Record<string, unknown>;
+      expect(line.constraint).toEqual(r.constraint);
+      expect(line.approval).toEqual(r.approval);
+      expect(line).not.toHaveProperty('arguments');
+    }
+
+    const csv = await t.request('GET', `${base}/decisions/export?format=csv&subject=${subject}`, { token: auditor });
+    const [header, ...rows] = csv.text.trim().split('\r\n');
+    const columns = header.split(',');
+    const cells = new Map(rows.map((row) => parseCsvRow(row)).map((c) => [c[columns.indexOf('toolCallId')], c]));
+    const cell = (call: string, column: string) => cells.get(call)![columns.indexOf(column)];
+    expect(cell(sent[0].toolCallId, 'constraintRole')).toBe('researcher');
+    expect(cell(sent[0].toolCallId, 'constraintIndex')).toBe('2');
+    expect(cell(sent[0].toolCallId, 'constraintOtherwise')).toBe('deny');
+    // Kept as text: one leading apostrophe, which a reader drops.
+    expect(cell(sent[0].toolCallId, 'constraintReason')).toBe(`'=HYPERLINK("http://x.example")`);
+    expect(cell(sent[0].toolCallId, 'approvalId')).toBe('');
+    expect(cell(sent[1].toolCallId, 'constraintOtherwise')).toBe('require_approval');
+    expect(cell(sent[1].toolCallId, 'constraintReason')).toBe('resets outside staging need a person');
+    expect([cell(sent[1].toolCallId, 'approvalId'), cell(sent[1].toolCallId, 'approvalBy')]).toEqual(['apr_01', 'person']);
+    expect([cell(sent[2].toolCallId, 'constraintRole'), cell(sent[2].toolCallId, 'approvalBy')]).toEqual(['', 'client']);
+    expect(columns.slice(-6).map((c) => cell(sent[3].toolCallId, c))).toEqual(['', '', '', '', '', '']);
+  });
+
+  it('refuses a constraint or an approval of the wrong shape, naming it by pointer, and stores none of the batch', async () => {
+    const before = (await stored()).length;
+    const good = { role: 'researcher', index: 0, otherwise: 'deny', reason: 'r' };
+    const cases: [unknown, string][] = [
+      [{ constraint: { ...good, index: 100 } }, '/records/1/constraint/index'],
+      [{ constraint: { ...good, index: '0' } }, '/records/1/constraint/index'],
+      [{ constraint: { ...good, otherwise: 'allow' } }, '/records/1/constraint/otherwise'],
+      [{ constraint: { ...good, reason: 'x'.repeat(201) } }, '/records/1/constraint/reason'],
+      [{ constraint: { ...good, role: 'Not A Role!' } }, '/records/1/constraint/role'],
+      // Arguments never ride along, not even inside the constraint.
+      [{ constraint: { ...good, arguments: { to: 'a@b.example' } } }, '/records/1/constraint/arguments'],
+      [{ constraint: 'researcher#0' }, '/records/1/constraint'],
+      [{ approval: { id: 'apr_01', by: 'agent' } }, '/records/1/approval/by'],
+    ];
+    for (const [over, pointer] of cases) {
+      const r = await postGzip(`${base}/decisions`, { runtimeId: 'worker-constraints', records: [rec(), { ...rec(), ...(over as object) }] });
+      expect(r.status, pointer).toBe(400);
+      expect(r.json.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
+    }
+    const missing = await postGzip(`${base}/decisions`, {
+      runtimeId: 'worker-constraints',
+      records: [{ ...rec(), constraint: { role: 'researcher', index: 0, otherwise: 'deny' } }],
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.json.errors).toEqual([expect.objectContaining({ pointer: '/records/0/constraint/reason', message: 'is required' })]);
+    expect((await stored()).length).toBe(before);
+  });
+});
+
+/** One RFC 4180 row of quoted or empty cells, unquoted. */
+function parseCsvRow(row: string): string[] {
+  const cells: string[] = [];
+  for (const m of row.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g)) cells.push(m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2]);
+  return cells;
+}
 
 describe('the cap per tenant and retention', () => {
   it('evicts the oldest records beyond the cap and counts them', async () => {

@@ -20,6 +20,11 @@ export interface DecisionsTable {
   /** The approval that let the call through (its request id and who gave it); null for most calls. */
   approval_id: string | null;
   approval_by: string | null;
+  /** The argument constraint that decided the call (role, position, otherwise, reason); null when none did. */
+  constraint_role: string | null;
+  constraint_index: number | null;
+  constraint_otherwise: string | null;
+  constraint_reason: string | null;
 }
 
 export interface DecisionSourcesTable {
