@@ -146,7 +146,7 @@ beforeAll(async () => {
       everything: everythingServer(),
       memory: { ...memoryServer(), env: ['MEMORY_FILE_PATH'] },
     },
-    timeouts: { callMs: 2000, approvalMs: 2000 },
+    timeouts: { callMs: 5000, approvalMs: 2000 },
     metrics: { key: METRICS_KEY },
   };
   writeFileSync(join(dir, 'gateway.json'), JSON.stringify(config, null, 2));
