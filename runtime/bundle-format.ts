@@ -62,7 +62,16 @@ export function bundleContentText(members: readonly BundleMember[]): string {
  * only for the rare document that needs it.
  */
 export function canonicalBundleContent(doc: Readonly<Record<string, unknown>>, text: string): string | null {
-  // Each top-level member written once by the engine; the whole and the content are joined from them.
+  return canonicalBundleContentParts(doc, text)?.join('') ?? null;
+}
+
+/**
+ * canonicalBundleContent in parts whose concatenation is the content text, so that a large
+ * bundle's content can be hashed part by part rather than copied into one more string.
+ */
+export function canonicalBundleContentParts(doc: Readonly<Record<string, unknown>>, text: string): string[] | null {
+  // Each top-level member written once by the engine and compared where it stands in the text:
+  // the whole is never joined, and the content is made of the same parts.
   const names = Object.keys(doc);
   let written: string[] | null = [];
   try {
@@ -70,16 +79,40 @@ export function canonicalBundleContent(doc: Readonly<Record<string, unknown>>, t
   } catch {
     written = null;
   }
-  if (written !== null && isCanonicalText(doc, text, `{${written.join(',')}}`)) {
-    return `{${written.filter((_, i) => !envelope.has(names[i])).join(',')}}`;
+  // Members written as the text has them means the engine writes the text: what remains to see is
+  // member order and names (isCanonicalText, given that the engine's text is `text`).
+  if (written !== null && membersWrittenAs(written, text) && isCanonicalText(doc, text, text)) {
+    const parts: string[] = ['{'];
+    for (let i = 0; i < names.length; i++) {
+      if (envelope.has(names[i])) continue;
+      if (parts.length > 1) parts.push(',');
+      parts.push(written[i]);
+    }
+    parts.push('}');
+    return parts;
   }
   // The long road; a value with no canonical form (a lone surrogate) is not canonical either.
   try {
     const members = bundleMembers(doc);
-    return joinBundleMembers(members) === text ? bundleContentText(members) : null;
+    return joinBundleMembers(members) === text ? [bundleContentText(members)] : null;
   } catch {
     return null;
   }
+}
+
+/** Whether `text` is exactly `{` + the members joined by `,` + `}`. */
+function membersWrittenAs(members: readonly string[], text: string): boolean {
+  let at = 1;
+  if (text[0] !== '{') return false;
+  for (let i = 0; i < members.length; i++) {
+    if (i > 0) {
+      if (text[at] !== ',') return false;
+      at++;
+    }
+    if (!text.startsWith(members[i], at)) return false;
+    at += members[i].length;
+  }
+  return at + 1 === text.length && text[at] === '}';
 }
 
 /** A revision from the lowercase hex SHA-256 of bundleContentText. */

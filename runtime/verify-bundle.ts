@@ -1,14 +1,20 @@
-import { createPublicKey, verify as verifySignature } from 'node:crypto';
+import { createHash, createPublicKey, verify as verifySignature } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { toProblems, validatorFor } from '../policy-schemas/index.ts';
 import type { Bundle, BundleV1, VerifyCode } from '../policy-schemas/types.gen.ts';
-import { BUNDLE_FORMAT, BUNDLE_FORMAT_V1, BUNDLE_JWS_TYP, READABLE_BUNDLE_FORMATS, canonicalBundleContent, revisionFromSha256Hex } from './bundle-format.ts';
+import {
+  BUNDLE_FORMAT,
+  BUNDLE_FORMAT_V1,
+  BUNDLE_JWS_TYP,
+  READABLE_BUNDLE_FORMATS,
+  canonicalBundleContentParts,
+  revisionFromSha256Hex,
+} from './bundle-format.ts';
 import { parseDetachedJws, parseSignedJson } from './detached-jws.ts';
 import { loadBundle } from './load-bundle.ts';
 import type { LoadedBundle } from './load-bundle.ts';
 import { conformanceFailures, runtimeSubject } from './conformance.ts';
-import { sha256Hex } from './sha256.ts';
 
 export { BUNDLE_FORMAT, BUNDLE_JWS_TYP } from './bundle-format.ts';
 
@@ -74,7 +80,7 @@ export async function verifyBundle(bytes: Uint8Array | string, signature: string
   if (typeof doc.format !== 'string' || !READABLE_BUNDLE_FORMATS.includes(doc.format)) {
     return refuse('malformed', `unsupported bundle format ${JSON.stringify(doc.format)}; expected ${BUNDLE_FORMAT} (or ${BUNDLE_FORMAT_V1})`);
   }
-  const content = canonicalBundleContent(doc, text);
+  const content = canonicalBundleContentParts(doc, text);
   if (content === null) return refuse('malformed', 'the bundle is not RFC 8785 canonical JSON');
   const validateBundle = validatorFor(doc.format === BUNDLE_FORMAT_V1 ? 'bundle-v1' : 'bundle');
   if (!validateBundle(doc)) {
@@ -98,7 +104,9 @@ export async function verifyBundle(bytes: Uint8Array | string, signature: string
   if (Date.parse(bundle.issuedAt) > now.getTime() + (options.clockSkewSeconds ?? CLOCK_SKEW_SECONDS) * 1000) {
     return refuse('issued_in_future', `the bundle was issued at ${bundle.issuedAt}, later than now (${now.toISOString()}) by more than the allowed clock skew`);
   }
-  const revision = revisionFromSha256Hex(sha256Hex(content));
+  const hash = createHash('sha256');
+  for (const part of content) hash.update(part);
+  const revision = revisionFromSha256Hex(hash.digest('hex'));
   if (revision !== bundle.revision) {
     return refuse('revision_mismatch', `the content hashes to ${revision}, not the stated revision ${bundle.revision}`);
   }
