@@ -209,6 +209,10 @@ describe('tools in bulk', () => {
     expect(left.json.total).toBe(0);
     const one = await c.api('GET', '/v1/tools/bulk__tool-59');
     expect(one.json.redaction).toEqual({ allow: ['title', 'items[].id'] });
+    // Beyond groups and redaction: the same selection disabled in one go.
+    await bulk.getByRole('button', { name: 'Disable selected' }).click();
+    await bulk.getByText('Disabled 60 tool(s): they leave every bundle until enabled again.').waitFor();
+    expect((await c.api('GET', '/v1/tools?status=disabled&q=bulk__&limit=1000')).json.total).toBe(60);
   });
 });
 

@@ -44,24 +44,21 @@ export async function bulkGroup({ tools, group, op, reason }: { tools: Tool[]; g
   return result;
 }
 
-/** Sets the redaction allowlist of each selected tool (the same fields kept for all); one request per tool. */
-export async function bulkRedaction({ tools, allow, reason }: { tools: Tool[]; allow: string[]; reason?: string }): Promise<BulkResult> {
+/**
+ * One merge patch per selected tool (`change` answers null for a tool already as asked), each its
+ * own request and audit event; a refusal of one does not stop the others.
+ */
+export async function bulkPatch({ tools, change, reason }: { tools: Tool[]; change: (t: Tool) => Partial<Tool> | null; reason: string }): Promise<BulkResult> {
   const result: BulkResult = { ok: [], failed: [], tools: [] };
   for (const t of tools) {
-    if (t.redaction && JSON.stringify(t.redaction.allow) === JSON.stringify(allow)) {
+    const patch = change(t);
+    if (!patch) {
       result.ok.push(t.id);
       result.tools.push(t);
       continue;
     }
     try {
-      result.tools.push(
-        await patchTool({
-          id: t.id,
-          version: t.version,
-          patch: { redaction: { allow } },
-          reason: reason?.trim() || `Set the redaction allowlist to ${allow.join(', ') || 'nothing'}`,
-        }),
-      );
+      result.tools.push(await patchTool({ id: t.id, version: t.version, patch, reason }));
       result.ok.push(t.id);
     } catch (error) {
       result.failed.push({ id: t.id, error });
@@ -69,6 +66,25 @@ export async function bulkRedaction({ tools, allow, reason }: { tools: Tool[]; a
     }
   }
   return result;
+}
+
+/** Sets the redaction allowlist of each selected tool (the same fields kept for all). */
+export function bulkRedaction({ tools, allow, reason }: { tools: Tool[]; allow: string[]; reason?: string }): Promise<BulkResult> {
+  return bulkPatch({
+    tools,
+    change: (t) => (t.redaction && JSON.stringify(t.redaction.allow) === JSON.stringify(allow) ? null : { redaction: { allow } }),
+    reason: reason?.trim() || `Set the redaction allowlist to ${allow.join(', ') || 'nothing'}`,
+  });
+}
+
+/** Disables each selected tool: it leaves every bundle until enabled again. */
+export function bulkDisable({ tools, reason }: { tools: Tool[]; reason?: string }): Promise<BulkResult> {
+  return bulkPatch({ tools, change: (t) => (t.status === 'disabled' ? null : { status: 'disabled' }), reason: reason?.trim() || 'Disable in bulk' });
+}
+
+export function useBulkDisable() {
+  const qc = useQueryClient();
+  return useMutation({ mutationFn: bulkDisable, onSettled: () => qc.invalidateQueries({ queryKey: ['tools'] }) });
 }
 
 export function useBulkRedaction() {

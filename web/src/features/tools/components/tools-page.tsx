@@ -11,7 +11,7 @@ import { useDebounced } from '../../../lib/use-debounced.ts';
 import { useUrlFilters } from '../../../lib/use-url-filters.ts';
 import { effects, sourceKinds, toolStatuses } from '../../../lib/schema.ts';
 import { getAllMatching, useToolPage, type ToolFilters } from '../api/get-tools.ts';
-import { useBulkGroup, useBulkRedaction, type BulkResult } from '../api/patch-tool.ts';
+import { useBulkDisable, useBulkGroup, useBulkRedaction, type BulkResult } from '../api/patch-tool.ts';
 import { ProviderBadges, mcpName } from './provider-note.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 
@@ -50,6 +50,8 @@ export function ToolsPage({ session }: { session: Session }) {
   const [bulkResult, setBulkResult] = useState<{ op: 'add' | 'remove'; group: string; result: BulkResult } | null>(null);
   const bulk = useBulkGroup();
   const redact = useBulkRedaction();
+  const disable = useBulkDisable();
+  const [disableResult, setDisableResult] = useState<BulkResult | null>(null);
   const [redactionText, setRedactionText] = useState('');
   const [redactResult, setRedactResult] = useState<BulkResult | null>(null);
   const [selectingAll, setSelectingAll] = useState<unknown>(null);
@@ -88,6 +90,19 @@ export function ToolsPage({ session }: { session: Session }) {
       {
         onSuccess: (result) => {
           setRedactResult(result);
+          setSelected(new Map(result.tools.map((t) => [t.id, t])));
+        },
+      },
+    );
+  };
+  const runDisable = () => {
+    if (!selectedTools.length) return;
+    setDisableResult(null);
+    disable.mutate(
+      { tools: selectedTools, reason: bulkReason },
+      {
+        onSuccess: (result) => {
+          setDisableResult(result);
           setSelected(new Map(result.tools.map((t) => [t.id, t])));
         },
       },
@@ -178,6 +193,18 @@ export function ToolsPage({ session }: { session: Session }) {
           <button type="button" disabled={!selectedTools.length || redact.isPending} onClick={runRedaction}>
             Set redaction allowlist
           </button>
+          <button type="button" className="danger" disabled={!selectedTools.length || disable.isPending} onClick={runDisable}>
+            Disable selected
+          </button>
+          {disableResult ? (
+            disableResult.failed.length ? (
+              <BulkFailures result={disableResult} />
+            ) : (
+              <Notice success={`Disabled ${disableResult.ok.length} tool(s): they leave every bundle until enabled again.`} />
+            )
+          ) : (
+            <Notice error={disable.error} />
+          )}
           {redactResult ? (
             redactResult.failed.length ? (
               <BulkFailures result={redactResult} />
