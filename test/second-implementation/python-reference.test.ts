@@ -361,6 +361,96 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
     expect(matched).toBeGreaterThan(100);
   });
 
+  it('on random patterns built from RE2 tokens: the same validity, the same matches', async () => {
+    const TOKENS = [
+      'a',
+      'b',
+      'K',
+      'ß',
+      'é',
+      '.',
+      '^',
+      '$',
+      '\\s',
+      '\\d',
+      '\\w',
+      '\\b',
+      '\\B',
+      '\\A',
+      '\\z',
+      '[a-c]',
+      '[^a]',
+      '[[:alpha:]]',
+      '[\\d_]',
+      '\\pL',
+      '\\PN',
+      '(?i)',
+      '(?s)',
+      '(?m)',
+      '(?U)',
+      '(?-i)',
+      '(',
+      ')',
+      '(?:',
+      '(?P<n>',
+      '|',
+      '*',
+      '+',
+      '?',
+      '{2}',
+      '{1,2}',
+      '{,2}',
+      '*?',
+      '\\Q.*\\E',
+      '\\x61',
+      '\\u0062',
+      '\\n',
+      '\\.',
+      '[',
+      ']',
+      '\\',
+      '-',
+      '{',
+      '}',
+    ];
+    const STRINGS = ['', 'a', 'ab', 'AB', 'aab', 'b\n', '\na', ' ', 'K', '\u212a', 'ß', 'é', '5', '_', '.*', 'abcabc', 'x y', 'a{,2}', 'ba', 'Bb'];
+    const r = rng(2024);
+    const patterns = [...new Set(Array.from({ length: 400 }, () => Array.from({ length: 1 + r.int(6) }, () => r.pick(TOKENS)).join('')))];
+    const regexTool = build({
+      tools: [tool('core__regex', { inputSchema: { type: 'object', properties: { r: { type: 'string', format: 'regex' } } } })],
+      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+    });
+    const rid = await load(regexTool.bundle);
+    const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
+    const rview = createView(regexTool, request);
+    const valid: string[] = [];
+    for (const pattern of patterns) {
+      const call = { toolCallId: 'c', name: 'core__regex', arguments: JSON.stringify({ r: pattern }) };
+      const ts = decide(rview, call);
+      expectSameDecision(ts, await ref.ask<PyDecision>({ op: 'decide', id: rid, request, call }), `format regex ${JSON.stringify(pattern)}`);
+      if (ts.decision === 'allow') valid.push(pattern);
+    }
+    expect(valid.length).toBeGreaterThan(100);
+    expect(valid.length).toBeLessThan(patterns.length - 50);
+    const matching = build({
+      tools: [
+        tool('core__match', {
+          inputSchema: { type: 'object', properties: Object.fromEntries(valid.map((p, i) => [`p${i}`, { type: 'string', pattern: p }])) },
+        }),
+      ],
+      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+    });
+    const mid = await load(matching.bundle);
+    const mview = createView(matching, request);
+    for (const text of STRINGS) {
+      const call = { toolCallId: 'c', name: 'core__match', arguments: JSON.stringify(Object.fromEntries(valid.map((_, i) => [`p${i}`, text]))) };
+      const ts = new Set((decide(mview, call).errors ?? []).map((e) => e.pointer));
+      const py = new Set((await ref.ask<PyDecision>({ op: 'decide', id: mid, request, call })).errors ?? []);
+      const differ = valid.filter((_, i) => ts.has(`/p${i}`) !== py.has(`/p${i}`));
+      expect(differ, `string ${JSON.stringify(text)}`).toEqual([]);
+    }
+  });
+
   it('on strings mutated around each asserted format (R14.5)', async () => {
     const seeds: Record<string, string[]> = {
       'date-time': ['2024-02-29T23:59:59.123+05:30', '2026-12-31t00:00:00z'],

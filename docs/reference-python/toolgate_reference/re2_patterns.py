@@ -240,6 +240,7 @@ class _Parser:
         self.s = text
         self.i = 0
         self.names = set()
+        self.pending = []
 
     def peek(self, k=0):
         j = self.i + k
@@ -272,8 +273,17 @@ class _Parser:
             if c is None or c == "|" or c == ")":
                 return "".join(parts)
             if c == "(" and self.peek(1) == "?" and self._bare_flags(flags):
+                # A flag group is no operand: a repetition right after it repeats what came before
+                # (RE2 reads `$(?s){2}` as `${2}`), and it separates two repetitions.
+                nxt = self.peek()
+                if nxt in ("*", "+", "?") or (nxt == "{" and re.compile(r"\{[0-9]+(,[0-9]*)?\}").match(self.s, self.i)):
+                    if not parts:
+                        self.error("missing argument to repetition operator")
+                    parts[-1] = self.repetition(parts[-1], flags)
                 continue
             atom = self.atom(flags)
+            parts.extend(self.pending)
+            self.pending.clear()
             parts.append(self.repetition(atom, flags))
 
     # RE2's flag groups: flags, then optionally `-` and at least one flag (`(?)` is a no-op,
@@ -326,7 +336,7 @@ class _Parser:
 
     def atom(self, flags):
         c = self.peek()
-        if c in ("*", "+", "?"):
+        if c in ("*", "+", "?") or (c == "{" and re.compile(r"\{[0-9]+(,[0-9]*)?\}").match(self.s, self.i)):
             self.error("missing argument to repetition operator")
         if c == "(":
             return self.group(flags)
@@ -400,7 +410,10 @@ class _Parser:
             end = self.s.find("\\E", self.i + 2)
             text = self.s[self.i + 2 :] if end < 0 else self.s[self.i + 2 : end]
             self.i = len(self.s) if end < 0 else end + 2
-            return "".join(self.literal(ord(ch), flags) for ch in text)
+            # Each quoted character is its own atom: a repetition after `\E` repeats the last one.
+            literals = [self.literal(ord(ch), flags) for ch in text]
+            self.pending.extend(literals[:-1])
+            return literals[-1] if literals else ""
         ranges = self.class_escape()
         if isinstance(ranges, int):
             return self.literal(ranges, flags)
@@ -409,6 +422,8 @@ class _Parser:
     def class_escape(self):
         """`\\d`-style classes (ranges) or one character (its code point), at a backslash."""
         d = self.peek(1)
+        if d is None:
+            self.error("trailing backslash at end of expression")
         self.i += 2
         if d in PERL:
             return list(PERL[d])
