@@ -2,6 +2,7 @@ import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import type { DbOrTx, Tx } from '../db/database.ts';
 import type { AuditEventsRow } from '../db/tables/audit-events.ts';
+import { nextTurn } from '../http/event-loop.ts';
 import { ChainVerifier, GENESIS_HASH, eventHash } from './chain.ts';
 
 /** A signed-in person's email and name, recorded beside their `user:<sub>` actor. */
@@ -113,7 +114,15 @@ export type AuditFilter = {
  * One page of events (keyset pagination: constant cost per page). Oldest first after `cursor`, or
  * with `desc` newest first before `cursor` (0 = from the newest).
  */
-export async function listAuditEvents(db: DbOrTx, f: AuditFilter, cursor: number, limit: number, order: 'asc' | 'desc' = 'asc'): Promise<AuditEvent[]> {
+export async function listAuditEvents(
+  db: DbOrTx,
+  f: AuditFilter,
+  cursor: number,
+  limit: number,
+  order: 'asc' | 'desc' = 'asc',
+  /** Only events up to this seq: a walk's bound on how far one query looks. */
+  upToSeq?: number,
+): Promise<AuditEvent[]> {
   let q = db.selectFrom('audit_events').selectAll();
   if (order === 'asc') q = q.where('seq', '>', cursor);
   else if (cursor > 0) q = q.where('seq', '<', cursor);
@@ -129,21 +138,34 @@ export async function listAuditEvents(db: DbOrTx, f: AuditFilter, cursor: number
   if (f.action !== undefined) q = q.where('action', '=', f.action);
   if (f.from !== undefined) q = q.where('at', '>=', f.from);
   if (f.to !== undefined) q = q.where('at', '<', f.to);
+  if (upToSeq !== undefined) q = q.where('seq', '<=', upToSeq);
   const rows = await q.orderBy('seq', order).limit(limit).execute();
   return rows.map(fromRow);
 }
 
+/** Events one export or chain walk reads per query, before the event loop gets a turn. */
+export const AUDIT_PAGE = 500;
 /**
- * Every event matching `f`, oldest first, one page at a time: memory stays flat and the database
- * is never held between pages, however long the history.
+ * The widest seq range one query looks through: a filter matching few events cannot make a single
+ * query scan the whole history (better-sqlite3 holds the event loop for as long as a query runs).
  */
-export async function* auditEventPages(db: DbOrTx, f: AuditFilter = {}, pageSize = 1000): AsyncGenerator<AuditEvent[]> {
+export const AUDIT_SCAN_WINDOW = 20_000;
+
+/**
+ * Every event matching `f`, oldest first, one page at a time, up to the head as it was when the
+ * walk began: memory stays flat, the database is never held between pages, and the event loop gets
+ * a turn after each page, so other requests are answered while a million events stream out.
+ */
+export async function* auditEventPages(db: DbOrTx, f: AuditFilter = {}, pageSize = AUDIT_PAGE): AsyncGenerator<AuditEvent[]> {
+  const head = await lastAuditSeq(db);
   let after = 0;
-  for (;;) {
-    const page = await listAuditEvents(db, f, after, pageSize);
+  while (after < head) {
+    const windowEnd = Math.min(head, after + AUDIT_SCAN_WINDOW);
+    const page = await listAuditEvents(db, f, after, pageSize, 'asc', windowEnd);
     if (page.length > 0) yield page;
-    if (page.length < pageSize) return;
-    after = page[page.length - 1].seq;
+    // A full page goes on from its last event; a short one has read its window to the end.
+    after = page.length === pageSize ? page[page.length - 1].seq : windowEnd;
+    await nextTurn();
   }
 }
 

@@ -13,6 +13,7 @@ import type {
 } from '../../policy-schemas/types.gen.ts';
 import type { DbOrTx, Tx } from '../db/database.ts';
 import type { DecisionsRow, NewDecisionsRow } from '../db/tables/decisions.ts';
+import { nextTurn } from '../http/event-loop.ts';
 
 /** Default for `TOOLGATE_DECISIONS_RETENTION_DAYS`. */
 export const DEFAULT_RETENTION_DAYS = 30;
@@ -235,6 +236,57 @@ function filtered(db: DbOrTx, tenant: string, f: DecisionFilter) {
   return q;
 }
 
+type DecisionQueryBuilder = ReturnType<typeof filtered>;
+
+/** Records one grouping query reads (summary, impact) before the event loop gets a turn. */
+export const ROWS_PER_SLICE = 20_000;
+
+/** Consecutive records of a window by (at, id): those after `after` (null: from the start) up to and with `upTo` (null: to the end). */
+export type DecisionSlice = { after: DecisionCursor | null; upTo: DecisionCursor | null };
+
+/**
+ * Cuts the tenant's records in [from, to) into slices of at most `rows` records, oldest first. A
+ * grouping query over a whole window of a million records holds the event loop for seconds
+ * (better-sqlite3 is synchronous); over one slice it takes milliseconds, each boundary is an
+ * index-only skip, and the event loop gets a turn between slices.
+ */
+export async function* decisionSlices(db: DbOrTx, tenant: string, window: { from: string; to: string }, rows = ROWS_PER_SLICE): AsyncGenerator<DecisionSlice> {
+  let after: DecisionCursor | null = null;
+  for (;;) {
+    const boundary = await inSlice(filtered(db, tenant, window), { after, upTo: null })
+      .select(['at', 'id'])
+      .orderBy('at')
+      .orderBy('id')
+      .offset(rows - 1)
+      .limit(1)
+      .executeTakeFirst();
+    const upTo: DecisionCursor | null = boundary ? { at: boundary.at, id: Number(boundary.id) } : null;
+    yield { after, upTo };
+    if (!upTo) return;
+    after = upTo;
+    await nextTurn();
+  }
+}
+
+/** Narrows a query to one slice. The plain bounds on `at` let the (tenant, at, id) index find the range. */
+function inSlice(q: DecisionQueryBuilder, s: DecisionSlice): DecisionQueryBuilder {
+  const { after, upTo } = s;
+  if (after) q = q.where('at', '>=', after.at).where((eb) => eb.or([eb('at', '>', after.at), eb.and([eb('at', '=', after.at), eb('id', '>', after.id)])]));
+  if (upTo) q = q.where('at', '<=', upTo.at).where((eb) => eb.or([eb('at', '<', upTo.at), eb.and([eb('at', '=', upTo.at), eb('id', '<=', upTo.id)])]));
+  return q;
+}
+
+/** A window's records grouped slice by slice (see decisionSlices): `group` runs on each slice's query. */
+export async function* groupedBySlice<R>(
+  db: DbOrTx,
+  tenant: string,
+  f: DecisionFilter & { from: string; to: string },
+  group: (q: DecisionQueryBuilder) => Promise<R[]>,
+  rows = ROWS_PER_SLICE,
+): AsyncGenerator<R[]> {
+  for await (const slice of decisionSlices(db, tenant, f, rows)) yield await group(inSlice(filtered(db, tenant, f), slice));
+}
+
 /** Where a page ends: the last record's decision time and id (ties on time go by id). */
 export type DecisionCursor = { at: string; id: number };
 
@@ -256,8 +308,11 @@ export async function listDecisions(db: DbOrTx, tenant: string, f: DecisionFilte
   return rows.map(toStoredDecision);
 }
 
-/** Every matching record, newest first, a page at a time (constant memory for any export). */
-export async function* decisionPages(db: DbOrTx, tenant: string, f: DecisionFilter, pageSize = 1_000): AsyncGenerator<StoredDecision[]> {
+/**
+ * Every matching record, newest first, a page at a time: constant memory for any export, and the
+ * event loop gets a turn after each page, so other requests are answered while a million stream out.
+ */
+export async function* decisionPages(db: DbOrTx, tenant: string, f: DecisionFilter, pageSize = 500): AsyncGenerator<StoredDecision[]> {
   let cursor: DecisionCursor | null = null;
   for (;;) {
     const page = await listDecisions(db, tenant, f, cursor, pageSize);
@@ -265,6 +320,7 @@ export async function* decisionPages(db: DbOrTx, tenant: string, f: DecisionFilt
     if (page.length < pageSize) return;
     const last = page[page.length - 1];
     cursor = { at: last.at, id: last.id };
+    await nextTurn();
   }
 }
 
@@ -307,7 +363,7 @@ const TOP = 10;
  * What the console's Decisions view draws: counts per decision over time, and the most denied
  * tools and subjects with why they were denied, over the filtered window.
  */
-export async function summarizeDecisions(db: DbOrTx, tenant: string, f: DecisionFilter, now: Date): Promise<DecisionSummary> {
+export async function summarizeDecisions(db: DbOrTx, tenant: string, f: DecisionFilter, now: Date, sliceRows = ROWS_PER_SLICE): Promise<DecisionSummary> {
   const to = f.to ? new Date(f.to) : now;
   const from = f.from ? new Date(f.from) : new Date(to.getTime() - 24 * 3600_000);
   const window = { ...f, from: from.toISOString(), to: to.toISOString() };
@@ -320,32 +376,51 @@ export async function summarizeDecisions(db: DbOrTx, tenant: string, f: Decision
     require_approval: 0,
   }));
   // Bucketed in the application from (at, decision) counts: portable across SQLite and PostgreSQL
-  // date functions. Grouping by the second keeps the rows read small.
-  const perSecond = await filtered(db, tenant, window)
-    .select((eb) => [sql<string>`substr(at, 1, 19)`.as('second'), 'decision', eb.fn.countAll<number>().as('n')])
-    .groupBy([sql`substr(at, 1, 19)`, 'decision'])
-    .execute();
-  for (const row of perSecond) {
-    const ms = Date.parse(`${row.second}Z`);
-    const i = Math.floor((ms - from.getTime()) / bucketMs);
-    const b = buckets[i];
-    if (b && (row.decision === 'allow' || row.decision === 'deny' || row.decision === 'require_approval')) b[row.decision] += Number(row.n);
+  // date functions. Grouping by the second keeps the rows read small; grouping slice by slice keeps
+  // each query short (the event loop gets a turn between slices).
+  const denied = { tool: new Map<string, Map<string, number>>(), subject: new Map<string, Map<string, number>>() };
+  const countDenied = (into: Map<string, Map<string, number>>, key: string, why: string, n: number) => {
+    let reasons = into.get(key);
+    if (!reasons) into.set(key, (reasons = new Map()));
+    reasons.set(why, (reasons.get(why) ?? 0) + n);
+  };
+  const perSlice = groupedBySlice(
+    db,
+    tenant,
+    window,
+    async (q) => {
+      const perSecond = await q
+        .select((eb) => [sql<string>`substr(at, 1, 19)`.as('second'), 'decision', eb.fn.countAll<number>().as('n')])
+        .groupBy([sql`substr(at, 1, 19)`, 'decision'])
+        .execute();
+      const deniedRows = await q
+        .where('decision', '=', 'deny')
+        .select((eb) => ['tool', 'subject', sql<string>`coalesce(reason, error_code, 'denied')`.as('why'), eb.fn.countAll<number>().as('n')])
+        .groupBy(['tool', 'subject', sql`coalesce(reason, error_code, 'denied')`])
+        .execute();
+      return [{ perSecond, deniedRows }];
+    },
+    sliceRows,
+  );
+  for await (const [{ perSecond, deniedRows }] of perSlice) {
+    for (const row of perSecond) {
+      const ms = Date.parse(`${row.second}Z`);
+      const i = Math.floor((ms - from.getTime()) / bucketMs);
+      const b = buckets[i];
+      if (b && (row.decision === 'allow' || row.decision === 'deny' || row.decision === 'require_approval')) b[row.decision] += Number(row.n);
+    }
+    for (const r of deniedRows) {
+      countDenied(denied.tool, r.tool, r.why, Number(r.n));
+      countDenied(denied.subject, r.subject, r.why, Number(r.n));
+    }
   }
 
-  const top = async (column: 'tool' | 'subject') => {
-    const rows = await filtered(db, tenant, { ...window, decision: 'deny' })
-      .select((eb) => [column, sql<string>`coalesce(reason, error_code, 'denied')`.as('why'), eb.fn.countAll<number>().as('n')])
-      .groupBy([column, sql`coalesce(reason, error_code, 'denied')`])
-      .execute();
-    const by = new Map<string, DeniedKey & { reasons: DenialReason[] }>();
-    for (const r of rows) {
-      const key = String(r[column as keyof typeof r]);
-      let e = by.get(key);
-      if (!e) by.set(key, (e = { key, calls: 0, reasons: [] }));
-      e.calls += Number(r.n);
-      e.reasons.push({ reason: r.why, calls: Number(r.n) });
-    }
-    const list = [...by.values()].sort((a, b) => b.calls - a.calls || a.key.localeCompare(b.key)).slice(0, TOP);
+  const top = (by: Map<string, Map<string, number>>) => {
+    const all = [...by].map(([key, reasons]): DeniedKey & { reasons: DenialReason[] } => {
+      const list = [...reasons].map(([reason, calls]) => ({ reason, calls }));
+      return { key, calls: list.reduce((n, r) => n + r.calls, 0), reasons: list };
+    });
+    const list = all.sort((a, b) => b.calls - a.calls || a.key.localeCompare(b.key)).slice(0, TOP);
     for (const e of list) e.reasons.sort((a, b) => b.calls - a.calls || a.reason.localeCompare(b.reason));
     return list;
   };
@@ -357,8 +432,8 @@ export async function summarizeDecisions(db: DbOrTx, tenant: string, f: Decision
     to: window.to,
     bucketSeconds: bucketMs / 1000,
     buckets,
-    topDeniedTools: await top('tool'),
-    topDeniedSubjects: await top('subject'),
+    topDeniedTools: top(denied.tool),
+    topDeniedSubjects: top(denied.subject),
     counters: { stored: Number(stats?.stored ?? 0), evicted: Number(stats?.evicted ?? 0), expired: Number(stats?.expired ?? 0) },
     runtimes: sources.map((s) => ({ runtimeId: s.runtime_id, received: Number(s.received), dropped: Number(s.dropped), lastBatchAt: s.last_batch_at })),
   };

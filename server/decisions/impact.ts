@@ -3,6 +3,8 @@ import { createView, type ToolView } from '../../runtime/decide.ts';
 import { NOT_VISIBLE, REQUIRE_APPROVAL } from '../../runtime/evaluate.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
 import type { DbOrTx } from '../db/database.ts';
+import { nextTurn } from '../http/event-loop.ts';
+import { groupedBySlice } from './decision-store.ts';
 import { ConstraintImpact } from './constraint-impact.ts';
 
 /** At most this many distinct requests are replayed; the most recent are kept. */
@@ -11,9 +13,7 @@ export const DEFAULT_IMPACT_DAYS = 7;
 /** Rows replayed between two turns of the event loop. */
 export const YIELD_EVERY = 256;
 
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-export type ImpactWindow = { from: string; to: string; examples: number; maxRequests?: number };
+export type ImpactWindow = { from: string; to: string; examples: number; maxRequests?: number; sliceRows?: number };
 
 type Change = { subject: string; tool: string; from: LoggedDecision; to: LoggedDecision; reason?: string; calls: number; examples: EvaluationRequest[] };
 
@@ -34,24 +34,59 @@ function replayable(errorCode: string | null, reason: string | null): boolean {
  */
 export async function analyzeImpact(db: DbOrTx, tenant: string, loaded: LoadedBundle, w: ImpactWindow): Promise<ImpactReport> {
   const maxRequests = w.maxRequests ?? MAX_IMPACT_REQUESTS;
-  const rows = await db
-    .selectFrom('decisions')
-    .where('tenant', '=', tenant)
-    .where('at', '>=', w.from)
-    .where('at', '<', w.to)
-    .select((eb) => [
-      'request_hash',
-      eb.fn.max('request').as('request'),
-      'tool',
-      'decision',
-      'error_code',
-      'reason',
-      'bundle_version',
-      eb.fn.countAll<number>().as('n'),
-      eb.fn.max('id').as('last'),
-    ])
-    .groupBy(['request_hash', 'tool', 'decision', 'error_code', 'reason', 'bundle_version'])
-    .execute();
+  // Grouped slice by slice (each query short, the event loop free between them), merged here.
+  type Grouped = {
+    request_hash: string;
+    request: string;
+    tool: string;
+    decision: string;
+    error_code: string | null;
+    reason: string | null;
+    bundle_version: number | null;
+    n: number;
+    last: number;
+  };
+  const merged = new Map<string, Grouped>();
+  const slices = groupedBySlice(
+    db,
+    tenant,
+    { from: w.from, to: w.to },
+    (q) =>
+      q
+        .select((eb) => [
+          'request_hash',
+          eb.fn.max('request').as('request'),
+          'tool',
+          'decision',
+          'error_code',
+          'reason',
+          'bundle_version',
+          eb.fn.countAll<number>().as('n'),
+          eb.fn.max('id').as('last'),
+        ])
+        .groupBy(['request_hash', 'tool', 'decision', 'error_code', 'reason', 'bundle_version'])
+        .execute(),
+    w.sliceRows,
+  );
+  for await (const slice of slices) {
+    for (const r of slice) {
+      const key = `${r.request_hash}\u0000${r.tool}\u0000${r.decision}\u0000${r.error_code}\u0000${r.reason}\u0000${r.bundle_version}`;
+      const m = merged.get(key);
+      if (m) {
+        m.n += Number(r.n);
+        m.last = Math.max(m.last, Number(r.last));
+      } else {
+        merged.set(key, {
+          ...r,
+          request: r.request as string,
+          bundle_version: r.bundle_version === null ? null : Number(r.bundle_version),
+          n: Number(r.n),
+          last: Number(r.last),
+        });
+      }
+    }
+  }
+  const rows = [...merged.values()];
 
   // The most recent distinct requests, when the window holds more than can be replayed.
   const lastByRequest = new Map<string, number>();
@@ -77,7 +112,7 @@ export async function analyzeImpact(db: DbOrTx, tenant: string, loaded: LoadedBu
   for (const r of rows) {
     // Replaying tens of thousands of requests takes seconds of CPU: give other requests (of every
     // tenant) their turn between slices rather than stall the server for the whole analysis.
-    if (++seen % YIELD_EVERY === 0) await yieldToEventLoop();
+    if (++seen % YIELD_EVERY === 0) await nextTurn();
     if (kept && !kept.has(r.request_hash)) continue;
     const n = Number(r.n);
     calls += n;
