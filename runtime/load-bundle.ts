@@ -169,27 +169,8 @@ export function loadBundle(bundle: Bundle | BundleV1, options: { inputValidators
   };
   const tools: LoadedTool[] = content.tools.map((entry, pos) => {
     const def = entry.def;
-    const id = entry.id;
-    const tool: LoadedTool = {
-      id,
-      pos,
-      def,
-      excluded: entry.excluded,
-      definitionHash: entry.definitionHash,
-      groups: def?.groups ?? [],
-      allStates: !def?.availableInStates || def.availableInStates.includes('*'),
-      states: def?.availableInStates ? new Set(def.availableInStates) : NO_STATES,
-      requires: def?.requires ?? [],
-      requiresConnection: def?.requiresConnection === true,
-      validateInput: def ? (validators === 'on-first-use' ? onFirstUse(def.inputSchema) : validators ? compileOrRefuse(def.inputSchema) : refuseAll) : null,
-      redaction: def ? sharedTrie(def.redaction.allow) : null,
-      entries: {
-        allow: Object.freeze({ id, decision: 'allow' as Decision }),
-        require_approval: Object.freeze({ id, decision: 'require_approval' as Decision }),
-        filtered: noFilteredEntries(),
-      },
-    };
-    byId.set(id, tool);
+    const tool = new CatalogTool(entry.id, pos, def, entry.excluded, entry.definitionHash, validators, def ? sharedTrie(def.redaction.allow) : null);
+    byId.set(entry.id, tool);
     return tool;
   });
   const bitsAt = (positions: readonly number[]): Uint8Array => {
@@ -285,6 +266,75 @@ function loadedConstraint(c: BundleConstraint, index: number, ids: readonly stri
 }
 
 const NO_STATES: ReadonlySet<string> = new Set();
+const NO_GROUPS: readonly string[] = Object.freeze([]);
+const NO_GATES: readonly RuntimeGate[] = Object.freeze([]);
+
+/**
+ * One loaded catalog tool. What only some calls need is made when first asked, not at load: a
+ * runtime loads thousands of tools and is asked about few (the input-schema validator, the
+ * frozen answer entries evaluate shares).
+ */
+class CatalogTool implements LoadedTool {
+  readonly groups: readonly string[];
+  readonly allStates: boolean;
+  readonly states: ReadonlySet<string>;
+  readonly requires: readonly RuntimeGate[];
+  readonly requiresConnection: boolean;
+  readonly entries: ToolEntries;
+  private validator: ValidateFunction | null | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly pos: number,
+    readonly def: ToolDefinition | null,
+    readonly excluded: LoadedTool['excluded'],
+    readonly definitionHash: string,
+    private readonly validators: boolean | 'on-first-use',
+    readonly redaction: RedactNode | null,
+  ) {
+    this.groups = def?.groups ?? NO_GROUPS;
+    this.allStates = !def?.availableInStates || def.availableInStates.includes('*');
+    this.states = def?.availableInStates ? new Set(def.availableInStates) : NO_STATES;
+    this.requires = def?.requires ?? NO_GATES;
+    this.requiresConnection = def?.requiresConnection === true;
+    this.entries = new ToolEntries(id);
+    // A runtime that asked for every validator now (true) compiles here, off its decide path.
+    if (validators === true && def) this.validator = compileOrRefuse(def.inputSchema);
+  }
+
+  get validateInput(): ValidateFunction | null {
+    if (this.validator === undefined) {
+      const def = this.def;
+      this.validator =
+        def === null ? null : this.validators === false ? refuseAll : this.validators === true ? compileOrRefuse(def.inputSchema) : onFirstUse(def.inputSchema);
+    }
+    return this.validator;
+  }
+}
+
+/** A tool's frozen evaluate entries, each made on first use and shared by every answer after. */
+class ToolEntries {
+  private allowEntry: ToolEntry | undefined;
+  private approvalEntry: ToolEntry | undefined;
+  private filteredEntries: Record<FilterReason, FilteredEntry | undefined> | undefined;
+
+  constructor(private readonly id: string) {}
+
+  get allow(): ToolEntry {
+    this.allowEntry ??= Object.freeze({ id: this.id, decision: 'allow' as Decision });
+    return this.allowEntry;
+  }
+
+  get require_approval(): ToolEntry {
+    this.approvalEntry ??= Object.freeze({ id: this.id, decision: 'require_approval' as Decision });
+    return this.approvalEntry;
+  }
+
+  get filtered(): Record<FilterReason, FilteredEntry | undefined> {
+    this.filteredEntries ??= noFilteredEntries();
+    return this.filteredEntries;
+  }
+}
 
 /**
  * A tool's filtered entries, made on first use: every tool's object has every reason, in one
