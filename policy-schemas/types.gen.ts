@@ -646,6 +646,12 @@ decisions?: {
 [k: string]: "allow" | "require_approval"
 }
 /**
+ * Tool id → the argument constraints it must be visible with (R6.16), exactly and in order; [] means visible with none.
+ */
+constraints?: {
+[k: string]: ConstraintRef[]
+}
+/**
  * Tool ids that must be in the answer's filtered, in this relative order.
  */
 filteredOrder?: string[]
@@ -653,6 +659,16 @@ filteredOrder?: string[]
  * How many tools the answer lists as visible, exactly.
  */
 visibleCount?: number
+}
+/**
+ * One argument constraint of the tenant policy: the role that holds it, its position in that role's `constraints`, what happens when arguments fail it, and its reason.
+ */
+
+export interface ConstraintRef {
+role: string
+index: number
+otherwise: ("deny" | "require_approval")
+reason: string
 }
 /**
  * A request, one tool call decided against what it sees, and the decision expected.
@@ -1204,16 +1220,6 @@ export interface Facts {
 }
 /**
  * The argument constraint that decided the call (denied it, or asked for approval), when one did. Never the arguments.
- */
-
-export interface ConstraintRef {
-role: string
-index: number
-otherwise: ("deny" | "require_approval")
-reason: string
-}
-/**
- * The approval that let a require_approval call through: the approval request's id, and `person` (a person's receipt) or `client` (the MCP client's own confirmation, where the role allows it; the record's reason is then `client_confirmed`).
  */
 
 export interface DecisionApproval {
@@ -2277,6 +2283,25 @@ changed: string[]
 /**
  * GET /v1/tenants/:tenant/bundles/:a/diff/:b: what changed from a to b. Per role, the tools the role can reach (allowed, not denied, in a permitted group, not excluded); per bound subject and tool, the policy decision (allow, require_approval or deny, before request facts, states, profiles and connections).
  */
+
+/**
+ * Body of POST /v1/tenants/:tenant/publish-requests: ask another person to review publishing the draft (or, with rollbackTo, an earlier version's content), whatever the tenant's review rule. The reason may come in the Toolgate-Reason header instead. Under the rule, POST …/bundles opens the same request.
+ */
+
+export interface PublishRequestCreate {
+/**
+ * Why a change was made; kept in the audit log.
+ */
+reason?: string
+/**
+ * An earlier version whose content to publish again.
+ */
+rollbackTo?: number
+/**
+ * Ask even though policy tests fail: admin only, audited; the approval then publishes past them.
+ */
+force?: boolean
+}
 
 /**
  * Body of POST /v1/tenants/:tenant/publish-requests/:id/approve or …/reject. A rejection needs a reason (it may come in the Toolgate-Reason header instead).

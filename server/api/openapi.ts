@@ -121,6 +121,15 @@ const operations: Op[] = [
     response: 'publish-request-list',
     tag: 'Bundles',
   },
+  {
+    method: 'post',
+    path: '/v1/tenants/{tenant}/publish-requests',
+    summary: 'Ask another person to review publishing the draft (or a rollback), whatever the review rule (202)',
+    body: 'publish-request-create',
+    response: 'publish-request',
+    tag: 'Bundles',
+    status: '202',
+  },
   { method: 'get', path: '/v1/tenants/{tenant}/publish-requests/{id}', summary: 'One publish request', response: 'publish-request', tag: 'Bundles' },
   {
     method: 'post',
@@ -143,7 +152,8 @@ const operations: Op[] = [
   {
     method: 'post',
     path: '/v1/tenants/{tenant}/promote',
-    summary: "Copy this tenant's roles, bindings, profiles, budgets, policy tests and grants into another tenant's draft (?plan=1: only show what would change)",
+    summary:
+      "Copy this tenant's roles, bindings, profiles, budgets, policy tests and grants into another tenant's draft (?plan=1: only show what would change)",
     body: 'promote-request',
     response: 'promote-result',
     tag: 'Tenants',

@@ -1,5 +1,7 @@
 import { type Context, Hono } from 'hono';
-import type { PublishRequestDecision } from '../../policy-schemas/types.gen.ts';
+import type { PublishRequestCreate, PublishRequestDecision } from '../../policy-schemas/types.gen.ts';
+import { actorMay } from '../auth/permissions.ts';
+import { latestBundleHead } from '../store/bundles.ts';
 import { changeMetaOf, withChange } from '../audit/change.ts';
 import { actorOf, authorize } from '../auth/guard.ts';
 import { publishBundle } from '../compiler/publish.ts';
@@ -15,6 +17,8 @@ import {
   identitiesOf,
   isStale,
   listPublishRequests,
+  openPublishRequest,
+  publishTarget,
   toPublishRequest,
 } from '../review/publish-requests.ts';
 import { sharedKeyStore } from '../signing/key-store.ts';
@@ -54,6 +58,39 @@ publishRequestRoutes.get('/', async (c) => {
     items.push(listed);
   }
   return c.json({ items });
+});
+
+publishRequestRoutes.post('/', async (c) => {
+  const tenant = c.req.param('tenant') as string;
+  authorize(c, 'bundle', 'publish', tenant);
+  const body = await readOptionalJson(c);
+  const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const reason = takeReason(c, object);
+  const { rollbackTo, force } = validOrThrow<PublishRequestCreate>('publish-request-create', body ?? {});
+  if (reason === null) {
+    throw new ApiError(400, 'validation', 'A publish request needs a reason (body "reason" or the Toolgate-Reason header)', {
+      errors: [{ pointer: '/reason', message: 'is required' }],
+    });
+  }
+  const deps = c.get('deps');
+  const db = deps.database.db;
+  await requireTenantExists(db, tenant);
+  const gate = await checkPublishTests(
+    db,
+    tenant,
+    { rollbackTo },
+    { requested: !!force, allowed: actorMay(deps.authorizer, actorOf(c), 'bundle', 'force', tenant) },
+  );
+  const target = await publishTarget(db, tenant, rollbackTo);
+  const latest = await latestBundleHead(db, tenant);
+  if (latest?.revision === target.revision) {
+    throw new ApiError(
+      409,
+      'conflict',
+      `There is nothing to review: ${rollbackTo ? `v${rollbackTo}'s content` : 'the draft'} is what v${latest.version} already publishes`,
+    );
+  }
+  return c.json(await openPublishRequest(deps, changeMetaOf(c, reason), tenant, target, gate.forced, actorOf(c).label), 202);
 });
 
 publishRequestRoutes.get('/:id', async (c) => {

@@ -289,3 +289,31 @@ describe('promote', () => {
     expect(again.json.diff.identical).toBe(true);
   });
 });
+
+describe('POST /v1/tenants/:tenant/publish-requests', () => {
+  const G = 'globex-eng';
+  it('asks for a review explicitly, whatever the review rule, and refuses bad input and a request with nothing to review', async () => {
+    expect((await t.request('POST', `/v1/tenants/${G}/bundles`, { body: { reason: 'baseline of globex' } })).status).toBe(201);
+    const noReason = await t.request('POST', `/v1/tenants/${G}/publish-requests`, { body: {} });
+    expect(noReason.status).toBe(400);
+    expect(noReason.json.errors[0].pointer).toBe('/reason');
+    const extra = await t.request('POST', `/v1/tenants/${G}/publish-requests`, { body: { reason: 'x', emergency: true } });
+    expect(extra.status).toBe(400);
+    const nothing = await t.request('POST', `/v1/tenants/${G}/publish-requests`, { body: { reason: 'same as published' } });
+    expect(nothing.status).toBe(409);
+    const viewer = await t.tokenFor('viewer', [G]);
+    expect((await t.request('POST', `/v1/tenants/${G}/publish-requests`, { body: { reason: 'x' }, token: viewer })).status).toBe(403);
+
+    const cur = await t.request('GET', `/v1/tenants/${G}/policy`);
+    const put = await t.request('PUT', `/v1/tenants/${G}/policy`, {
+      body: { ...cur.json, bundleTtlSeconds: 7200 },
+      headers: { 'if-match': cur.headers.get('etag')! },
+    });
+    expect(put.status, put.text).toBe(200);
+    const before = (await t.request('GET', `/v1/tenants/${G}/bundles`)).json.items.length;
+    const asked = await t.request('POST', `/v1/tenants/${G}/publish-requests`, { body: { reason: 'please look at the shorter lifetime' } });
+    expect(asked.status, asked.text).toBe(202);
+    expect(asked.json).toMatchObject({ status: 'pending', tenant: G, reason: 'please look at the shorter lifetime' });
+    expect((await t.request('GET', `/v1/tenants/${G}/bundles`)).json.items.length).toBe(before);
+  });
+});
