@@ -275,16 +275,24 @@ class _Parser:
             if c == "(" and self.peek(1) == "?" and self._bare_flags(flags):
                 # A flag group is no operand: a repetition right after it repeats what came before
                 # (RE2 reads `$(?s){2}` as `${2}`), and it separates two repetitions.
-                nxt = self.peek()
-                if nxt in ("*", "+", "?") or (nxt == "{" and re.compile(r"\{[0-9]+(,[0-9]*)?\}").match(self.s, self.i)):
-                    if not parts:
-                        self.error("missing argument to repetition operator")
-                    parts[-1] = self.repetition(parts[-1], flags)
+                self._repeat_previous(parts, flags)
+                continue
+            if self.s.startswith("\\Q\\E", self.i):
+                # An empty quotation is no operand either: `a\Q\E*` is `a*`.
+                self.i += 4
+                self._repeat_previous(parts, flags)
                 continue
             atom = self.atom(flags)
             parts.extend(self.pending)
             self.pending.clear()
             parts.append(self.repetition(atom, flags))
+
+    def _repeat_previous(self, parts, flags):
+        nxt = self.peek()
+        if nxt in ("*", "+", "?") or (nxt == "{" and re.compile(r"\{[0-9]+(,[0-9]*)?\}").match(self.s, self.i)):
+            if not parts:
+                self.error("missing argument to repetition operator")
+            parts[-1] = self.repetition(parts[-1], flags)
 
     # RE2's flag groups: flags, then optionally `-` and at least one flag (`(?)` is a no-op,
     # `(?-)` and `(?i-)` are refused).
