@@ -160,7 +160,14 @@ async function run(): Promise<void> {
   const port = await freePort();
   writeFileSync(
     join(dir, 'gateway.json'),
-    JSON.stringify({ control: { ...control, cacheDir: 'cache' }, listen: { http: { port } }, clients, upstreams: { bench: upstream } }),
+    // Part 2 opens 200 sessions with the one key: above the default limit of a client's sessions.
+    JSON.stringify({
+      control: { ...control, cacheDir: 'cache' },
+      listen: { http: { port } },
+      clients,
+      upstreams: { bench: upstream },
+      limits: { sessionsPerClient: SESSIONS },
+    }),
   );
   const gw = await startReadyGateway(join(dir, 'gateway.json'), port);
   gatewayStop = () => gw.stop();
