@@ -1,5 +1,6 @@
 // The console also runs this in the browser: no node: modules here.
 import type {
+  ConstraintRef,
   DecideExpectation,
   DecideVector,
   EvaluateExpectation,
@@ -10,7 +11,8 @@ import type {
 } from '../policy-schemas/types.gen.ts';
 import { createView, decide } from './decide.ts';
 import type { CallDecision } from './decide.ts';
-import { evaluate, evaluateTools } from './evaluate.ts';
+import { constraintsNaming } from './constraints.ts';
+import { evaluate, evaluateTools, subjectInfo } from './evaluate.ts';
 import type { LoadedBundle } from './load-bundle.ts';
 
 /** An evaluator under test: Toolgate's own, or a misreading of the spec. */
@@ -45,10 +47,14 @@ export function runtimeSubject(loaded: LoadedBundle): ConformanceSubject {
       const named = [...outcomes.keys()].sort((a, b) => (loaded.byId.get(a)?.pos ?? 0) - (loaded.byId.get(b)?.pos ?? 0));
       const tools: EvaluationResult['tools'] = [];
       const filtered: EvaluationResult['filtered'] = [];
+      const subject = named.length > 0 ? subjectInfo(loaded, request.subject) : null;
       for (const id of named) {
         const o = outcomes.get(id)!;
-        if ('decision' in o) tools.push({ id, decision: o.decision });
-        else filtered.push({ id, reason: o.reason });
+        if ('decision' in o) {
+          // R6.16: a visible tool carries the constraints that name it, as evaluate's whole answer does.
+          const constraints = constraintsNaming(loaded, subject!, loaded.byId.get(id)!.pos);
+          tools.push(constraints === undefined ? { id, decision: o.decision } : { id, decision: o.decision, constraints: [...constraints] });
+        } else filtered.push({ id, reason: o.reason });
       }
       return { ...envelope, tools, filtered };
     },
@@ -84,7 +90,7 @@ export function conformanceFailures(vectors: readonly (EvaluateVector | DecideVe
 function answerFor(subject: ConformanceSubject, request: EvaluationRequest, e: EvaluateExpectation): EvaluationResult {
   const whole = e.visible !== undefined || e.visibleCount !== undefined || e.filteredOrder !== undefined || e.rejected === true;
   if (whole || subject.evaluateNamed === undefined) return subject.evaluate(request);
-  return subject.evaluateNamed(request, [...Object.keys(e.hidden ?? {}), ...Object.keys(e.decisions ?? {})]);
+  return subject.evaluateNamed(request, [...Object.keys(e.hidden ?? {}), ...Object.keys(e.decisions ?? {}), ...Object.keys(e.constraints ?? {})]);
 }
 
 /** What differs between an evaluate() answer and a vector's partial expectation, or null. */
@@ -111,6 +117,7 @@ export function evaluateMismatch(expect: EvaluateExpectation, got: EvaluationRes
     ...(expect.filteredOrder ?? []),
     ...Object.keys(expect.hidden ?? {}),
     ...Object.keys(expect.decisions ?? {}),
+    ...Object.keys(expect.constraints ?? {}),
   ]);
   const visibleAt = positionsOf(got.tools, named);
   const filteredAt = positionsOf(got.filtered, named);
@@ -136,6 +143,14 @@ export function evaluateMismatch(expect: EvaluateExpectation, got: EvaluationRes
   for (const [id, decision] of Object.entries(expect.decisions ?? {})) {
     const at = visibleAt.get(id);
     if (at === undefined || got.tools[at].decision !== decision) return `${id} is ${outcome(id)}, expected visible (${decision})`;
+  }
+  for (const [id, constraints] of Object.entries(expect.constraints ?? {})) {
+    const at = visibleAt.get(id);
+    if (at === undefined) return `${id} is ${outcome(id)}, expected visible with constraints ${show(constraints)}`;
+    const reported = got.tools[at].constraints;
+    if (!sameConstraints(reported ?? [], constraints)) return `${id} carries constraints ${show(reported ?? [])}, expected ${show(constraints)}`;
+    // R6.16: a tool no constraint names has no constraints member at all.
+    if (constraints.length === 0 && reported !== undefined) return `${id} carries an empty constraints member, expected none`;
   }
   if (expect.filteredOrder !== undefined) {
     let last = -1;
@@ -181,6 +196,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function sameConstraints(a: readonly ConstraintRef[], b: readonly ConstraintRef[]): boolean {
+  return (
+    a.length === b.length && a.every((x, i) => x.role === b[i].role && x.index === b[i].index && x.otherwise === b[i].otherwise && x.reason === b[i].reason)
+  );
 }
 
 function show(v: unknown): string {

@@ -78,7 +78,7 @@ export function compactVectors(vectors: readonly Vector[]): Vector[] {
       continue;
     }
     const expect = { ...v.expect };
-    const pinsTools = Object.keys(expect.hidden ?? {}).length + Object.keys(expect.decisions ?? {}).length > 0;
+    const pinsTools = Object.keys(expect.hidden ?? {}).length + Object.keys(expect.decisions ?? {}).length + Object.keys(expect.constraints ?? {}).length > 0;
     if (expect.rejected === false && pinsTools) delete expect.rejected;
     const key = canonicalJson(request);
     const into = merged.get(key);
@@ -87,6 +87,7 @@ export function compactVectors(vectors: readonly Vector[]): Vector[] {
       Object.assign(into.expect, expect, {
         ...(into.expect.hidden || expect.hidden ? { hidden: { ...into.expect.hidden, ...expect.hidden } } : {}),
         ...(into.expect.decisions || expect.decisions ? { decisions: { ...into.expect.decisions, ...expect.decisions } } : {}),
+        ...(into.expect.constraints || expect.constraints ? { constraints: { ...into.expect.constraints, ...expect.constraints } } : {}),
       });
       continue;
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Bundle, DecideVector } from '../../policy-schemas/types.gen.ts';
-import { conformanceFailures, runtimeSubject } from '../../runtime/conformance.ts';
+import type { Bundle, DecideVector, EvaluateVector, EvaluationResult } from '../../policy-schemas/types.gen.ts';
+import { type ConformanceSubject, conformanceFailures, runtimeSubject } from '../../runtime/conformance.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import { misreadingSubject } from '../../test/conformance/misreadings.ts';
 import { CONSTRAINT_MISREADINGS } from '../../test/conformance/constraint-misreadings.ts';
@@ -58,6 +58,55 @@ describe('conformance vectors for argument constraints', () => {
     expect(conformanceFailures(bundle.conformance, runtimeSubject(loadBundle(bundle)))).toEqual([]);
     for (const { id } of CONSTRAINT_MISREADINGS) {
       expect(conformanceFailures(bundle.conformance, misreadingSubject(bundle, id), 1).length, id).toBe(1);
+    }
+  });
+
+  it('R6.16 pins the constraints evaluate reports: both roles in order on a tool they name, none on one they do not', () => {
+    const reported = bundle.conformance.filter((v): v is EvaluateVector => !('call' in v) && v.expect.constraints !== undefined);
+    expect(reported).toHaveLength(1);
+    expect(reported[0].rules).toContain('R6.16');
+    expect(reported[0].request.subject).toBe('agent:both');
+    expect(reported[0].expect.constraints).toEqual({
+      mcp__gh__create_issue: [
+        { role: 'approver', index: 0, otherwise: 'require_approval', reason: 'long titles' },
+        { role: 'writer', index: 0, otherwise: 'deny', reason: 'acme only' },
+      ],
+      mcp__gh__get_issue: [],
+    });
+  });
+
+  it('R6.16 vectors fail an evaluate that drops, reorders, invents or empties the reported constraints', () => {
+    const loaded = loadBundle(bundle);
+    const runtime = runtimeSubject(loaded);
+    // The runtime's whole answer, its tools' constraints rewritten (no evaluateNamed: every vector sees the rewrite).
+    const rewriting = (rewrite: (t: EvaluationResult['tools'][number]) => EvaluationResult['tools'][number]): ConformanceSubject => ({
+      evaluate: (request) => {
+        const answer = runtime.evaluate(request);
+        return { ...answer, tools: answer.tools.map(rewrite) };
+      },
+      decide: runtime.decide,
+    });
+    const misreadings = {
+      dropped: ({ constraints: _gone, ...t }: EvaluationResult['tools'][number]) => t,
+      reordered: (t: EvaluationResult['tools'][number]) => (t.constraints ? { ...t, constraints: [...t.constraints].reverse() } : t),
+      everywhere: (t: EvaluationResult['tools'][number]) => ({
+        ...t,
+        constraints: [{ role: 'writer', index: 0, otherwise: 'deny' as const, reason: 'acme only' }],
+      }),
+      emptyMember: (t: EvaluationResult['tools'][number]) => (t.constraints ? t : { ...t, constraints: [] }),
+    };
+    expect(
+      conformanceFailures(
+        bundle.conformance,
+        rewriting((t) => t),
+      ),
+    ).toEqual([]);
+    for (const [name, rewrite] of Object.entries(misreadings)) {
+      const failures = conformanceFailures(bundle.conformance, rewriting(rewrite));
+      expect(
+        failures.map((f) => f.rules),
+        name,
+      ).toContainEqual(expect.arrayContaining(['R6.16']));
     }
   });
 });

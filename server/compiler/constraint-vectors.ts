@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
-import type { Bundle, DecideVector, EvaluationRequest, VectorCall } from '../../policy-schemas/types.gen.ts';
+import type { Bundle, ConstraintRef, DecideVector, EvaluateVector, EvaluationRequest, VectorCall } from '../../policy-schemas/types.gen.ts';
 import { createView, decide } from '../../runtime/decide.ts';
-import { grantedConnections, subjectInfo } from '../../runtime/evaluate.ts';
+import { evaluate, grantedConnections, subjectInfo } from '../../runtime/evaluate.ts';
 import { globMatcher } from '../../runtime/glob.ts';
 import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle, LoadedTool } from '../../runtime/load-bundle.ts';
@@ -13,9 +13,10 @@ import type { LoadedBundle, LoadedTool } from '../../runtime/load-bundle.ts';
  * kind (deny must win), globs in `tools` read as exact ids, constraints of roles the subject does
  * not hold applied, and a failing require_approval constraint read as a refusal. Arguments are
  * searched among values read off the constraint and input schemas and checked with the very
- * validators a runtime uses; each expectation is the runtime's own decide answer.
+ * validators a runtime uses; each expectation is the runtime's own decide answer. One evaluate
+ * vector pins what evaluate reports (R6.16) on a tool several constraints name and on one none does.
  */
-export function constraintVectors(loaded: LoadedBundle, bundle: Bundle, at: string): DecideVector[] {
+export function constraintVectors(loaded: LoadedBundle, bundle: Bundle, at: string): (DecideVector | EvaluateVector)[] {
   const constraints = constraintsOf(loaded);
   if (constraints.length === 0) return [];
   return new ConstraintVectorChooser(loaded, bundle, at, constraints).choose();
@@ -101,7 +102,7 @@ function meets(c: Constraint, args: unknown): boolean {
 type Probe = { subject: string; roles: readonly string[]; request: EvaluationRequest; tool: LoadedTool; connectionId?: string };
 
 class ConstraintVectorChooser {
-  private readonly out: DecideVector[] = [];
+  private readonly out: (DecideVector | EvaluateVector)[] = [];
   private calls = 0;
   private tries = 0;
 
@@ -112,10 +113,11 @@ class ConstraintVectorChooser {
     private readonly constraints: Constraint[],
   ) {}
 
-  choose(): DecideVector[] {
+  choose(): (DecideVector | EvaluateVector)[] {
     const wanted = new Set(['meets', 'glob', 'schema-first', 'deny-wins', 'approval', 'other-role']);
     const tools = this.loaded.tools.filter((t) => t.excluded === null && this.constraints.some((c) => c.names[t.pos] !== 0)).slice(0, MAX_TOOLS);
     const probes = this.probes(tools);
+    this.reported(probes);
     for (const tool of tools) {
       if (wanted.size === 0) break;
       const mine = probes.filter((p) => p.tool === tool);
@@ -159,6 +161,33 @@ class ConstraintVectorChooser {
       }
     }
     return this.out;
+  }
+
+  /**
+   * R6.16: the request under which a visible tool is named by the most constraints (most roles on
+   * a tie, so their order shows), pinning them in order, and beside it a visible tool no held
+   * constraint names (one a role the subject lacks names, where there is one), pinned as none.
+   */
+  private reported(probes: readonly Probe[]): void {
+    let best: { probe: Probe; score: number } | null = null;
+    for (const probe of probes) {
+      const refs = this.constraints.filter((c) => c.names[probe.tool.pos] !== 0 && probe.roles.includes(c.role));
+      const score = refs.length * 100 + new Set(refs.map((c) => c.role)).size;
+      if (refs.length > 0 && (best === null || score > best.score)) best = { probe, score };
+    }
+    if (best === null) return;
+    const answer = evaluate(this.loaded, best.probe.request);
+    const entry = answer.tools.find((t) => t.id === best.probe.tool.id);
+    if (!entry?.constraints) return;
+    const expect: Record<string, ConstraintRef[]> = { [entry.id]: entry.constraints.map((c) => ({ ...c })) };
+    const unnamed = answer.tools.filter((t) => t.constraints === undefined);
+    const byOtherRole = unnamed.find((t) => {
+      const pos = this.loaded.byId.get(t.id)?.pos;
+      return pos !== undefined && this.constraints.some((c) => c.names[pos] !== 0);
+    });
+    const none = byOtherRole ?? unnamed[0];
+    if (none) expect[none.id] = [];
+    this.out.push({ rules: ['R6.16'], request: best.probe.request, expect: { constraints: expect } });
   }
 
   private viewAllows(p: Probe): boolean {

@@ -33,7 +33,7 @@ const answer = (r: EvaluationResult) =>
     r.roles.join(','),
     r.groups.join(','),
     r.state,
-    r.tools.map((t) => `${t.id}:${t.decision}`).join(','),
+    r.tools.map((t) => `${t.id}:${t.decision}${t.constraints ? canonicalJson(t.constraints) : ''}`).join(','),
     r.filtered.map((t) => `${t.id}:${t.reason}`).join(','),
     r.rejected ? r.rejected.groups.join(',') : '-',
   ].join('|');

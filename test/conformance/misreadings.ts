@@ -315,7 +315,14 @@ function specEvaluate(bundle: Bundle, r: EvaluationRequest, m: Misreading | null
       ({ role, ix: rix }) => (role.requireApproval ?? []).includes(effect) && (m !== 'approval-allowing-roles-only' || rix.allow.has(t.id)),
     );
     const approval = m === 'approval-all-roles' ? asking.length === roleIx.length : asking.length > 0;
-    tools.push({ id: t.id, decision: approval ? 'require_approval' : 'allow' });
+    // R6.16: the constraints of the subject's roles whose globs match the tool, roles in order, then index.
+    const constraints = roleIx.flatMap(({ name, role }) =>
+      (role.constraints ?? []).flatMap((c, index) =>
+        c.tools.some((glob) => globRegExp(glob).test(t.id)) ? [{ role: name, index, otherwise: c.otherwise, reason: c.reason ?? '' }] : [],
+      ),
+    );
+    const decision = approval ? 'require_approval' : 'allow';
+    tools.push(constraints.length > 0 ? { id: t.id, decision, constraints } : { id: t.id, decision });
   }
   if (m === 'order-locale') tools.sort((a, b) => a.id.localeCompare(b.id));
   if (m === 'filtered-by-reason') filtered.sort((a, b) => byCode(a.reason, b.reason) || byCode(a.id, b.id));

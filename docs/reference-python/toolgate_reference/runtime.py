@@ -396,11 +396,20 @@ def check_vector(bundle, vector):
         ("filteredOrder", lambda: _in_order(e["filteredOrder"], [f["id"] for f in answer["filtered"]])),
         ("hidden", lambda: all(filtered.get(i) == r for i, r in e["hidden"].items())),
         ("decisions", lambda: all(any(t["id"] == i and t["decision"] == d for t in answer["tools"]) for i, d in e["decisions"].items())),
+        # R6.16: exactly these constraints, in order; [] means visible with no constraints member.
+        ("constraints", lambda: all(_reports(answer, i, cs) for i, cs in e["constraints"].items())),
     ]
     for key, ok in checks:
         if key in e and not ok():
             return "%s differs" % key
     return None
+
+
+def _reports(answer, tool_id, constraints):
+    entry = next((t for t in answer["tools"] if t["id"] == tool_id), None)
+    if entry is None:
+        return False
+    return entry["constraints"] == constraints if constraints else "constraints" not in entry
 
 
 # --- §9 planBatch ---------------------------------------------------------------------------------
