@@ -16,7 +16,7 @@ import type {
   Tool,
 } from '../../policy-schemas/types.gen.ts';
 import { escapePointer, validate } from '../../policy-schemas/index.ts';
-import { BUNDLE_FORMAT, bundleMember, bundleMembers, bundleRevision, joinBundleMembers } from '../../runtime/bundle-format.ts';
+import { BUNDLE_FORMAT, type BundleMember, bundleMember, bundleMembers, bundleRevision, joinBundleMembers } from '../../runtime/bundle-format.ts';
 import { sha256Hex } from '../../runtime/sha256.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
@@ -35,7 +35,17 @@ export type CompileOptions = { version: number; previousRevision: string | null;
 
 export type CompileError = { pointer: string; message: string; code: string };
 
-export type CompileResult = { ok: true; bundle: Bundle; bytes: Buffer; text: string; revision: string } | { ok: false; errors: CompileError[] };
+export type CompileResult =
+  | {
+      ok: true;
+      bundle: Bundle;
+      bytes: Buffer;
+      text: string;
+      revision: string;
+      /** The serialised top-level members `text` is made of: a new envelope replaces four and joins them again. */
+      members: BundleMember[];
+    }
+  | { ok: false; errors: CompileError[] };
 
 let compiles = 0;
 
@@ -189,8 +199,9 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   const members = bundleMembers(bundle);
   const revision = bundleRevision(members, sha256Hex);
   bundle.revision = revision;
-  const text = joinBundleMembers(members.map((m) => (m.key === 'revision' ? bundleMember('revision', revision) : m)));
-  return { ok: true, bundle, bytes: Buffer.from(text, 'utf8'), text, revision };
+  const final = members.map((m) => (m.key === 'revision' ? bundleMember('revision', revision) : m));
+  const text = joinBundleMembers(final);
+  return { ok: true, bundle, bytes: Buffer.from(text, 'utf8'), text, revision, members: final };
 }
 
 /** The hash naming a bundle's content: everything but its envelope fields (runtime/bundle-format.ts). */

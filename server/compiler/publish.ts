@@ -12,7 +12,8 @@ import { signBundle } from '../signing/sign.ts';
 import { bundleRow, insertBundle, latestBundleHead, latestBundleRow, type StoredSummary } from '../store/bundles.ts';
 import { loadDraftSnapshot } from '../store/snapshot.ts';
 import { snapshotFingerprint } from './snapshot-fingerprint.ts';
-import { compileBundle, contentRevision } from './compile-bundle.ts';
+import { contentRevision } from './compile-bundle.ts';
+import { compiledOrErrors, compileSnapshot, envelope } from './draft.ts';
 import type { GateOutcome } from './tests-gate.ts';
 
 export type PublishOutcome = { created: boolean; version: number; revision: string };
@@ -88,12 +89,7 @@ export async function publishBundle(
 }
 
 /** Reads what to publish and compiles and signs it; runs outside any transaction. */
-async function preparePublish(
-  db: DbOrTx,
-  tenant: string,
-  opts: PublishOptions,
-  keys: KeyStore,
-): Promise<Prepared> {
+async function preparePublish(db: DbOrTx, tenant: string, opts: PublishOptions, keys: KeyStore): Promise<Prepared> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
   const auditSeq = await lastAuditSeq(db);
   const latest = await latestBundleRow(db, tenant);
@@ -127,25 +123,23 @@ async function preparePublish(
     const snapshot = await loadDraftSnapshot(db, tenant);
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
     snapshotHash = snapshotFingerprint(snapshot);
-    const r = compileBundle(snapshot, { version, previousRevision, issuedAt });
-    if (!r.ok || r.revision !== opts.reviewed.revision) throw staleRequest(tenant, opts.reviewed.requestId);
-    if (latest && latest.revision === r.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
-    const old = JSON.parse(opts.reviewed.content) as Bundle;
-    const expiresAt = new Date(Date.parse(issuedAt) + old.policy.bundleTtlSeconds * 1000).toISOString();
-    bundle = { ...old, version, previousRevision, issuedAt, expiresAt };
-    if (contentRevision(bundle) !== opts.reviewed.revision) throw new Error(`publish request ${opts.reviewed.requestId} does not hash to its revision`);
-    text = canonicalJson(bundle);
+    const r = compiledOrErrors(snapshot, snapshotHash);
+    if ('errors' in r || r.bundle.revision !== opts.reviewed.revision) throw staleRequest(tenant, opts.reviewed.requestId);
+    if (latest && latest.revision === r.bundle.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
+    // The draft compiles to exactly the reviewed content (same revision): its compiled members, newly enveloped.
+    ({ bundle, text } = envelope(r, { version, previousRevision, issuedAt }));
   } else {
     const snapshot = await loadDraftSnapshot(db, tenant);
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
     snapshotHash = snapshotFingerprint(snapshot);
-    const r = compileBundle(snapshot, { version, previousRevision, issuedAt });
-    if (!r.ok) throw compileError(tenant, r.errors);
-    if (opts.testedRevision !== undefined && r.revision !== opts.testedRevision)
+    // The draft the policy tests just ran on is compiled already: this takes it from the cache and
+    // only writes the new envelope.
+    const compiled = compileSnapshot(snapshot, snapshotHash);
+    const revision = compiled.bundle.revision;
+    if (opts.testedRevision !== undefined && revision !== opts.testedRevision)
       throw new ApiError(409, 'conflict', `The draft of ${tenant} changed while its policy tests ran; publish again`);
-    if (!opts.refresh && latest && latest.revision === r.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
-    bundle = r.bundle;
-    text = r.text;
+    if (!opts.refresh && latest && latest.revision === revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
+    ({ bundle, text } = envelope(compiled, { version, previousRevision, issuedAt }));
   }
   const key = await keys.signer();
   const signature = await signBundle(Buffer.from(text, 'utf8'), key);
