@@ -30,6 +30,7 @@ import { nextState } from '../runtime/next-state.ts';
 import type { ResolvedClient, ResolvedConfig } from './config.ts';
 import type { DecisionSink, GatewayDecisionRecord } from './decision-sink.ts';
 import { type LeanRequest, callToolResultSchema, isLeanListParams, leanCallParams } from './lean-messages.ts';
+import { LIST_PAGE_SIZE, pageCount, pageOf } from './list-pages.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { PolicySource } from './policy-source.ts';
 import { paramHeaders } from './param-headers.ts';
@@ -54,6 +55,8 @@ export type GatewayDeps = {
   version?: string;
   /** Where calls needing a person's approval are held (gateway/approval-hold.ts); none: only a client the roles trust may confirm. */
   approvals?: ApprovalHold;
+  /** Tools per tools/list answer (default LIST_PAGE_SIZE); past it the client follows `nextCursor`. */
+  listPageSize?: number;
 };
 
 /** What counting budgets have used: per client identity, shared by all its sessions and requests. */
@@ -114,10 +117,11 @@ export class GatewaySession {
 type ToolCache = { tools: Map<string, Tool> };
 const toolCaches = new WeakMap<LoadedBundle, ToolCache>();
 /**
- * A served list; `json` is its tools/list result serialized, `modernJson` the same for a
- * 2026-07-28 request (cache hints, the `toolgate_state` argument), kept with it while it is current.
+ * A served list; `pages` are its tools/list results serialized page by page, `modernPages` the
+ * same for a 2026-07-28 request (cache hints, the `toolgate_state` argument), kept with it while
+ * it is current. `fingerprint` is what its cursors carry (list-pages.ts).
  */
-type Listed = { tools: Tool[]; signature: string; json?: Buffer; modernJson?: Buffer };
+type Listed = { tools: Tool[]; signature: string; fingerprint?: string; pages?: Buffer[]; modernPages?: Buffer[] };
 
 /**
  * How long a 2026-07-28 client may keep a tools/list answer (`ttlMs`): short enough that a client
@@ -181,7 +185,10 @@ export class Gateway {
       session.logLevel = req.params.level;
       return {};
     });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listShown(session).tools }));
+    server.setRequestHandler(ListToolsRequestSchema, (req) => {
+      const page = pageOf(this.listShown(session), req.params?.cursor, this.pageSize);
+      return page.nextCursor === undefined ? { tools: page.tools } : { tools: page.tools, nextCursor: page.nextCursor };
+    });
     server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.call(session, req.params, extra.requestId));
     session.lastSignature = this.list(session).signature;
     this.sessions.add(session);
@@ -261,8 +268,14 @@ export class Gateway {
     }
     if (request.method === 'tools/list' && isLeanListParams(request.params)) {
       const listed = this.listShown(session);
-      listed.json ??= Buffer.from(JSON.stringify({ tools: listed.tools }));
-      return Promise.resolve(listed.json);
+      try {
+        const page = pageOf(listed, request.params?.cursor, this.pageSize);
+        listed.pages ??= new Array(pageCount(listed, this.pageSize));
+        listed.pages[page.index] ??= Buffer.from(JSON.stringify({ tools: page.tools, nextCursor: page.nextCursor }));
+        return Promise.resolve(listed.pages[page.index]);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     }
     return undefined;
   }
@@ -271,18 +284,27 @@ export class Gateway {
    * tools/list for a 2026-07-28 request, serialized: the same tools (a function of the client's
    * authorization and the state its request presented, nothing else), each schema with the
    * optional `toolgate_state` argument, the result type and the cache hints. `private`: the list
-   * is this client's, never to be served to another from a shared cache.
+   * is this client's, never to be served to another from a shared cache. A list longer than a page
+   * is answered from `cursor` on; a cursor that names no page of it throws invalid params.
    */
-  modernList(caller: GatewaySession): Buffer {
+  modernList(caller: GatewaySession, cursor?: unknown): Buffer {
     const listed = this.listShown(caller);
-    if (!listed.modernJson) {
+    const page = pageOf(listed, cursor, this.pageSize);
+    listed.modernPages ??= new Array(pageCount(listed, this.pageSize));
+    if (!listed.modernPages[page.index]) {
       // Clients cache a list by method alone, not by the state handle presented: where the state
       // changes what is listed, no list may be kept at all.
       const now = this.deps.policy.current();
       const ttlMs = now.ok && stateDependent(now.current.loaded) ? 0 : LIST_TTL_MS;
-      listed.modernJson = Buffer.from(JSON.stringify({ resultType: 'complete', tools: listed.tools.map(withStateArgument), ttlMs, cacheScope: 'private' }));
+      listed.modernPages[page.index] = Buffer.from(
+        JSON.stringify({ resultType: 'complete', tools: page.tools.map(withStateArgument), nextCursor: page.nextCursor, ttlMs, cacheScope: 'private' }),
+      );
     }
-    return listed.modernJson;
+    return listed.modernPages[page.index];
+  }
+
+  private get pageSize(): number {
+    return this.deps.listPageSize ?? LIST_PAGE_SIZE;
   }
 
   /** The list answered to a tools/list: from now on a change to it is news for the session. */

@@ -51,7 +51,7 @@ export function leanCallParams(params: Record<string, unknown> | undefined): Lea
   return params as LeanCallParams;
 }
 
-/** tools/list params as ListToolsRequestSchema reads them (the gateway answers in one page). */
+/** tools/list params as ListToolsRequestSchema reads them (a cursor, when there is one, is judged by list-pages.ts). */
 export function isLeanListParams(params: Record<string, unknown> | undefined): boolean {
   return params === undefined || params.cursor === undefined || typeof params.cursor === 'string';
 }

@@ -136,7 +136,17 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
     caller.closed = true;
   });
 
-  if (method === 'tools/list') return answer.finishRaw(ctx.gateway.modernList(caller));
+  if (method === 'tools/list') {
+    // A cursor that names no page of this list is invalid params (MCP pagination).
+    let page: Buffer;
+    try {
+      page = ctx.gateway.modernList(caller, params.cursor);
+    } catch (err) {
+      if (!(err instanceof McpError)) throw err;
+      return sendError(res, 200, id as RequestId, err.code, err.message);
+    }
+    return answer.finishRaw(page);
+  }
   if (method === 'subscriptions/listen') return listen(ctx, client, caller, id as RequestId, params, res);
 
   let result: Record<string, unknown>;
@@ -291,7 +301,16 @@ export async function answerModernMessage(
     },
   };
   const caller = ctx.gateway.requestCaller(client, presented.state, channel, wantsLogs ? (level as LoggingLevel) : undefined);
-  if (method === 'tools/list') return reply({ result: JSON.parse(ctx.gateway.modernList(caller).toString('utf8')) });
+  if (method === 'tools/list') {
+    let page: Buffer;
+    try {
+      page = ctx.gateway.modernList(caller, params.cursor);
+    } catch (err) {
+      if (!(err instanceof McpError)) throw err;
+      return fail(err.code, err.message);
+    }
+    return reply({ result: JSON.parse(page.toString('utf8')) });
+  }
   try {
     reply({ result: await modernCall(ctx, client, caller, id, params, meta, presented.args) });
   } catch (err) {
