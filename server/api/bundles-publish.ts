@@ -50,16 +50,33 @@ bundlePublishRoutes.post('/', async (c) => {
   const gate = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: !!force, allowed: mayForce });
   // Under review, new content becomes a publish request for another person (see review/).
   const underReview = await reviewRequired(deps.database.db, tenant);
+  let unreviewed = gate;
   if (underReview && !emergency) {
     const target = await publishTarget(deps.database.db, tenant, rollbackTo);
     if ((await latestBundleHead(deps.database.db, tenant))?.revision !== target.revision) {
       return c.json(await openPublishRequest(deps, changeMetaOf(c, reason), tenant, target, gate.forced, actorOf(c).label), 202);
     }
+    // Nothing to review because the draft equals the latest version: only that content may go out
+    // now. A draft edited since this check (or since its tests ran) is refused, never published unreviewed.
+    if (rollbackTo === undefined) {
+      if (gate.testedRevision !== undefined && gate.testedRevision !== target.revision) throw draftChangedMeanwhile(tenant);
+      unreviewed = { ...gate, testedRevision: target.revision };
+    }
   }
   const audit = underReview && emergency ? { emergency: true } : undefined;
-  const outcome = await publishBundle(deps, changeMetaOf(c, reason), tenant, { rollbackTo, refresh, ...gate, audit }, sharedKeyStore(deps.config.keysDir));
+  const outcome = await publishBundle(
+    deps,
+    changeMetaOf(c, reason),
+    tenant,
+    { rollbackTo, refresh, ...unreviewed, audit },
+    sharedKeyStore(deps.config.keysDir),
+  );
   return c.json({ version: outcome.version, revision: outcome.revision }, outcome.created ? 201 : 200);
 });
+
+function draftChangedMeanwhile(tenant: string): ApiError {
+  return new ApiError(409, 'conflict', `The draft of ${tenant} changed while the publish was checked; publish again`);
+}
 
 bundlePublishRoutes.get('/', async (c) => {
   const tenant = c.req.param('tenant') as string;
