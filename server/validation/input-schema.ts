@@ -113,7 +113,7 @@ export function judgeSchema(schema: unknown, pointer: string, role: SchemaRole):
       problems.push({ pointer: pointer + e.instancePath, message: `is not valid JSON Schema: ${e.message}`, code: 'input_schema' });
     }
   }
-  if (problems.length === 0 && !compilesUnseen(root)) {
+  if (problems.length === 0 && !judgedWithoutCompiling(root)) {
     // Valid by the meta-schema is not enough (a dangling `$ref`, an empty `enum`, a draft-04 `id`): it
     // must compile in the runtime's own ajv, or every bundle naming the tool would fail to compile.
     // Valid by the meta-schema was checked just above, so that ajv does not check it again.
@@ -194,4 +194,109 @@ export function keywordsCompilingUnseen(root: Record<string, unknown>): Set<stri
     }
   }
   return keywords;
+}
+
+// Beyond COMPILES_UNSEEN, what the judge vouches for without ajv's compiler (compiling one schema
+// with an `anyOf` cost ~4 ms, nearly all of importing a Pydantic or Zod server): the applicators
+// only apply subschemas (their values are type-checked by the meta-schema, and each subschema is
+// held to the same list), `patternProperties` names are compiled in the walk by the engine ajv
+// uses, and a local `$ref` is followed here to the subschema it names (see refsResolve).
+// `discriminator` (OpenAPI's, which Pydantic writes beside a tagged `oneOf`) is a keyword the
+// runtime's ajv does not know (its `discriminator` option is off): an annotation, never compiled.
+const APPLICATORS = ['anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'patternProperties', '$ref', 'discriminator'];
+const JUDGED_2020 = new Set<string>([...COMPILES_UNSEEN, ...APPLICATORS]);
+
+// A draft-07 schema is compiled by the runtime's draft-07 ajv and was checked against draft-07's
+// meta-schema: only keywords draft-07 knows and its meta-schema types, read there as in 2020-12
+// (no `$defs`, `prefixItems`, `dependentRequired`…, which draft-07 leaves unchecked; a tuple
+// `items` or `dependencies` is compiled as before).
+const JUDGED_DRAFT_07 = new Set<string>([
+  ...[...COMPILES_UNSEEN].filter(
+    (k) =>
+      ![
+        '$defs',
+        'prefixItems',
+        'minContains',
+        'maxContains',
+        'dependentRequired',
+        'dependentSchemas',
+        'unevaluatedProperties',
+        'unevaluatedItems',
+        'deprecated',
+        'contentSchema',
+      ].includes(k),
+  ),
+  ...APPLICATORS,
+]);
+
+/**
+ * Whether the judge may vouch that the runtime's ajv compiles this schema, given that it is valid
+ * by its meta-schema and the dialect walk found nothing: every subschema holds only keywords of
+ * its draft's list above (`$schema` at the root), `items` is one schema, no `enum` is empty, and
+ * every `$ref` resolves (refsResolve). Anything else is compiled, as before.
+ */
+export function judgedWithoutCompiling(root: Record<string, unknown>): boolean {
+  const draft2020 = readsAsDraft2020(root);
+  if (!draft2020 && metaSchemaValidator(root) === undefined) return false;
+  const known = draft2020 ? JUDGED_2020 : JUDGED_DRAFT_07;
+  const refs: string[] = [];
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const node = stack.pop();
+    if (typeof node === 'boolean') continue;
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return false;
+    for (const key of Object.keys(node)) {
+      const value = (node as Record<string, unknown>)[key];
+      if (!known.has(key) && !(key === '$schema' && node === root)) return false;
+      if (key === 'enum' && (!Array.isArray(value) || value.length === 0)) return false;
+      if (key === '$ref') {
+        if (typeof value !== 'string') return false;
+        refs.push(value);
+      } else if (ONE_SCHEMA.has(key)) {
+        if (Array.isArray(value)) return false;
+        stack.push(value);
+      } else if (SCHEMA_LIST.has(key)) {
+        if (!Array.isArray(value)) return false;
+        stack.push(...value);
+      } else if (SCHEMA_MAP.has(key)) {
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+        stack.push(...Object.values(value));
+      }
+    }
+  }
+  return refs.length === 0 || refsResolve(root, refs);
+}
+
+/** A `$ref` the judge follows itself: `#`, or `#/` and plain names (no escapes, no percent-encoding). */
+const PLAIN_REF = /^#(?:\/[A-Za-z0-9_$.-]+)*$/;
+
+/**
+ * Whether each `$ref` names a schema object here (the walk already found a subschema at its place)
+ * and no chain of references comes back on itself: ajv follows a schema holding a `$ref` to the
+ * next without end (`a: {$ref: b}, b: {$ref: a}` overflows its stack). Any other form of `$ref`
+ * is left to the compiler.
+ */
+function refsResolve(root: Record<string, unknown>, refs: string[]): boolean {
+  const target = (ref: string): unknown => {
+    if (!PLAIN_REF.test(ref)) return undefined;
+    let node: unknown = root;
+    for (const part of ref.slice(1).split('/').slice(1)) {
+      if (node === null || typeof node !== 'object' || Array.isArray(node) || !Object.hasOwn(node, part)) return undefined;
+      node = (node as Record<string, unknown>)[part];
+    }
+    return node;
+  };
+  for (const ref of new Set(refs)) {
+    const seen = new Set<string>();
+    let next: string | undefined = ref;
+    while (next !== undefined) {
+      if (seen.has(next)) return false;
+      seen.add(next);
+      const node = target(next);
+      if (node === null || typeof node !== 'object' || Array.isArray(node)) return false;
+      const onward = (node as Record<string, unknown>).$ref;
+      next = onward === undefined ? undefined : typeof onward === 'string' ? onward : '';
+    }
+  }
+  return true;
 }
