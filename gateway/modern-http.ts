@@ -223,6 +223,7 @@ async function modernCall(
       ...(read.serverState !== undefined ? { requestState: read.serverState } : {}),
     };
   }
+  const presented = caller.state;
   const result = (await ctx.gateway.call(caller, { name, arguments: callArgs, _meta: meta }, id)) as CallToolResult & {
     resultType?: string;
     requestState?: string;
@@ -232,7 +233,9 @@ async function modernCall(
     return { ...asked, requestState: ctx.handles.issueRetry(client, name, digest, result.requestState) };
   }
   const toolgate = (result._meta as { toolgate?: Record<string, unknown> } | undefined)?.toolgate;
-  if (toolgate && caller.state !== client.initialState) toolgate.state = ctx.handles.issue(client, caller.state);
+  // A call that moved the state answers a handle, back to the configured state too: without one the
+  // client would keep presenting its last handle and stay in the state the call left.
+  if (toolgate && (caller.state !== client.initialState || caller.state !== presented)) toolgate.state = ctx.handles.issue(client, caller.state);
   return { ...result, resultType: 'complete' };
 }
 
