@@ -2866,7 +2866,7 @@ export interface Tool {
 id: string
 description: string
 /**
- * JSON Schema of the arguments, in the restricted subset (no oneOf/anyOf/allOf/not/if/then/else/patternProperties, no non-local $ref, no `connectionId` property).
+ * JSON Schema of the arguments: 2020-12 (draft-07 where `$schema` names it), an object schema, with the vocabulary real MCP servers emit (anyOf/oneOf/allOf/not, if/then/else, patternProperties, $defs with local $ref). Refused: remote or non-pointer $ref, $dynamicRef/$recursiveRef, nested $id or anchors, patterns outside RE2 (linear time), nesting deeper than 64 levels, a `connectionId` property at any depth.
  */
 inputSchema: {
 
