@@ -6,6 +6,7 @@ import { approvalEvents } from '../approvals/approval-events.ts';
 import { noteAuditAppended } from '../audit/checkpoints.ts';
 import { tokenCacheFor } from '../auth/token-cache.ts';
 import type { ToolgateDatabase } from '../db/database.ts';
+import type { ServedBundle } from '../distribution/bundle-cache.ts';
 import { publishEvents } from '../distribution/publish-events.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { type Leadership, SoleLeader } from './leadership.ts';
@@ -58,8 +59,8 @@ export class ClusterEvents {
   }
 
   /** Applies `event` here and tells the other replicas. */
-  announce(event: ClusterEvent): void {
-    this.apply(event);
+  announce(event: ClusterEvent, served?: ServedBundle): void {
+    this.apply(event, served);
     if (event.type === 'audit-appended') this.sendAuditSeq(event.seq);
     else this.send(event);
   }
@@ -103,10 +104,11 @@ export class ClusterEvents {
     }
   }
 
-  private apply(event: ClusterEvent): void {
+  /** `served`: a bundle this process published, handed to its cache and mirror as signed (other replicas read it). */
+  private apply(event: ClusterEvent, served?: ServedBundle): void {
     switch (event.type) {
       case 'published':
-        publishEvents.published(event.tenant, event.version);
+        publishEvents.published(event.tenant, event.version, served);
         return;
       case 'tenant-removed':
         publishEvents.tenantRemoved(event.tenant);
@@ -167,6 +169,6 @@ export function setClusterEvents(database: ToolgateDatabase, events: ClusterEven
 }
 
 /** Applies an event in this process and sends it to the other replicas of the database. */
-export function announce(database: ToolgateDatabase, event: ClusterEvent): void {
-  clusterEventsFor(database).announce(event);
+export function announce(database: ToolgateDatabase, event: ClusterEvent, served?: ServedBundle): void {
+  clusterEventsFor(database).announce(event, served);
 }

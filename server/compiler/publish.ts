@@ -3,6 +3,7 @@ import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
 import { lastAuditSeq } from '../audit/events.ts';
 import { announce } from '../cluster/cluster-events.ts';
+import { type ServedBundle, servedBundle } from '../distribution/bundle-cache.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
@@ -53,6 +54,8 @@ type Prepared =
       signature: string;
       kid: string;
       summary: BundleSummary;
+      /** The signed bytes as served (compressed off the event loop): the cache and mirror take them from here. */
+      served: ServedBundle;
     };
 
 /**
@@ -78,7 +81,8 @@ export async function publishBundle(
     if (prepared.kind === 'unchanged') return { created: false, version: prepared.version, revision: prepared.revision };
     const outcome = await runChange(deps, meta, (ch) => commitPublish(ch, tenant, prepared, meta, opts));
     if (outcome === 'stale') continue;
-    announce(deps.database, { type: 'published', tenant, version: outcome.version });
+    // This process's cache and mirror take the signed bytes as they are; other replicas read them.
+    announce(deps.database, { type: 'published', tenant, version: outcome.version }, prepared.served);
     return outcome;
   }
   throw new ApiError(
@@ -144,7 +148,8 @@ async function preparePublish(db: DbOrTx, tenant: string, opts: PublishOptions, 
   const key = await keys.signer();
   const signature = await signBundle(Buffer.from(text, 'utf8'), key);
   const summary = await summarize(bundle, latest ? (JSON.parse(latest.content) as Bundle) : null);
-  return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, auditSeq, bundle, text, signature, kid: key.kid, summary };
+  const served = await servedBundle({ tenant, version, revision: bundle.revision, text, signature });
+  return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, auditSeq, bundle, text, signature, kid: key.kid, summary, served };
 }
 
 /** Inside the write transaction: stores the prepared bundle, or says `stale` when its inputs changed. */

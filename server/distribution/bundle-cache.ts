@@ -1,4 +1,5 @@
-import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, gzip, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { Db } from '../db/database.ts';
 import { latestBundleHead } from '../store/bundles.ts';
 import { publishEvents } from './publish-events.ts';
@@ -170,9 +171,18 @@ export class BundleCache {
   }
 
   private async published(e: PublishedEvent): Promise<void> {
+    if (e.served) this.remember(e.served);
     const s = this.tenants.get(e.tenant);
     // Nobody asked for this tenant here yet: the first pull reads the database anyway.
     if (!s || (s.latest && s.latest.version >= e.version)) return;
+    if (e.served && e.served.version === e.version) {
+      // Published by this process: the signed bytes go out as they were signed, in this same turn,
+      // with nothing read back from the database and nothing compressed here.
+      s.latest = e.served;
+      s.checkedAt = Date.now();
+      this.wake(s);
+      return;
+    }
     try {
       await this.refresh(e.tenant, s);
     } catch {
@@ -225,6 +235,31 @@ export class BundleCache {
     if (this.versions.size > MAX_VERSIONS_CACHED) this.versions.delete(this.versions.keys().next().value!);
     return b;
   }
+}
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+/**
+ * A bundle just signed, ready to serve: the exact bytes, gzip and brotli compressed on the thread
+ * pool (compressing 2 MB on the event loop would hold every other request meanwhile).
+ */
+export async function servedBundle(b: { tenant: string; version: number; revision: string; text: string; signature: string }): Promise<ServedBundle> {
+  const body = Buffer.from(b.text, 'utf8');
+  const [gz, br] = await Promise.all([
+    gzipAsync(body, { level: 9 }),
+    brotliAsync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+  ]);
+  return {
+    tenant: b.tenant,
+    version: b.version,
+    revision: b.revision,
+    etag: `"${b.revision}"`,
+    body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) as Uint8Array<ArrayBuffer>,
+    gzip: new Uint8Array(gz),
+    brotli: new Uint8Array(br),
+    signature: b.signature,
+  };
 }
 
 function toServed(row: { tenant: string; version: number; revision: string; content: string; signature: string }): ServedBundle {

@@ -1,12 +1,14 @@
 import { EventEmitter } from 'node:events';
+import type { ServedBundle } from './bundle-cache.ts';
 
 /**
  * In-process notice that a tenant has a new latest bundle, so long-polling pulls can answer at
  * once. Emitted only after the publishing transaction has committed.
  */
 class PublishEvents extends EventEmitter {
-  published(tenant: string, version: number): void {
-    this.emit('published', { tenant, version });
+  /** `served`: the bundle as signed and compressed by the publish in this process, so no one reads it back from the database. */
+  published(tenant: string, version: number, served?: ServedBundle): void {
+    this.emit('published', served ? { tenant, version, served } : { tenant, version });
   }
 
   /** A tenant was deleted: what was cached for it must go (a new tenant may reuse the id). */
@@ -15,7 +17,7 @@ class PublishEvents extends EventEmitter {
   }
 }
 
-export type PublishedEvent = { tenant: string; version: number };
+export type PublishedEvent = { tenant: string; version: number; served?: ServedBundle };
 
 export const publishEvents = new PublishEvents();
 publishEvents.setMaxListeners(0);

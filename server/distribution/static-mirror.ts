@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { KeyStore } from '../signing/key-store.ts';
+import type { ServedBundle } from './bundle-cache.ts';
 import { publishEvents } from './publish-events.ts';
 import type { PublishedEvent } from './publish-events.ts';
 
@@ -32,19 +33,22 @@ export class StaticMirror {
   ) {}
 
   /** Writes `<tenant>/<version>.json(.jws)` and then `<tenant>/latest.json(.jws)` for the tenant's latest bundle. */
-  async writeTenant(tenant: string): Promise<number | undefined> {
+  async writeTenant(tenant: string, published?: ServedBundle): Promise<number | undefined> {
     if (!SAFE_TENANT.test(tenant)) throw new Error(`tenant id ${JSON.stringify(tenant)} cannot name a mirror directory`);
-    const row = await this.db
-      .selectFrom('bundles')
-      .select(['version', 'content', 'signature'])
-      .where('tenant', '=', tenant)
-      .orderBy('version', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    // A bundle this process just published is written as it was signed, not read back.
+    const row = published
+      ? { version: published.version, content: published.body, signature: published.signature }
+      : await this.db
+          .selectFrom('bundles')
+          .select(['version', 'content', 'signature'])
+          .where('tenant', '=', tenant)
+          .orderBy('version', 'desc')
+          .limit(1)
+          .executeTakeFirst();
     if (!row) return undefined;
     const dir = join(this.dir, tenant);
     mkdirSync(dir, { recursive: true });
-    const body = Buffer.from(row.content, 'utf8');
+    const body = typeof row.content === 'string' ? Buffer.from(row.content, 'utf8') : row.content;
     // Each signature before its document: a reader that sees a new document finds its signature.
     writeFileAtomic(join(dir, `${row.version}.json.jws`), row.signature);
     writeFileAtomic(join(dir, `${row.version}.json`), body);
@@ -76,7 +80,8 @@ export class StaticMirror {
  * write is logged and retried with the next publish; it never fails the publish.
  */
 export function startStaticMirror(mirror: StaticMirror, keys: KeyStore, logger: Logger): () => void {
-  const pending = new Set<string>();
+  // Tenants to write, each with the bundle this process published (undefined: read the latest).
+  const pending = new Map<string, ServedBundle | undefined>();
   let keySetPending = true;
   let chain: Promise<void> = Promise.resolve();
   const flush = () => {
@@ -89,10 +94,11 @@ export function startStaticMirror(mirror: StaticMirror, keys: KeyStore, logger: 
           logger.error({ err }, 'static mirror: writing the key set failed; retried with the next publish');
         }
       }
-      for (const tenant of [...pending]) {
+      for (const [tenant, published] of [...pending]) {
         try {
-          await mirror.writeTenant(tenant);
-          pending.delete(tenant);
+          await mirror.writeTenant(tenant, published);
+          // A publish that arrived meanwhile stays pending.
+          if (pending.get(tenant) === published) pending.delete(tenant);
         } catch (err) {
           logger.error({ err, tenant }, 'static mirror: writing the bundle failed; retried with the next publish');
         }
@@ -100,7 +106,8 @@ export function startStaticMirror(mirror: StaticMirror, keys: KeyStore, logger: 
     });
   };
   const onPublished = (e: PublishedEvent) => {
-    pending.add(e.tenant);
+    const queued = pending.get(e.tenant);
+    pending.set(e.tenant, e.served && (queued === undefined || queued.version < e.served.version) ? e.served : undefined);
     flush();
   };
   const onKeySet = () => {
