@@ -1,15 +1,16 @@
 import { Hono } from 'hono';
 import type { Bundle, McpServer, Overview, TenantOverview, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
-import { sha256Canonical } from '../../runtime/sha256.ts';
+import { sha256Canonical, sha256Hex } from '../../runtime/sha256.ts';
 import { actorOf } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
-import { compileDraft } from '../compiler/draft.ts';
+import { type CompiledDraft, compileDraft } from '../compiler/draft.ts';
 import { latestBundleRow } from '../store/bundles.ts';
 import { statusRecorderFor } from '../distribution/status-recorder.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
 import { ApiError } from '../errors.ts';
-import { mcpServerStore, toolStore } from '../store/inventory.ts';
+import { nextTurn } from '../http/event-loop.ts';
+import { cachedToolList, mcpServerStore } from '../store/inventory.ts';
 import { getPolicy, listTenants, tenantDocument } from '../store/tenants.ts';
 
 const QUARANTINE_LISTED = 20;
@@ -32,6 +33,9 @@ overviewRoutes.get('/', async (c) => {
   const tenants: TenantOverview[] = [];
   const staleRuntimes: Overview['attention']['runtimes'] = [];
   for (const t of await listTenants(db, actor.tenants)) {
+    // One tenant at a time, with a turn of the event loop between: with thousands of tools each
+    // tenant's draft takes milliseconds to read, and bundle pulls and /healthz must not wait for all.
+    await nextTurn();
     const policy = tenantDocument<TenantPolicy>((await getPolicy(db, t.id))!);
     const latest = await latestBundleRow(db, t.id);
     const runtimes = can('runtime') ? await listRuntimes(db, t.id, latest?.version ?? null) : [];
@@ -62,7 +66,8 @@ overviewRoutes.get('/', async (c) => {
     });
   }
 
-  const tools = can('inventory') ? await toolStore.list(db) : [];
+  await nextTurn();
+  const tools = can('inventory') ? await cachedToolList(db) : [];
   const quarantined = tools.filter((t) => t.status === 'quarantined');
   const servers = can('mcp') ? await mcpServerStore.list(db) : [];
   const overview: Overview = {
@@ -86,34 +91,55 @@ function failedSync(s: McpServer): Overview['attention']['failedSyncs'][number] 
 }
 
 type Parts = { policy: string; grants: string; inventory: string };
-// Hashes of a published bundle's parts, by revision: a revision never changes its content.
-const publishedParts = new Map<string, Parts>();
+const MAX_CACHED = 1000;
+// Hashes of a bundle's parts by revision (a revision names its content, so they never change): the
+// published bundle's, and the compiled draft's. Hashing a catalog of 5,000 tools took most of an
+// overview; now it happens once per content.
+const partsByRevision = new Map<string, Parts>();
+
+function remember(revision: string, parts: () => Parts): Parts {
+  let hit = partsByRevision.get(revision);
+  if (!hit) {
+    hit = parts();
+    if (partsByRevision.size >= MAX_CACHED) partsByRevision.clear();
+    partsByRevision.set(revision, hit);
+  }
+  return hit;
+}
 
 /** Hashes of what a bundle holds from the policy, the grants and the inventory. */
-function partsOf(bundle: Bundle): Parts {
+function partsOf(bundle: Bundle, catalogText?: string): Parts {
   const { grants, ...policy } = bundle.policy;
   // A v2 bundle leaves empty collections out: no grants hashes as none.
-  return { policy: sha256Canonical(policy), grants: sha256Canonical(grants ?? []), inventory: sha256Canonical(bundle.catalog) };
+  return {
+    policy: sha256Canonical(policy),
+    grants: sha256Canonical(grants ?? []),
+    inventory: catalogText === undefined ? sha256Canonical(bundle.catalog) : `sha256:${sha256Hex(catalogText)}`,
+  };
+}
+
+/** The canonical text of the compiled catalog, as the compiler already wrote it (no second canonicalisation). */
+function catalogText(members: CompiledDraft['members']): string | undefined {
+  const prefix = '"catalog":';
+  const member = members.find((m) => m.key === 'catalog');
+  return member?.text.startsWith(prefix) ? member.text.slice(prefix.length) : undefined;
 }
 
 /** Whether the draft compiles to other content than the latest bundle, and in which parts. */
 async function draftState(db: DbOrTx, tenant: string, latest: Awaited<ReturnType<typeof latestBundleRow>>): Promise<TenantOverview['draft']> {
-  let draft: Bundle;
+  let draft: CompiledDraft;
   try {
-    draft = (await compileDraft(db, tenant)).bundle;
+    draft = await compileDraft(db, tenant);
   } catch (err) {
     if (err instanceof ApiError && err.code === 'compile_error') return { differs: true, changes: [], compileError: err.message };
     throw err;
   }
   if (!latest) return { differs: true, changes: ['policy', 'grants', 'inventory'] };
-  if (draft.revision === latest.revision) return { differs: false, changes: [] };
-  let before = publishedParts.get(latest.revision);
-  if (!before) {
-    before = partsOf(JSON.parse(latest.content) as Bundle);
-    if (publishedParts.size > 1000) publishedParts.clear();
-    publishedParts.set(latest.revision, before);
-  }
-  const now = partsOf(draft);
+  if (draft.bundle.revision === latest.revision) return { differs: false, changes: [] };
+  await nextTurn();
+  const before = remember(latest.revision, () => partsOf(JSON.parse(latest.content) as Bundle));
+  await nextTurn();
+  const now = remember(draft.bundle.revision, () => partsOf(draft.bundle, catalogText(draft.members)));
   const changes = (['policy', 'grants', 'inventory'] as const).filter((k) => before[k] !== now[k]);
   return { differs: true, changes: changes.length ? [...changes] : ['policy'] };
 }

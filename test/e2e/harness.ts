@@ -17,7 +17,8 @@ export const ADMIN_TOKEN = 'tg_e2e_admin_token_for_console_tests';
 // Screenshots are always taken; they replace the README's (docs/screenshots) only when asked,
 // as golden files are, so that a test run leaves the working tree clean.
 export const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? resolve('docs/screenshots') : join(tmpdir(), 'toolgate-e2e-screenshots');
-const WEB_DIR = resolve('dist/web');
+// A benchmark may serve another build of the console (one taken before a change, say).
+const WEB_DIR = resolve(process.env.TOOLGATE_E2E_WEB_DIR ?? 'dist/web');
 
 export type Console = Awaited<ReturnType<typeof startConsole>>;
 

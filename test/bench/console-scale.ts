@@ -1,0 +1,207 @@
+// The console with 5,000 tools in the inventory, in Debian's chromium against a real server: the
+// timings issue 33 sets targets for. Exported so that another benchmark (availability) can print
+// the same figures; `console-scale.bench.ts` runs it alone. Needs `npm run build:web` first.
+import { request } from 'node:http';
+import type { Page } from 'playwright-core';
+import type { Tool } from '../../policy-schemas/types.gen.ts';
+import { definitionHash } from '../../runtime/definition-hash.ts';
+import { toolStore } from '../../server/store/inventory.ts';
+import { ADMIN_TOKEN, type Console, startConsole } from '../e2e/harness.ts';
+
+export type ConsoleScaleFigures = {
+  tools: number;
+  /** Sign-in clicked → Home's overview shown, ms (one per fresh session). */
+  homeAfterSignIn: number[];
+  /** GET /v1/overview alone, ms, and the slowest /healthz answered while it ran. */
+  overview: { duration: number[]; healthzMax: number[] };
+  /** The policy page opened → the simulator's first answer shown, ms. */
+  simulatorFirstAnswer: number[];
+  /** A role's group checkbox clicked → the next frame after the checkbox shows its new state, ms. */
+  checkboxRepaint: number[];
+  /** The same click → the simulator's answer for the edited draft shown, ms. */
+  checkboxToAnswer: number[];
+  /** The simulator's DOM elements once it has answered. */
+  simulatorElements: number;
+  /** The last key of a search typed → the table's count line names the one match, ms. */
+  filterKeystroke: number[];
+};
+
+/** Inserts `count` imported tools straight into the inventory (the API would take minutes). */
+export async function seedTools(c: Console, count: number): Promise<void> {
+  const now = new Date().toISOString();
+  const effects: Tool['effect'][] = ['read_only', 'state_change', 'external_side_effect'];
+  await c.deps.database.db.transaction().execute(async (tx) => {
+    for (let i = 0; i < count; i++) {
+      const id = `mcp__bench__tool-${String(i).padStart(4, '0')}`;
+      const description = `Benchmark tool number ${i}, imported from a large MCP server.`;
+      const inputSchema = { type: 'object', properties: { q: { type: 'string', description: `Query for tool ${i}` } } };
+      const tool: Tool = {
+        id,
+        description,
+        inputSchema,
+        effect: effects[i % 3]!,
+        groups: ['default', i % 2 ? 'knowledge' : 'basic'],
+        status: i % 10 === 0 ? 'quarantined' : 'active',
+        ...(i % 4 === 0 ? {} : { redaction: { allow: ['result'] } }),
+        source: { kind: 'mcp', server: 'bench', originalName: `tool-${i}` },
+        definitionHash: definitionHash({ name: `tool-${i}`, description, inputSchema }),
+      };
+      await toolStore.insert(tx, id, tool, now);
+    }
+  });
+}
+
+/** One GET on a connection of its own (keep-alive connections of the probe and the server race). */
+function getOnce(url: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve());
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Waits for the next frame to have been painted (a task after the next animation frame). */
+const nextPaint = (page: Page) => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+
+/** Runs every measurement on a console with `count` extra tools; `rounds` repetitions each. */
+export async function measureConsoleAtScale({ count = 5000, rounds = 5 } = {}): Promise<ConsoleScaleFigures> {
+  const c = await startConsole();
+  try {
+    await seedTools(c, count);
+    const figures: ConsoleScaleFigures = {
+      tools: count,
+      homeAfterSignIn: [],
+      overview: { duration: [], healthzMax: [] },
+      simulatorFirstAnswer: [],
+      checkboxRepaint: [],
+      checkboxToAnswer: [],
+      simulatorElements: 0,
+      filterKeystroke: [],
+    };
+
+    // GET /v1/overview while /healthz is asked every 5 ms (the server runs in this process, so a
+    // blocked event loop shows as a slow probe).
+    for (let r = 0; r < rounds; r++) {
+      let running = true;
+      const probes: number[] = [];
+      const probing = (async () => {
+        while (running) {
+          const t0 = performance.now();
+          await getOnce(`${c.url}/healthz`);
+          probes.push(performance.now() - t0);
+          await new Promise((res) => setTimeout(res, 5));
+        }
+      })();
+      const t0 = performance.now();
+      const res = await fetch(`${c.url}/v1/overview`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      await res.text();
+      figures.overview.duration.push(performance.now() - t0);
+      running = false;
+      await probing;
+      figures.overview.healthzMax.push(Math.max(...probes));
+    }
+
+    // Home after sign-in, each time in a fresh session (no cached answers).
+    for (let r = 0; r < rounds; r++) {
+      const { context, page } = await c.newSession();
+      page.setDefaultTimeout(120_000);
+      await page.goto(`${c.url}/`);
+      await page.getByLabel('API token').fill(ADMIN_TOKEN);
+      const t0 = performance.now();
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: /^Unpublished drafts/ }).waitFor();
+      await page.getByRole('heading', { name: /^Quarantined tools waiting for review/ }).waitFor();
+      figures.homeAfterSignIn.push(performance.now() - t0);
+      await context.close();
+    }
+
+    const { context, page } = await c.newSession();
+    page.setDefaultTimeout(120_000);
+    await c.login(page);
+
+    // The simulator's first answer: from the policy page opened (Home shown before) until it answers.
+    const sim = page.getByRole('region', { name: 'Simulator' });
+    for (let r = 0; r < rounds; r++) {
+      await page.goto(`${c.url}/#/`);
+      await page.getByRole('heading', { name: /^Unpublished drafts/ }).waitFor();
+      // A fresh load each round: nothing the previous round fetched is reused.
+      await page.reload();
+      await page.getByRole('heading', { name: /^Unpublished drafts/ }).waitFor();
+      const t0 = performance.now();
+      await page.evaluate(() => {
+        location.hash = '#/tenants/globex-eng';
+      });
+      await sim.getByText(/^Visible tools \(\d+\)/).waitFor();
+      await nextPaint(page);
+      figures.simulatorFirstAnswer.push(performance.now() - t0);
+    }
+    figures.simulatorElements = await sim.evaluate((el) => el.getElementsByTagName('*').length);
+
+    // A checkbox of the policy editor: the coder role's "knowledge" group, on and off again.
+    const box = page.getByRole('region', { name: 'Role coder' }).getByRole('group', { name: 'Groups of coder' }).getByRole('checkbox', { name: 'knowledge' });
+    const handle = (await box.elementHandle())!;
+    for (let r = 0; r < rounds * 2; r++) {
+      const answered = page.waitForResponse((res) => res.url().includes('/simulate') && res.request().method() === 'POST');
+      const t0 = performance.now();
+      const repaint = await handle.evaluate(
+        (el) =>
+          new Promise<number>((resolve) => {
+            const start = performance.now();
+            const was = (el as HTMLInputElement).checked;
+            (el as HTMLInputElement).click();
+            requestAnimationFrame(() => setTimeout(() => resolve((el as HTMLInputElement).checked !== was ? performance.now() - start : Number.NaN), 0));
+          }),
+      );
+      figures.checkboxRepaint.push(repaint);
+      await answered;
+      await nextPaint(page);
+      figures.checkboxToAnswer.push(performance.now() - t0);
+    }
+    // An even number of toggles: the draft is as saved again.
+
+    // The tools page's search: the last key of an id typed → one result counted.
+    await page.goto(`${c.url}/#/tools`);
+    const countLine = page.locator('.table-count');
+    await countLine.getByText(new RegExp(`of ${count + 30}|of ${String(count).slice(0, 2)}\\d\\d tool`)).waitFor();
+    const search = page.getByLabel('Search');
+    for (let r = 0; r < rounds; r++) {
+      const target = `tool-${String(1000 + r).padStart(4, '0')}`;
+      await search.pressSequentially(target.slice(0, -1), { delay: 30 });
+      await countLine.getByText(/^1–\d+ of \d+ tool\(s\)/).waitFor();
+      const t0 = performance.now();
+      await search.press(target.slice(-1));
+      await countLine.getByText(/^1–1 of 1 tool\(s\)/).waitFor();
+      figures.filterKeystroke.push(performance.now() - t0);
+      await search.fill('');
+      await countLine.getByText(/of 50\d\d tool\(s\)/).waitFor();
+    }
+    await context.close();
+    return figures;
+  } finally {
+    await c.close();
+  }
+}
+
+const sorted = (xs: number[]) => [...xs].filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+export const p50 = (xs: number[]) => sorted(xs)[Math.floor(sorted(xs).length / 2)] ?? Number.NaN;
+export const max = (xs: number[]) => sorted(xs).at(-1) ?? Number.NaN;
+
+/** The figures as lines of text, each beside its target. */
+export function consoleScaleLines(f: ConsoleScaleFigures): string[] {
+  const ms = (x: number) => `${Math.round(x)} ms`;
+  const row = (what: string, xs: number[], target: string) => `${what}: p50 ${ms(p50(xs))}, max ${ms(max(xs))} (${xs.length} runs; target ${target})`;
+  return [
+    `console with ${f.tools.toLocaleString('en-US')} extra tools`,
+    row('simulator first answer', f.simulatorFirstAnswer, '≤ 1,000 ms'),
+    row('checkbox repaint', f.checkboxRepaint, '≤ 100 ms'),
+    row('checkbox → simulator answer for the edit', f.checkboxToAnswer, 'none'),
+    `simulator DOM elements after its answer: ${f.simulatorElements}`,
+    row('Home after sign-in', f.homeAfterSignIn, '≤ 1,000 ms'),
+    row('GET /v1/overview', f.overview.duration, 'none'),
+    row('slowest /healthz during GET /v1/overview', f.overview.healthzMax, 'not held up'),
+    row('tools search: last key → one result', f.filterKeystroke, '≤ 200 ms'),
+  ];
+}
