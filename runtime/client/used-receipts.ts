@@ -8,6 +8,9 @@ const FORMAT = 'toolgate.used-approvals/v1';
  * Used approval receipt ids of one tenant, kept in the bundle client's cache directory until each
  * receipt expires, so a runtime that restarts between two uses of one receipt still refuses the
  * second. Written synchronously (decide() is synchronous) and atomically (temp file, rename).
+ * Runtimes sharing the directory (gateway replicas, worker processes) read it again before each
+ * check and write back the union, so a receipt one of them used is refused by the others (two
+ * uses within the same few microseconds on two processes are not told apart: there is no lock).
  */
 export class FileUsedReceipts implements UsedReceipts {
   private readonly used = new Map<string, number>();
@@ -18,17 +21,12 @@ export class FileUsedReceipts implements UsedReceipts {
     tenant: string,
   ) {
     this.file = join(dir, `${tenant}.used-approvals.json`);
-    try {
-      const doc = JSON.parse(readFileSync(this.file, 'utf8')) as { format?: unknown; used?: unknown };
-      if (doc.format === FORMAT && typeof doc.used === 'object' && doc.used !== null) {
-        for (const [id, until] of Object.entries(doc.used as Record<string, unknown>)) if (typeof until === 'number') this.used.set(id, until);
-      }
-    } catch {
-      // No file yet (or an unreadable one): nothing was used, or nothing can be known; start empty.
-    }
+    this.load();
   }
 
   has(id: string, nowMs: number): boolean {
+    // Another runtime sharing the directory (a replica, a worker process) may have used it since.
+    this.load();
     const until = this.used.get(id);
     return until !== undefined && until > nowMs;
   }
@@ -39,6 +37,20 @@ export class FileUsedReceipts implements UsedReceipts {
     this.used.set(id, expiresAtMs);
     this.save();
     return true;
+  }
+
+  /** Adds the ids the file holds (what every runtime sharing the directory has used) to those known here. */
+  private load(): void {
+    try {
+      const doc = JSON.parse(readFileSync(this.file, 'utf8')) as { format?: unknown; used?: unknown };
+      if (doc.format === FORMAT && typeof doc.used === 'object' && doc.used !== null) {
+        for (const [id, until] of Object.entries(doc.used as Record<string, unknown>)) {
+          if (typeof until === 'number' && until > (this.used.get(id) ?? Number.NEGATIVE_INFINITY)) this.used.set(id, until);
+        }
+      }
+    } catch {
+      // No file yet (or an unreadable one): nothing was used, or nothing can be known; keep what is known here.
+    }
   }
 
   private save(): void {
