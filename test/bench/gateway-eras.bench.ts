@@ -5,7 +5,8 @@
 //     (stateless: no initialize, no session, `_meta` on every request): the same client calling
 //     the same upstream process directly and through `toolgate gateway`, one call on each in turn.
 //     The upstream is built on the official 2.x server SDK, which serves both revisions, so each
-//     era's direct path is that era's own. Beside it, the gateway's CPU per call in each era.
+//     era's direct path is that era's own. Beside it, the gateway's CPU per call in each era, and
+//     the same with the client signing in with an OAuth access token instead of a static key.
 //  2. Policy against no policy: `toolgate gateway` and `mcp-proxy` (the most used MCP proxy on
 //     npm; no policy at all) in front of the same stdio upstream program (mcp-proxy fronts stdio
 //     servers only), each reached by the same HTTP client, one call on each in turn, beside the
@@ -14,11 +15,15 @@
 // BENCH_CALLS sets the calls per path (default 2000, after 300 warm-up calls each);
 // BENCH_GATEWAY_FROM_SOURCE=1 runs the gateway from the sources instead of the build.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { ensureServerBuilt } from '../build/ensure-built.ts';
 import { startLiveServer } from '../distribution/live-server.ts';
@@ -88,35 +93,58 @@ async function run(): Promise<void> {
   const upstream = await startProcess([process.execPath, '--import', 'tsx', HTTP_UPSTREAM, stateFile, String(upPort)], 'the HTTP upstream');
   stops.push(() => upstream.kill());
   const upstreamUrl = `http://127.0.0.1:${upPort}/mcp`;
-  const gwHttp = await startGateway('gateway-http.json', {
-    control: { ...control, cacheDir: 'cache-http' },
-    clients,
-    upstreams: { bench: { kind: 'http', url: upstreamUrl } },
-  });
-  const sameTransport: Record<Era, Figures> = {} as Record<Era, Figures>;
-  for (const era of ERAS) {
+  // The same gateway also takes OAuth access tokens from an issuer (its key set served here): the
+  // token is verified once per connection, so a token-authenticated call should cost what a keyed one does.
+  const gwPort = await freePort();
+  const resource = `http://127.0.0.1:${gwPort}/mcp`;
+  const issuer = await startIssuer();
+  stops.push(() => issuer.close());
+  const token = await issuer.token(resource, 'bench-assistant');
+  const gwHttp = await startGateway(
+    'gateway-http.json',
+    {
+      control: { ...control, cacheDir: 'cache-http' },
+      clients: [...clients, { name: 'oauth-bench', subject: MCP_BUNDLE_SUBJECT }],
+      auth: {
+        oauth: {
+          resource,
+          issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri }],
+          clients: [{ claim: 'sub', value: 'bench-assistant', client: 'oauth-bench' }],
+        },
+      },
+      upstreams: { bench: { kind: 'http', url: upstreamUrl } },
+    },
+    gwPort,
+  );
+  const sameTransport: Record<string, Figures> = {};
+  const rows: Array<{ era: Era; credential: 'key' | 'token' }> = ERAS.flatMap((era) => [
+    { era, credential: 'key' as const },
+    { era, credential: 'token' as const },
+  ]);
+  for (const { era, credential } of rows) {
     const r = await clientJob<RotationResult>({
       kind: 'rotation',
       paths: [
         { label: 'direct', at: { url: upstreamUrl, era }, tool: 'echo' },
-        { label: 'gateway', at: { url: gwHttp.url, key: KEY, era }, tool: 'mcp__bench__echo', hopPid: gwHttp.child.pid },
+        { label: 'gateway', at: { url: gwHttp.url, key: credential === 'key' ? KEY : token, era }, tool: 'mcp__bench__echo', hopPid: gwHttp.child.pid },
       ],
       args: ARGS,
       warmup: WARMUP,
       calls: CALLS,
     });
-    sameTransport[era] = figures(r, 'gateway');
+    sameTransport[`${era} ${credential}`] = figures(r, 'gateway');
   }
   console.log('\n1. Added latency over the same transport (streamable HTTP client → gateway → streamable HTTP upstream), per protocol revision:');
   table(
-    ['era', 'direct p50', 'direct p99', 'gateway p50', 'gateway p99', 'added p50', 'added p99', 'gateway CPU/call', 'load'],
-    ERAS.map((era) => {
-      const f = sameTransport[era];
-      return [era, ms(f.direct.p50), ms(f.direct.p99), ms(f.via.p50), ms(f.via.p99), ms(f.added.p50), ms(f.added.p99), ms(f.cpu), f.load];
+    ['era', 'client signs in with', 'direct p50', 'direct p99', 'gateway p50', 'gateway p99', 'added p50', 'added p99', 'gateway CPU/call', 'load'],
+    rows.map(({ era, credential }) => {
+      const f = sameTransport[`${era} ${credential}`];
+      const how = credential === 'key' ? 'static key' : 'OAuth access token';
+      return [era, how, ms(f.direct.p50), ms(f.direct.p99), ms(f.via.p50), ms(f.via.p99), ms(f.added.p50), ms(f.added.p99), ms(f.cpu), f.load];
     }),
   );
   console.log('   targets: added p50 ≤ 0.500 ms, p99 ≤ 2.000 ms in both eras');
-  const [legacy, modern] = [sameTransport['2025-11-25'], sameTransport['2026-07-28']];
+  const [legacy, modern] = [sameTransport['2025-11-25 key'], sameTransport['2026-07-28 key']];
   console.log(
     `   a stateless 2026-07-28 tools/call against a 2025-11-25 one through the gateway: added p50 ${ms(modern.added.p50)} vs ${ms(legacy.added.p50)} ms, ` +
       `p99 ${ms(modern.added.p99)} vs ${ms(legacy.added.p99)} ms; gateway CPU per call ${ms(modern.cpu)} vs ${ms(legacy.cpu)} ms ` +
@@ -222,8 +250,8 @@ function figures(r: RotationResult, hop: string): Figures {
   };
 }
 
-async function startGateway(file: string, config: Record<string, unknown>): Promise<GatewayProcess> {
-  const port = await freePort();
+async function startGateway(file: string, config: Record<string, unknown>, port?: number): Promise<GatewayProcess> {
+  port ??= await freePort();
   writeFileSync(join(dir, file), JSON.stringify({ ...config, listen: { http: { port } } }));
   const entry = process.env.BENCH_GATEWAY_FROM_SOURCE === '1' ? GATEWAY_FROM_SOURCE : GATEWAY_BUILT;
   const gw = await startGatewayProcess(join(dir, file), port, { TOOLGATE_LOG_LEVEL: 'warn' }, [], entry);
@@ -233,6 +261,29 @@ async function startGateway(file: string, config: Record<string, unknown>): Prom
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`the gateway (${file}) did not become ready: ${gw.stderr().slice(-1000)}`);
+}
+
+/** An OAuth issuer as the gateway sees one: an ES256 key set on 127.0.0.1, and tokens signed with its key. */
+async function startIssuer(): Promise<{ issuer: string; jwksUri: string; token(audience: string, sub: string): Promise<string>; close(): void }> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'bench', alg: 'ES256', use: 'sig' }] });
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(jwks));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    issuer,
+    jwksUri: `${issuer}/jwks`,
+    token: (audience, sub) =>
+      new SignJWT({ sub })
+        .setProtectedHeader({ alg: 'ES256', kid: 'bench' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setIssuedAt()
+        .setExpirationTime('2h')
+        .sign(privateKey),
+    close: () => server.close(),
+  };
 }
 
 /**
