@@ -186,7 +186,8 @@ async function decideRequest(c: Context<AppEnv>, state: 'approved' | 'denied') {
   let receipt: { payload: string; signature: string } | undefined;
   if (state === 'approved') {
     const policy = await getPolicy(deps.database.db, tenant);
-    const roles = policy?.bindings?.[row.subject] ?? [];
+    // The subject is the runtime's text: only the policy's own bindings count, never an inherited member (constructor, __proto__).
+    const roles = policy?.bindings && Object.hasOwn(policy.bindings, row.subject) ? policy.bindings[row.subject] : [];
     const { validForSeconds } = approvalSettings(policy, roles);
     const payload: ApprovalReceiptPayload = {
       format: APPROVAL_FORMAT,

@@ -69,7 +69,8 @@ export async function subjectIn(
 ): Promise<SubjectOverview['tenants'][number] | undefined> {
   const rec = await getPolicy(db, tenant.id);
   const policy = rec ? tenantDocument<TenantPolicy>(rec) : undefined;
-  const roles = policy?.bindings?.[subject] ?? [];
+  // Only the policy's own bindings: a subject named like an inherited member (constructor) is bound to nothing.
+  const roles = policy?.bindings && Object.hasOwn(policy.bindings, subject) ? policy.bindings[subject] : [];
   const recentDecisions = mayReadDecisions ? await recent(db, tenant.id, { subject }) : null;
   if (!roles.length && !recentDecisions?.length) return undefined;
   const permitted = roles.flatMap((r) => policy?.roles?.[r]?.groups ?? []);
