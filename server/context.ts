@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { TokenCreate } from '../policy-schemas/types.gen.ts';
 import type { Authorizer } from './auth/permissions.ts';
+import type { ImpactSlots } from './decisions/impact-slots.ts';
 import type { SsoSettings } from './auth/sso/oidc-client.ts';
 import type { ToolgateDatabase } from './db/database.ts';
 import type { TrustedProxy } from './http/client-address.ts';
@@ -69,13 +70,19 @@ export type AppConfig = {
   approvals?: ApprovalSettings;
 };
 
-/** Everything a request handler may use; built once per server. */
+/**
+ * The application context: everything a request handler, middleware or scheduler may use, built
+ * once per server at start (openToolgate) and handed down, never reached for in a module: two
+ * servers in one process share none of it.
+ */
 export type AppDeps = {
   database: ToolgateDatabase;
   logger: Logger;
   metrics: Metrics;
   authorizer: Authorizer;
   config: AppConfig;
+  /** How many impact analyses this server runs at once (the rest get 429). */
+  impactSlots: ImpactSlots;
 };
 
 export type AppEnv = {

@@ -10,6 +10,7 @@ import { ToolgateDatabase, describeDatabase, isPostgresUrl } from './db/database
 import { type TrustedProxy, parseTrustedProxies } from './http/client-address.ts';
 import { parseMcpAllowHosts, parseMcpCommands } from './mcp/transport-policy.ts';
 import { DEFAULT_MAX_PER_TENANT, DEFAULT_RETENTION_DAYS } from './decisions/decision-store.ts';
+import { ImpactSlots } from './decisions/impact-slots.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { seedDatabase } from './seed/seed-demo.ts';
 
@@ -147,6 +148,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
     logger: log,
     metrics,
     authorizer: await createAuthorizer(),
+    impactSlots: new ImpactSlots(),
     config: {
       keysDir: s.keysDir,
       webDir: s.webDir,

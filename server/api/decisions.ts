@@ -20,7 +20,6 @@ import {
   summarizeDecisions,
 } from '../decisions/decision-store.ts';
 import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
-import { MAX_CONCURRENT_IMPACT_RUNS, takeImpactSlot } from '../decisions/impact-slots.ts';
 import { ApiError } from '../errors.ts';
 import { runtimeOwnersFor } from '../distribution/runtime-owners.ts';
 import { requireTenantExists } from '../store/tenants.ts';
@@ -118,9 +117,10 @@ impactRoutes.post('/', async (c) => {
   const to = req.to ? new Date(req.to) : new Date();
   const from = req.from ? new Date(req.from) : new Date(to.getTime() - DEFAULT_IMPACT_DAYS * 86400_000);
   if (!(from < to)) throw new ApiError(400, 'validation', '/from must be before /to', { errors: [{ pointer: '/from', message: 'must be before /to' }] });
-  const release = takeImpactSlot();
+  const slots = c.get('deps').impactSlots;
+  const release = slots.take();
   if (!release) {
-    throw new ApiError(429, 'rate_limited', `${MAX_CONCURRENT_IMPACT_RUNS} impact analyses are already running on this server; try again in a few seconds`, {
+    throw new ApiError(429, 'rate_limited', `${slots.max} impact analyses are already running on this server; try again in a few seconds`, {
       extra: { retryAfter: IMPACT_RETRY_SECONDS },
       headers: { 'Retry-After': String(IMPACT_RETRY_SECONDS) },
     });

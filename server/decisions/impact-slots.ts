@@ -6,16 +6,24 @@
  */
 export const MAX_CONCURRENT_IMPACT_RUNS = 2;
 
-let running = 0;
+/**
+ * The impact-analysis slots of one server, owned by its application context (two servers in one
+ * process each have their own).
+ */
+export class ImpactSlots {
+  private running = 0;
 
-/** A slot for one analysis and the function that gives it back, or null when every slot is taken. */
-export function takeImpactSlot(): (() => void) | null {
-  if (running >= MAX_CONCURRENT_IMPACT_RUNS) return null;
-  running++;
-  let given = false;
-  return () => {
-    if (given) return;
-    given = true;
-    running--;
-  };
+  constructor(readonly max = MAX_CONCURRENT_IMPACT_RUNS) {}
+
+  /** A slot for one analysis and the function that gives it back, or null when every slot is taken. */
+  take(): (() => void) | null {
+    if (this.running >= this.max) return null;
+    this.running++;
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.running--;
+    };
+  }
 }

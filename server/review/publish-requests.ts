@@ -10,7 +10,7 @@ import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { PublishRequestsRow } from '../db/tables/publish-requests.ts';
 import { DEFAULT_IMPACT_DAYS, analyzeImpact } from '../decisions/impact.ts';
-import { takeImpactSlot } from '../decisions/impact-slots.ts';
+import type { ImpactSlots } from '../decisions/impact-slots.ts';
 import { ApiError } from '../errors.ts';
 import { diffBundles } from '../policy-engine/diff.ts';
 import { bundleRow, latestBundleHead, latestBundleRow } from '../store/bundles.ts';
@@ -59,7 +59,7 @@ export async function publishTarget(db: DbOrTx, tenant: string, rollbackTo: numb
  * with the diff against the latest version, the impact on logged traffic and the policy tests.
  */
 export async function openPublishRequest(
-  deps: Pick<AppDeps, 'database' | 'metrics'>,
+  deps: Pick<AppDeps, 'database' | 'metrics' | 'impactSlots'>,
   meta: ChangeMeta,
   tenant: string,
   target: PublishTarget,
@@ -78,7 +78,13 @@ export async function openPublishRequest(
   if (same && (same.rollback_to ?? undefined) === target.rollbackTo) return toPublishRequest(same, false);
   // Diff, tests and impact are computed before the write transaction, which then only inserts.
   const latest = await latestBundleRow(db, tenant);
-  const material = await reviewMaterial(db, tenant, target, latest ? { version: latest.version, bundle: JSON.parse(latest.content) as Bundle } : null);
+  const material = await reviewMaterial(
+    db,
+    deps.impactSlots,
+    tenant,
+    target,
+    latest ? { version: latest.version, bundle: JSON.parse(latest.content) as Bundle } : null,
+  );
   return runChange(deps, meta, async (ch) => {
     if (((await latestBundleHead(ch.tx, tenant))?.version ?? null) !== (latest?.version ?? null)) {
       throw new ApiError(409, 'conflict', `A version of ${tenant} was published while the request was prepared; publish again`);
@@ -131,7 +137,13 @@ async function insertRequest(
   return request;
 }
 
-async function reviewMaterial(db: DbOrTx, tenant: string, target: PublishTarget, latest: { version: number; bundle: Bundle } | null): Promise<ReviewMaterial> {
+async function reviewMaterial(
+  db: DbOrTx,
+  impactSlots: ImpactSlots,
+  tenant: string,
+  target: PublishTarget,
+  latest: { version: number; bundle: Bundle } | null,
+): Promise<ReviewMaterial> {
   const from = latest ?? { version: 0, bundle: await emptyTenantBundle(db, tenant, target.bundle) };
   const diff = await diffBundles(from, { version: target.rollbackTo ?? 'draft', bundle: target.bundle }, { casbin: true });
   const loaded = loadBundle(target.bundle);
@@ -139,7 +151,7 @@ async function reviewMaterial(db: DbOrTx, tenant: string, target: PublishTarget,
   // Impact replays logged traffic; when the server is already busy replaying, the request goes
   // without it rather than waiting (the reviewer still sees the diff and the tests).
   let impact: ImpactReport | null = null;
-  const release = takeImpactSlot();
+  const release = impactSlots.take();
   if (release) {
     try {
       const to = new Date();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecisionRecord, EvaluationRequest, TenantPolicy } from '../../policy-schemas/types.gen.ts';
-import { MAX_CONCURRENT_IMPACT_RUNS, takeImpactSlot } from '../../server/decisions/impact-slots.ts';
+import { MAX_CONCURRENT_IMPACT_RUNS } from '../../server/decisions/impact-slots.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 let t: TestApp;
@@ -110,7 +110,7 @@ describe('POST /v1/tenants/:tenant/impact', () => {
 
 describe('POST /v1/tenants/:tenant/impact while other analyses run', () => {
   it(`refuses a third analysis at once with 429 and Retry-After, and runs again once a slot is free`, async () => {
-    const held = Array.from({ length: MAX_CONCURRENT_IMPACT_RUNS }, () => takeImpactSlot());
+    const held = Array.from({ length: MAX_CONCURRENT_IMPACT_RUNS }, () => t.deps.impactSlots.take());
     expect(held.every((r) => r !== null)).toBe(true);
     try {
       const refused = await t.request('POST', `${base}/impact`, {});
@@ -128,7 +128,7 @@ describe('POST /v1/tenants/:tenant/impact while other analyses run', () => {
     expect(failed.status).toBeGreaterThanOrEqual(400);
     expect(failed.status).toBeLessThan(500);
     expect(failed.status).not.toBe(429);
-    const again = Array.from({ length: MAX_CONCURRENT_IMPACT_RUNS }, () => takeImpactSlot());
+    const again = Array.from({ length: MAX_CONCURRENT_IMPACT_RUNS }, () => t.deps.impactSlots.take());
     expect(again.every((r) => r !== null)).toBe(true);
     for (const release of again) release?.();
   });

@@ -7,6 +7,7 @@ import { createAuthorizer } from '../../server/auth/permissions.ts';
 import { insertToken } from '../../server/auth/tokens.ts';
 import type { AppDeps, Role } from '../../server/context.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
+import { ImpactSlots } from '../../server/decisions/impact-slots.ts';
 import type { McpTransportPolicy } from '../../server/mcp/transport-policy.ts';
 import { createMetrics } from '../../server/observability/metrics.ts';
 import { TEST_MCP_POLICY } from '../fixtures/mcp/servers.ts';
@@ -30,6 +31,7 @@ export async function createHarness(policy: McpTransportPolicy = TEST_MCP_POLICY
     logger: pino({ level: process.env.TEST_LOG ?? 'silent' }),
     metrics: createMetrics(),
     authorizer: await createAuthorizer(),
+    impactSlots: new ImpactSlots(),
     config: { keysDir, webDir: null, sessionTtlSeconds: 3600, secureCookies: false, mcp: policy },
   };
   const now = new Date().toISOString();
