@@ -1,7 +1,7 @@
 import type { McpServer, Tool } from '../../policy-schemas/types.gen.ts';
-import { compileInputSchema } from '../../runtime/load-bundle.ts';
 import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
 import type { AppDeps } from '../context.ts';
+import { nextTurn } from '../http/event-loop.ts';
 import { type Stored, stripStored } from '../store/document-store.ts';
 import { mcpServerStore, toolStore } from '../store/inventory.ts';
 import { checkInputSchema } from '../validation/input-schema.ts';
@@ -63,11 +63,13 @@ export async function syncMcpServer(deps: SyncDeps, id: string, meta: ChangeMeta
     return { ok: false, code: 'mcp_error', message: listed.message, server: saved };
   }
 
+  const verdicts = await judgeOffered(id, listed.value, await toolStore.list(deps.database.db));
   return runChange(deps, meta, async (ch) => {
     const current = await mcpServerStore.get(ch.tx, id);
     if (!current) return { ok: false as const, code: 'not_found' as const, message: `MCP server ${id} was deleted during the sync` };
     const existing = await toolStore.list(ch.tx);
-    const result = reconcileTools({ serverId: id, offered: listed.value, existing, now, checkInputSchema: safeCheck });
+    const checkInputSchema = (schema: Record<string, unknown>) => verdicts.get(schema) ?? safeCheck(schema);
+    const result = reconcileTools({ serverId: id, offered: listed.value, existing, now, checkInputSchema });
     const flagged = result.flagged.map((f) => ({ name: f.id, message: f.problems.map((p) => `${p.pointer}: ${p.message}`).join('; ') }));
     if (options.quietWhenUnchanged && result.changes.length === 0 && sameReport(current.lastSync, result.rejected, flagged)) {
       return { ok: true as const, server: current, flagged: result.flagged };
@@ -104,12 +106,44 @@ function sameReport(last: McpServer['lastSync'], rejected: unknown[], flagged: u
   return JSON.stringify(last.rejected ?? []) === JSON.stringify(rejected) && JSON.stringify(last.flagged ?? []) === JSON.stringify(flagged);
 }
 
-/** The dialect's judge plus the bundle compiler's compilation; a problem is flagged, never a failed sync. */
-function safeCheck(schema: Record<string, unknown>): Array<{ pointer: string; message: string }> {
+type SchemaVerdict = Array<{ pointer: string; message: string }>;
+
+/** How long schema judging holds the event loop before other requests get a turn. */
+const JUDGE_SLICE_MS = 20;
+
+/**
+ * The verdicts on the input schemas the server offers that are new or differ from the stored ones
+ * (reconcile judges only a changed definition; one that changed since this read is judged there),
+ * judged before the sync's transaction and a slice at a time: a server of thousands of tools
+ * neither holds the transaction nor keeps other requests waiting while they are judged.
+ */
+async function judgeOffered(serverId: string, offered: OfferedTool[], stored: Tool[]): Promise<Map<object, SchemaVerdict>> {
+  const storedSchemas = new Map<string, string>();
+  for (const t of stored) {
+    if (t.source?.kind === 'mcp' && t.source.server === serverId && t.source.originalName !== undefined) {
+      storedSchemas.set(t.source.originalName, JSON.stringify(t.inputSchema));
+    }
+  }
+  const verdicts = new Map<object, SchemaVerdict>();
+  let sliceStart = performance.now();
+  for (const offer of offered) {
+    if (verdicts.has(offer.inputSchema) || storedSchemas.get(offer.name) === JSON.stringify(offer.inputSchema)) continue;
+    verdicts.set(offer.inputSchema, safeCheck(offer.inputSchema));
+    if (performance.now() - sliceStart > JUDGE_SLICE_MS) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
+  }
+  return verdicts;
+}
+
+/**
+ * The dialect's judge (which compiles, in the runtime's own ajv, whatever it cannot vouch for); a
+ * problem is flagged, never a failed sync.
+ */
+function safeCheck(schema: Record<string, unknown>): SchemaVerdict {
   try {
-    const problems = checkInputSchema(schema);
-    if (problems.length === 0) compileInputSchema(schema);
-    return problems;
+    return checkInputSchema(schema);
   } catch (err) {
     return [{ pointer: '/inputSchema', message: `does not compile: ${err instanceof Error ? err.message : String(err)}` }];
   }
