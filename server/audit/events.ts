@@ -144,7 +144,7 @@ export async function listAuditEvents(
 }
 
 /** Events one export or chain walk reads per query, before the event loop gets a turn. */
-export const AUDIT_PAGE = 500;
+export const AUDIT_PAGE = 250;
 /**
  * The widest seq range one query looks through: a filter matching few events cannot make a single
  * query scan the whole history (better-sqlite3 holds the event loop for as long as a query runs).

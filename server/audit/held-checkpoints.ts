@@ -1,6 +1,7 @@
 import type { AuditCheckpoint, AuditVerification } from '../../policy-schemas/types.gen.ts';
 import type { TrustedKeys } from '../../runtime/verify-bundle.ts';
 import type { DbOrTx } from '../db/database.ts';
+import { TurnBudget } from '../http/event-loop.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { ChainVerifier, eventHash } from './chain.ts';
 import { readMirrorCheckpoints } from './checkpoint-mirror.ts';
@@ -144,8 +145,13 @@ async function firstContradicted(db: DbOrTx, checkpoints: AuditCheckpoint[]): Pr
  */
 export async function verifyChainAndCheckpoints(db: DbOrTx, held: HeldCheckpoints): Promise<AuditVerification> {
   const verifier = new ChainVerifier();
+  // Hashing a page of large events takes a while: other requests get a turn within pages too.
+  const budget = new TurnBudget();
   walk: for await (const page of auditEventPages(db)) {
-    for (const e of page) if (!verifier.push(e)) break walk;
+    for (const e of page) {
+      if (!verifier.push(e)) break walk;
+      await budget.yieldIfDue();
+    }
   }
   const chain = verifier.result();
   const latest = held.verified[held.verified.length - 1];

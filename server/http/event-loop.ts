@@ -7,3 +7,20 @@
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * A job's share of the event loop: `yieldIfDue()` gives the loop a turn once `sliceMs` of work ran
+ * since the last one, so a loop of many small steps of uneven cost (hashing events of any size)
+ * yields by time rather than by a count of steps.
+ */
+export class TurnBudget {
+  private since = performance.now();
+
+  constructor(private readonly sliceMs = 8) {}
+
+  async yieldIfDue(): Promise<void> {
+    if (performance.now() - this.since < this.sliceMs) return;
+    await nextTurn();
+    this.since = performance.now();
+  }
+}

@@ -106,7 +106,7 @@ describe('a heavy request gives other work a turn between its chunks', () => {
       const lines = text.split('\n').filter(Boolean);
       expect(lines.length).toBeGreaterThan(AUDIT_EVENTS);
       const { steps, afterTurn } = stepsAfterATurn(log, 'chunk');
-      // 500 events a page: at least five pages, each one after other work ran (the CSV header goes
+      // 250 events a page: at least five pages, each one after other work ran (the CSV header goes
       // out as a chunk of its own, just before the first page).
       expect(steps).toBeGreaterThanOrEqual(5);
       expect(afterTurn).toBe(steps - (format === 'csv' ? 2 : 1));
