@@ -441,20 +441,23 @@ export class Gateway {
       if (approved.decision !== 'allow') return finish('deny', approved.errorCode ?? 'approval_invalid', approved.message ?? 'the approval does not hold');
       record.approval = approved.approval;
       if (held.by === 'client') record.reason = 'client_confirmed';
-      // The person may take minutes: the call goes ahead only if the policy and the pin still let it.
+      // The person may take minutes: the call goes ahead only if the policy and the pin still let it,
+      // in the state the session is in now (another call of the session may have moved it).
       const later = this.deps.policy.current();
       if (!later.ok) return finish('deny', 'policy_denied', later.message);
-      if (later.current.loaded !== loaded) {
+      if (later.current.loaded !== loaded || session.state !== request.state) {
         const again = decideIn(createView(later.current.loaded, session.request()));
-        if (again.decision === 'deny') return finish('deny', again.errorCode!, `${again.message} (the policy changed while waiting for approval)`);
+        if (again.decision === 'deny')
+          return finish('deny', again.errorCode!, `${again.message} (the policy or the workflow state changed while waiting for approval)`);
         // From here on the bundle now held decides: budgets, redaction, the next state and the record.
         loaded = later.current.loaded;
         tool = loaded.byId.get(name)!;
         record.bundleVersion = loaded.version;
         record.revision = loaded.revision;
-        const spentNow = budgetSpent(session, loaded.bundle.policy.budgets);
-        if (spentNow) return finish('deny', 'budget_exceeded', spentNow);
       }
+      // The client's other calls may have spent its counting budgets meanwhile.
+      const spentNow = budgetSpent(session, loaded.bundle.policy.budgets);
+      if (spentNow) return finish('deny', 'budget_exceeded', spentNow);
       // The upstream may have gone, drifted, or (in a new bundle) stopped serving the tool meanwhile.
       const withheldNow = this.withheld(tool);
       if (withheldNow !== null) return finish(...withheldRefusal(withheldNow, tool.id, d.decision, 'while waiting for approval'));
