@@ -6,6 +6,10 @@
 import { providerCompatibility } from '../../runtime/provider-compatibility.ts';
 import { fetchMcpTools } from '../../server/mcp/client.ts';
 import { reconcileTools } from '../../server/mcp/reconcile.ts';
+import { syncMcpServer } from '../../server/mcp/sync.ts';
+import { ToolgateDatabase } from '../../server/db/database.ts';
+import { createMetrics } from '../../server/observability/metrics.ts';
+import { mcpServerStore } from '../../server/store/inventory.ts';
 import { placeToolIds } from '../../server/mcp/tool-ids.ts';
 import { checkInputSchema } from '../../server/validation/input-schema.ts';
 import { StateFileServer, TEST_MCP_POLICY } from '../fixtures/mcp/servers.ts';
@@ -74,3 +78,31 @@ const notes: number[] = [];
 for (let r = 0; r < ROUNDS; r++) notes.push(time(() => state.tools.forEach((t) => providerCompatibility(t.inputSchema))).ms);
 const perPage = (median(notes) / TOOLS) * 50;
 console.log(`providerCompatibility, ${TOOLS} schemas: median ${ms(median(notes))} (${(perPage).toFixed(2)} ms for a console page of 50)`);
+
+// The whole sync into a fresh database (judging, reconciling, the writes and one audit event per
+// tool in one transaction), with the longest time the event loop went without a turn meanwhile.
+{
+  const database = new ToolgateDatabase(':memory:');
+  await database.migrateToLatest();
+  const deps = { database, metrics: createMetrics(), config: { keysDir: '.', webDir: null, sessionTtlSeconds: 3600, secureCookies: false } };
+  const at = new Date().toISOString();
+  await mcpServerStore.insert(database.db, 'bench', { id: 'bench', label: 'bench', transport: { kind: 'http', url: 'https://mcp.example/mcp' } }, at);
+  const meta = { actor: 'bench', requestId: null, reason: null };
+  for (const round of ['first import', 'a sync that changes nothing']) {
+    let last = performance.now();
+    let held = 0;
+    const probe = setInterval(() => {
+      const t = performance.now();
+      held = Math.max(held, t - last);
+      last = t;
+    }, 2);
+    const start = performance.now();
+    const out = await syncMcpServer(deps as never, 'bench', meta, { list: async () => ({ ok: true, value: structuredClone(offered) }) });
+    const took = performance.now() - start;
+    clearInterval(probe);
+    held = Math.max(held, performance.now() - last);
+    if (!out.ok) throw new Error(out.message);
+    console.log(`syncMcpServer, ${round} of ${TOOLS} tools: ${ms(took)}, the event loop held at most ${ms(held)} at a time`);
+  }
+  await database.close();
+}
