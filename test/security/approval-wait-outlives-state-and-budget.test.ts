@@ -30,7 +30,7 @@ function bundle() {
   tool('wire').effect = 'external_side_effect';
   tool('wire').availableInStates = ['open'];
   tool('finish').state = 'closed';
-  b.policy.roles.analyst.requireApproval = ['external_side_effect'];
+  b.policy.roles!.analyst.requireApproval = ['external_side_effect'];
   b.policy.budgets = { maxResultBytes: 400 };
   return b;
 }
