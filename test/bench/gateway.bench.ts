@@ -239,9 +239,11 @@ async function lists(url: string, bundle: Bundle, state: UpstreamFixtureState): 
   // (the gateway's answer as it leaves the process) and the SDK client (which checks every tool
   // with zod). 200 samples each after 10 warm-up lists, so p99 is not just the slowest one.
   const r = await clientJob<ListResult>({ kind: 'list', url, key: KEY, tools: TOOLS, warmup: 10, samples: LIST_SAMPLES });
-  console.log(`\ntools/list with ${TOOLS} visible tools, bare HTTP round trip: p50 ${f(pct(r.bare, 50))} ms, p99 ${f(pct(r.bare, 99))} ms (target < 20 ms)`);
   console.log(
-    `tools/list with ${r.listed} visible tools, MCP SDK client round trip: p50 ${f(pct(r.sdk, 50))} ms, p99 ${f(pct(r.sdk, 99))} ms (target < 20 ms)`,
+    `\ntools/list with ${TOOLS} visible tools, bare HTTP round trips (every page of 100 followed): p50 ${f(pct(r.bare, 50))} ms, p99 ${f(pct(r.bare, 99))} ms (target < 20 ms)`,
+  );
+  console.log(
+    `tools/list with ${r.listed} visible tools, MCP SDK client round trips (every page followed): p50 ${f(pct(r.sdk, 50))} ms, p99 ${f(pct(r.sdk, 99))} ms (target < 20 ms)`,
   );
   await listInProcess(bundle, state);
 }

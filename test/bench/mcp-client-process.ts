@@ -97,31 +97,43 @@ async function pair(j: Extract<ClientJob, { kind: 'pair' }>): Promise<PairResult
 async function list(j: Extract<ClientJob, { kind: 'list' }>): Promise<ListResult> {
   const { client } = await connect('bench-list', { url: j.url, key: j.key });
   const sid = (client.transport as StreamableHTTPClientTransport).sessionId!;
+  // The gateway answers in pages: one sample is the whole list, every page followed.
   const bare: number[] = [];
   for (let i = 0; i < j.warmup + j.samples; i++) {
     const t = performance.now();
-    const res = await fetch(j.url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${j.key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': sid,
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }),
-    });
-    const body = (await res.json()) as { result: { tools: unknown[] } };
+    let count = 0;
+    let cursor: string | undefined;
+    do {
+      const res = await fetch(j.url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${j.key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': sid,
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) }),
+      });
+      const body = (await res.json()) as { result: { tools: unknown[]; nextCursor?: string } };
+      count += body.result.tools.length;
+      cursor = body.result.nextCursor;
+    } while (cursor !== undefined);
     if (i >= j.warmup) bare.push(performance.now() - t);
-    if (body.result.tools.length !== j.tools) throw new Error(`tools/list listed ${body.result.tools.length} tools, not ${j.tools}`);
+    if (count !== j.tools) throw new Error(`tools/list listed ${count} tools, not ${j.tools}`);
   }
   const sdk: number[] = [];
   let listed = 0;
   for (let i = 0; i < j.warmup + j.samples; i++) {
     const t = performance.now();
-    const r = await client.listTools();
+    listed = 0;
+    let cursor: string | undefined;
+    do {
+      const r = await client.listTools(cursor === undefined ? undefined : { cursor });
+      listed += r.tools.length;
+      cursor = r.nextCursor;
+    } while (cursor !== undefined);
     if (i >= j.warmup) sdk.push(performance.now() - t);
-    listed = r.tools.length;
   }
   await client.close();
   return { bare, sdk, listed };
