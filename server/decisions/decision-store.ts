@@ -24,6 +24,8 @@ export type DecisionFilter = Pick<DecisionQuery, 'from' | 'to' | 'subject' | 'to
 
 // SQLite allows 32,766 bound values per statement; 20 columns a row.
 const INSERT_CHUNK = 1_000;
+/** Rows a batch writes or evicts between two turns of the event loop. */
+const WRITE_CHUNK = 500;
 
 /** The evaluation request a record was decided under: what impact analysis replays. */
 export function requestOf(r: DecisionRecord): EvaluationRequest {
@@ -96,7 +98,12 @@ export async function storeBatch(
     // Inside the caller's transaction on the same connection: one prepared statement, run per row,
     // is about three times faster than compiling a thousand-row INSERT.
     const insert = preparedInsert(sqlite);
-    for (const r of rows) insert.run(INSERT_COLUMNS.map((c) => r[c] ?? null));
+    for (let i = 0; i < rows.length; i++) {
+      insert.run(INSERT_COLUMNS.map((c) => rows[i][c] ?? null));
+      // A 1 MiB batch is thousands of rows: other requests get a turn between chunks. The
+      // transaction stays open meanwhile, so the batch is still stored whole or not at all.
+      if ((i + 1) % WRITE_CHUNK === 0) await nextTurn();
+    }
   } else {
     for (let i = 0; i < rows.length; i += INSERT_CHUNK)
       await tx
@@ -161,28 +168,40 @@ function preparedInsert(sqlite: SqliteDatabase.Database): SqliteDatabase.Stateme
   return stmt;
 }
 
-/** Deletes the tenant's oldest records beyond `cap` (by decision time) and counts them as evicted. */
+/**
+ * Deletes the tenant's oldest records beyond `cap` (by decision time, then arrival, as the list
+ * orders them) and counts them as evicted: a chunk at a time, with a turn for other requests
+ * between chunks (a full log evicts as many records as each batch brings).
+ */
 async function evictBeyondCap(tx: Tx, tenant: string, cap: number): Promise<number> {
   const stats = await tx.selectFrom('decision_stats').select('stored').where('tenant', '=', tenant).executeTakeFirst();
-  const over = (stats?.stored ?? 0) - cap;
-  if (over <= 0) return 0;
-  // Oldest by decision time (then arrival), as the list orders them.
-  const boundary = await tx
-    .selectFrom('decisions')
-    .select(['at', 'id'])
-    .where('tenant', '=', tenant)
-    .orderBy('at')
-    .orderBy('id')
-    .offset(over - 1)
-    .limit(1)
-    .executeTakeFirst();
-  if (!boundary) return 0;
-  const res = await tx
-    .deleteFrom('decisions')
-    .where('tenant', '=', tenant)
-    .where((eb) => eb.or([eb('at', '<', boundary.at), eb.and([eb('at', '=', boundary.at), eb('id', '<=', boundary.id)])]))
-    .executeTakeFirst();
-  const n = Number(res.numDeletedRows);
+  let over = (stats?.stored ?? 0) - cap;
+  let n = 0;
+  while (over > 0) {
+    const ids = await tx
+      .selectFrom('decisions')
+      .select('id')
+      .where('tenant', '=', tenant)
+      .orderBy('at')
+      .orderBy('id')
+      .limit(Math.min(over, WRITE_CHUNK))
+      .execute();
+    if (ids.length === 0) break;
+    const res = await tx
+      .deleteFrom('decisions')
+      .where('tenant', '=', tenant)
+      .where(
+        'id',
+        'in',
+        ids.map((r) => r.id),
+      )
+      .executeTakeFirst();
+    const deleted = Number(res.numDeletedRows);
+    n += deleted;
+    over -= ids.length;
+    await nextTurn();
+  }
+  if (n === 0) return 0;
   await tx
     .updateTable('decision_stats')
     .set({ stored: sql`stored - ${n}`, evicted: sql`evicted + ${n}` })

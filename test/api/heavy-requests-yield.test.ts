@@ -185,6 +185,25 @@ describe('a heavy request gives other work a turn between its chunks', () => {
     expect(log.filter((e) => e === 'turn').length).toBeGreaterThanOrEqual(Math.floor(DECISIONS / 97) - 1);
   });
 
+  it('decision ingest: a batch of 2,000 records is written with turns of other work between chunks, and stored whole', async () => {
+    const runtime = await t.tokenFor('runtime', [tenant]);
+    const records = Array.from({ length: 2_000 }, (_, i) =>
+      decisionRecord({ at: new Date(Date.now() - 120_000 + i).toISOString(), toolCallId: `ingest-yield-${i}` }),
+    );
+    const { result, log } = await interleaved(async (log) => {
+      const r = await t.request('POST', `/v1/tenants/${tenant}/decisions`, { token: runtime, body: { runtimeId: 'yield-ingest', records } });
+      log.push('answered');
+      return r;
+    });
+    expect(result.status).toBe(202);
+    expect(result.json.accepted).toBe(2_000);
+    // 500 rows a chunk: at least three turns of other work before the answer.
+    expect(log.indexOf('answered')).toBeGreaterThanOrEqual(3);
+    const stored = await t.request('GET', `/v1/tenants/${tenant}/decisions?runtimeId=yield-ingest&limit=1000`, { token: viewer });
+    expect(stored.json.items).toHaveLength(1000);
+    expect(stored.json.nextCursor).not.toBeNull();
+  });
+
   it('an impact window whose start is after its end is still refused with the pointer', async () => {
     const r = await t.request('POST', `/v1/tenants/${tenant}/impact`, {
       token: viewer,
