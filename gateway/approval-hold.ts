@@ -9,7 +9,11 @@ import type { TrustedKeys } from '../runtime/verify-bundle.ts';
 /** Why a held call does not go ahead: refused by a person, still waiting, or the client declined its own question. */
 export type HoldRefusal = 'approval_denied' | 'approval_pending' | 'approval_required' | 'approval_declined';
 
-export type HoldOutcome = { ok: true; approval: CallApproval; by: 'person' | 'client' } | { ok: false; code: HoldRefusal; message: string };
+/** `asked`: the question went to a 2026-07-28 client in the call's answer; it confirms by calling again. */
+export type HoldOutcome =
+  | { ok: true; approval: CallApproval; by: 'person' | 'client' }
+  | { ok: false; code: HoldRefusal; message: string }
+  | { ok: false; asked: true };
 
 export type ApprovalHoldOptions = {
   /** The control plane the gateway pulls its bundle from: requests are opened there with its runtime token (null: none to ask). */
@@ -29,8 +33,11 @@ export type HoldRequest = {
   name: string;
   arguments: Record<string, unknown>;
   decided: CallDecision;
-  /** Asks the MCP client itself (elicitation); used only where the subject's roles say `approvals.by: "client"`. */
-  askClient?: () => Promise<'approved' | 'approval_required' | 'approval_declined'>;
+  /**
+   * Asks the MCP client itself (elicitation with 2025-11-25, an input request with 2026-07-28:
+   * `asked`, answered by the client's next call); used only where the subject's roles say `approvals.by: "client"`.
+   */
+  askClient?: () => Promise<'approved' | 'approval_required' | 'approval_declined' | 'asked'>;
   /** Sends a progress notification to the client (when it gave a progress token). */
   progress?: (progress: number, message: string) => void;
   signal?: AbortSignal;
@@ -55,6 +62,7 @@ export class ApprovalHold {
       const answer = await req.askClient();
       if (answer === 'approved') return { ok: true, approval: clientConfirmation(`client:${randomUUID()}`), by: 'client' };
       if (answer === 'approval_declined') return { ok: false, code: 'approval_declined', message: `the client declined ${req.name}` };
+      if (answer === 'asked') return { ok: false, asked: true };
       // A client that cannot be asked: a person decides instead.
     }
 

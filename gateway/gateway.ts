@@ -29,7 +29,8 @@ import type { LoadedBundle, LoadedTool } from '../runtime/load-bundle.ts';
 import { nextState } from '../runtime/next-state.ts';
 import type { ResolvedClient, ResolvedConfig } from './config.ts';
 import type { DecisionSink, GatewayDecisionRecord } from './decision-sink.ts';
-import { type LeanRequest, callToolResultSchema, isLeanListParams, leanCallParams } from './lean-messages.ts';
+import { unreadableArgumentsOf } from './call-arguments-text.ts';
+import { type LeanRequest, type LeanCallParams, callToolResultSchema, isLeanListParams, leanCallParams } from './lean-messages.ts';
 import { LIST_PAGE_SIZE, pageCount, pageOf } from './list-pages.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { PolicySource } from './policy-source.ts';
@@ -96,6 +97,12 @@ export class GatewaySession {
   onListChanged: (() => void) | undefined;
   /** A 2026-07-28 call retried with the answers to an upstream's input requests (verified by the listener). */
   inputRetry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined;
+  /**
+   * A 2026-07-28 call's own approval question (the role says `approvals.by: "client"`): the
+   * client's answer from a retry the listener verified (`accept`, `decline`), or `asked` once the
+   * gateway put the question in this request's answer.
+   */
+  clientApproval: 'accept' | 'decline' | 'asked' | undefined;
 
   constructor(
     readonly id: string,
@@ -262,9 +269,11 @@ export class Gateway {
    */
   dispatch(session: GatewaySession, request: LeanRequest): Promise<string | Buffer> | undefined {
     if (request.method === 'tools/call') {
-      const params = leanCallParams(request.params);
+      // Arguments that are not I-JSON are refused here whatever else the request holds (see call-arguments-text.ts).
+      const argumentsText = unreadableArgumentsOf(request);
+      const params = argumentsText === undefined ? leanCallParams(request.params) : (request.params as LeanCallParams);
       if (!params) return undefined;
-      return this.call(session, params, request.id).then(serializedCallResult);
+      return this.call(session, params, request.id, argumentsText).then(serializedCallResult);
     }
     if (request.method === 'tools/list' && isLeanListParams(request.params)) {
       const listed = this.listShown(session);
@@ -371,6 +380,8 @@ export class Gateway {
     params: CallToolRequest['params'],
     /** The id of the client's request, so an approval question travels on its stream. */
     requestId?: RequestId,
+    /** The arguments' text as the client sent it, when it is not I-JSON: decide() reads it instead of the value, and refuses it. */
+    argumentsText?: string,
   ): Promise<CallToolResult> {
     const started = performance.now();
     const name = typeof params.name === 'string' ? params.name : '';
@@ -414,7 +425,7 @@ export class Gateway {
 
     // decide() as any runtime asks it, with the connection the call runs under (see connectionFor).
     const decideIn = (view: ToolView, options?: DecideOptions) =>
-      decide(view, { toolCallId, name, arguments: args, ...connectionFor(view, name, params._meta) }, options);
+      decide(view, { toolCallId, name, arguments: argumentsText ?? args, ...connectionFor(view, name, params._meta) }, options);
     const view = createView(loaded, request);
     const d = decideIn(view);
     if (d.decision === 'deny') {
@@ -434,6 +445,11 @@ export class Gateway {
 
     if (d.decision === 'require_approval') {
       const held = await this.holdForApproval(session, view, d, tool, args, params._meta, requestId);
+      if ('asked' in held) {
+        // A 2026-07-28 client confirms by calling again with its answer (modern-http.ts signs the requestState).
+        record.reason = 'input_required';
+        return finish('require_approval', null, null, approvalQuestion(tool, args));
+      }
       if (!held.ok) return finish('require_approval', held.code, held.message);
       if (session.closed) return finish('require_approval', 'approval_declined', 'the session ended before the call');
       // The approval (a person's receipt, checked offline; or the client's, where the roles take it) is used up here.
@@ -597,22 +613,22 @@ export class Gateway {
     tool: LoadedTool,
     args: Record<string, unknown>,
     requestId: RequestId | undefined,
-  ): Promise<'approved' | 'approval_required' | 'approval_declined'> {
-    // A 2026-07-28 request has no session to ask on.
-    if (!session.server) return 'approval_required';
+  ): Promise<'approved' | 'approval_required' | 'approval_declined' | 'asked'> {
+    // A 2026-07-28 request has no session to ask on: the question goes in its answer, and the client answers by calling again.
+    if (!session.server) {
+      if (session.clientApproval === 'accept') return 'approved';
+      if (session.clientApproval === 'decline') return 'approval_declined';
+      if (!session.channel.capabilities()?.elicitation) return 'approval_required';
+      session.clientApproval = 'asked';
+      return 'asked';
+    }
     const caps = session.server.getClientCapabilities();
     if (!caps?.elicitation) return 'approval_required';
-    let shown = JSON.stringify(args);
-    if (shown.length > 2000) shown = `${shown.slice(0, 2000)}…`;
     try {
-      const answer = await session.server.elicitInput(
-        {
-          mode: 'form',
-          message: `Allow the agent to call ${tool.id}?\n\n${tool.def?.description ?? ''}\n\nArguments: ${shown}`,
-          requestedSchema: { type: 'object', properties: {} },
-        },
-        { timeout: this.deps.config.timeouts.approvalMs, ...(requestId !== undefined ? { relatedRequestId: requestId } : {}) },
-      );
+      const answer = await session.server.elicitInput(approvalElicitation(tool, args), {
+        timeout: this.deps.config.timeouts.approvalMs,
+        ...(requestId !== undefined ? { relatedRequestId: requestId } : {}),
+      });
       return answer.action === 'accept' ? 'approved' : 'approval_declined';
     } catch (err) {
       if (err instanceof Error && /does not support/.test(err.message)) return 'approval_required';
@@ -670,6 +686,26 @@ function inputRequestsFor(loaded: LoadedBundle, toolId: string, server: string, 
   const out: Record<string, unknown> = { content: [], resultType: 'input_required', inputRequests };
   if (asked.requestState !== undefined) out.requestState = asked.requestState;
   return out as CallToolResult;
+}
+
+/** The key of the gateway's own approval question among a 2026-07-28 answer's input requests. */
+export const APPROVAL_INPUT = 'toolgate_approval';
+
+/** The question that asks the MCP client itself to confirm a call (only where the roles say `approvals.by: "client"`). */
+function approvalElicitation(tool: LoadedTool, args: Record<string, unknown>) {
+  let shown = JSON.stringify(args);
+  if (shown.length > 2000) shown = `${shown.slice(0, 2000)}…`;
+  return {
+    mode: 'form' as const,
+    message: `Allow the agent to call ${tool.id}?\n\n${tool.def?.description ?? ''}\n\nArguments: ${shown}`,
+    requestedSchema: { type: 'object' as const, properties: {} },
+  };
+}
+
+/** The same question for a 2026-07-28 client: an input request in the call's answer (the listener adds the signed requestState). */
+function approvalQuestion(tool: LoadedTool, args: Record<string, unknown>): CallToolResult {
+  const inputRequests = { [APPROVAL_INPUT]: { method: 'elicitation/create', params: approvalElicitation(tool, args) } };
+  return { content: [], resultType: 'input_required', inputRequests } as CallToolResult;
 }
 
 /** A session's channel: its MCP server object, which knows the client's capabilities from initialize. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { noteCallArguments } from './call-arguments-text.ts';
 import { ClientKeys, FailureLimiter, hasCredential, keyMatches } from './client-keys.ts';
 import type { ResolvedClient, ResolvedConfig } from './config.ts';
 import type { Gateway, GatewaySession } from './gateway.ts';
@@ -120,11 +121,14 @@ export async function startHttpListener(o: HttpListenerOptions): Promise<HttpLis
     if (req.method === 'POST') {
       const read = await readBody(req);
       if (read === 'too_large') return sendRpcError(res, 413, -32600, 'Request body too large', { connection: 'close' });
+      const text = read.toString('utf8');
       try {
-        body = JSON.parse(read.toString('utf8'));
+        body = JSON.parse(text);
       } catch {
         return sendRpcError(res, 400, -32700, 'Parse error: the body is not JSON');
       }
+      // A tools/call's arguments are judged on their text (I-JSON), which the parsed body no longer shows.
+      noteCallArguments(text, body);
     }
 
     // MCP 2026-07-28: each request stands alone; the session revision below is chosen per request too.

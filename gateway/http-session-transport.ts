@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { refusedCallRequest } from './call-arguments-text.ts';
 import { type LeanRequest, isPlainObject, leanRequest } from './lean-messages.ts';
 
 /**
@@ -97,7 +98,8 @@ export class HttpSessionTransport implements Transport {
     // Requests the dispatcher may answer, by position; every other message gets the SDK's schema.
     const lean: Array<LeanRequest | null> = [];
     for (const m of raw) {
-      const plain = this.options.dispatch ? leanRequest(m) : null;
+      // A tools/call whose arguments are not I-JSON goes to the dispatcher too, to be refused whatever else it holds.
+      const plain = this.options.dispatch ? (leanRequest(m) ?? refusedCallRequest(m)) : null;
       if (plain) {
         messages.push(plain);
         lean.push(plain);

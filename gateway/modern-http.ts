@@ -4,7 +4,8 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, ClientCapabilities, LoggingLevel, RequestId, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../runtime/canonical-json.ts';
 import type { ResolvedClient } from './config.ts';
-import { type ClientChannel, type Gateway, LIST_TTL_MS, STATE_ARGUMENT } from './gateway.ts';
+import { unreadableArgumentsOf } from './call-arguments-text.ts';
+import { APPROVAL_INPUT, type ClientChannel, type Gateway, LIST_TTL_MS, STATE_ARGUMENT } from './gateway.ts';
 import { isPlainObject } from './lean-messages.ts';
 import { decodeHeaderValue, paramHeaderMismatch } from './param-headers.ts';
 import type { StateHandles } from './state-handles.ts';
@@ -151,7 +152,7 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
 
   let result: Record<string, unknown>;
   try {
-    result = await modernCall(ctx, client, caller, id as RequestId, params, meta, args);
+    result = await modernCall(ctx, client, caller, id as RequestId, params, meta, args, unreadableArgumentsOf(body));
   } catch (err) {
     if (!(err instanceof Refused)) throw err;
     return sendError(res, 200, id as RequestId, err.code, err.message, err.data);
@@ -206,37 +207,61 @@ async function modernCall(
   params: Record<string, unknown>,
   meta: Record<string, unknown>,
   args: Record<string, unknown> | undefined,
+  /** The arguments' text, when it is not I-JSON (see call-arguments-text.ts). */
+  argumentsText?: string,
 ): Promise<Record<string, unknown>> {
   const callArgs = { ...(args ?? {}) };
   delete callArgs[STATE_ARGUMENT];
   const name = String(params.name ?? '');
-  const digest = argumentsDigest(callArgs);
+  // Arguments that are not I-JSON are refused (by decide) before anything is asked or answered: no digest of them is needed.
+  const digest = argumentsText === undefined ? argumentsDigest(callArgs) : '';
   // A retry with the answers to an upstream's input requests: only with the requestState this gateway issued for this very call.
-  if (params.inputResponses !== undefined || params.requestState !== undefined) {
+  if (argumentsText === undefined && (params.inputResponses !== undefined || params.requestState !== undefined)) {
     if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses)) {
       throw new Refused(ErrorCode.InvalidParams, 'params.inputResponses must be an object (/params/inputResponses)', { pointer: '/params/inputResponses' });
     }
     const read = ctx.handles.readRetry(client, params.requestState, name, digest);
     if (!read.ok) throw new Refused(ErrorCode.InvalidParams, `${read.message} (/params/requestState)`, { pointer: '/params/requestState' });
-    caller.inputRetry = {
-      inputResponses: (params.inputResponses as Record<string, unknown> | undefined) ?? {},
-      ...(read.serverState !== undefined ? { requestState: read.serverState } : {}),
-    };
+    if (read.approval === 'asked') {
+      // The answer to the gateway's own approval question: it never reaches the upstream.
+      const answer = approvalAnswer(params.inputResponses);
+      const pointer = `/params/inputResponses/${APPROVAL_INPUT}`;
+      if (!answer)
+        throw new Refused(ErrorCode.InvalidParams, `the approval question needs an elicitation result (accept, decline or cancel) (${pointer})`, { pointer });
+      caller.clientApproval = answer;
+    } else {
+      if (read.approval === 'confirmed') caller.clientApproval = 'accept';
+      caller.inputRetry = {
+        inputResponses: (params.inputResponses as Record<string, unknown> | undefined) ?? {},
+        ...(read.serverState !== undefined ? { requestState: read.serverState } : {}),
+      };
+    }
   }
   const presented = caller.state;
-  const result = (await ctx.gateway.call(caller, { name, arguments: callArgs, _meta: meta }, id)) as CallToolResult & {
+  const result = (await ctx.gateway.call(caller, { name, arguments: callArgs, _meta: meta }, id, argumentsText)) as CallToolResult & {
     resultType?: string;
     requestState?: string;
   };
   if (result.resultType === 'input_required') {
     const { content: _none, ...asked } = result;
-    return { ...asked, requestState: ctx.handles.issueRetry(client, name, digest, result.requestState) };
+    // The gateway's approval question, or the upstream's questions after the client confirmed: the next round must not ask again.
+    const approval = caller.clientApproval === 'asked' ? 'asked' : caller.clientApproval === 'accept' ? 'confirmed' : undefined;
+    return { ...asked, requestState: ctx.handles.issueRetry(client, name, digest, result.requestState, approval) };
   }
   const toolgate = (result._meta as { toolgate?: Record<string, unknown> } | undefined)?.toolgate;
   // A call that moved the state answers a handle, back to the configured state too: without one the
   // client would keep presenting its last handle and stay in the state the call left.
   if (toolgate && (caller.state !== client.initialState || caller.state !== presented)) toolgate.state = ctx.handles.issue(client, caller.state);
   return { ...result, resultType: 'complete' };
+}
+
+/** The client's answer to the approval question (an elicitation result under APPROVAL_INPUT): cancel counts as decline. */
+function approvalAnswer(responses: unknown): 'accept' | 'decline' | null {
+  const answer = isPlainObject(responses) ? responses[APPROVAL_INPUT] : undefined;
+  const action = isPlainObject(answer) ? answer.action : undefined;
+  if (action === 'accept') return 'accept';
+  if (action === 'decline' || action === 'cancel') return 'decline';
+  return null;
 }
 
 /** A request refused with a JSON-RPC error (its message as the client sees it). */
@@ -315,7 +340,7 @@ export async function answerModernMessage(
     return reply({ result: JSON.parse(page.toString('utf8')) });
   }
   try {
-    reply({ result: await modernCall(ctx, client, caller, id, params, meta, presented.args) });
+    reply({ result: await modernCall(ctx, client, caller, id, params, meta, presented.args, unreadableArgumentsOf(message)) });
   } catch (err) {
     if (!(err instanceof Refused)) throw err;
     fail(err.code, err.message, err.data);

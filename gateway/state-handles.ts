@@ -60,10 +60,13 @@ export class StateHandles {
    * The requestState a 2026-07-28 client gets with an upstream's input_required: the server's own
    * state, bound to this client, the tool and the exact arguments (their digest), for 10 minutes.
    * The client sends it back with its answers; nothing else lets answers through to the server.
+   * `approval` says the gateway's own approval question is what the client answers (`asked`), or
+   * that the client already confirmed this call in an earlier round (`confirmed`), so answering
+   * the server's questions does not ask it again.
    */
-  issueRetry(client: ResolvedClient, tool: string, argumentsDigest: string, serverState: string | undefined): string {
+  issueRetry(client: ResolvedClient, tool: string, argumentsDigest: string, serverState: string | undefined, approval?: RetryApproval): string {
     const payload = Buffer.from(
-      JSON.stringify([this.tenant, client.name, client.subject, tool, argumentsDigest, serverState ?? null, this.now() + RETRY_TTL_MS]),
+      JSON.stringify([this.tenant, client.name, client.subject, tool, argumentsDigest, serverState ?? null, this.now() + RETRY_TTL_MS, approval ?? null]),
     ).toString('base64url');
     return `${RETRY_PREFIX}.${payload}.${this.mac(payload, RETRY_PREFIX).toString('base64url')}`;
   }
@@ -74,7 +77,7 @@ export class StateHandles {
     handle: unknown,
     tool: string,
     argumentsDigest: string,
-  ): { ok: true; serverState: string | undefined } | { ok: false; message: string } {
+  ): { ok: true; serverState: string | undefined; approval: RetryApproval | undefined } | { ok: false; message: string } {
     const bad = (why: string) => ({ ok: false as const, message: `the requestState ${why}` });
     if (typeof handle !== 'string' || handle.length > MAX_HANDLE_CHARS) return bad('is not one this gateway issued');
     const parts = handle.split('.');
@@ -88,18 +91,26 @@ export class StateHandles {
     } catch {
       return bad('is not one this gateway issued');
     }
-    if (!Array.isArray(fields) || fields.length !== 7) return bad('is not one this gateway issued');
-    const [tenant, name, subject, toolId, digest, serverState, expiresAt] = fields as unknown[];
+    // Seven fields: issued before approval questions went by retry (still good for their 10 minutes).
+    if (!Array.isArray(fields) || (fields.length !== 7 && fields.length !== 8)) return bad('is not one this gateway issued');
+    const [tenant, name, subject, toolId, digest, serverState, expiresAt, approval] = fields as unknown[];
     if (tenant !== this.tenant || name !== client.name || subject !== client.subject) return bad('was issued to another client');
     if (toolId !== tool || digest !== argumentsDigest) return bad('was issued for another call (tool or arguments differ)');
     if (typeof expiresAt !== 'number' || expiresAt <= this.now()) return bad('has expired; call again without it');
-    return { ok: true, serverState: typeof serverState === 'string' ? serverState : undefined };
+    return {
+      ok: true,
+      serverState: typeof serverState === 'string' ? serverState : undefined,
+      approval: approval === 'asked' || approval === 'confirmed' ? approval : undefined,
+    };
   }
 
   private mac(payload: string, prefix = PREFIX): Buffer {
     return createHmac('sha256', this.key).update(`${prefix}.${payload}`).digest();
   }
 }
+
+/** What a requestState says of the gateway's own approval question (see issueRetry). */
+export type RetryApproval = 'asked' | 'confirmed';
 
 const RETRY_PREFIX = 'tgr1';
 const RETRY_TTL_MS = 10 * 60_000;

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { unreadableArgumentsOf } from './call-arguments-text.ts';
 import type { ResolvedClient } from './config.ts';
 import type { Gateway } from './gateway.ts';
+import type { LeanCallParams } from './lean-messages.ts';
 import { answerModernMessage, isModernMessage } from './modern-http.ts';
 import { StateHandles } from './state-handles.ts';
+import { StdioLineTransport } from './stdio-line-transport.ts';
 
 export type StdioListener = { closed: Promise<void>; close(): Promise<void> };
 
@@ -12,6 +15,9 @@ export type StdioListenerOptions = {
   /** Signs and reads 2026-07-28 workflow state handles (default: a key of this listener's own). */
   stateHandles?: StateHandles;
   version?: string;
+  /** Where messages come from and answers go (default: this process's stdin and stdout). */
+  stdin?: Readable;
+  stdout?: Writable;
 };
 
 /**
@@ -21,7 +27,8 @@ export type StdioListenerOptions = {
  */
 export async function startStdioListener(gateway: Gateway, client: ResolvedClient, options: StdioListenerOptions = {}): Promise<StdioListener> {
   const session = gateway.openSession(client);
-  const transport = new StdioServerTransport();
+  const stdin = options.stdin ?? process.stdin;
+  const transport = new StdioLineTransport(stdin, options.stdout ?? process.stdout);
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   transport.onclose = () => {
@@ -37,13 +44,23 @@ export async function startStdioListener(gateway: Gateway, client: ResolvedClien
   };
   const toSession = transport.onmessage;
   transport.onmessage = (message: JSONRPCMessage) => {
-    if (!isModernMessage(message)) return toSession?.call(transport, message);
     const send = (m: Record<string, unknown>) => void transport.send(m as JSONRPCMessage).catch(() => undefined);
+    const argumentsText = unreadableArgumentsOf(message);
+    if (argumentsText !== undefined && !isModernMessage(message)) {
+      // A 2025-11-25 call whose arguments are not I-JSON: refused here, as over HTTP, before the SDK server reads the value.
+      const { id, params } = message as unknown as { id: string | number; params: LeanCallParams };
+      void gateway.call(session, params, id, argumentsText).then(
+        (result) => send({ jsonrpc: '2.0', id, result }),
+        () => send({ jsonrpc: '2.0', id, error: { code: -32603, message: 'Internal error' } }),
+      );
+      return;
+    }
+    if (!isModernMessage(message)) return toSession?.call(transport, message);
     void answerModernMessage(modern, client, message as Record<string, unknown>, send).catch(() =>
       send({ jsonrpc: '2.0', id: (message as { id: unknown }).id, error: { code: -32603, message: 'Internal error' } }),
     );
   };
-  process.stdin.once('end', () => void transport.close());
+  stdin.once('end', () => void transport.close());
   return {
     closed,
     async close() {
