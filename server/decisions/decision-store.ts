@@ -322,7 +322,9 @@ export function parseCursor(text: string | undefined): DecisionCursor | null {
 /** One page, newest decision first (by `at`, then arrival), after `cursor` (null = from the newest). */
 export async function listDecisions(db: DbOrTx, tenant: string, f: DecisionFilter, cursor: DecisionCursor | null, limit: number): Promise<StoredDecision[]> {
   let q = filtered(db, tenant, f).selectAll();
-  if (cursor) q = q.where((eb) => eb.or([eb('at', '<', cursor.at), eb.and([eb('at', '=', cursor.at), eb('id', '<', cursor.id)])]));
+  // The plain bound on `at` lets the (tenant, at, id) index start at the cursor: without it a page
+  // deep into a million records sorted everything after the cursor first (milliseconds became 100+).
+  if (cursor) q = q.where('at', '<=', cursor.at).where((eb) => eb.or([eb('at', '<', cursor.at), eb.and([eb('at', '=', cursor.at), eb('id', '<', cursor.id)])]));
   const rows = await q.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map(toStoredDecision);
 }
