@@ -1,6 +1,11 @@
-import { useId, useState } from 'react';
+import { useDeferredValue, useId, useMemo, useState } from 'react';
 import { matchingIds } from '../../../lib/glob.ts';
 import { patterns } from '../../../lib/schema.ts';
+
+/** How many inventory ids the new-pattern field suggests at a time. */
+const SUGGESTIONS = 50;
+/** How many of a pattern's matches its preview lists. */
+const PREVIEWED = 200;
 
 /**
  * Tool-id globs, each with a live preview of how many and which inventory tools it matches.
@@ -24,7 +29,18 @@ export function GlobList({
 }) {
   const ids = useId();
   const [adding, setAdding] = useState('');
-  const union = new Set(value.flatMap((g) => matchingIds(g, toolIds)));
+  // Each glob's matches, computed when the patterns or the inventory change (not on every repaint
+  // of the page: an inventory of 5,000 ids makes each pass cost).
+  const matches = useMemo(() => value.map((g) => matchingIds(g, toolIds)), [value, toolIds]);
+  const union = useMemo(() => new Set(matches.flat()), [matches]);
+  // Suggestions for the pattern being typed: the first few ids it matches, not the whole inventory.
+  const typed = useDeferredValue(adding.trim());
+  const suggestions = useMemo(() => {
+    if (!typed) return toolIds.slice(0, SUGGESTIONS);
+    const glob = typed.includes('*') ? typed : `*${typed}*`;
+    return matchingIds(glob, toolIds).slice(0, SUGGESTIONS);
+  }, [typed, toolIds]);
+  const typedMatches = useMemo(() => (typed ? matchingIds(typed, toolIds).length : 0), [typed, toolIds]);
   const add = () => {
     const v = adding.trim();
     if (!v || value.includes(v)) return;
@@ -35,7 +51,7 @@ export function GlobList({
     <div className="glob-list">
       <ul>
         {value.map((g, i) => {
-          const matched = matchingIds(g, toolIds);
+          const matched = matches[i] ?? [];
           const serverError = errors.find((e) => e.pointer === `/${i}`)?.message;
           const invalid = !new RegExp(patterns.toolGlob).test(g) || !!serverError;
           return (
@@ -57,11 +73,12 @@ export function GlobList({
                   {matched.length} {matched.length === 1 ? 'tool' : 'tools'}
                 </summary>
                 <ul>
-                  {matched.map((id) => (
+                  {matched.slice(0, PREVIEWED).map((id) => (
                     <li key={id} className="mono">
                       {id}
                     </li>
                   ))}
+                  {matched.length > PREVIEWED ? <li className="muted">and {matched.length - PREVIEWED} more</li> : null}
                 </ul>
               </details>
               {serverError ? (
@@ -98,11 +115,11 @@ export function GlobList({
             }}
           />
           <datalist id={`${ids}-tools`}>
-            {toolIds.map((t) => (
+            {suggestions.map((t) => (
               <option key={t} value={t} />
             ))}
           </datalist>
-          <span className="muted">{adding.trim() ? `${matchingIds(adding.trim(), toolIds).length} match` : ''}</span>
+          <span className="muted">{typed ? `${typedMatches} match` : ''}</span>
           <button type="button" onClick={add} disabled={!adding.trim()} aria-label={`Add ${name}`}>
             Add
           </button>

@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
 import type { TenantPolicy } from '../../../../../policy-schemas/types.gen.ts';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading } from '../../../components/page.tsx';
@@ -26,18 +26,20 @@ function PolicyWorkbench({ tenant, server, session }: { tenant: string; server: 
   const tools = useTools();
   const groups = useGroups();
   const states = useStates();
-  const toolIds = (tools.data ?? []).filter((t) => t.status !== 'removed').map((t) => t.id);
+  // Kept by identity between renders: the editor's pattern previews and the simulator's rows are
+  // memoised on them, so a checkbox repaints what it changed, not 5,000 tools.
+  const toolIds = useMemo(() => (tools.data ?? []).filter((t) => t.status !== 'removed').map((t) => t.id), [tools.data]);
   const toolsById = useMemo(() => new Map((tools.data ?? []).map((t) => [t.id, t])), [tools.data]);
   // On a narrow window one of the two is shown at a time, so the simulator is one tap away.
   const [view, setView] = useState<'policy' | 'simulator'>('policy');
-  const showRole = (role: string) => {
+  const showRole = useCallback((role: string) => {
     setView('policy');
     requestAnimationFrame(() => {
       const card = [...document.querySelectorAll<HTMLElement>('section.role-card')].find((el) => el.getAttribute('aria-label') === `Role ${role}`);
       card?.scrollIntoView({ block: 'start' });
       card?.querySelector<HTMLElement>('input, button')?.focus({ preventScroll: true });
     });
-  };
+  }, []);
   return (
     <div className={`workbench show-${view}`}>
       <div className="view-switch" role="tablist" aria-label="Show">

@@ -1,9 +1,9 @@
-import { useDeferredValue, useId, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useDeferredValue, useId, useMemo, useRef, useState } from 'react';
 import type { EvaluationRequest, EvaluationResult, FilterReason, TenantPolicy, Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { Badge } from '../../../components/badge.tsx';
-import { DataTable } from '../../../components/data-table.tsx';
 import { ListInput } from '../../../components/list-input.tsx';
 import { Notice } from '../../../components/notice.tsx';
+import { WINDOW_FROM, WindowedTable } from '../../../components/windowed-rows.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
 import { explainFiltered, type ExplainContext, type Fix } from '../../../lib/filter-reasons.ts';
 import { SaveAsTestButton } from '../../policy-tests/components/save-as-test-button.tsx';
@@ -135,14 +135,28 @@ export function Simulator({
   }, [published.data, deferred]);
   const mode = compareWith === 'published' && published.data ? 'published' : 'previous';
   const baseline = mode === 'published' ? publishedResult : previous;
-  const before = baseline ? outcomes(baseline) : null;
+  // Derived once per answer and baseline, not on every keystroke or checkbox of the page: with
+  // thousands of tools each pass over the answer costs milliseconds.
+  const before = useMemo(() => (baseline ? outcomes(baseline) : null), [baseline]);
   const wasWord = mode === 'published' ? `v${published.data?.version ?? ''}:` : 'was';
-  const changed = (id: string, now: Outcome) => {
-    const was = before?.get(id);
-    return was && (was.visible !== now.visible || was.detail !== now.detail) ? was : null;
-  };
+  const changed = useCallback(
+    (id: string, now: Outcome) => {
+      const was = before?.get(id);
+      return was && (was.visible !== now.visible || was.detail !== now.detail) ? was : null;
+    },
+    [before],
+  );
   const r = sim.data;
-  const changedCount = r && before ? [...outcomes(r)].filter(([id, o]) => changed(id, o)).length : 0;
+  const changedCount = useMemo(() => (r && before ? [...outcomes(r)].filter(([id, o]) => changed(id, o)).length : 0), [r, before, changed]);
+  // The filtered tools' explanations read the policy and the request as they were answered; an
+  // edit in progress repaints them only once React has time (it is deferred).
+  const explainPolicy = useDeferredValue(policy);
+  const explainSubject = useDeferredValue(subject.trim());
+  const explainProfile = useDeferredValue(profile);
+  const explainContext = useMemo(
+    () => ({ tenant, policy: explainPolicy, subject: explainSubject, groups: r?.groups ?? [], state: r?.state, profile: explainProfile }),
+    [tenant, explainPolicy, explainSubject, r, explainProfile],
+  );
 
   return (
     <section className="simulator" aria-labelledby={`${ids}-title`}>
@@ -246,68 +260,8 @@ export function Simulator({
           ) : mode === 'previous' ? (
             <p className="muted small">Save an edit to see what it changes here.</p>
           ) : null}
-          <div className="table-wrap">
-            <DataTable label="Visible tools" columns={['Tool', 'Decision']} compact caption={`Visible tools (${r.tools.length})`}>
-              {r.tools.map((t) => {
-                const was = changed(t.id, { visible: true, detail: t.decision });
-                return (
-                  <tr key={t.id} className={was ? 'changed' : undefined}>
-                    <td className="mono">{t.id}</td>
-                    <td>
-                      <Badge tone={t.decision === 'allow' ? 'ok' : 'warn'}>{t.decision}</Badge>
-                      {t.constraints?.length ? (
-                        <span className="muted small">
-                          {' '}
-                          · arguments checked:{' '}
-                          {t.constraints.map((k) => `${k.reason} (${k.otherwise === 'deny' ? 'else denied' : 'else approval'})`).join('; ')}
-                        </span>
-                      ) : null}
-                      {was ? (
-                        <span className="muted">
-                          {' '}
-                          {wasWord} {was.visible ? was.detail : `filtered (${was.detail})`}
-                        </span>
-                      ) : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </DataTable>
-          </div>
-          <div className="table-wrap filtered-tools">
-            <DataTable label="Filtered tools" columns={['Tool', 'Reason', 'Why']} compact caption={`Filtered tools (${r.filtered.length})`}>
-              {r.filtered.map((f) => {
-                const was = changed(f.id, { visible: false, detail: f.reason });
-                const context: ExplainContext = {
-                  tenant,
-                  toolId: f.id,
-                  tool: tools.get(f.id),
-                  policy,
-                  subject: subject.trim(),
-                  groups: r.groups,
-                  state: r.state,
-                  profile,
-                };
-                return (
-                  <tr key={f.id} className={was ? 'changed' : undefined}>
-                    <td className="mono">{f.id}</td>
-                    <td>
-                      <Badge tone="muted">{f.reason}</Badge>
-                      {was ? (
-                        <span className="muted">
-                          {' '}
-                          {wasWord} {was.visible ? `visible (${was.detail})` : was.detail}
-                        </span>
-                      ) : null}
-                    </td>
-                    <td className="small">
-                      <Why reason={f.reason} context={context} onShowRole={onShowRole} />
-                    </td>
-                  </tr>
-                );
-              })}
-            </DataTable>
-          </div>
+          <VisibleTools tools={r.tools} changed={changed} wasWord={wasWord} />
+          <FilteredTools filtered={r.filtered} changed={changed} wasWord={wasWord} explain={explainContext} tools={tools} onShowRole={onShowRole} />
           {deferred && !r.rejected ? <TryCall tenant={tenant} request={deferred} unsaved={deferredPolicy} visible={r.tools} /> : null}
         </div>
       ) : sim.isFetching ? (
@@ -340,3 +294,168 @@ function Why({ reason, context, onShowRole }: { reason: FilterReason; context: E
     </>
   );
 }
+
+type Changed = (id: string, now: Outcome) => Outcome | null;
+
+/** The tools the subject would see; a long list renders only the rows scrolled into view. */
+const VisibleTools = memo(function VisibleTools({ tools, changed, wasWord }: { tools: EvaluationResult['tools']; changed: Changed; wasWord: string }) {
+  return (
+    <WindowedTable
+      label="Visible tools"
+      columns={['Tool', 'Decision']}
+      caption={`Visible tools (${tools.length})`}
+      items={tools}
+      row={(t) => <VisibleRow key={t.id} tool={t} was={changed(t.id, { visible: true, detail: t.decision })} wasWord={wasWord} />}
+    />
+  );
+});
+
+const VisibleRow = memo(function VisibleRow({ tool: t, was, wasWord }: { tool: EvaluationResult['tools'][number]; was: Outcome | null; wasWord: string }) {
+  return (
+    <tr className={was ? 'changed' : undefined}>
+      <td className="mono">{t.id}</td>
+      <td>
+        <Badge tone={t.decision === 'allow' ? 'ok' : 'warn'}>{t.decision}</Badge>
+        {t.constraints?.length ? (
+          <span className="muted small">
+            {' '}
+            · arguments checked: {t.constraints.map((k) => `${k.reason} (${k.otherwise === 'deny' ? 'else denied' : 'else approval'})`).join('; ')}
+          </span>
+        ) : null}
+        {was ? (
+          <span className="muted">
+            {' '}
+            {wasWord} {was.visible ? was.detail : `filtered (${was.detail})`}
+          </span>
+        ) : null}
+      </td>
+    </tr>
+  );
+});
+
+type Filtered = EvaluationResult['filtered'][number];
+type ExplainBase = Omit<ExplainContext, 'toolId' | 'tool'>;
+
+/**
+ * The hidden tools: first how many for each reason, then the tools themselves. A short list is
+ * shown whole; a long one (an inventory of thousands) shows the tools of the reason asked for, or
+ * the ones that changed, in a table that renders only the rows in view.
+ */
+const FilteredTools = memo(function FilteredTools({
+  filtered,
+  changed,
+  wasWord,
+  explain,
+  tools,
+  onShowRole,
+}: {
+  filtered: EvaluationResult['filtered'];
+  changed: Changed;
+  wasWord: string;
+  explain: ExplainBase;
+  tools: Map<string, Tool>;
+  onShowRole: (role: string) => void;
+}) {
+  const ids = useId();
+  const [shown, setShown] = useState<FilterReason | 'changed' | 'all' | null>(null);
+  const byReason = useMemo(() => {
+    const counts = new Map<FilterReason, number>();
+    for (const f of filtered) counts.set(f.reason, (counts.get(f.reason) ?? 0) + 1);
+    return [...counts].sort((a, b) => b[1] - a[1]);
+  }, [filtered]);
+  const changedOnes = useMemo(() => filtered.filter((f) => changed(f.id, { visible: false, detail: f.reason })), [filtered, changed]);
+  const long = filtered.length > WINDOW_FROM;
+  // Until a reason is chosen, a long list opens on what changed, if anything did.
+  const showing = shown ?? (long ? (changedOnes.length ? 'changed' : null) : 'all');
+  const rows = useMemo(
+    () => (showing === 'all' ? filtered : showing === 'changed' ? changedOnes : showing ? filtered.filter((f) => f.reason === showing) : []),
+    [showing, filtered, changedOnes],
+  );
+  const pick = (what: typeof shown) => setShown(showing === what ? (long ? null : 'all') : what);
+  return (
+    <div className="filtered-tools">
+      <h3 id={`${ids}-reasons`} className="small">
+        Hidden tools by reason ({filtered.length})
+      </h3>
+      <ul className="reason-summary" aria-labelledby={`${ids}-reasons`}>
+        {byReason.map(([reason, count]) => (
+          <li key={reason}>
+            <button type="button" className="link-button" aria-pressed={showing === reason} onClick={() => pick(reason)}>
+              {reason}: {count}
+            </button>
+          </li>
+        ))}
+        {changedOnes.length ? (
+          <li>
+            <button type="button" className="link-button" aria-pressed={showing === 'changed'} onClick={() => pick('changed')}>
+              changed: {changedOnes.length}
+            </button>
+          </li>
+        ) : null}
+        {long ? (
+          <li>
+            <button type="button" className="link-button" aria-pressed={showing === 'all'} onClick={() => pick('all')}>
+              all: {filtered.length}
+            </button>
+          </li>
+        ) : null}
+      </ul>
+      {showing ? (
+        <WindowedTable
+          className="filtered-tools"
+          label="Filtered tools"
+          columns={['Tool', 'Reason', 'Why']}
+          caption={showing === 'all' ? `Filtered tools (${filtered.length})` : `Filtered tools: ${showing} (${rows.length} of ${filtered.length})`}
+          items={rows}
+          row={(f) => (
+            <FilteredRow
+              key={f.id}
+              item={f}
+              was={changed(f.id, { visible: false, detail: f.reason })}
+              wasWord={wasWord}
+              explain={explain}
+              tool={tools.get(f.id)}
+              onShowRole={onShowRole}
+            />
+          )}
+        />
+      ) : (
+        <p className="muted small">Choose a reason to list its tools.</p>
+      )}
+    </div>
+  );
+});
+
+const FilteredRow = memo(function FilteredRow({
+  item: f,
+  was,
+  wasWord,
+  explain,
+  tool,
+  onShowRole,
+}: {
+  item: Filtered;
+  was: Outcome | null;
+  wasWord: string;
+  explain: ExplainBase;
+  tool: Tool | undefined;
+  onShowRole: (role: string) => void;
+}) {
+  return (
+    <tr className={was ? 'changed' : undefined}>
+      <td className="mono">{f.id}</td>
+      <td>
+        <Badge tone="muted">{f.reason}</Badge>
+        {was ? (
+          <span className="muted">
+            {' '}
+            {wasWord} {was.visible ? `visible (${was.detail})` : was.detail}
+          </span>
+        ) : null}
+      </td>
+      <td className="small">
+        <Why reason={f.reason} context={{ ...explain, toolId: f.id, tool }} onShowRole={onShowRole} />
+      </td>
+    </tr>
+  );
+});

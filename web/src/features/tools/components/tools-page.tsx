@@ -1,4 +1,4 @@
-import { useEffect, useEffectEvent, useId, useState } from 'react';
+import { useDeferredValue, useEffect, useEffectEvent, useId, useState } from 'react';
 import type { Tool, ToolQuery } from '../../../../../policy-schemas/types.gen.ts';
 import { Notice } from '../../../components/notice.tsx';
 import { Loading, PageHeader } from '../../../components/page.tsx';
@@ -14,6 +14,7 @@ import { getAllMatching, useToolPage, type ToolFilters } from '../api/get-tools.
 import { useBulkDisable, useBulkGroup, useBulkRedaction, type BulkResult } from '../api/patch-tool.ts';
 import { ProviderBadges, mcpName } from './provider-note.tsx';
 import { ToolBadges } from './tool-badges.tsx';
+import { matchesSearch, SEARCH_PAUSE_MS } from '../search.ts';
 
 const filterKeys = ['q', 'group', 'effect', 'status', 'source', 'redaction', 'sort', 'order'] as const;
 const PAGE_SIZE = 50;
@@ -27,7 +28,7 @@ type SortKey = NonNullable<ToolQuery['sort']>;
 export function ToolsPage({ session }: { session: Session }) {
   const { filters, setFilter, setFilters } = useUrlFilters<ToolFilters>('/tools', filterKeys);
   const [q, setQ] = useState(filters.q ?? '');
-  const settledQ = useDebounced(q);
+  const settledQ = useDebounced(q, SEARCH_PAUSE_MS);
   // Only the settled search text goes to the URL (and so to the server). It goes when it settles,
   // against the route as it is then: a change of the route alone does not send it again.
   const putQ = useEffectEvent((text: string) => {
@@ -57,7 +58,12 @@ export function ToolsPage({ session }: { session: Session }) {
   const [selectingAll, setSelectingAll] = useState<unknown>(null);
   const ids = useId();
 
-  const items = tools.data?.items ?? [];
+  const answered = tools.data?.items ?? [];
+  // The rows shown follow the text as it is typed: the page answered for an earlier text is
+  // narrowed at once, by the server's own rule, until the server answers for this one.
+  const typed = useDeferredValue(q);
+  const items = typed ? answered.filter((t) => matchesSearch(t, typed)) : answered;
+  const narrowedHere = items.length < answered.length;
   const sort = { key: (filters.sort ?? 'id') as SortKey, dir: filters.order === 'desc' ? -1 : 1 };
   const sortHeader = (key: SortKey, label: string, className?: string) => (
     <th scope="col" className={className} aria-sort={sort.key === key ? (sort.dir === 1 ? 'ascending' : 'descending') : 'none'}>
@@ -280,7 +286,7 @@ export function ToolsPage({ session }: { session: Session }) {
               ))}
             </tbody>
           </table>
-          {items.length === 0 ? <p className="muted">No tool matches these filters.</p> : null}
+          {items.length === 0 && !narrowedHere ? <p className="muted">No tool matches these filters.</p> : null}
           {editable && pageSelected && tools.data.total > items.length ? (
             <p className="notice notice-info">
               All {items.length} tools on this page are selected.{' '}
@@ -292,7 +298,11 @@ export function ToolsPage({ session }: { session: Session }) {
           {selectingAll instanceof Error ? <Notice error={selectingAll} /> : null}
           <div className="pager">
             <p className="muted table-count" role="status">
-              {items.length ? `${first}–${first + items.length - 1} of ${tools.data.total} tool(s)` : `${tools.data.total} tool(s)`}
+              {narrowedHere
+                ? `${items.length} of the ${answered.length} shown match; searching every tool…`
+                : items.length
+                  ? `${first}–${first + items.length - 1} of ${tools.data.total} tool(s)`
+                  : `${tools.data.total} tool(s)`}
               {tools.data.counts.quarantined ? ` · ${tools.data.counts.quarantined} quarantined` : ''}
               {tools.data.counts.noRedaction ? ` · ${tools.data.counts.noRedaction} without redaction (kept out of bundles)` : ''}
             </p>
