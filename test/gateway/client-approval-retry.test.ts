@@ -1,0 +1,268 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
+import { Gateway } from '../../gateway/gateway.ts';
+import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
+import { createGatewayMetrics } from '../../gateway/metrics.ts';
+import { StateHandles } from '../../gateway/state-handles.ts';
+import type { CallRelay } from '../../gateway/upstream-calls.ts';
+import type { Bundle } from '../../policy-schemas/types.gen.ts';
+import { definitionHash } from '../../runtime/definition-hash.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
+import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { mcpBundle } from './mcp-bundle.ts';
+import { scriptedClient } from './scripted-gateway.ts';
+
+// A role with approvals.by: "client" lets the MCP client confirm a call itself. A 2026-07-28
+// client cannot be asked during a call (no server-initiated requests): the gateway answers
+// input_required with its question and a requestState signed for this client, tool and exact
+// arguments, and the client confirms by calling again with its answer, recorded as
+// client_confirmed, as the 2025-11-25 elicitation is. Where the role says by: "person" (the
+// default), the client is never asked.
+
+const state = upstreamFixtureState();
+const KEY_A = 'confirm-client-a-0123456789';
+const KEY_B = 'confirm-client-b-0123456789';
+const V = '2026-07-28';
+const ECHO = 'mcp__rec__echo';
+const DELETE = 'mcp__rec__delete_all';
+
+const upstreamCalls: Array<{ name: string; args: Record<string, unknown>; answered: boolean }> = [];
+
+/** A gateway whose role asks approval of every tool, confirmed by `by`; its upstream asks a question of its own before delete_all. */
+function gatewayWhereApprovalIsBy(by: 'client' | 'person') {
+  const bundle: Bundle = mcpBundle('confirm', 1, 'rec', state);
+  bundle.policy.roles!.analyst.requireApproval = ['read_only'];
+  if (by === 'client') bundle.policy.roles!.analyst.approvals = { by };
+  const current = { loaded: loadBundle(bundle), bundle };
+  const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
+  const upstream = {
+    isReady: () => true,
+    definitionHashOf: (n: string) => hashes.get(n),
+    call: async (name: string, args: Record<string, unknown>, _ms: number, relay: CallRelay) => {
+      upstreamCalls.push({ name, args, answered: relay.retry !== undefined });
+      if (name === 'delete_all' && !relay.retry) {
+        const sure = {
+          method: 'elicitation/create',
+          params: { mode: 'form', message: 'Really everything?', requestedSchema: { type: 'object', properties: {} } },
+        };
+        return { ok: false, code: 'input_required', message: 'asked', asked: { inputRequests: { sure }, requestState: 'server-round-1' } };
+      }
+      return { ok: true, result: { content: [{ type: 'text', text: name === 'delete_all' ? 'deleted' : `sent ${String(args.text)}` }] } };
+    },
+    restartAfterTimeout() {},
+    on() {},
+    off() {},
+  };
+  const sink = memoryDecisionSink();
+  const gateway = new Gateway({
+    config: { timeouts: { callMs: 1000, approvalMs: 1000, relistMs: 60_000 } },
+    policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
+    upstreams: new Map([['rec', upstream as never]]),
+    sink,
+    metrics: createGatewayMetrics(),
+  });
+  return { gateway, sink };
+}
+
+const digest = (k: string) => createHash('sha256').update(k).digest();
+let byClient: ReturnType<typeof gatewayWhereApprovalIsBy>;
+let byPerson: ReturnType<typeof gatewayWhereApprovalIsBy>;
+let clientListener: HttpListener;
+let personListener: HttpListener;
+
+beforeAll(async () => {
+  byClient = gatewayWhereApprovalIsBy('client');
+  byPerson = gatewayWhereApprovalIsBy('person');
+  const listen = (gateway: Gateway) =>
+    startHttpListener({
+      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
+      clients: [
+        { ...scriptedClient(digest(KEY_A)), name: 'a' },
+        { ...scriptedClient(digest(KEY_B)), name: 'b' },
+      ],
+      metricsKeyDigest: null,
+      gateway,
+      metrics: createGatewayMetrics(),
+      health: () => ({ status: 'ok' }),
+      stateHandles: new StateHandles(randomBytes(32), 'confirm'),
+    });
+  clientListener = await listen(byClient.gateway);
+  personListener = await listen(byPerson.gateway);
+});
+afterAll(async () => {
+  await clientListener?.close();
+  await personListener?.close();
+  byClient?.gateway.close();
+  byPerson?.gateway.close();
+});
+beforeEach(() => {
+  upstreamCalls.length = 0;
+});
+
+/** The 2.x SDK client pinned to 2026-07-28, answering elicitation with `answer` (none: it declares no elicitation). */
+async function modern(url: string, answer?: 'accept' | 'decline'): Promise<{ client: ModernClient; asked: string[] }> {
+  const asked: string[] = [];
+  const client = new ModernClient(
+    { name: 'agent', version: '1' },
+    { ...(answer ? { capabilities: { elicitation: { form: {} } } } : {}), versionNegotiation: { mode: { pin: V } } },
+  );
+  if (answer) {
+    client.setRequestHandler('elicitation/create', async (req) => {
+      asked.push(String((req.params as { message?: unknown }).message));
+      return answer === 'accept' ? { action: 'accept', content: {} } : { action: 'decline' };
+    });
+  }
+  await client.connect(new ModernTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${KEY_A}` } } }));
+  return { client, asked };
+}
+
+/** A raw 2026-07-28 tools/call from a client that declares elicitation. */
+async function rawCall(url: string, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}, key = KEY_A) {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': V,
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        ...extra,
+        _meta: { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
+      },
+    }),
+  });
+  return (await r.json()) as { result?: Record<string, any>; error?: { code: number; message: string; data?: { pointer?: string } } };
+}
+
+describe('approvals.by: "client", a 2026-07-28 client', () => {
+  it('is asked by an input request, and its confirmation lets exactly that call through, recorded as client_confirmed', async () => {
+    const { client, asked } = await modern(clientListener.url, 'accept');
+    try {
+      const result = await client.callTool({ name: ECHO, arguments: { text: 'hi' } });
+      expect(result.content).toEqual([{ type: 'text', text: 'sent hi' }]);
+      expect(asked).toEqual([expect.stringMatching(/^Allow the agent to call mcp__rec__echo\?[\s\S]*Arguments: \{"text":"hi"\}$/)]);
+      expect(upstreamCalls).toEqual([{ name: 'echo', args: { text: 'hi' }, answered: false }]);
+      expect(byClient.sink.records.at(-1)).toMatchObject({ tool: ECHO, reason: 'client_confirmed', approval: { by: 'client' } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses the call approval_declined when the client declines, the upstream never called', async () => {
+    const { client, asked } = await modern(clientListener.url, 'decline');
+    try {
+      const result = await client.callTool({ name: ECHO, arguments: { text: 'hi' } });
+      expect(result).toMatchObject({ isError: true, _meta: { toolgate: { decision: 'require_approval', errorCode: 'approval_declined' } } });
+      expect(asked).toHaveLength(1);
+      expect(upstreamCalls).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("asks once: the upstream's own question after the confirmation does not ask for it again", async () => {
+    const { client, asked } = await modern(clientListener.url, 'accept');
+    try {
+      const result = await client.callTool({ name: DELETE, arguments: {} });
+      expect(result.content).toEqual([{ type: 'text', text: 'deleted' }]);
+      expect(asked).toEqual([
+        expect.stringMatching(/^Allow the agent to call mcp__rec__delete_all\?/),
+        'The MCP server "rec" asks (this is not an approval by Toolgate): Really everything?',
+      ]);
+      expect(upstreamCalls.map((c) => c.answered)).toEqual([false, true]);
+      expect(byClient.sink.records.at(-1)).toMatchObject({ tool: DELETE, reason: 'client_confirmed', approval: { by: 'client' } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('takes an answer only with the requestState issued for this client, tool and arguments', async () => {
+    const first = await rawCall(clientListener.url, ECHO, { text: 'hi' });
+    expect(first.result).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: { toolgate_approval: { method: 'elicitation/create', params: { mode: 'form' } } },
+      _meta: { toolgate: { decision: 'require_approval' } },
+    });
+    const requestState = first.result!.requestState as string;
+    expect(requestState).toMatch(/^tgr1\./);
+    const accept = { inputResponses: { toolgate_approval: { action: 'accept', content: {} } } };
+
+    const otherArguments = await rawCall(clientListener.url, ECHO, { text: 'rm -rf' }, { ...accept, requestState });
+    expect(otherArguments.error).toMatchObject({ code: -32602, data: { pointer: '/params/requestState' } });
+    expect(otherArguments.error!.message).toMatch(/another call/);
+    const otherTool = await rawCall(clientListener.url, DELETE, { text: 'hi' }, { ...accept, requestState });
+    expect(otherTool.error).toMatchObject({ code: -32602, data: { pointer: '/params/requestState' } });
+    const otherClient = await rawCall(clientListener.url, ECHO, { text: 'hi' }, { ...accept, requestState }, KEY_B);
+    expect(otherClient.error).toMatchObject({ code: -32602, data: { pointer: '/params/requestState' } });
+    expect(otherClient.error!.message).toMatch(/another client/);
+    const forged = await rawCall(clientListener.url, ECHO, { text: 'hi' }, { ...accept, requestState: `${requestState.slice(0, -4)}AAAA` });
+    expect(forged.error).toMatchObject({ code: -32602, data: { pointer: '/params/requestState' } });
+    const noState = await rawCall(clientListener.url, ECHO, { text: 'hi' }, accept);
+    expect(noState.error).toMatchObject({ code: -32602, data: { pointer: '/params/requestState' } });
+    for (const inputResponses of [{}, { toolgate_approval: { action: 'yes' } }, { toolgate_approval: 'accept' }]) {
+      const unanswered = await rawCall(clientListener.url, ECHO, { text: 'hi' }, { inputResponses, requestState });
+      expect(unanswered.error).toMatchObject({ code: -32602, data: { pointer: '/params/inputResponses/toolgate_approval' } });
+    }
+    expect(upstreamCalls).toEqual([]);
+
+    for (const action of ['decline', 'cancel']) {
+      const declined = await rawCall(clientListener.url, ECHO, { text: 'hi' }, { inputResponses: { toolgate_approval: { action } }, requestState });
+      expect(declined.result).toMatchObject({ isError: true, resultType: 'complete', _meta: { toolgate: { errorCode: 'approval_declined' } } });
+    }
+    expect(upstreamCalls).toEqual([]);
+
+    const confirmed = await rawCall(clientListener.url, ECHO, { text: 'hi' }, { ...accept, requestState });
+    expect(confirmed.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'sent hi' }] });
+    expect(confirmed.result!.isError).toBeUndefined();
+    expect(upstreamCalls).toEqual([{ name: 'echo', args: { text: 'hi' }, answered: false }]);
+    expect(byClient.sink.records.at(-1)).toMatchObject({ reason: 'client_confirmed', approval: { by: 'client' } });
+  });
+
+  it('waits for a person when the client declares no elicitation (none here to ask: approval_required)', async () => {
+    const { client } = await modern(clientListener.url);
+    try {
+      const result = await client.callTool({ name: ECHO, arguments: { text: 'hi' } });
+      expect(result).toMatchObject({ isError: true, _meta: { toolgate: { errorCode: 'approval_required' } } });
+      expect(upstreamCalls).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('approvals.by: "person" (the default)', () => {
+  it('never puts an input request to the client, and a client answer of its own approves nothing', async () => {
+    const { client, asked } = await modern(personListener.url, 'accept');
+    try {
+      const result = await client.callTool({ name: ECHO, arguments: { text: 'hi' } });
+      expect(result).toMatchObject({ isError: true, _meta: { toolgate: { decision: 'require_approval', errorCode: 'approval_required' } } });
+      expect(asked).toEqual([]);
+    } finally {
+      await client.close();
+    }
+    const raw = await rawCall(personListener.url, ECHO, { text: 'hi' });
+    expect(raw.result).toMatchObject({ resultType: 'complete', isError: true, _meta: { toolgate: { errorCode: 'approval_required' } } });
+    expect(raw.result!.inputRequests).toBeUndefined();
+    // A requestState from a gateway where the client may confirm is no key here.
+    const issued = (await rawCall(clientListener.url, ECHO, { text: 'hi' })).result!.requestState as string;
+    const replayed = await rawCall(
+      personListener.url,
+      ECHO,
+      { text: 'hi' },
+      { inputResponses: { toolgate_approval: { action: 'accept' } }, requestState: issued },
+    );
+    expect(replayed.error).toMatchObject({ code: -32602, data: { pointer: '/params/requestState' } });
+    expect(upstreamCalls).toEqual([]);
+  });
+});
