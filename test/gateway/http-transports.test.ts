@@ -107,7 +107,11 @@ describe("the gateway's client-facing HTTP transport", () => {
     const viaSdk = await answer({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { progressToken: 'p' } } });
     expect(plain.result.tools.length).toBeGreaterThan(0);
     expect(viaSdk.result).toEqual(plain.result);
-    expect(await answer({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'x' } })).toEqual({ jsonrpc: '2.0', id: 3, result: plain.result });
+    // A cursor the gateway did not give is invalid params on either path (MCP pagination).
+    expect((await answer({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'x' } })).error).toMatchObject({ code: -32602 });
+    expect((await answer({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'x', _meta: { progressToken: 'p' } } })).error).toMatchObject({
+      code: -32602,
+    });
 
     const call = await answer(callTool(4));
     const callViaSdk = await answer({ ...callTool(5), params: { ...callTool(5).params, _meta: { progressToken: 5 } } });
