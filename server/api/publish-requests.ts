@@ -4,7 +4,7 @@ import { actorMay } from '../auth/permissions.ts';
 import { latestBundleHead } from '../store/bundles.ts';
 import { changeMetaOf, withChange } from '../audit/change.ts';
 import { actorOf, authorize } from '../auth/guard.ts';
-import { publishBundle } from '../compiler/publish.ts';
+import { publishBundle, staleRequest } from '../compiler/publish.ts';
 import { checkPublishTests } from '../compiler/tests-gate.ts';
 import { type AppEnv, actorName } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
@@ -112,7 +112,10 @@ publishRequestRoutes.post('/:id/approve', async (c) => {
   // The tests run again on the reviewed content: one added since the request still guards it. An
   // admin's choice to publish past failures, made when asking, carries over.
   const rollbackTo = r.rollback_to ?? undefined;
-  const { forced } = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: r.forced !== null, allowed: true });
+  const { forced, testedRevision } = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: r.forced !== null, allowed: true });
+  // The tests must have run on the reviewed content itself: a draft edited away and back around
+  // them would ship content they never judged.
+  if (rollbackTo === undefined && testedRevision !== undefined && testedRevision !== r.revision) throw staleRequest(tenant, r.id);
   const outcome = await publishBundle(
     deps,
     meta,
