@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
@@ -6,6 +7,7 @@ import { Gateway } from '../../gateway/gateway.ts';
 import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
 import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import { StateHandles } from '../../gateway/state-handles.ts';
+import { startStdioListener } from '../../gateway/stdio-listener.ts';
 import type { CallRelay } from '../../gateway/upstream-calls.ts';
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
@@ -237,6 +239,46 @@ describe('approvals.by: "client", a 2026-07-28 client', () => {
       expect(upstreamCalls).toEqual([]);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('approvals.by: "client", a 2026-07-28 client over stdio', () => {
+  it('is asked and confirms the same way, one message per line', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const lines: Array<Record<string, any>> = [];
+    let rest = '';
+    let waiting: (() => void) | undefined;
+    stdout.on('data', (chunk: Buffer) => {
+      rest += chunk.toString('utf8');
+      for (let end = rest.indexOf('\n'); end !== -1; end = rest.indexOf('\n')) {
+        lines.push(JSON.parse(rest.slice(0, end)));
+        rest = rest.slice(end + 1);
+        waiting?.();
+      }
+    });
+    const listening = await startStdioListener(byClient.gateway, { ...scriptedClient(), name: 'a' }, { stdin, stdout });
+    const ask = (id: number, extra: Record<string, unknown>, args: Record<string, unknown> = { text: 'hi' }) =>
+      new Promise<Record<string, any>>((resolve) => {
+        waiting = () => {
+          const answer = lines.find((l) => l.id === id);
+          if (answer) resolve(answer);
+        };
+        const _meta = { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+        stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: ECHO, arguments: args, ...extra, _meta } })}\n`);
+      });
+    try {
+      const first = await ask(1, {});
+      expect(first.result).toMatchObject({ resultType: 'input_required', inputRequests: { toolgate_approval: { method: 'elicitation/create' } } });
+      const requestState = first.result.requestState as string;
+      const accept = { inputResponses: { toolgate_approval: { action: 'accept' } }, requestState };
+      expect((await ask(2, accept, { text: 'other' })).error).toMatchObject({ code: -32602, data: { pointer: '/params/requestState' } });
+      expect(upstreamCalls).toEqual([]);
+      expect((await ask(3, accept)).result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'sent hi' }] });
+      expect(byClient.sink.records.at(-1)).toMatchObject({ reason: 'client_confirmed', approval: { by: 'client' } });
+    } finally {
+      await listening.close();
     }
   });
 });
