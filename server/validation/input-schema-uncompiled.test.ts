@@ -127,7 +127,7 @@ describe('the schema judge without a compiler for each schema', () => {
     });
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 200; i++) deep = { anyOf: [deep, { type: 'null' }] };
-    expect(checkInputSchema({ type: 'object', properties: { a: deep } }).length).toBeGreaterThan(0);
+    expect(checkInputSchema({ type: 'object', properties: { a: deep } })).toEqual([expect.objectContaining({ pointer: '/inputSchema', code: 'too_deep' })]);
   });
 
   it('leaves to the compiler what it cannot follow: draft-07 with 2020 keywords, an escaped or remote-looking $ref, vendor keywords', () => {
