@@ -357,7 +357,7 @@ const FilteredTools = memo(function FilteredTools({
   onShowRole: (role: string) => void;
 }) {
   const ids = useId();
-  const [shown, setShown] = useState<FilterReason | 'changed' | 'all' | null>(null);
+  const [shown, setShown] = useState<FilterReason | 'changed' | 'all' | 'none' | null>(null);
   const byReason = useMemo(() => {
     const counts = new Map<FilterReason, number>();
     for (const f of filtered) counts.set(f.reason, (counts.get(f.reason) ?? 0) + 1);
@@ -365,13 +365,23 @@ const FilteredTools = memo(function FilteredTools({
   }, [filtered]);
   const changedOnes = useMemo(() => filtered.filter((f) => changed(f.id, { visible: false, detail: f.reason })), [filtered, changed]);
   const long = filtered.length > WINDOW_FROM;
-  // Until a reason is chosen, a long list opens on what changed, if anything did.
-  const showing = shown ?? (long ? (changedOnes.length ? 'changed' : null) : 'all');
+  // A choice the current answer no longer has (its reason or its changes gone) falls back to the default.
+  const chosen =
+    shown === 'changed'
+      ? changedOnes.length
+        ? shown
+        : null
+      : shown && shown !== 'all' && shown !== 'none' && !byReason.some(([r]) => r === shown)
+        ? null
+        : shown;
+  // Until something is chosen, a long list opens on what changed, if anything did; a short one shows every tool.
+  const showing = chosen === 'none' ? null : (chosen ?? (long ? (changedOnes.length ? 'changed' : null) : 'all'));
   const rows = useMemo(
     () => (showing === 'all' ? filtered : showing === 'changed' ? changedOnes : showing ? filtered.filter((f) => f.reason === showing) : []),
     [showing, filtered, changedOnes],
   );
-  const pick = (what: typeof shown) => setShown(showing === what ? (long ? null : 'all') : what);
+  // The same button again closes a long list's table, or shows a short list whole again.
+  const pick = (what: NonNullable<typeof showing>) => setShown(showing === what ? (long ? 'none' : 'all') : what);
   return (
     <div className="filtered-tools">
       <h3 id={`${ids}-reasons`} className="small">
