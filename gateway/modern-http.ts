@@ -222,12 +222,19 @@ async function modernCall(
     }
     const read = ctx.handles.readRetry(client, params.requestState, name, digest);
     if (!read.ok) throw new Refused(ErrorCode.InvalidParams, `${read.message} (/params/requestState)`, { pointer: '/params/requestState' });
-    if (read.approval === 'asked') {
-      // The answer to the gateway's own approval question: it never reaches the upstream.
-      const answer = approvalAnswer(params.inputResponses);
+    // The answer to the gateway's own approval question: it never reaches the upstream.
+    const answer = read.approval === 'asked' ? approvalAnswer(params.inputResponses) : null;
+    if (read.approval === 'asked' && !answer) {
       const pointer = `/params/inputResponses/${APPROVAL_INPUT}`;
-      if (!answer)
-        throw new Refused(ErrorCode.InvalidParams, `the approval question needs an elicitation result (accept, decline or cancel) (${pointer})`, { pointer });
+      throw new Refused(ErrorCode.InvalidParams, `the approval question needs an elicitation result (accept, decline or cancel) (${pointer})`, { pointer });
+    }
+    // One confirmation, one call: a requestState that carries the client's answer is taken once.
+    if (read.approval !== undefined && !ctx.handles.spendConfirmation(params.requestState as string)) {
+      throw new Refused(ErrorCode.InvalidParams, 'the requestState was answered already; call again without it (/params/requestState)', {
+        pointer: '/params/requestState',
+      });
+    }
+    if (answer) {
       caller.clientApproval = answer;
     } else {
       if (read.approval === 'confirmed') caller.clientApproval = 'accept';

@@ -20,6 +20,9 @@ export const STATE_HANDLE_TTL_MS = 24 * 3600_000;
  * expired. The client cannot make one up, edit one, or use another client's.
  */
 export class StateHandles {
+  /** Confirmation requestStates already answered, each until it expires (see spendConfirmation). */
+  private readonly spent = new Map<string, number>();
+
   constructor(
     private readonly key: Buffer,
     private readonly tenant: string,
@@ -104,6 +107,21 @@ export class StateHandles {
     };
   }
 
+  /**
+   * Uses up a requestState that carries the client's confirmation of a call (see issueRetry's
+   * `approval`): one confirmation lets one call through, as one elicitation does with
+   * 2025-11-25. False when this gateway process saw it answered before (until it expires).
+   */
+  spendConfirmation(handle: string): boolean {
+    const nowMs = this.now();
+    if (this.spent.size >= MAX_SPENT) for (const [k, until] of this.spent) if (until <= nowMs) this.spent.delete(k);
+    if (this.spent.has(handle)) return false;
+    // Past the bound with none expired: the oldest are forgotten first (a Map keeps insertion order).
+    if (this.spent.size >= MAX_SPENT) this.spent.delete(this.spent.keys().next().value!);
+    this.spent.set(handle, nowMs + RETRY_TTL_MS);
+    return true;
+  }
+
   private mac(payload: string, prefix = PREFIX): Buffer {
     return createHmac('sha256', this.key).update(`${prefix}.${payload}`).digest();
   }
@@ -114,6 +132,8 @@ export type RetryApproval = 'asked' | 'confirmed';
 
 const RETRY_PREFIX = 'tgr1';
 const RETRY_TTL_MS = 10 * 60_000;
+/** Most answered confirmations remembered at once. */
+const MAX_SPENT = 100_000;
 
 function refuse(why: string): ReadHandle {
   return { ok: false, message: `the state handle ${why}` };

@@ -218,8 +218,14 @@ describe('approvals.by: "client", a 2026-07-28 client', () => {
     }
     expect(upstreamCalls).toEqual([]);
 
+    const question = async () => (await rawCall(clientListener.url, ECHO, { text: 'hi' })).result!.requestState as string;
     for (const action of ['decline', 'cancel']) {
-      const declined = await rawCall(clientListener.url, ECHO, { text: 'hi' }, { inputResponses: { toolgate_approval: { action } }, requestState });
+      const declined = await rawCall(
+        clientListener.url,
+        ECHO,
+        { text: 'hi' },
+        { inputResponses: { toolgate_approval: { action } }, requestState: await question() },
+      );
       expect(declined.result).toMatchObject({ isError: true, resultType: 'complete', _meta: { toolgate: { errorCode: 'approval_declined' } } });
     }
     expect(upstreamCalls).toEqual([]);
@@ -229,6 +235,14 @@ describe('approvals.by: "client", a 2026-07-28 client', () => {
     expect(confirmed.result!.isError).toBeUndefined();
     expect(upstreamCalls).toEqual([{ name: 'echo', args: { text: 'hi' }, answered: false }]);
     expect(byClient.sink.records.at(-1)).toMatchObject({ reason: 'client_confirmed', approval: { by: 'client' } });
+    // One confirmation, one call: the same answer sent again is refused, and so is a declined question answered anew.
+    const replayed = await rawCall(clientListener.url, ECHO, { text: 'hi' }, { ...accept, requestState });
+    expect(replayed.error).toMatchObject({ code: -32602, data: { pointer: '/params/requestState' } });
+    expect(replayed.error!.message).toMatch(/answered already/);
+    const declinedState = await question();
+    await rawCall(clientListener.url, ECHO, { text: 'hi' }, { inputResponses: { toolgate_approval: { action: 'decline' } }, requestState: declinedState });
+    expect((await rawCall(clientListener.url, ECHO, { text: 'hi' }, { ...accept, requestState: declinedState })).error).toMatchObject({ code: -32602 });
+    expect(upstreamCalls).toHaveLength(1);
   });
 
   it('waits for a person when the client declares no elicitation (none here to ask: approval_required)', async () => {
