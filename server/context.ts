@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import type { TokenCreate } from '../policy-schemas/types.gen.ts';
 import type { Authorizer } from './auth/permissions.ts';
 import type { ImpactSlots } from './decisions/impact-slots.ts';
+import type { BundleCache } from './distribution/bundle-cache.ts';
+import type { PublishEvents } from './distribution/publish-events.ts';
 import type { SsoSettings } from './auth/sso/oidc-client.ts';
 import type { ToolgateDatabase } from './db/database.ts';
 import type { TrustedProxy } from './http/client-address.ts';
@@ -83,6 +85,10 @@ export type AppDeps = {
   config: AppConfig;
   /** How many impact analyses this server runs at once (the rest get 429). */
   impactSlots: ImpactSlots;
+  /** This server's notices of new bundles (after commit): its bundle cache, mirror and cluster events follow them. */
+  publishEvents: PublishEvents;
+  /** The bundles this server hands out, held in memory and following `publishEvents`. */
+  bundles: BundleCache;
 };
 
 export type AppEnv = {

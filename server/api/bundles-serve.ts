@@ -6,7 +6,6 @@ import type { AppEnv } from '../context.ts';
 import type { ServedBundle } from '../distribution/bundle-cache.ts';
 import {
   MAX_WAIT_SECONDS,
-  bundleCacheFor,
   bundleEncoding,
   encodedBytes,
   bundleHeaders,
@@ -35,7 +34,7 @@ bundleServeRoutes.get('/latest', async (c) => {
       errors: [{ pointer: '/query/wait', message: 'is not a whole number of seconds' }],
     });
   }
-  const cache = bundleCacheFor(c.get('deps').database);
+  const cache = c.get('deps').bundles;
   const inm = parseIfNoneMatch(c.req.header('if-none-match'));
   let latest = await cache.latest(tenant);
   if (!latest) await requireTenantExists(c.get('deps').database.db, tenant);
@@ -72,7 +71,7 @@ async function pinned(c: Context<AppEnv>): Promise<ServedBundle> {
   const tenant = tenantOf(c);
   authorize(c, 'bundle', 'pull', tenant);
   const version = Number(c.req.param('version'));
-  const b = Number.isSafeInteger(version) ? await bundleCacheFor(c.get('deps').database).version(tenant, version) : undefined;
+  const b = Number.isSafeInteger(version) ? await c.get('deps').bundles.version(tenant, version) : undefined;
   if (!b) throw new ApiError(404, 'not_found', `bundle version ${c.req.param('version')} of tenant ${tenant} does not exist`);
   return b;
 }

@@ -2,7 +2,6 @@ import { Hono } from 'hono';
 import type { RuntimeStatus } from '../../policy-schemas/types.gen.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
-import { bundleCacheFor } from '../distribution/serving.ts';
 import { runtimeOwnersFor } from '../distribution/runtime-owners.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
 import { statusRecorderFor } from '../distribution/status-recorder.ts';
@@ -35,7 +34,7 @@ runtimeRoutes.get('/', async (c) => {
   const { database } = c.get('deps');
   await requireTenantExists(database.db, tenant);
   await statusRecorderFor(database).flush();
-  const latest = await bundleCacheFor(database).latest(tenant);
+  const latest = await c.get('deps').bundles.latest(tenant);
   const runtimes = await listRuntimes(database.db, tenant, latest?.version ?? null);
   const dropped = await droppedByRuntime(database.db, tenant);
   for (const r of runtimes) {

@@ -7,7 +7,7 @@ import { noteAuditAppended } from '../audit/checkpoints.ts';
 import { tokenCacheFor } from '../auth/token-cache.ts';
 import type { ToolgateDatabase } from '../db/database.ts';
 import type { ServedBundle } from '../distribution/bundle-cache.ts';
-import { publishEvents } from '../distribution/publish-events.ts';
+import { PublishEvents } from '../distribution/publish-events.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { type Leadership, SoleLeader } from './leadership.ts';
 import type { NotifyChannel } from './notify-channel.ts';
@@ -42,6 +42,8 @@ export class ClusterEvents {
     private readonly logger?: Logger,
     /** Told of each notice from another replica that was applied (counted in the metrics). */
     private readonly onApplied?: (type: ClusterEvent['type']) => void,
+    /** The server's publish notices (its application context's); a bare instance has its own nobody hears. */
+    private readonly publishEvents: PublishEvents = new PublishEvents(),
   ) {}
 
   /** True when other processes hear these events (PostgreSQL); false for a process on its own. */
@@ -108,10 +110,10 @@ export class ClusterEvents {
   private apply(event: ClusterEvent, served?: ServedBundle): void {
     switch (event.type) {
       case 'published':
-        publishEvents.published(event.tenant, event.version, served);
+        this.publishEvents.published(event.tenant, event.version, served);
         return;
       case 'tenant-removed':
-        publishEvents.tenantRemoved(event.tenant);
+        this.publishEvents.tenantRemoved(event.tenant);
         tokenCacheFor(this.database).clear();
         return;
       case 'tokens-changed':

@@ -8,8 +8,7 @@ import { insertToken } from '../auth/tokens.ts';
 import { tokenCacheFor } from '../auth/token-cache.ts';
 import { hashSecret } from '../auth/tokens.ts';
 import { ToolgateDatabase } from '../db/database.ts';
-import { publishEvents } from '../distribution/publish-events.ts';
-import type { PublishedEvent } from '../distribution/publish-events.ts';
+import { type PublishedEvent, PublishEvents } from '../distribution/publish-events.ts';
 import { createMetrics } from '../observability/metrics.ts';
 import { KeyStore } from '../signing/key-store.ts';
 import type { KeySetOrigin } from '../signing/key-store.ts';
@@ -77,7 +76,9 @@ async function replica(keysDir?: string) {
     (p) => events?.receive(p),
     () => events?.resync(),
   );
-  events = new ClusterEvents(database, new SoleLeader(), ch);
+  // Each replica's own publish notices, as its application context would own them.
+  const publish = new PublishEvents();
+  events = new ClusterEvents(database, new SoleLeader(), ch, undefined, undefined, publish);
   setClusterEvents(database, events);
   const keys = keysDir ? new KeyStore(keysDir) : undefined;
   if (keys) events.followKeys(keys);
@@ -85,7 +86,7 @@ async function replica(keysDir?: string) {
     await events.close();
     await database.close();
   });
-  return { database, events, keys, channel: ch };
+  return { database, events, keys, channel: ch, publish };
 }
 
 describe('NotifyChannel', () => {
@@ -249,10 +250,11 @@ describe('advisoryLock', () => {
 describe('ClusterEvents across two replicas', () => {
   it('a publish announced on one wakes the other (its publishEvents fire), after its own local one', async () => {
     const a = await replica();
-    await replica();
+    const b = await replica();
     const seen: PublishedEvent[] = [];
     const on = (e: PublishedEvent) => seen.push(e);
-    publishEvents.on('published', on);
+    a.publish.on('published', on);
+    b.publish.on('published', on);
     try {
       a.events.announce({ type: 'published', tenant: 'acme', version: 7 });
       // In this process at once (as SQLite always did) …
@@ -261,7 +263,8 @@ describe('ClusterEvents across two replicas', () => {
       await until(() => seen.length === 2);
       expect(seen[1]).toEqual({ tenant: 'acme', version: 7 });
     } finally {
-      publishEvents.off('published', on);
+      a.publish.off('published', on);
+      b.publish.off('published', on);
     }
   });
 
@@ -286,7 +289,8 @@ describe('ClusterEvents across two replicas', () => {
     const b = await replica();
     const removed: string[] = [];
     const on = (t: string) => removed.push(t);
-    publishEvents.on('tenant-removed', on);
+    a.publish.on('tenant-removed', on);
+    b.publish.on('tenant-removed', on);
     const secret = 'tg_cluster_test_token_fedcba9876543210';
     await insertToken(b.database.db, { id: 'tok2', label: 'x', role: 'editor', tenants: ['gone'], secret, now: new Date().toISOString() });
     const at = Date.now();
@@ -298,7 +302,8 @@ describe('ClusterEvents across two replicas', () => {
       await until(() => removed.length === 2);
       expect(await tokenCacheFor(b.database).find(hashSecret(secret), at)).toBeUndefined();
     } finally {
-      publishEvents.off('tenant-removed', on);
+      a.publish.off('tenant-removed', on);
+      b.publish.off('tenant-removed', on);
     }
   });
 
@@ -306,7 +311,7 @@ describe('ClusterEvents across two replicas', () => {
     const b = await replica();
     const seen: PublishedEvent[] = [];
     const on = (e: PublishedEvent) => seen.push(e);
-    publishEvents.on('published', on);
+    b.publish.on('published', on);
     try {
       const replicaId = '00000000-0000-4000-8000-000000000000';
       for (const payload of [
@@ -323,7 +328,7 @@ describe('ClusterEvents across two replicas', () => {
       await new Promise((r) => setTimeout(r, 100));
       expect(seen).toEqual([{ tenant: 'acme', version: 3 }]);
     } finally {
-      publishEvents.off('published', on);
+      b.publish.off('published', on);
     }
   });
 

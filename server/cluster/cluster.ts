@@ -28,7 +28,11 @@ export type ClusterOptions = {
  * a dedicated connection, competes for leadership on another, and changes the shared keys
  * directory only while holding an advisory lock. Exposes `toolgate_cluster_leader` in the metrics.
  */
-export async function startCluster(deps: Pick<AppDeps, 'database' | 'logger' | 'metrics'>, keys: KeyStore, options: ClusterOptions = {}): Promise<Cluster> {
+export async function startCluster(
+  deps: Pick<AppDeps, 'database' | 'logger' | 'metrics'> & Partial<Pick<AppDeps, 'publishEvents'>>,
+  keys: KeyStore,
+  options: ClusterOptions = {},
+): Promise<Cluster> {
   const { database, logger } = deps;
   const url = database.engine === 'postgres' ? database.url : null;
   let events: ClusterEvents;
@@ -36,7 +40,7 @@ export async function startCluster(deps: Pick<AppDeps, 'database' | 'logger' | '
   let leadership: Leadership;
   if (!url) {
     leadership = new SoleLeader();
-    events = new ClusterEvents(database, leadership);
+    events = new ClusterEvents(database, leadership, null, logger, undefined, deps.publishEvents);
   } else {
     // Loaded only here, as the database wrapper loads pg: a SQLite server never pays for it.
     const [{ NotifyChannel }, { AdvisoryLockLeadership }, { KEYS_LOCK_KEY, advisoryLock }] = await Promise.all([
@@ -62,7 +66,7 @@ export async function startCluster(deps: Pick<AppDeps, 'database' | 'logger' | '
       labelNames: ['type'],
       registers: [deps.metrics.registry],
     });
-    events = receiver = new ClusterEvents(database, leadership, channel, logger, (type) => received.inc({ type }));
+    events = receiver = new ClusterEvents(database, leadership, channel, logger, (type) => received.inc({ type }), deps.publishEvents);
     keys.setCrossProcessLock(advisoryLock(url, KEYS_LOCK_KEY));
     await advisory?.start();
     // A replica (re)starting may have rotated the bootstrap admin token: other replicas drop cached lookups.

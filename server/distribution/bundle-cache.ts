@@ -2,8 +2,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, gzip, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { Db } from '../db/database.ts';
 import { latestBundleHead } from '../store/bundles.ts';
-import { publishEvents } from './publish-events.ts';
-import type { PublishedEvent } from './publish-events.ts';
+import type { PublishEvents, PublishedEvent } from './publish-events.ts';
 
 /** One published bundle as served: exact bytes and every header precomputed, so a pull hashes nothing. */
 export type ServedBundle = {
@@ -54,6 +53,8 @@ export class BundleCache {
 
   constructor(
     private readonly db: Db,
+    /** The server's publish notices, followed until close(). */
+    private readonly publishEvents: PublishEvents,
     private readonly revalidateMs = 2000,
   ) {
     publishEvents.on('published', this.onPublished);
@@ -154,8 +155,8 @@ export class BundleCache {
 
   /** Stops following publishes and releases every waiter with what it has. */
   close(): void {
-    publishEvents.off('published', this.onPublished);
-    publishEvents.off('tenant-removed', this.onTenantRemoved);
+    this.publishEvents.off('published', this.onPublished);
+    this.publishEvents.off('tenant-removed', this.onTenantRemoved);
     clearInterval(this.watcher);
     this.watcher = undefined;
     for (const s of this.tenants.values()) for (const w of [...s.waiters]) w.resolve(s.latest);

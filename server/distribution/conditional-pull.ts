@@ -8,7 +8,7 @@ import type { Actor, AppDeps } from '../context.ts';
 import { addressOf } from '../http/client-address.ts';
 import { logRequest, requestIdFor } from '../http/request-record.ts';
 import type { ServedBundle } from './bundle-cache.ts';
-import { bundleCacheFor, bundleEncoding, bundleHeaders, clientHolds, heldVersion, parseIfNoneMatch } from './serving.ts';
+import { bundleEncoding, bundleHeaders, clientHolds, heldVersion, parseIfNoneMatch } from './serving.ts';
 
 /** Answers a request on the Node listener, before the app; false when it leaves the request to the app. */
 export type ListenerShortcut = (incoming: IncomingMessage, outgoing: ServerResponse) => boolean;
@@ -63,7 +63,7 @@ type PullHeaders = {
  */
 export function conditionalPulls(deps: AppDeps): ListenerShortcut {
   const tokens = tokenCacheFor(deps.database);
-  const bundles = bundleCacheFor(deps.database);
+  const bundles = deps.bundles;
   const limiter = failureLimiterOf(deps);
   const proxies = deps.config.trustedProxies ?? [];
   const tally = deps.metrics.requestTally({ method: 'GET', route: ROUTE, status: '304' });

@@ -1,5 +1,3 @@
-import { perDatabase } from '../db/per-database.ts';
-import { BundleCache } from './bundle-cache.ts';
 import type { ServedBundle } from './bundle-cache.ts';
 
 /** Longest long-poll a pull may ask for, in seconds; larger `wait` values are capped to it. */
@@ -10,9 +8,6 @@ export const MAX_WAIT_SECONDS = 60;
 // whoever asks (the static mirror is the way to put bundles on a CDN).
 const IMMUTABLE = 'private, max-age=31536000, immutable';
 const REVALIDATE = 'private, no-cache';
-
-/** The bundle cache of a database, made on first use and kept while the database lives. */
-export const bundleCacheFor = perDatabase((database) => new BundleCache(database.db));
 
 type BundleHeaders = { ok: Record<string, string>; notModified: Record<string, string> };
 /** How a bundle goes on the wire. */

@@ -57,7 +57,7 @@ describe('the static mirror beside a server', () => {
   it('writes the key set at start and each publish as the exact bytes the server serves', async () => {
     const keys = sharedKeyStore(t.deps.config.keysDir);
     const dir = join(mirrorDir, 'live');
-    const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, pino({ level: 'silent' }));
+    const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, pino({ level: 'silent' }), t.deps.publishEvents);
     try {
       await changeDraft('Mirrored after a publish');
       const outcome = await publishBundle(t.deps, meta, TENANT, {}, keys);
@@ -77,7 +77,7 @@ describe('the static mirror beside a server', () => {
   it('writes the key set again after each key-set change', async () => {
     const keys = sharedKeyStore(t.deps.config.keysDir);
     const dir = join(mirrorDir, 'keyset');
-    const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, pino({ level: 'silent' }));
+    const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, pino({ level: 'silent' }), t.deps.publishEvents);
     const mirrored = () => (existsSync(join(dir, 'keyset.json')) ? JSON.parse(readFileSync(join(dir, 'keyset.json'), 'utf8')).version : 0);
     try {
       const next = await keys.reissueKeySet();
@@ -97,7 +97,7 @@ describe('the static mirror beside a server', () => {
     writeFileSync(join(dir, TENANT), 'in the way');
     const errors: string[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => void errors.push(line) });
-    const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, logger);
+    const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, logger, t.deps.publishEvents);
     try {
       await changeDraft('Published while the mirror is blocked');
       const first = await publishBundle(t.deps, meta, TENANT, {}, keys);

@@ -5,8 +5,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import type { ServedBundle } from './bundle-cache.ts';
-import { publishEvents } from './publish-events.ts';
-import type { PublishedEvent } from './publish-events.ts';
+import type { PublishEvents, PublishedEvent } from './publish-events.ts';
 
 /**
  * Writes a file that readers see whole or not at all: a temp file in the same directory (so the
@@ -79,7 +78,7 @@ export class StaticMirror {
  * Keeps a mirror directory following publishes and key-set changes, after each commit. A failed
  * write is logged and retried with the next publish; it never fails the publish.
  */
-export function startStaticMirror(mirror: StaticMirror, keys: KeyStore, logger: Logger): () => void {
+export function startStaticMirror(mirror: StaticMirror, keys: KeyStore, logger: Logger, publishEvents: PublishEvents): () => void {
   // Tenants to write, each with the bundle this process published (undefined: read the latest).
   const pending = new Map<string, ServedBundle | undefined>();
   let keySetPending = true;

@@ -56,7 +56,6 @@ else await main();
 async function serveRole(): Promise<void> {
   const { startLiveServer } = await import('../distribution/live-server.ts');
   const { makeKey, makeSignedBundle } = await import('../distribution/signed-bundles.ts');
-  const { bundleCacheFor } = await import('../../server/distribution/serving.ts');
   const srv = await startLiveServer();
   const must = async (method: string, path: string, body: unknown, status: number) => {
     const r = await srv.api(method, path, { body });
@@ -104,10 +103,9 @@ async function serveRole(): Promise<void> {
     acme: { token: await srv.tokenFor('runtime', ['acme']), etag: `"${first.revision}"` },
   };
   process.stdout.write(`${JSON.stringify(hello)}\n`);
-  const cache = bundleCacheFor(srv.deps.database);
-  const { publishEvents } = await import('../../server/distribution/publish-events.ts');
+  const cache = srv.deps.bundles;
   let committedAt = 0;
-  publishEvents.on('published', () => (committedAt = performance.timeOrigin + performance.now()));
+  srv.deps.publishEvents.on('published', () => (committedAt = performance.timeOrigin + performance.now()));
   let cpuAtPublish = process.cpuUsage();
   let round = 0;
   for await (const line of createInterface({ input: process.stdin })) {

@@ -5,7 +5,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { createBundleClient } from '../../runtime/client/index.ts';
 import type { BundleClient, BundleClientOptions } from '../../runtime/client/index.ts';
-import { bundleCacheFor } from '../../server/distribution/serving.ts';
 import { insertBundleInto, startLiveServer } from './live-server.ts';
 import type { LiveServer } from './live-server.ts';
 import { jwksOf, makeBundle, makeKey, makeSignedBundle, revisionOf, signBytes, signDocument } from './signed-bundles.ts';
@@ -150,7 +149,7 @@ describe('bundle client against a live server', () => {
     await place(srv, 1, v1);
     const fleet = await Promise.all(Array.from({ length: 8 }, (_, i) => client(srv, token, { runtimeId: `fleet-${i}`, waitSeconds: 30 })));
     await until('all on version 1', () => fleet.every((c) => c.status().version === 1));
-    const cache = bundleCacheFor(srv.deps.database);
+    const cache = srv.deps.bundles;
     await until('all waiting', () => cache.waiting('acme') === fleet.length);
     const updates: number[] = [];
     for (const c of fleet) c.on('update', (b) => updates.push(b.bundle.version));

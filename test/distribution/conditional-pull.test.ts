@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.ts';
 import { insertToken } from '../../server/auth/tokens.ts';
 import { conditionalPulls } from '../../server/distribution/conditional-pull.ts';
-import { bundleCacheFor } from '../../server/distribution/serving.ts';
 import { parseTrustedProxies } from '../../server/http/client-address.ts';
 import { ADMIN_TOKEN, startLiveServer } from './live-server.ts';
 import type { LiveServer } from './live-server.ts';
@@ -476,7 +475,7 @@ describe('what a pull leaves behind', () => {
       const answered = await answeredByListener(srv);
       expect(await faults()).toBe(0);
       // The bundle cache fails under the shortcut only: the app reads the bundle another way.
-      const cache = bundleCacheFor(srv.deps.database);
+      const cache = srv.deps.bundles;
       cache.fresh = () => {
         throw new Error('cache fault for the test');
       };

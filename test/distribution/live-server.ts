@@ -9,9 +9,7 @@ import pino, { type Logger } from 'pino';
 import { createApp } from '../../server/app.ts';
 import type { Role } from '../../server/context.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
-import { publishEvents } from '../../server/distribution/publish-events.ts';
 import { createToolgateServer } from '../../server/http/node-server.ts';
-import { bundleCacheFor } from '../../server/distribution/serving.ts';
 import { statusRecorderFor } from '../../server/distribution/status-recorder.ts';
 import { openToolgate } from '../../server/startup.ts';
 import { insertBundle as storeBundle } from '../../server/store/bundles.ts';
@@ -81,13 +79,13 @@ export async function startLiveServer(opts: { dir?: string; port?: number; seed?
     /** Stores a signed bundle as `version` of its tenant and announces it, as the publish route does after commit. */
     async place(tenant: string, version: number, signed: Pick<SignedBundle, 'text' | 'signature'> & { revision: string }): Promise<void> {
       await insertBundle(deps.database, tenant, version, signed);
-      publishEvents.published(tenant, version);
+      deps.publishEvents.published(tenant, version);
     },
     /** Cuts every connection at once (long polls included) and closes the database, like a killed process. */
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
-      bundleCacheFor(deps.database).close();
+      deps.bundles.close();
       await statusRecorderFor(deps.database).flush();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBundleClient } from '../../runtime/client/index.ts';
 import type { BundleClient, TrustedKeys } from '../../runtime/client/index.ts';
-import { bundleCacheFor } from '../../server/distribution/serving.ts';
 import { startLiveServer } from './live-server.ts';
 import type { LiveServer } from './live-server.ts';
 
@@ -69,7 +68,7 @@ describe('bundles published by the real compiler and signer', () => {
         expect(c.evaluate(request)).toEqual(sim.json);
       }
 
-      await until('the client waiting', () => bundleCacheFor(srv.deps.database).waiting(tenant) >= 1);
+      await until('the client waiting', () => srv.deps.bundles.waiting(tenant) >= 1);
       const state = await srv.api('POST', '/v1/states', { body: { name: 'distribution-test', description: 'changes the catalog' } });
       expect(state.status).toBe(201);
       const second = await publish();

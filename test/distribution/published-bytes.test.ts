@@ -5,8 +5,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../server/db/database.ts';
 import type { ServedBundle } from '../../server/distribution/bundle-cache.ts';
-import { type PublishedEvent, publishEvents } from '../../server/distribution/publish-events.ts';
-import { bundleCacheFor } from '../../server/distribution/serving.ts';
+import type { PublishedEvent } from '../../server/distribution/publish-events.ts';
 import { StaticMirror, startStaticMirror } from '../../server/distribution/static-mirror.ts';
 import { sharedKeyStore } from '../../server/signing/key-store.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
@@ -41,10 +40,15 @@ describe('the signed bytes of a publish', () => {
   it('reach the bundle cache and the static mirror as signed, with nothing read back from the database', async () => {
     const keys = sharedKeyStore(t.deps.config.keysDir);
     const read: string[] = [];
-    const stop = startStaticMirror(new StaticMirror(mirrorDir, watchedDb(t.deps.database.db, read), keys), keys, pino({ level: 'silent' }));
+    const stop = startStaticMirror(
+      new StaticMirror(mirrorDir, watchedDb(t.deps.database.db, read), keys),
+      keys,
+      pino({ level: 'silent' }),
+      t.deps.publishEvents,
+    );
     const events: PublishedEvent[] = [];
     const onPublished = (e: PublishedEvent) => events.push(e);
-    publishEvents.on('published', onPublished);
+    t.deps.publishEvents.on('published', onPublished);
     try {
       // A first version and a pull of it, so this process's cache follows the tenant.
       expect((await t.request('POST', `/v1/tenants/${TENANT}/bundles`, { body: { reason: 'a first version' } })).status).toBe(201);
@@ -63,7 +67,7 @@ describe('the signed bytes of a publish', () => {
       expect(served).toBeDefined();
       expect(served.revision).toBe(r.json.revision);
       // The cache serves the very object the publish made: no copy read from the database.
-      expect(bundleCacheFor(t.deps.database).fresh(TENANT)).toBe(served);
+      expect(t.deps.bundles.fresh(TENANT)).toBe(served);
       const pulled = await t.request('GET', `/v1/tenants/${TENANT}/bundles/latest`, { headers: { 'accept-encoding': 'identity' } });
       expect(pulled.text).toBe(Buffer.from(served.body).toString('utf8'));
       expect(pulled.headers.get('toolgate-signature')).toBe(served.signature);
@@ -77,7 +81,7 @@ describe('the signed bytes of a publish', () => {
       expect(readFileSync(join(mirrorDir, TENANT, `${r.json.version}.json`), 'utf8')).toBe(pulled.text);
       expect(read).not.toContain('bundles');
     } finally {
-      publishEvents.off('published', onPublished);
+      t.deps.publishEvents.off('published', onPublished);
       stop();
     }
   });
@@ -86,10 +90,10 @@ describe('the signed bytes of a publish', () => {
     const keys = sharedKeyStore(t.deps.config.keysDir);
     const read: string[] = [];
     const dir = join(mirrorDir, 'other-replica');
-    const stop = startStaticMirror(new StaticMirror(dir, watchedDb(t.deps.database.db, read), keys), keys, pino({ level: 'silent' }));
+    const stop = startStaticMirror(new StaticMirror(dir, watchedDb(t.deps.database.db, read), keys), keys, pino({ level: 'silent' }), t.deps.publishEvents);
     try {
       const latest = (await t.request('GET', `/v1/tenants/${TENANT}/bundles`)).json.items[0].version as number;
-      publishEvents.published(TENANT, latest);
+      t.deps.publishEvents.published(TENANT, latest);
       const file = join(dir, TENANT, 'latest.json');
       for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(JSON.parse(readFileSync(file, 'utf8')).version).toBe(latest);

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptsGzip, bundleCacheFor, parseIfNoneMatch, parseWait } from '../../server/distribution/serving.ts';
+import { acceptsGzip, parseIfNoneMatch, parseWait } from '../../server/distribution/serving.ts';
 import { ADMIN_TOKEN, insertBundleInto, startLiveServer } from './live-server.ts';
 import type { LiveServer } from './live-server.ts';
 import { makeKey, makeSignedBundle } from './signed-bundles.ts';
@@ -154,7 +154,7 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
     await srv.place('poll', 1, { ...p1, revision: p1.bundle.revision });
     const inm = { 'if-none-match': `"${p1.bundle.revision}"` };
     const pulls = Array.from({ length: 20 }, () => srv.api('GET', '/v1/tenants/poll/bundles/latest?wait=30', { headers: inm }));
-    const cache = bundleCacheFor(srv.deps.database);
+    const cache = srv.deps.bundles;
     await until(() => cache.waiting('poll') === 20);
     const p2 = await makeSignedBundle({ tenant: 'poll', version: 2, flavor: 'b' }, key);
     await srv.place('poll', 2, { ...p2, revision: p2.bundle.revision });
@@ -172,7 +172,7 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
     const pull = fetch(`${srv.url}/v1/tenants/gone/bundles/latest?wait=30`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: ac.signal }).catch(
       () => 'aborted',
     );
-    const cache = bundleCacheFor(srv.deps.database);
+    const cache = srv.deps.bundles;
     await until(() => cache.waiting('gone') === 1);
     ac.abort();
     expect(await pull).toBe('aborted');
@@ -184,7 +184,7 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
     const e1 = await makeSignedBundle({ tenant: 'elsewhere', version: 1 }, key);
     await srv.place('elsewhere', 1, { ...e1, revision: e1.bundle.revision });
     const pull = srv.api('GET', '/v1/tenants/elsewhere/bundles/latest?wait=30', { headers: { 'if-none-match': `"${e1.bundle.revision}"` } });
-    const cache = bundleCacheFor(srv.deps.database);
+    const cache = srv.deps.bundles;
     await until(() => cache.waiting('elsewhere') === 1);
     const e2 = await makeSignedBundle({ tenant: 'elsewhere', version: 2, flavor: 'other process' }, key);
     // A second connection to the database file and no publish event: what another server process would do.
@@ -197,7 +197,7 @@ describe('GET /v1/tenants/:tenant/bundles/latest', () => {
   it('long-polls for the first bundle of a tenant that has none yet', async () => {
     await srv.createTenant('first');
     const pull = srv.api('GET', '/v1/tenants/first/bundles/latest?wait=30');
-    const cache = bundleCacheFor(srv.deps.database);
+    const cache = srv.deps.bundles;
     await until(() => cache.waiting('first') === 1);
     const f1 = await makeSignedBundle({ tenant: 'first', version: 1 }, key);
     await srv.place('first', 1, { ...f1, revision: f1.bundle.revision });

@@ -83,7 +83,7 @@ describe('a static mirror served by nginx', () => {
     await srv.createTenant('acme');
     const token = await srv.tokenFor('runtime', ['acme']);
     const keys = sharedKeyStore(join(srv.dir, 'keys'));
-    const stopMirror = startStaticMirror(new StaticMirror(mirrorDir, srv.deps.database.db, keys), keys, pino({ level: 'silent' }));
+    const stopMirror = startStaticMirror(new StaticMirror(mirrorDir, srv.deps.database.db, keys), keys, pino({ level: 'silent' }), srv.deps.publishEvents);
     const v3 = await makeSignedBundle({ tenant: 'acme', version: 3 }, key);
     await srv.place('acme', 3, { ...v3, revision: v3.bundle.revision });
     await until('the mirror to hold version 3', () => {

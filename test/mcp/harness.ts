@@ -8,6 +8,8 @@ import { insertToken } from '../../server/auth/tokens.ts';
 import type { AppDeps, Role } from '../../server/context.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
 import { ImpactSlots } from '../../server/decisions/impact-slots.ts';
+import { BundleCache } from '../../server/distribution/bundle-cache.ts';
+import { PublishEvents } from '../../server/distribution/publish-events.ts';
 import type { McpTransportPolicy } from '../../server/mcp/transport-policy.ts';
 import { createMetrics } from '../../server/observability/metrics.ts';
 import { TEST_MCP_POLICY } from '../fixtures/mcp/servers.ts';
@@ -26,12 +28,15 @@ export async function createHarness(policy: McpTransportPolicy = TEST_MCP_POLICY
   const database = new ToolgateDatabase(':memory:');
   await database.migrateToLatest();
   const keysDir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-keys-'));
+  const publishEvents = new PublishEvents();
   const deps: AppDeps = {
     database,
     logger: pino({ level: process.env.TEST_LOG ?? 'silent' }),
     metrics: createMetrics(),
     authorizer: await createAuthorizer(),
     impactSlots: new ImpactSlots(),
+    publishEvents,
+    bundles: new BundleCache(database.db, publishEvents),
     config: { keysDir, webDir: null, sessionTtlSeconds: 3600, secureCookies: false, mcp: policy },
   };
   const now = new Date().toISOString();

@@ -72,7 +72,9 @@ export async function run(): Promise<number> {
     };
   });
   const mirrorDir = deps.config.mirrorDir;
-  const stopMirror = mirrorDir ? startStaticMirror(new StaticMirror(mirrorDir, deps.database.db, keys), keys, deps.logger) : () => undefined;
+  const stopMirror = mirrorDir
+    ? startStaticMirror(new StaticMirror(mirrorDir, deps.database.db, keys), keys, deps.logger, deps.publishEvents)
+    : () => undefined;
   await new Promise<void>((resolve) => {
     const stop = () => {
       closing = true;
