@@ -13,7 +13,7 @@ export type ConsoleScaleFigures = {
   /** Sign-in clicked → Home's overview shown, ms (one per fresh session). */
   homeAfterSignIn: number[];
   /** GET /v1/overview alone, ms, and the slowest /healthz answered while it ran. */
-  overview: { duration: number[]; healthzMax: number[] };
+  overview: { duration: number[]; healthzMax: number[]; cold?: { duration: number; healthzMax: number } };
   /** The policy page opened → the simulator's first answer shown, ms. */
   simulatorFirstAnswer: number[];
   /** A role's group checkbox clicked → the next frame after the checkbox shows its new state, ms. */
@@ -87,7 +87,8 @@ export async function measureConsoleAtScale({ count = 5000, rounds = 5 } = {}): 
 
     // GET /v1/overview while /healthz is asked every 5 ms (the server runs in this process, so a
     // blocked event loop shows as a slow probe).
-    for (let r = 0; r < rounds; r++) {
+    // The first after start compiles every tenant's draft (cold); the rest find them compiled.
+    for (let r = 0; r <= rounds; r++) {
       let running = true;
       const probes: number[] = [];
       const probing = (async () => {
@@ -101,10 +102,14 @@ export async function measureConsoleAtScale({ count = 5000, rounds = 5 } = {}): 
       const t0 = performance.now();
       const res = await fetch(`${c.url}/v1/overview`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       await res.text();
-      figures.overview.duration.push(performance.now() - t0);
+      const duration = performance.now() - t0;
       running = false;
       await probing;
-      figures.overview.healthzMax.push(Math.max(...probes));
+      if (r === 0) figures.overview.cold = { duration, healthzMax: Math.max(...probes) };
+      else {
+        figures.overview.duration.push(duration);
+        figures.overview.healthzMax.push(Math.max(...probes));
+      }
     }
 
     // Home after sign-in, each time in a fresh session (no cached answers).
@@ -214,6 +219,7 @@ export function consoleScaleLines(f: ConsoleScaleFigures): string[] {
     row('checkbox → simulator answer for the edit', f.checkboxToAnswer, 'none'),
     `simulator DOM elements after its answer: ${f.simulatorElements}`,
     row('Home after sign-in', f.homeAfterSignIn, '≤ 1,000 ms'),
+    `GET /v1/overview, first after start (drafts compiled cold): ${ms(f.overview.cold?.duration ?? Number.NaN)}, slowest /healthz meanwhile ${ms(f.overview.cold?.healthzMax ?? Number.NaN)}`,
     row('GET /v1/overview', f.overview.duration, 'none'),
     row('slowest /healthz during GET /v1/overview', f.overview.healthzMax, 'not held up'),
     row('tools search: last key → the table shows the one match', f.filterKeystroke, '≤ 200 ms'),
