@@ -272,7 +272,7 @@ export type DecisionSlice = { after: DecisionCursor | null; upTo: DecisionCursor
 export async function* decisionSlices(db: DbOrTx, tenant: string, window: { from: string; to: string }, rows = ROWS_PER_SLICE): AsyncGenerator<DecisionSlice> {
   let after: DecisionCursor | null = null;
   for (;;) {
-    const boundary = await inSlice(filtered(db, tenant, window), { after, upTo: null })
+    const boundary = await sliceQuery(db, tenant, window, { after, upTo: null })
       .select(['at', 'id'])
       .orderBy('at')
       .orderBy('id')
@@ -287,11 +287,21 @@ export async function* decisionSlices(db: DbOrTx, tenant: string, window: { from
   }
 }
 
-/** Narrows a query to one slice. The plain bounds on `at` let the (tenant, at, id) index find the range. */
-function inSlice(q: DecisionQueryBuilder, s: DecisionSlice): DecisionQueryBuilder {
+/**
+ * The window's records of one slice, under `f`'s other filters. Each side of the range on `at` is
+ * bound exactly once (the slice's cursor, or the window's end where the slice has none): given two
+ * lower bounds as parameters, SQLite ranges the index on the first, and every slice would read
+ * from the window's start.
+ */
+function sliceQuery(db: DbOrTx, tenant: string, f: DecisionFilter & { from: string; to: string }, s: DecisionSlice): DecisionQueryBuilder {
+  let q = filtered(db, tenant, { ...f, from: undefined, to: undefined });
   const { after, upTo } = s;
-  if (after) q = q.where('at', '>=', after.at).where((eb) => eb.or([eb('at', '>', after.at), eb.and([eb('at', '=', after.at), eb('id', '>', after.id)])]));
-  if (upTo) q = q.where('at', '<=', upTo.at).where((eb) => eb.or([eb('at', '<', upTo.at), eb.and([eb('at', '=', upTo.at), eb('id', '<=', upTo.id)])]));
+  q = after
+    ? q.where('at', '>=', after.at).where((eb) => eb.or([eb('at', '>', after.at), eb.and([eb('at', '=', after.at), eb('id', '>', after.id)])]))
+    : q.where('at', '>=', new Date(f.from).toISOString());
+  q = upTo
+    ? q.where('at', '<=', upTo.at).where((eb) => eb.or([eb('at', '<', upTo.at), eb.and([eb('at', '=', upTo.at), eb('id', '<=', upTo.id)])]))
+    : q.where('at', '<', new Date(f.to).toISOString());
   return q;
 }
 
@@ -303,7 +313,8 @@ export async function* groupedBySlice<R>(
   group: (q: DecisionQueryBuilder) => Promise<R[]>,
   rows = ROWS_PER_SLICE,
 ): AsyncGenerator<R[]> {
-  for await (const slice of decisionSlices(db, tenant, f, rows)) yield await group(inSlice(filtered(db, tenant, f), slice));
+  // Slices are cut over all the window's records (an index-only skip), whatever else `f` filters.
+  for await (const slice of decisionSlices(db, tenant, { from: f.from, to: f.to }, rows)) yield await group(sliceQuery(db, tenant, f, slice));
 }
 
 /** Where a page ends: the last record's decision time and id (ties on time go by id). */
@@ -321,7 +332,9 @@ export function parseCursor(text: string | undefined): DecisionCursor | null {
 
 /** One page, newest decision first (by `at`, then arrival), after `cursor` (null = from the newest). */
 export async function listDecisions(db: DbOrTx, tenant: string, f: DecisionFilter, cursor: DecisionCursor | null, limit: number): Promise<StoredDecision[]> {
-  let q = filtered(db, tenant, f).selectAll();
+  // Below a cursor the cursor is the upper bound (pages came from under `to`): one bound on each
+  // side of `at`, so the index range starts at the cursor (see sliceQuery).
+  let q = filtered(db, tenant, cursor ? { ...f, to: undefined } : f).selectAll();
   // The plain bound on `at` lets the (tenant, at, id) index start at the cursor: without it a page
   // deep into a million records sorted everything after the cursor first (milliseconds became 100+).
   if (cursor) q = q.where('at', '<=', cursor.at).where((eb) => eb.or([eb('at', '<', cursor.at), eb.and([eb('at', '=', cursor.at), eb('id', '<', cursor.id)])]));
