@@ -6,8 +6,11 @@ import { type ApprovalConnection, type ApprovalOutcome, ApprovalRequestError, re
 import type { CallDecision, ToolView } from '../runtime/decide.ts';
 import type { TrustedKeys } from '../runtime/verify-bundle.ts';
 
-/** Why a held call does not go ahead: refused by a person, still waiting, or the client declined its own question. */
-export type HoldRefusal = 'approval_denied' | 'approval_pending' | 'approval_required' | 'approval_declined';
+/**
+ * Why a held call does not go ahead: refused by a person, still waiting, the client declined its own
+ * question, or the client already has as many calls waiting for a person as it may (`rate_limited`).
+ */
+export type HoldRefusal = 'approval_denied' | 'approval_pending' | 'approval_required' | 'approval_declined' | 'rate_limited';
 
 /** `asked`: the question went to a 2026-07-28 client in the call's answer; it confirms by calling again. */
 export type HoldOutcome =
@@ -25,10 +28,14 @@ export type ApprovalHoldOptions = {
   approvalMs: number;
   /** How often a held call tells its client it is still waiting (default 5 s). */
   progressEveryMs?: number;
+  /** Most distinct calls one client may have waiting for a person (`limits.pendingApprovalsPerClient`, 10). */
+  pendingPerClient?: number;
 };
 
 /** What a held call needs: the view and decision that asked, and how to reach its client. */
 export type HoldRequest = {
+  /** The client identity (its `clients` entry's name) the cap on waiting calls is counted by. */
+  client: string;
   view: ToolView;
   name: string;
   arguments: Record<string, unknown>;
@@ -51,8 +58,16 @@ export type HoldRequest = {
  * say so; everywhere else the agent's client never approves itself.
  */
 export class ApprovalHold {
-  /** Open requests by call (subject, tool, arguments digest): the same call retried waits on the same request. */
-  private readonly open = new Map<string, { id: string; expiresAtMs: number }>();
+  /**
+   * Open requests by call (subject, tool, arguments digest): the same call retried waits on the same
+   * request. `client` opened it; `settled` once it is known to be decided (kept so the call retried
+   * gets the answer, no longer counted against the client's cap).
+   */
+  private readonly open = new Map<string, { id: string; expiresAtMs: number; client: string; settled: boolean }>();
+  /** Requests being opened now, by call: a second identical call waits on the same one instead of opening another. */
+  private readonly opening = new Map<string, Promise<string | null>>();
+  /** Calls held now, per client, by call key (several waiting on one call count once). */
+  private readonly holding = new Map<string, Map<string, number>>();
 
   constructor(private readonly options: ApprovalHoldOptions) {}
 
@@ -74,17 +89,37 @@ export class ApprovalHold {
         message: `${req.name} needs a person's approval, and this gateway has no control plane to ask one through`,
       };
     const key = `${req.view.request.subject}\u0000${req.name}\u0000${argumentsDigest(req.arguments)}`;
+    // A request past its expiry is no longer decidable: forget it (and every other such one).
+    const nowMs = Date.now();
+    for (const [k, v] of this.open) if (v.expiresAtMs <= nowMs) this.open.delete(k);
+    // All clients of a gateway share its runtime token, and the control plane's limit of pending
+    // requests per token: one client must not take every slot. Counted before anything is asked.
+    const cap = this.options.pendingPerClient ?? 10;
+    if (!this.waitsOn(req.client, key) && (await this.waitingCalls(req.client, connection)) >= cap) {
+      return {
+        ok: false,
+        code: 'rate_limited',
+        message: `this client already has ${cap} calls waiting for a person's approval, the most limits.pendingApprovalsPerClient (${cap}) allows; call again once some are decided or have expired (the same call retried with the same arguments is not refused)`,
+      };
+    }
     const started = Date.now();
     const every = this.options.progressEveryMs ?? 5_000;
     let ticks = 0;
     const timer = req.progress ? setInterval(() => req.progress?.(++ticks, `waiting for a person to approve ${req.name}`), every) : undefined;
+    const held = this.holding.get(req.client) ?? new Map<string, number>();
+    this.holding.set(req.client, held);
+    held.set(key, (held.get(key) ?? 0) + 1);
     let outcome: ApprovalOutcome;
+    let opened: ((id: string | null) => void) | undefined;
+    let mine: Promise<string | null> | undefined;
     try {
-      // A request past its expiry is no longer decidable: forget it (and every other such one).
-      const nowMs = Date.now();
-      for (const [k, v] of this.open) if (v.expiresAtMs <= nowMs) this.open.delete(k);
-      const known = this.open.get(key)?.id;
       const timeoutMs = this.options.approvalMs;
+      const beingOpened = this.open.has(key) ? undefined : this.opening.get(key);
+      const known = this.open.get(key)?.id ?? (beingOpened ? await beingOpened : undefined) ?? undefined;
+      if (!known) {
+        mine = new Promise((resolve) => (opened = resolve));
+        this.opening.set(key, mine);
+      }
       outcome = known
         ? await waitForApproval(connection, known, { timeoutMs, signal: req.signal })
         : await requestApproval(
@@ -101,7 +136,9 @@ export class ApprovalHold {
               timeoutMs,
               signal: req.signal,
               onOpened: (a) => {
-                this.open.set(key, { id: a.id, expiresAtMs: Date.parse(a.expiresAt) });
+                this.open.set(key, { id: a.id, expiresAtMs: Date.parse(a.expiresAt), client: req.client, settled: false });
+                this.opening.delete(key);
+                opened?.(a.id);
                 req.progress?.(0, `approval request ${a.id} opened; waiting for a person`);
               },
             },
@@ -111,6 +148,15 @@ export class ApprovalHold {
       return { ok: false, code: 'approval_required', message: `${req.name} needs a person's approval, and it could not be asked for: ${detail}` };
     } finally {
       clearInterval(timer);
+      if (mine) {
+        // Opening failed (or this call gave up first): whoever waited on it asks anew.
+        if (this.opening.get(key) === mine) this.opening.delete(key);
+        opened?.(null);
+      }
+      const waiting = (held.get(key) ?? 1) - 1;
+      if (waiting > 0) held.set(key, waiting);
+      else held.delete(key);
+      if (held.size === 0 && this.holding.get(req.client) === held) this.holding.delete(req.client);
     }
 
     if (outcome.state === 'pending') {
@@ -133,6 +179,42 @@ export class ApprovalHold {
       return { ok: false, code: 'approval_denied', message: `a person denied ${req.name}${outcome.reason ? `: ${outcome.reason}` : ''}` };
     }
     return { ok: false, code: 'approval_denied', message: `the approval request ${outcome.id} for ${req.name} expired undecided; call again to ask anew` };
+  }
+
+  /**
+   * Whether this client already asked for this very call (held now, or its request still known): a
+   * retry opens nothing new (it waits on that request or hears its answer), so it is never refused.
+   */
+  private waitsOn(client: string, key: string): boolean {
+    return this.holding.get(client)?.has(key) === true || this.open.get(key)?.client === client;
+  }
+
+  /**
+   * How many distinct calls this client has waiting for a person: held now, or with a request it
+   * opened that is still pending. Only at the cap are the requests nobody waits on asked about
+   * (one look each): one a person decided meanwhile no longer counts, though the call retried
+   * still gets its answer.
+   */
+  private async waitingCalls(client: string, connection: ApprovalConnection): Promise<number> {
+    const held = this.holding.get(client);
+    const count = () => {
+      let n = held?.size ?? 0;
+      for (const [k, v] of this.open) if (v.client === client && !v.settled && !held?.has(k)) n++;
+      return n;
+    };
+    const cap = this.options.pendingPerClient ?? 10;
+    if (count() < cap) return count();
+    const unwatched = [...this.open].filter(([k, v]) => v.client === client && !v.settled && !held?.has(k)).map(([, v]) => v);
+    await Promise.all(
+      unwatched.map(async (v) => {
+        try {
+          if ((await waitForApproval(connection, v.id, { timeoutMs: 0 })).state !== 'pending') v.settled = true;
+        } catch {
+          // Unreachable control plane: the request still counts.
+        }
+      }),
+    );
+    return count();
   }
 
   private whereToDecide(id: string): string {

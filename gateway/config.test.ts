@@ -30,7 +30,7 @@ describe('gateway configuration', () => {
     expect(r.config.control.token).toBe(env.TG_TOKEN);
     expect(r.config.listen).toMatchObject({ kind: 'http', host: '127.0.0.1', path: '/mcp' });
     expect(r.config.timeouts).toEqual({ callMs: 30000, approvalMs: 120000, relistMs: 60000 });
-    expect(r.config.limits).toEqual({ sessionsPerClient: 100 });
+    expect(r.config.limits).toEqual({ sessionsPerClient: 100, pendingApprovalsPerClient: 10 });
     expect(r.config.control.runtimeId).toMatch(/^gateway:/);
     expect(r.config.control.cacheDir).toBe(join(dir, 'cache'));
     expect(r.config.clients[0].keyDigest?.length).toBe(32);
@@ -120,20 +120,29 @@ describe('gateway configuration', () => {
     expect(r.problems.map((p) => p.pointer)).toEqual(expect.arrayContaining(['/clients/0/groups', '/clients/0/subject']));
   });
 
-  it('takes relistMs and sessionsPerClient, and names the pointer of a value out of range', async () => {
+  it('takes relistMs, sessionsPerClient and pendingApprovalsPerClient, and names the pointer of a value out of range', async () => {
     const c = valid() as any;
     c.timeouts = { relistMs: 5000, approvalMs: 30000 };
-    c.limits = { sessionsPerClient: 4 };
+    c.limits = { sessionsPerClient: 4, pendingApprovalsPerClient: 3 };
     const r = await load(c);
     if (!r.ok) throw new Error(JSON.stringify(r.problems));
     expect(r.config.timeouts).toEqual({ callMs: 30000, approvalMs: 30000, relistMs: 5000 });
-    expect(r.config.limits).toEqual({ sessionsPerClient: 4 });
+    expect(r.config.limits).toEqual({ sessionsPerClient: 4, pendingApprovalsPerClient: 3 });
     c.timeouts = { relistMs: 10 };
-    c.limits = { sessionsPerClient: 0, perAddress: 3 };
+    c.limits = { sessionsPerClient: 0, perAddress: 3, pendingApprovalsPerClient: 0 };
     const bad = await load(c);
     expect(bad.ok).toBe(false);
     if (bad.ok) return;
-    expect(bad.problems.map((p) => p.pointer)).toEqual(expect.arrayContaining(['/timeouts/relistMs', '/limits/sessionsPerClient', '/limits/perAddress']));
+    expect(bad.problems.map((p) => p.pointer)).toEqual(
+      expect.arrayContaining(['/timeouts/relistMs', '/limits/sessionsPerClient', '/limits/perAddress', '/limits/pendingApprovalsPerClient']),
+    );
+    // Past the control plane's own limit of pending requests per runtime token, the cap would cap nothing.
+    c.timeouts = { relistMs: 5000 };
+    c.limits = { pendingApprovalsPerClient: 101 };
+    const over = await load(c);
+    expect(over.ok).toBe(false);
+    if (over.ok) return;
+    expect(over.problems.map((p) => p.pointer)).toEqual(['/limits/pendingApprovalsPerClient']);
   });
 
   it('accepts a stdio listener for a client without a key, and a keySha256', async () => {

@@ -38,7 +38,7 @@ export type ResolvedConfig = {
   clients: ResolvedClient[];
   upstreams: Map<string, GatewayUpstream>;
   timeouts: { callMs: number; approvalMs: number; relistMs: number };
-  limits: { sessionsPerClient: number };
+  limits: { sessionsPerClient: number; pendingApprovalsPerClient: number };
   /** OAuth access tokens taken besides static keys (auth.oauth); absent or null when only keys are. */
   oauth?: ResolvedOAuth | null;
   /** Raw sha-256 of the metrics key; null when /metrics is not served. */
@@ -178,7 +178,7 @@ async function resolveConfig(c: GatewayConfig, baseDir: string): Promise<ConfigR
       clients,
       upstreams,
       timeouts: { callMs: c.timeouts?.callMs ?? 30_000, approvalMs: c.timeouts?.approvalMs ?? 120_000, relistMs: c.timeouts?.relistMs ?? 60_000 },
-      limits: { sessionsPerClient: c.limits?.sessionsPerClient ?? 100 },
+      limits: { sessionsPerClient: c.limits?.sessionsPerClient ?? 100, pendingApprovalsPerClient: c.limits?.pendingApprovalsPerClient ?? 10 },
       oauth,
       metricsKeyDigest,
     },

@@ -599,6 +599,7 @@ export class Gateway {
   ): Promise<HoldOutcome> {
     const relay = this.relayFor(session, view.loaded, tool.id, tool.def?.source?.server ?? '', meta, requestId, this.deps.config.timeouts.approvalMs);
     return this.approvals.hold({
+      client: session.client.name,
       view,
       name: tool.id,
       arguments: args,

@@ -87,6 +87,7 @@ export async function startGateway(config: ResolvedConfig, options: StartOptions
     trustedKeys: () => bundleClient.trustedKeys(),
     used: new FileUsedReceipts(config.control.cacheDir, config.control.tenant),
     approvalMs: config.timeouts.approvalMs,
+    pendingPerClient: config.limits.pendingApprovalsPerClient,
   });
   const gateway = new Gateway({ config, policy, upstreams, sink, metrics, approvals });
   bundleClient.on('update', (b) => log.info('policy bundle in use', { version: b.bundle.version, revision: b.bundle.revision }));

@@ -1570,6 +1570,10 @@ limits?: {
  * Most open MCP 2025-11-25 sessions one client holds. Opening one more closes that client's least recently used session with no request in flight; when every one is busy, the new session is refused (429).
  */
 sessionsPerClient?: number
+/**
+ * Most calls one client may have waiting for a person's approval at once: calls held, and approval requests opened for it still pending. All clients share the control plane's limit of pending requests per runtime token, so one client cannot take every slot. One more distinct call is refused `rate_limited` (a tool result) without opening a request or calling the upstream; the same call retried with the same arguments waits on its open request and is never refused for it.
+ */
+pendingApprovalsPerClient?: number
 }
 /**
  * GET /metrics answers only with `Authorization: Bearer <key>` (exactly one of key and keySha256); without this entry it is not served.

@@ -39,7 +39,7 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function setup(opts: { by?: 'person' | 'client'; approvalMs?: number } = {}) {
+function setup(opts: { by?: 'person' | 'client'; approvalMs?: number; pendingPerClient?: number } = {}) {
   const bundle: Bundle = mcpBundle(TENANT, 1, 'rec', state);
   bundle.policy.roles!.analyst.requireApproval = ['read_only'];
   if (opts.by) bundle.policy.roles!.analyst.approvals = { by: opts.by };
@@ -65,6 +65,7 @@ function setup(opts: { by?: 'person' | 'client'; approvalMs?: number } = {}) {
     used: new FileUsedReceipts(dir, TENANT),
     approvalMs: opts.approvalMs ?? 30_000,
     progressEveryMs: 60_000,
+    ...(opts.pendingPerClient ? { pendingPerClient: opts.pendingPerClient } : {}),
   });
   const sink = memoryDecisionSink();
   const gateway = new Gateway({
@@ -87,7 +88,9 @@ function setup(opts: { by?: 'person' | 'client'; approvalMs?: number } = {}) {
   const progress: unknown[] = [];
   (session as unknown as { channel: { notify(n: unknown): void } }).channel.notify = (n) => progress.push(n);
   const call = (text: string, s: GatewaySession = session) => gateway.call(s, { name: 'mcp__rec__echo', arguments: { text }, _meta: { progressToken: 'p-1' } });
-  return { gateway, session, call, sink, upstreamCalls, elicited: () => elicited, progress };
+  // Another client of the same gateway (so of the same runtime token), acting for the same subject.
+  const other = gateway.openSession({ ...scriptedClient(), name: 'desk' });
+  return { gateway, session, other, call, sink, upstreamCalls, elicited: () => elicited, progress };
 }
 
 const meta = (r: CallToolResult) => (r._meta as { toolgate: { decision: string; errorCode?: string } }).toolgate;
@@ -105,6 +108,75 @@ async function pendingFor(text: string): Promise<Approval> {
 
 const decide = (id: string, verdict: 'approve' | 'deny', reason: string) =>
   srv.request('POST', `/v1/tenants/${TENANT}/approvals/${id}/${verdict}`, { body: { reason } });
+
+/** The pending requests whose arguments carry this text. */
+async function pendingWith(text: string): Promise<Approval[]> {
+  const r = await srv.request('GET', `/v1/tenants/${TENANT}/approvals?state=pending`);
+  return (r.json.items as Approval[]).filter((a) => (a.arguments as { text?: string } | undefined)?.text === text);
+}
+
+describe("one client's share of the approval requests (limits.pendingApprovalsPerClient, 10)", () => {
+  it('refuses a client its 11th distinct held call rate_limited, asking nobody and never calling the upstream, while another client still opens a request', async () => {
+    const t = setup();
+    const texts = Array.from({ length: 10 }, (_, i) => `cap-${i + 1}@acme.example`);
+    const held = texts.map((text) => t.call(text));
+    const requests = [];
+    for (const text of texts) requests.push(await pendingFor(text));
+
+    const refused = await t.call('cap-11@acme.example');
+    expect(meta(refused)).toMatchObject({ decision: 'require_approval', errorCode: 'rate_limited' });
+    expect(textOf(refused)).toMatch(
+      /^rate_limited: this client already has 10 calls waiting for a person's approval, the most limits\.pendingApprovalsPerClient \(10\) allows/,
+    );
+    expect(await pendingWith('cap-11@acme.example')).toEqual([]);
+    expect(t.upstreamCalls).toHaveLength(0);
+    expect(t.sink.records.at(-1)).toMatchObject({ decision: 'require_approval', errorCode: 'rate_limited' });
+
+    // The same call again, at the cap, is not refused: it waits on the request already open.
+    const retried = t.call('cap-3@acme.example');
+    // Another client of the same gateway still gets its own request.
+    const desk = t.call('from-desk@acme.example', t.other);
+    const deskRequest = await pendingFor('from-desk@acme.example');
+
+    await decide(requests[2].id, 'deny', 'not this one');
+    for (const r of [await held[2], await retried]) expect(meta(r).errorCode).toBe('approval_denied');
+    expect(await pendingWith('cap-3@acme.example')).toEqual([]);
+    // One decided: the client has room for one more distinct call.
+    const next = t.call('cap-12@acme.example');
+    const nextRequest = await pendingFor('cap-12@acme.example');
+
+    for (const a of [...requests.filter((_, i) => i !== 2), deskRequest, nextRequest]) await decide(a.id, 'deny', 'tidy up');
+    for (const r of [...held, desk, next]) expect(meta(await r).errorCode).toBe('approval_denied');
+    expect(t.upstreamCalls).toHaveLength(0);
+  });
+
+  it('opens one request for the same call made twice at once; one decision answers both', async () => {
+    const t = setup();
+    const both = [t.call('twice@acme.example'), t.call('twice@acme.example')];
+    const request = await pendingFor('twice@acme.example');
+    await decide(request.id, 'deny', 'not twice');
+    for (const r of both) expect(textOf(await r)).toBe('approval_denied: a person denied mcp__rec__echo: not twice');
+    expect(await pendingWith('twice@acme.example')).toEqual([]);
+  });
+
+  it('counts requests still pending after their calls gave up waiting, and frees the place of one a person decided meanwhile', async () => {
+    const t = setup({ approvalMs: 200, pendingPerClient: 2 });
+    for (const text of ['gone-1@acme.example', 'gone-2@acme.example']) expect(meta(await t.call(text)).errorCode).toBe('approval_pending');
+    expect(meta(await t.call('gone-3@acme.example')).errorCode).toBe('rate_limited');
+    expect(await pendingWith('gone-3@acme.example')).toEqual([]);
+    // Retrying a call whose request is still open is not refused.
+    expect(meta(await t.call('gone-1@acme.example')).errorCode).toBe('approval_pending');
+    expect(await pendingWith('gone-1@acme.example')).toHaveLength(1);
+
+    const [first] = await pendingWith('gone-1@acme.example');
+    await decide(first.id, 'deny', 'not this one');
+    expect(meta(await t.call('gone-3@acme.example')).errorCode).toBe('approval_pending');
+    expect(await pendingWith('gone-3@acme.example')).toHaveLength(1);
+    // The decided call retried still hears the person's answer.
+    expect(textOf(await t.call('gone-1@acme.example'))).toBe('approval_denied: a person denied mcp__rec__echo: not this one');
+    for (const text of ['gone-2@acme.example', 'gone-3@acme.example']) for (const a of await pendingWith(text)) await decide(a.id, 'deny', 'tidy up');
+  });
+});
 
 describe('a call held for a person', () => {
   it('goes through once a person approves it, with progress while it waits, and records who approved', async () => {
