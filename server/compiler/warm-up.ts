@@ -7,6 +7,9 @@ import { compileBundle, compilesSoFar } from './compile-bundle.ts';
 
 // What the compiler and the publish route validate on every publish: compiled once per process.
 const PUBLISH_SCHEMAS = ['tool', 'group', 'state', 'connection-grant', 'tenant-policy', 'bundle-publish'];
+// Validated on every decision batch a runtime sends: compiled at start too, or the first batch after
+// a start compiles it inline (hundreds of milliseconds on a busy machine, every other request waiting).
+const INGEST_SCHEMAS = ['decision-batch'];
 // Held at most this long between chances for requests to run (a whole draft's compile aside).
 const SLICE_MS = 15;
 // Up to this many tools, warming costs a start about 150 ms (2,000 tools, cold, on 2 cores) and is
@@ -38,7 +41,7 @@ export async function warmBeforeListening(db: Db): Promise<boolean> {
  * same caches (the answers are the same either way), and the warm-up then stops.
  */
 export async function warmCompiler(db: Db, stopped: () => boolean = () => false): Promise<void> {
-  for (const kind of PUBLISH_SCHEMAS) {
+  for (const kind of [...PUBLISH_SCHEMAS, ...INGEST_SCHEMAS]) {
     validatorFor(kind);
     await letRequestsRun();
   }

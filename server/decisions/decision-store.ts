@@ -258,7 +258,7 @@ function filtered(db: DbOrTx, tenant: string, f: DecisionFilter) {
 type DecisionQueryBuilder = ReturnType<typeof filtered>;
 
 /** Records one grouping query reads (summary, impact) before the event loop gets a turn. */
-export const ROWS_PER_SLICE = 20_000;
+export const ROWS_PER_SLICE = 5_000;
 
 /** Consecutive records of a window by (at, id): those after `after` (null: from the start) up to and with `upTo` (null: to the end). */
 export type DecisionSlice = { after: DecisionCursor | null; upTo: DecisionCursor | null };
