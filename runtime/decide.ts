@@ -3,8 +3,8 @@ import type { ConstraintRef, EvaluationRequest, EvaluationResult } from '../poli
 import { escapePointer } from '../policy-schemas/pointer.ts';
 import { type CallApproval, redeemApproval } from './approval-policy.ts';
 import { checkConstraints } from './constraints.ts';
-import { parseArguments, membersNamed } from './json-arguments.ts';
-import { MAX_NESTING, nestsTooDeep } from './json-schema-dialect.ts';
+import { parseArguments, membersNamed, readArgumentsValue } from './json-arguments.ts';
+import { MAX_NESTING } from './json-schema-dialect.ts';
 import { evaluateDetailed, grantedConnections, NOT_VISIBLE, REQUIRE_APPROVAL } from './evaluate.ts';
 import type { LoadedBundle, SubjectInfo } from './load-bundle.ts';
 
@@ -92,16 +92,19 @@ function decideCall(view: ToolView, call: ToolCall): CallDecision {
     args = parsed.value;
   } else if (args === undefined) {
     args = {};
-  } else if (nestsTooDeep(args)) {
-    return tooDeep(toolCallId, tool.id);
+  } else {
+    // Handed over as a value (R14.6): only a JSON value, the value of the text the upstream will get
+    // (no NaN sent as null, no undefined dropped, no cycle); nesting as for text.
+    const read = readArgumentsValue(args);
+    if (!read.ok) return read.code === 'invalid_json' ? deny(toolCallId, 'invalid_json', read.message) : tooDeep(toolCallId, tool.id);
   }
   const validate = tool.validateInput;
   let valid: boolean;
   try {
     valid = validate?.(args) === true;
   } catch {
-    // The validator recurses with a recursive schema: arguments nested deeper than the stack (or,
-    // handed over as objects, cyclic) cannot be checked, so they cannot be allowed either.
+    // The validator recurses with a recursive schema: arguments it cannot finish checking cannot be
+    // allowed either (nesting is bounded above and cycles refused, so this is a last guard).
     return {
       toolCallId,
       decision: 'deny',

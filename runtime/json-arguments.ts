@@ -36,6 +36,150 @@ export function parseArguments(text: string): ParsedArguments {
 }
 
 /**
+ * Reading arguments handed over as a value rather than text (R14.6): they must be a JSON value, the
+ * value some JSON text would read as, because that text is what the upstream receives. Finite
+ * numbers, strings and member names without a lone surrogate, booleans, null, arrays and plain
+ * objects (prototype Object.prototype or null), nested within MAX_NESTING. Anything else (NaN,
+ * Infinity, undefined, a hole in an array, a function, a symbol, a BigInt, a Date, Map or class
+ * instance, an object that contains itself) is `invalid_json`: JSON.stringify would send null, drop
+ * it or throw, so the schema would have judged something the tool never sees.
+ * Runs on every call handed over so: the common flat object is one pass over its members with no
+ * allocation; a shared object (a DAG, which objects can make and text cannot) is walked once.
+ */
+export function readArgumentsValue(root: unknown): ParsedArguments {
+  if (typeof root !== 'object' || root === null) {
+    const problem = scalarProblem(root);
+    return problem === null ? { ok: true, value: root } : { ok: false, code: 'invalid_json', message: problem };
+  }
+  const flat = flatProblem(root);
+  if (flat === null) return { ok: true, value: root };
+  const walked = flat === NESTED ? walkValue(root) : { problem: flat, height: 0 };
+  if (walked.problem !== null) return { ok: false, code: 'invalid_json', message: walked.problem };
+  if (walked.height > MAX_NESTING) return { ok: false, code: 'too_deep', message: `the arguments nest deeper than ${MAX_NESTING} levels` };
+  return { ok: true, value: root };
+}
+
+const NESTED = 'nested';
+
+/** The problem with one array or object whose members are all scalars; NESTED when one is not. */
+function flatProblem(node: object): string | null {
+  let nested = false;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const v: unknown = node[i];
+      if (typeof v === 'object' && v !== null) nested = true;
+      else {
+        const problem = scalarProblem(v);
+        if (problem !== null) return problem;
+      }
+    }
+  } else {
+    if (!isPlainObject(node)) return NOT_PLAIN;
+    for (const key in node) {
+      if (!Object.hasOwn(node, key)) continue;
+      if (!isWellFormed(key)) return LONE_SURROGATE_MESSAGE;
+      const v: unknown = (node as Record<string, unknown>)[key];
+      if (typeof v === 'object' && v !== null) nested = true;
+      else {
+        const problem = scalarProblem(v);
+        if (problem !== null) return problem;
+      }
+    }
+  }
+  return nested ? NESTED : null;
+}
+
+type ValueFrame = { node: object; keys: string[] | null; next: number; height: number };
+
+/**
+ * Every member of a nested value, depth first without recursion (any depth is safe): the first
+ * problem, else the height (the outermost counting 1). A container still being walked that is met
+ * again is a cycle; one walked already is taken at its known height, not walked again.
+ */
+function walkValue(root: object): { problem: string | null; height: number } {
+  const heights = new Map<object, number>();
+  const frames: ValueFrame[] = [];
+  const enter = (node: object): string | null => {
+    const array = Array.isArray(node);
+    if (!array && !isPlainObject(node)) return NOT_PLAIN;
+    heights.set(node, ON_PATH);
+    frames.push({ node, keys: array ? null : Object.keys(node), next: 0, height: 1 });
+    return null;
+  };
+  const first = enter(root);
+  if (first !== null) return { problem: first, height: 0 };
+  let height = 0;
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1];
+    const { node, keys } = frame;
+    if (frame.next < (keys === null ? (node as unknown[]).length : keys.length)) {
+      let v: unknown;
+      if (keys === null) v = (node as unknown[])[frame.next++];
+      else {
+        const key = keys[frame.next++];
+        if (!isWellFormed(key)) return { problem: LONE_SURROGATE_MESSAGE, height: 0 };
+        v = (node as Record<string, unknown>)[key];
+      }
+      if (typeof v !== 'object' || v === null) {
+        const problem = scalarProblem(v);
+        if (problem !== null) return { problem, height: 0 };
+        continue;
+      }
+      const known = heights.get(v);
+      if (known === ON_PATH) return { problem: 'the arguments contain themselves (a cycle), which no JSON text can', height: 0 };
+      if (known !== undefined) {
+        if (known + 1 > frame.height) frame.height = known + 1;
+        continue;
+      }
+      const problem = enter(v);
+      if (problem !== null) return { problem, height: 0 };
+    } else {
+      frames.pop();
+      heights.set(node, frame.height);
+      const parent = frames[frames.length - 1];
+      if (parent === undefined) height = frame.height;
+      else if (frame.height + 1 > parent.height) parent.height = frame.height + 1;
+    }
+  }
+  return { problem: null, height };
+}
+
+const ON_PATH = -1;
+const NOT_PLAIN = 'the arguments hold an object that is not a plain object or array (a Date, Map or class instance), which is not a JSON value';
+const LONE_SURROGATE_MESSAGE = 'the arguments hold a lone surrogate, which is not I-JSON';
+
+/** Why a value that is not an array or object is not a JSON value, or null when it is one. */
+function scalarProblem(v: unknown): string | null {
+  switch (typeof v) {
+    case 'string':
+      return isWellFormed(v) ? null : LONE_SURROGATE_MESSAGE;
+    case 'number':
+      return Number.isFinite(v) ? null : 'the arguments hold a number that is not finite (NaN or Infinity), which is not a JSON value';
+    case 'boolean':
+      return null;
+    case 'object':
+      return null; // null itself
+    case 'undefined':
+      return 'the arguments hold undefined (a member set to it, or a hole in an array), which is not a JSON value';
+    case 'bigint':
+      return 'the arguments hold a BigInt, which is not a JSON value (pass a number, or a string for a large integer)';
+    default:
+      return `the arguments hold a ${typeof v}, which is not a JSON value`;
+  }
+}
+
+function isPlainObject(node: object): boolean {
+  const proto = Object.getPrototypeOf(node);
+  return proto === Object.prototype || proto === null;
+}
+
+// String.prototype.isWellFormed (ES2024) where the engine has it; the pattern elsewhere.
+const nativeWellFormed = (String.prototype as { isWellFormed?: () => boolean }).isWellFormed;
+function isWellFormed(s: string): boolean {
+  return nativeWellFormed ? nativeWellFormed.call(s) : !LONE_SURROGATE.test(s);
+}
+
+/**
  * The JSON pointer token path of every member named `name` in valid JSON text, in document order
  * (R7.10): member names as written, array positions as numbers.
  */

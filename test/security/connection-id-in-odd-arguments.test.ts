@@ -1,8 +1,8 @@
 // R7.10 (no connectionId member anywhere in arguments) against the shapes a walk over arguments can
 // get wrong: `__proto__` as an own key (JSON.parse makes one), nesting far deeper than a recursive
 // walk could go, and shared or cyclic objects an embedding program hands over instead of JSON text.
-// Each gets an answer, never a hang or a thrown stack overflow: past R14.3's nesting limit (a cycle
-// is infinitely deep) the answer is validation at "" before any walk.
+// Each gets an answer, never a hang or a thrown stack overflow: past R14.3's nesting limit the answer
+// is validation at "" before any walk; a cycle is no JSON value, invalid_json (R14.6).
 import { describe, expect, it } from 'vitest';
 import type { Bundle, Tool } from '../../policy-schemas/types.gen.ts';
 import { createView, decide } from '../../runtime/decide.ts';
@@ -87,13 +87,15 @@ describe('arguments nested deeper than any call stack', () => {
 });
 
 describe('shared and cyclic arguments handed over by an embedding program', () => {
-  it('answers a cycle with validation at "", with or without a connectionId in it', () => {
+  it('answers a cycle invalid_json (no JSON text makes one, R14.6), with or without a connectionId in it', () => {
     const args: Record<string, any> = { q: 'x', more: { list: [] } };
     args.more.list.push(args, args.more);
     args.more.back = args;
-    expectRefused(call('core__open', args), ['']);
+    expect(call('core__open', args)).toMatchObject({ toolCallId: 'c1', decision: 'deny', errorCode: 'invalid_json' });
     args.more.connectionId = 'conn-other';
-    expectRefused(call('core__open', args), ['']);
+    const d = call('core__open', args);
+    expect(d).toMatchObject({ toolCallId: 'c1', decision: 'deny', errorCode: 'invalid_json' });
+    expect(JSON.stringify(d)).not.toContain('conn-other');
   });
 
   it('walks an object shared 2^60 ways once per depth, and finds a connectionId in it', () => {
@@ -107,6 +109,6 @@ describe('shared and cyclic arguments handed over by an embedding program', () =
     const link: Record<string, unknown> = {};
     link.next = link;
     const d = call('core__chain', { head: link });
-    expect(d).toMatchObject({ decision: 'deny', errorCode: 'validation', errors: [{ pointer: '' }] });
+    expect(d).toMatchObject({ decision: 'deny', errorCode: 'invalid_json' });
   });
 });

@@ -80,6 +80,59 @@ def depth_of(value):
     return deepest
 
 
+def value_status(value):
+    """R14.6 for arguments handed over as a value: 'ok' | 'invalid_json' | 'too_deep' (R7.5 order).
+
+    Only a JSON value: dict with str keys, list, str and keys without a lone surrogate, bool, None,
+    int, finite float. A dict or list that contains itself is a cycle (invalid_json); one shared in
+    several places is walked once and counts once per place for nesting. Iterative, post-order."""
+    height = {}  # id -> height once walked; ON_PATH while it is being walked
+    on_path = -1
+
+    def scalar_ok(v):
+        if v is None or isinstance(v, bool) or isinstance(v, int):
+            return True
+        if isinstance(v, float):
+            return math.isfinite(v)
+        if isinstance(v, str):
+            return not any(0xD800 <= ord(c) <= 0xDFFF for c in v)
+        return False
+
+    if not isinstance(value, (dict, list)):
+        return "ok" if scalar_ok(value) else "invalid_json"
+    if type(value) not in (dict, list):
+        return "invalid_json"
+    frames = [[value, iter(value.items() if isinstance(value, dict) else enumerate(value)), 1]]
+    height[id(value)] = on_path
+    top = 0
+    while frames:
+        frame = frames[-1]
+        step = next(frame[1], None)
+        if step is None:
+            frames.pop()
+            height[id(frame[0])] = frame[2]
+            if frames:
+                frames[-1][2] = max(frames[-1][2], frame[2] + 1)
+            else:
+                top = frame[2]
+            continue
+        key, child = step
+        if isinstance(frame[0], dict) and (not isinstance(key, str) or not scalar_ok(key)):
+            return "invalid_json"
+        if type(child) in (dict, list):
+            known = height.get(id(child))
+            if known == on_path:
+                return "invalid_json"
+            if known is not None:
+                frame[2] = max(frame[2], known + 1)
+                continue
+            height[id(child)] = on_path
+            frames.append([child, iter(child.items() if isinstance(child, dict) else enumerate(child)), 1])
+        elif not scalar_ok(child):
+            return "invalid_json"
+    return "too_deep" if top > MAX_NESTING else "ok"
+
+
 def text_depth(text):
     """Nesting of valid JSON text, counted on the text (no parser recursion)."""
     depth = deepest = 0

@@ -247,8 +247,9 @@ def decide(bundle, request, view, call):
     if text is None:
         status, args = "ok", {}
     elif not isinstance(text, str):
-        # Arguments handed over as a JSON value rather than text (R7.5, R14.3).
-        status, args = ("too_deep", None) if dialect.depth_of(text) > dialect.MAX_NESTING else ("ok", text)
+        # Arguments handed over as a value rather than text: a JSON value only (R7.5, R14.6, R14.3).
+        status = dialect.value_status(text)
+        args = text if status == "ok" else None
     else:
         status, args = dialect.parse_arguments(text)
     if status == "invalid_json":
