@@ -18,11 +18,34 @@ export type ToolDefinition = Omit<BundleTool, 'description' | 'inputSchema' | 'i
   readonly requiresConnection: boolean;
 };
 
-/** A catalog entry: a full tool, or one excluded from every view (R2.2). */
+/**
+ * A catalog entry: a full tool, or one excluded from every view (R2.2). A full tool's `tool` is the
+ * entry as the bundle has it (defaults left out in v2) and `inputSchema` its schema resolved;
+ * `def`, the definition every reader uses, is made on first use: a runtime loads thousands of tools
+ * and reads the definitions of few.
+ */
 export type CatalogEntry = { readonly id: string; readonly definitionHash: string } & (
-  | { readonly def: ToolDefinition; readonly excluded: null }
-  | { readonly def: null; readonly excluded: ExcludedTool['excluded'] }
+  | { readonly def: ToolDefinition; readonly excluded: null; readonly tool: BundleTool; readonly inputSchema: Record<string, unknown> }
+  | { readonly def: null; readonly excluded: ExcludedTool['excluded']; readonly tool: null; readonly inputSchema: null }
 );
+
+/** A full catalog tool whose definition is made when first read. */
+class ToolContent {
+  readonly excluded = null;
+  private made: ToolDefinition | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly definitionHash: string,
+    readonly tool: BundleTool,
+    readonly inputSchema: Record<string, unknown>,
+  ) {}
+
+  get def(): ToolDefinition {
+    this.made ??= toolDefinition(this.tool, this.inputSchema);
+    return this.made;
+  }
+}
 
 /** A role with every list present and what it reaches derived: groups closed under includes, tool ids its globs match. */
 export type RoleContent = {
@@ -46,6 +69,8 @@ export type GrantContent = BundleGrant & { readonly positions: readonly number[]
 export type BundleContent = {
   readonly format: typeof BUNDLE_FORMAT | typeof BUNDLE_FORMAT_V1;
   readonly tools: readonly CatalogEntry[];
+  /** The catalog's ids, in its order (sorted). */
+  readonly ids: readonly string[];
   /** Group name → itself and every group it includes, transitively, sorted. */
   readonly groupClosure: ReadonlyMap<string, readonly string[]>;
   readonly roles: ReadonlyMap<string, RoleContent>;
@@ -76,13 +101,25 @@ export function readBundleContent(bundle: Bundle | BundleV1): BundleContent {
   if (!catalog || !Array.isArray(catalog.tools) || !policy) throw new TypeError('bundle lacks catalog or policy');
   const schemas = format === BUNDLE_FORMAT ? ((bundle as Bundle).catalog.schemas ?? NONE) : NONE;
 
-  const tools = catalog.tools.map((entry, pos): CatalogEntry => {
-    if (pos > 0 && !(catalog.tools[pos - 1].id < entry.id)) throw new TypeError('catalog tools are not sorted by id');
-    if ('excluded' in entry) return { id: entry.id, definitionHash: entry.definitionHash, def: null, excluded: entry.excluded };
-    return { id: entry.id, definitionHash: entry.definitionHash, def: toolDefinition(entry as BundleTool, schemas), excluded: null };
-  });
-  const positions = new Map(tools.map((t, i) => [t.id, i]));
-  const ids = tools.map((t) => t.id);
+  // One pass, few allocations: right after JSON.parse the whole bundle is young, and every
+  // collection a load's garbage sets off copies it.
+  const n = catalog.tools.length;
+  const tools: CatalogEntry[] = new Array(n);
+  const ids: string[] = new Array(n);
+  for (let pos = 0; pos < n; pos++) {
+    const entry = catalog.tools[pos];
+    if (pos > 0 && !(ids[pos - 1] < entry.id)) throw new TypeError('catalog tools are not sorted by id');
+    ids[pos] = entry.id;
+    tools[pos] =
+      'excluded' in entry
+        ? { id: entry.id, definitionHash: entry.definitionHash, def: null, excluded: entry.excluded, tool: null, inputSchema: null }
+        : new ToolContent(entry.id, entry.definitionHash, entry as BundleTool, inputSchemaOf(entry as BundleTool, schemas));
+  }
+  // Ids are sorted (checked above): a lookup is a binary search, no map of the whole catalog.
+  const positionOf = (id: string): number => {
+    const at = firstAtLeast(ids, id);
+    return at < n && ids[at] === id ? at : -1;
+  };
 
   const includes = new Map<string, readonly string[]>();
   for (const g of catalog.groups ?? NONE) includes.set(g.name, g.includes ?? NONE);
@@ -92,12 +129,7 @@ export function readBundleContent(bundle: Bundle | BundleV1): BundleContent {
   const groupClosure = new Map<string, readonly string[]>();
   for (const name of [...includes.keys()].sort()) groupClosure.set(name, closureOf(name, includes));
 
-  const matching = (globs: readonly string[]): number[] => {
-    const matchers = globs.map(globMatcher);
-    const out: number[] = [];
-    for (let i = 0; i < ids.length; i++) if (matchers.some((m) => m(ids[i]))) out.push(i);
-    return out;
-  };
+  const matching = (globs: readonly string[]): number[] => globPositions(ids, globs);
   const roles = new Map<string, RoleContent>();
   for (const [name, role] of Object.entries(policy.roles ?? {})) {
     const groups: readonly string[] = role.groups ?? NONE;
@@ -125,16 +157,54 @@ export function readBundleContent(bundle: Bundle | BundleV1): BundleContent {
   }
   const profiles = new Map(Object.entries(policy.profiles ?? {}).map(([name, p]) => [name, { enable: p.enable ?? NONE, disable: p.disable ?? NONE }]));
   const scoped = new Set<number>();
-  for (const p of profiles.values()) for (const id of p.enable) if (positions.has(id)) scoped.add(positions.get(id) as number);
+  for (const p of profiles.values()) {
+    for (const id of p.enable) {
+      const at = positionOf(id);
+      if (at >= 0) scoped.add(at);
+    }
+  }
   const profileScoped = [...scoped].sort((a, b) => a - b);
   const grants = (policy.grants ?? NONE).map((g): GrantContent => ({ ...g, positions: matching(g.tools) }));
 
-  const content: BundleContent = { format, tools, groupClosure, roles, bindings, profiles, profileScoped, grants };
+  const content: BundleContent = { format, tools, ids, groupClosure, roles, bindings, profiles, profileScoped, grants };
   if (format === BUNDLE_FORMAT_V1) checkV1Index(bundle as BundleV1, content);
   return content;
 }
 
-function toolDefinition(entry: BundleTool, schemas: readonly Record<string, unknown>[]): ToolDefinition {
+/**
+ * The positions of the ids, sorted in UTF-16 order (as a catalog is), that one of the globs
+ * matches, ascending. The ids a glob can match all start with its text before the first `*`, and
+ * in sorted ids those are one run, found by binary search: a role's `mcp__github__*` looks at the
+ * tools of that namespace, not at the whole catalog (only a glob starting with `*` does).
+ */
+export function globPositions(ids: readonly string[], globs: readonly string[]): number[] {
+  if (globs.length === 0) return [];
+  const hit = new Uint8Array(ids.length);
+  for (const glob of globs) {
+    const matches = globMatcher(glob);
+    const star = glob.indexOf('*');
+    const prefix = star < 0 ? glob : glob.slice(0, star);
+    for (let i = firstAtLeast(ids, prefix); i < ids.length && ids[i].startsWith(prefix); i++) if (matches(ids[i])) hit[i] = 1;
+  }
+  const out: number[] = [];
+  for (let i = 0; i < hit.length; i++) if (hit[i] === 1) out.push(i);
+  return out;
+}
+
+/** The first position whose id is not below `key` in sorted ids. */
+function firstAtLeast(ids: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A tool's input schema, inline or from the shared table; throws when it names none or both. */
+function inputSchemaOf(entry: BundleTool, schemas: readonly Record<string, unknown>[]): Record<string, unknown> {
   let inputSchema = entry.inputSchema;
   if (entry.inputSchemaRef !== undefined) {
     if (inputSchema !== undefined) throw new TypeError(`tool ${entry.id} has both inputSchema and inputSchemaRef`);
@@ -142,19 +212,39 @@ function toolDefinition(entry: BundleTool, schemas: readonly Record<string, unkn
     if (inputSchema === undefined) throw new TypeError(`tool ${entry.id} names input schema ${entry.inputSchemaRef}, which catalog.schemas does not have`);
   }
   if (inputSchema === undefined) throw new TypeError(`tool ${entry.id} has no input schema`);
-  const { inputSchemaRef: _ref, availableInStates, parallel, ...rest } = entry;
+  return inputSchema;
+}
+
+/** The groups of a catalog tool as the bundle has it (none written: the default group). */
+export function toolGroups(tool: BundleTool): readonly string[] {
+  return tool.groups ?? DEFAULT_TOOL_GROUPS;
+}
+
+/** The states a tool is limited to, or undefined for every state (absent, or `*` among them). */
+export function toolStates(tool: BundleTool): readonly string[] | undefined {
+  const states = tool.availableInStates;
+  return states !== undefined && !states.includes('*') ? states : undefined;
+}
+
+function toolDefinition(entry: BundleTool, inputSchema: Record<string, unknown>): ToolDefinition {
+  const { parallel } = entry;
+  const availableInStates = toolStates(entry);
+  // The entry's members copied one by one, in its order: object rest and spread took most of a
+  // 2,000-tool load (a runtime-call copy per tool, and objects the collector had to chase).
+  const def: Record<string, unknown> = {};
+  const fields = entry as unknown as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    if (key !== 'inputSchemaRef' && key !== 'availableInStates' && key !== 'parallel') def[key] = fields[key];
+  }
   // One form per meaning, so the same tool reads the same from a v1 and a v2 bundle:
   // "*" among the states is every state (as absent), and a tool that is not parallel-safe has no key.
-  const def: ToolDefinition = {
-    ...rest,
-    description: entry.description ?? '',
-    inputSchema,
-    groups: entry.groups ?? DEFAULT_TOOL_GROUPS,
-    requiresConnection: entry.requiresConnection === true,
-  };
-  if (availableInStates !== undefined && !availableInStates.includes('*')) (def as { availableInStates?: string[] }).availableInStates = availableInStates;
-  if (parallel !== undefined && (parallel.safe || parallel.resourceKey !== undefined)) (def as { parallel?: typeof parallel }).parallel = parallel;
-  return def;
+  def.description = entry.description ?? '';
+  def.inputSchema = inputSchema;
+  def.groups = toolGroups(entry);
+  def.requiresConnection = entry.requiresConnection === true;
+  if (availableInStates !== undefined) def.availableInStates = availableInStates;
+  if (parallel !== undefined && (parallel.safe || parallel.resourceKey !== undefined)) def.parallel = parallel;
+  return def as ToolDefinition;
 }
 
 /** A group and every group it includes, transitively (a cycle ends where it meets itself), sorted. */

@@ -10,9 +10,9 @@ import type {
   VectorCall,
 } from '../policy-schemas/types.gen.ts';
 import { createView, decide } from './decide.ts';
-import type { CallDecision } from './decide.ts';
+import type { CallDecision, ToolView } from './decide.ts';
 import { constraintsNaming } from './constraints.ts';
-import { evaluate, evaluateTools, subjectInfo } from './evaluate.ts';
+import { ALLOW, REQUIRE_APPROVAL, evaluateOnce, evaluateTools, subjectInfo } from './evaluate.ts';
 import type { LoadedBundle } from './load-bundle.ts';
 
 /** An evaluator under test: Toolgate's own, or a misreading of the spec. */
@@ -41,7 +41,7 @@ export type ConformanceFailure = { index: number; rules: string[]; problem: stri
 /** The runtime's own evaluate and decide over a loaded bundle. */
 export function runtimeSubject(loaded: LoadedBundle): ConformanceSubject {
   return {
-    evaluate: (request) => evaluate(loaded, request),
+    evaluate: (request) => evaluateOnce(loaded, request),
     evaluateNamed: (request, ids) => {
       const { envelope, outcomes } = evaluateTools(loaded, request, ids);
       const named = [...outcomes.keys()].sort((a, b) => (loaded.byId.get(a)?.pos ?? 0) - (loaded.byId.get(b)?.pos ?? 0));
@@ -58,7 +58,35 @@ export function runtimeSubject(loaded: LoadedBundle): ConformanceSubject {
       }
       return { ...envelope, tools, filtered };
     },
-    decide: (request, call) => decide(createView(loaded, request), call),
+    decide: (request, call) => decide(namedToolView(loaded, request, call.name), call),
+  };
+}
+
+/**
+ * The view decide() reads for a call on one tool, by evaluate's own checks on that tool alone
+ * (evaluateTools): decide looks up the called tool's position and nothing else of the answer, and
+ * a runtime checks every decide vector on every load, each with its own request. The whole answer
+ * is still there, made only if something asks for it.
+ */
+function namedToolView(loaded: LoadedBundle, request: EvaluationRequest, name: unknown): ToolView {
+  const ids = typeof name === 'string' && loaded.byId.has(name) ? [name] : [];
+  const { outcomes, atMs, subject } = evaluateTools(loaded, request, ids);
+  const decisions = new Uint8Array(loaded.tools.length);
+  for (const [id, o] of outcomes) {
+    if ('decision' in o) decisions[loaded.byId.get(id)!.pos] = o.decision === 'allow' ? ALLOW : REQUIRE_APPROVAL;
+  }
+  let whole: ToolView | undefined;
+  return {
+    loaded,
+    request,
+    get result() {
+      whole ??= createView(loaded, request);
+      return whole.result;
+    },
+    decisions,
+    atMs,
+    subject,
+    allowedConnectionIds: request.allowedConnectionIds === undefined ? undefined : new Set(request.allowedConnectionIds),
   };
 }
 

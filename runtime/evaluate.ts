@@ -12,6 +12,8 @@ export const ALLOW = 1;
 export const REQUIRE_APPROVAL = 2;
 const MAX_MEMO_ENTRIES = 4096;
 const EMPTY: readonly never[] = Object.freeze([]);
+type Decision = 'allow' | 'require_approval';
+type ToolEntry = EvaluationResult['tools'][number];
 
 /**
  * Which tools a request sees and why every other tool is hidden: DESIGN.md "Semantics".
@@ -128,11 +130,33 @@ function reasonAt(c: Context, i: number): FilterReason | undefined {
   return undefined;
 }
 
-function compute(loaded: LoadedBundle, request: EvaluationRequest, subject: SubjectInfo, atMs: number): { result: EvaluationResult; decisions: Uint8Array } {
+/**
+ * evaluate()'s answer made afresh: nothing cached, and no entry made to be kept on the tools. A
+ * runtime's load-time conformance check asks each of its requests once; kept, their answers and a
+ * shared entry for every catalog tool would outlive the check in the loaded bundle's memory.
+ */
+export function evaluateOnce(loaded: LoadedBundle, request: EvaluationRequest): EvaluationResult {
+  if (!request || typeof request.subject !== 'string') throw new TypeError('request.subject must be a string');
+  const atMs = request.at !== undefined ? Date.parse(request.at) : Date.now();
+  return compute(loaded, request, subjectInfo(loaded, request.subject), atMs, false).result;
+}
+
+function compute(
+  loaded: LoadedBundle,
+  request: EvaluationRequest,
+  subject: SubjectInfo,
+  atMs: number,
+  // Whether answer entries are the tools' shared frozen ones (evaluate), or made for this answer alone.
+  shared = true,
+): { result: EvaluationResult; decisions: Uint8Array } {
   const tools = loaded.tools;
   const decisions = new Uint8Array(tools.length);
   const { envelope, noRole, ctx } = begin(loaded, request, subject, atMs);
-  if (noRole) return { result: freezeResult({ ...envelope, tools: [], filtered: tools.map((t) => filteredEntry(t, 'no_role')) }), decisions };
+  const filteredAs = shared ? filteredEntry : (t: LoadedTool, reason: FilterReason) => Object.freeze({ id: t.id, reason });
+  const visibleAs = shared
+    ? (t: LoadedTool, decision: Decision) => t.entries[decision]
+    : (t: LoadedTool, decision: Decision): ToolEntry => Object.freeze({ id: t.id, decision });
+  if (noRole) return { result: freezeResult({ ...envelope, tools: [], filtered: tools.map((t) => filteredAs(t, 'no_role')) }), decisions };
   if (ctx === null) return { result: freezeResult({ ...envelope, tools: [], filtered: [] }), decisions };
   const approval = subject.requireApproval;
   // Step 4: a visible tool that constraints of the subject's roles name reports them.
@@ -143,13 +167,13 @@ function compute(loaded: LoadedBundle, request: EvaluationRequest, subject: Subj
     const t = tools[i];
     const reason = reasonAt(ctx, i);
     if (reason !== undefined) {
-      filtered.push(filteredEntry(t, reason));
+      filtered.push(filteredAs(t, reason));
     } else if (asksApproval(approval, t)) {
       decisions[i] = REQUIRE_APPROVAL;
-      visible.push(constrained ? constrained(t, 'require_approval') : t.entries.require_approval);
+      visible.push(constrained ? constrained(t, 'require_approval') : visibleAs(t, 'require_approval'));
     } else {
       decisions[i] = ALLOW;
-      visible.push(constrained ? constrained(t, 'allow') : t.entries.allow);
+      visible.push(constrained ? constrained(t, 'allow') : visibleAs(t, 'allow'));
     }
   }
   return { result: freezeResult({ ...envelope, tools: visible, filtered }), decisions };
@@ -163,7 +187,12 @@ export function evaluateTools(
   loaded: LoadedBundle,
   request: EvaluationRequest,
   ids: readonly string[],
-): { envelope: Omit<EvaluationResult, 'tools' | 'filtered'>; outcomes: Map<string, { decision: 'allow' | 'require_approval' } | { reason: FilterReason }> } {
+): {
+  envelope: Omit<EvaluationResult, 'tools' | 'filtered'>;
+  outcomes: Map<string, { decision: 'allow' | 'require_approval' } | { reason: FilterReason }>;
+  atMs: number;
+  subject: SubjectInfo;
+} {
   const atMs = request.at !== undefined ? Date.parse(request.at) : Date.now();
   const subject = subjectInfo(loaded, request.subject);
   const { envelope, noRole, ctx } = begin(loaded, request, subject, atMs);
@@ -175,7 +204,7 @@ export function evaluateTools(
     if (reason !== undefined) outcomes.set(id, { reason });
     else outcomes.set(id, { decision: asksApproval(subject.requireApproval, t) ? 'require_approval' : 'allow' });
   }
-  return { envelope, outcomes };
+  return { envelope, outcomes, atMs, subject };
 }
 
 /** What evaluate()'s answer to a request holds, in brief: see evaluationOutline. */
@@ -229,7 +258,7 @@ export function evaluationOutline(loaded: LoadedBundle, request: EvaluationReque
 
 /** Whether a visible tool is require_approval: its effect is one the subject's roles ask approval for. */
 function asksApproval(requireApproval: ReadonlySet<Effect>, t: LoadedTool): boolean {
-  return requireApproval.has((t.def as { effect: Effect }).effect);
+  return requireApproval.has(t.effect as Effect);
 }
 
 function gatesPass(t: LoadedTool, facts: Readonly<Record<string, string | number | boolean>>): boolean {

@@ -12,9 +12,8 @@ import type {
   FilterReason,
   RuntimeGate,
 } from '../policy-schemas/types.gen.ts';
-import { readBundleContent } from './bundle-content.ts';
-import type { ToolDefinition } from './bundle-content.ts';
-import { globMatcher } from './glob.ts';
+import { globPositions, readBundleContent, toolGroups, toolStates } from './bundle-content.ts';
+import type { CatalogEntry, ToolDefinition } from './bundle-content.ts';
 
 export type { ToolDefinition } from './bundle-content.ts';
 
@@ -32,6 +31,8 @@ export type LoadedTool = {
   readonly def: ToolDefinition | null;
   readonly excluded: 'quarantined' | 'disabled' | 'no_redaction' | null;
   readonly definitionHash: string;
+  /** The tool's effect; null for an excluded tool. */
+  readonly effect: Effect | null;
   readonly groups: readonly string[];
   readonly allStates: boolean;
   readonly states: ReadonlySet<string>;
@@ -168,8 +169,7 @@ export function loadBundle(bundle: Bundle | BundleV1, options: { inputValidators
     return trie;
   };
   const tools: LoadedTool[] = content.tools.map((entry, pos) => {
-    const def = entry.def;
-    const tool = new CatalogTool(entry.id, pos, def, entry.excluded, entry.definitionHash, validators, def ? sharedTrie(def.redaction.allow) : null);
+    const tool = new CatalogTool(entry, pos, validators, entry.tool ? sharedTrie(entry.tool.redaction.allow) : null);
     byId.set(entry.id, tool);
     return tool;
   });
@@ -179,7 +179,7 @@ export function loadBundle(bundle: Bundle | BundleV1, options: { inputValidators
     return bits;
   };
 
-  const ids = content.tools.map((t) => t.id);
+  const ids = content.ids;
   const roles = new Map<string, LoadedRole>();
   for (const [name, role] of content.roles) {
     roles.set(name, {
@@ -252,9 +252,8 @@ export function loadBundle(bundle: Bundle | BundleV1, options: { inputValidators
 }
 
 function loadedConstraint(c: BundleConstraint, index: number, ids: readonly string[], validators: boolean | 'on-first-use'): LoadedConstraint {
-  const matchers = c.tools.map(globMatcher);
   const tools = new Uint8Array(ids.length);
-  for (let i = 0; i < ids.length; i++) if (matchers.some((m) => m(ids[i]))) tools[i] = 1;
+  for (const p of globPositions(ids, c.tools)) tools[p] = 1;
   return {
     index,
     tools,
@@ -275,38 +274,53 @@ const NO_GATES: readonly RuntimeGate[] = Object.freeze([]);
  * frozen answer entries evaluate shares).
  */
 class CatalogTool implements LoadedTool {
+  readonly id: string;
+  readonly excluded: LoadedTool['excluded'];
+  readonly definitionHash: string;
+  readonly effect: Effect | null;
   readonly groups: readonly string[];
   readonly allStates: boolean;
   readonly states: ReadonlySet<string>;
   readonly requires: readonly RuntimeGate[];
   readonly requiresConnection: boolean;
-  readonly entries: ToolEntries;
+  private entriesMade: ToolEntries | undefined;
   private validator: ValidateFunction | null | undefined;
 
+  // What evaluation reads is taken from the bundle's entry as it stands; the definition is the content's, made on first read.
   constructor(
-    readonly id: string,
+    private readonly content: CatalogEntry,
     readonly pos: number,
-    readonly def: ToolDefinition | null,
-    readonly excluded: LoadedTool['excluded'],
-    readonly definitionHash: string,
     private readonly validators: boolean | 'on-first-use',
     readonly redaction: RedactNode | null,
   ) {
-    this.groups = def?.groups ?? NO_GROUPS;
-    this.allStates = !def?.availableInStates || def.availableInStates.includes('*');
-    this.states = def?.availableInStates ? new Set(def.availableInStates) : NO_STATES;
-    this.requires = def?.requires ?? NO_GATES;
-    this.requiresConnection = def?.requiresConnection === true;
-    this.entries = new ToolEntries(id);
+    this.id = content.id;
+    this.excluded = content.excluded;
+    this.definitionHash = content.definitionHash;
+    const tool = content.tool;
+    this.effect = tool?.effect ?? null;
+    this.groups = tool ? toolGroups(tool) : NO_GROUPS;
+    const states = tool ? toolStates(tool) : undefined;
+    this.allStates = states === undefined;
+    this.states = states ? new Set(states) : NO_STATES;
+    this.requires = tool?.requires ?? NO_GATES;
+    this.requiresConnection = tool?.requiresConnection === true;
     // A runtime that asked for every validator now (true) compiles here, off its decide path.
-    if (validators === true && def) this.validator = compileOrRefuse(def.inputSchema);
+    if (validators === true && content.inputSchema) this.validator = compileOrRefuse(content.inputSchema);
+  }
+
+  get def(): ToolDefinition | null {
+    return this.content.def;
+  }
+
+  get entries(): ToolEntries {
+    this.entriesMade ??= new ToolEntries(this.id);
+    return this.entriesMade;
   }
 
   get validateInput(): ValidateFunction | null {
     if (this.validator === undefined) {
-      const def = this.def;
-      this.validator =
-        def === null ? null : this.validators === false ? refuseAll : this.validators === true ? compileOrRefuse(def.inputSchema) : onFirstUse(def.inputSchema);
+      const schema = this.content.inputSchema;
+      this.validator = schema === null ? null : this.validators === false ? refuseAll : this.validators === true ? compileOrRefuse(schema) : onFirstUse(schema);
     }
     return this.validator;
   }
