@@ -83,8 +83,9 @@ def main(root_file, keyset_file, keyset_sig_file, bundle_file, bundle_sig_file, 
     if key["status"] == "retired":
         raise Refused("retired_key", f"{kid} is retired")
     bundle = json.loads(bundle_bytes)
-    if bundle.get("format") != "toolgate.bundle/v1" or canonical(bundle) != bundle_bytes:
-        raise Refused("malformed", "not a canonical toolgate.bundle/v1 document")
+    # Runtimes read v2 and, for one release, v1 (DESIGN "Bundle").
+    if bundle.get("format") not in ("toolgate.bundle/v2", "toolgate.bundle/v1") or canonical(bundle) != bundle_bytes:
+        raise Refused("malformed", "not a canonical toolgate.bundle/v2 (or v1) document")
     if bundle["tenant"] != tenant:
         raise Refused("tenant_mismatch", f"for tenant {bundle['tenant']}")
     not_expired(bundle, "expired")
