@@ -8,7 +8,6 @@
 // bundle is refused when they differ (R5.14).
 import type { Bundle, BundleApprovals, BundleConstraint, BundleGrant, BundleTool, BundleV1, ExcludedTool } from '../policy-schemas/types.gen.ts';
 import { BUNDLE_FORMAT, BUNDLE_FORMAT_V1 } from './bundle-format.ts';
-import { globMatcher } from './glob.ts';
 
 /** A catalog tool as v1 wrote it and as every reader uses it: every default filled in, its input schema inline. */
 export type ToolDefinition = Omit<BundleTool, 'description' | 'inputSchema' | 'inputSchemaRef' | 'groups' | 'requiresConnection'> & {
@@ -173,21 +172,48 @@ export function readBundleContent(bundle: Bundle | BundleV1): BundleContent {
 
 /**
  * The positions of the ids, sorted in UTF-16 order (as a catalog is), that one of the globs
- * matches, ascending. The ids a glob can match all start with its text before the first `*`, and
- * in sorted ids those are one run, found by binary search: a role's `mcp__github__*` looks at the
- * tools of that namespace, not at the whole catalog (only a glob starting with `*` does).
+ * matches, ascending: the same answers as glob.ts's globMatcher (a test compares them). The ids a
+ * glob can match all start with its text before the first `*`, and in sorted ids those are one
+ * run, found by binary search: a role's `mcp__github__*` looks at the tools of that namespace, not
+ * at the whole catalog, and `core__read_0001` at one id. The match is written out in the loop, not
+ * a matcher called per id: a load runs it cold, thousands of times.
  */
 export function globPositions(ids: readonly string[], globs: readonly string[]): number[] {
   if (globs.length === 0) return [];
-  const hit = new Uint8Array(ids.length);
+  const n = ids.length;
+  const hit = new Uint8Array(n);
   for (const glob of globs) {
-    const matches = globMatcher(glob);
-    const star = glob.indexOf('*');
-    const prefix = star < 0 ? glob : glob.slice(0, star);
-    for (let i = firstAtLeast(ids, prefix); i < ids.length && ids[i].startsWith(prefix); i++) if (matches(ids[i])) hit[i] = 1;
+    const parts = glob.split('*');
+    const first = parts[0];
+    if (parts.length === 1) {
+      const at = firstAtLeast(ids, glob);
+      if (at < n && ids[at] === glob) hit[at] = 1;
+      continue;
+    }
+    // Linear, as globMatcher: prefix, suffix, then each middle part at its leftmost place.
+    const last = parts[parts.length - 1];
+    const middle = parts.slice(1, -1).filter((p) => p !== '');
+    const fixed = first.length + last.length;
+    for (let i = firstAtLeast(ids, first); i < n; i++) {
+      const id = ids[i];
+      if (!id.startsWith(first)) break;
+      if (id.length < fixed || !id.endsWith(last)) continue;
+      let at = first.length;
+      const end = id.length - last.length;
+      let matches = true;
+      for (let k = 0; k < middle.length; k++) {
+        const found = id.indexOf(middle[k], at);
+        if (found < 0 || found + middle[k].length > end) {
+          matches = false;
+          break;
+        }
+        at = found + middle[k].length;
+      }
+      if (matches) hit[i] = 1;
+    }
   }
   const out: number[] = [];
-  for (let i = 0; i < hit.length; i++) if (hit[i] === 1) out.push(i);
+  for (let i = 0; i < n; i++) if (hit[i] === 1) out.push(i);
   return out;
 }
 
