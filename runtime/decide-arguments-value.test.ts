@@ -92,6 +92,13 @@ describe('R14.6: arguments handed over as a value must be a JSON value', () => {
     expect(call('core__open', { tree: shallow }).decision).toBe('allow');
   });
 
+  it('reads a large value as a small one: 150,000 items pass, one NaN among them does not', () => {
+    const items = Array.from({ length: 150_000 }, (_, i) => (i % 2 ? { i } : i));
+    expect(call('core__numbers', { list: items }).decision).toBe('allow');
+    items.push(Number.NaN);
+    expect(call('core__numbers', { list: items }).errorCode).toBe('invalid_json');
+  });
+
   it('nests as text does: 64 levels pass, 65 answer validation at ""; a non-JSON value deep inside is invalid_json first', () => {
     const nest = (levels: number, inner: unknown) => {
       let v: unknown = inner;

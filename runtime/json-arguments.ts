@@ -43,50 +43,56 @@ export function parseArguments(text: string): ParsedArguments {
  * Infinity, undefined, a hole in an array, a function, a symbol, a BigInt, a Date, Map or class
  * instance, an object that contains itself) is `invalid_json`: JSON.stringify would send null, drop
  * it or throw, so the schema would have judged something the tool never sees.
- * Runs on every call handed over so: the common flat object is one pass over its members with no
- * allocation; a shared object (a DAG, which objects can make and text cannot) is walked once.
+ * Runs on every call handed over so: a small tree is one recursive pass with no allocation; a
+ * shared object (a DAG, which objects can make and text cannot) is walked once.
  */
 export function readArgumentsValue(root: unknown): ParsedArguments {
   if (typeof root !== 'object' || root === null) {
     const problem = scalarProblem(root);
     return problem === null ? { ok: true, value: root } : { ok: false, code: 'invalid_json', message: problem };
   }
-  const flat = flatProblem(root);
-  if (flat === null) return { ok: true, value: root };
-  const walked = flat === NESTED ? walkValue(root) : { problem: flat, height: 0 };
+  // Most arguments are small trees: walked by plain recursion, with no allocation. Deeper than the
+  // limit (a cycle is infinitely deep) or larger than the budget (a shared object, expanded, may be
+  // huge) goes to the walk that remembers what it saw, which alone may answer too_deep.
+  treeBudget = TREE_BUDGET;
+  const tree = walkTree(root, 1);
+  if (tree === null) return { ok: true, value: root };
+  const walked = tree === GIVE_UP ? walkValue(root) : { problem: tree, height: 0 };
   if (walked.problem !== null) return { ok: false, code: 'invalid_json', message: walked.problem };
   if (walked.height > MAX_NESTING) return { ok: false, code: 'too_deep', message: `the arguments nest deeper than ${MAX_NESTING} levels` };
   return { ok: true, value: root };
 }
 
-const NESTED = 'nested';
+const GIVE_UP = 0;
+// Members and items the recursive walk looks at before it leaves the value to walkValue: a 1 MiB
+// call holds ~70,000. Only an object shared many ways (expanded, past the budget) pays this work
+// twice, which no parsed JSON can be: a millisecond or two, once.
+const TREE_BUDGET = 100_000;
+let treeBudget = 0;
 
-/** The problem with one array or object whose members are all scalars; NESTED when one is not. */
-function flatProblem(node: object): string | null {
-  let nested = false;
+/** The first problem in a tree within the nesting limit and the budget; GIVE_UP past either. */
+function walkTree(node: object, depth: number): string | null | typeof GIVE_UP {
+  if (depth > MAX_NESTING) return GIVE_UP;
   if (Array.isArray(node)) {
+    treeBudget -= node.length;
+    if (treeBudget < 0) return GIVE_UP;
     for (let i = 0; i < node.length; i++) {
       const v: unknown = node[i];
-      if (typeof v === 'object' && v !== null) nested = true;
-      else {
-        const problem = scalarProblem(v);
-        if (problem !== null) return problem;
-      }
+      const problem = typeof v === 'object' && v !== null ? walkTree(v, depth + 1) : scalarProblem(v);
+      if (problem !== null) return problem;
     }
-  } else {
-    if (!isPlainObject(node)) return NOT_PLAIN;
-    for (const key in node) {
-      if (!Object.hasOwn(node, key)) continue;
-      if (!isWellFormed(key)) return LONE_SURROGATE_MESSAGE;
-      const v: unknown = (node as Record<string, unknown>)[key];
-      if (typeof v === 'object' && v !== null) nested = true;
-      else {
-        const problem = scalarProblem(v);
-        if (problem !== null) return problem;
-      }
-    }
+    return null;
   }
-  return nested ? NESTED : null;
+  if (!isPlainObject(node)) return NOT_PLAIN;
+  for (const key in node) {
+    if (!Object.hasOwn(node, key)) continue;
+    if (--treeBudget < 0) return GIVE_UP;
+    if (!isWellFormed(key)) return LONE_SURROGATE_MESSAGE;
+    const v: unknown = (node as Record<string, unknown>)[key];
+    const problem = typeof v === 'object' && v !== null ? walkTree(v, depth + 1) : scalarProblem(v);
+    if (problem !== null) return problem;
+  }
+  return null;
 }
 
 type ValueFrame = { node: object; keys: string[] | null; next: number; height: number };
@@ -174,10 +180,10 @@ function isPlainObject(node: object): boolean {
 }
 
 // String.prototype.isWellFormed (ES2024) where the engine has it; the pattern elsewhere.
-const nativeWellFormed = (String.prototype as { isWellFormed?: () => boolean }).isWellFormed;
-function isWellFormed(s: string): boolean {
-  return nativeWellFormed ? nativeWellFormed.call(s) : !LONE_SURROGATE.test(s);
-}
+const isWellFormed: (s: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
+    ? (s) => (s as unknown as { isWellFormed(): boolean }).isWellFormed()
+    : (s) => !LONE_SURROGATE.test(s);
 
 /**
  * The JSON pointer token path of every member named `name` in valid JSON text, in document order
