@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { UsedReceipts } from '../approval-receipt.ts';
+import { MemoryUsedReceipts } from '../approval-receipt.ts';
 
 const FORMAT = 'toolgate.used-approvals/v1';
 
@@ -12,29 +12,26 @@ const FORMAT = 'toolgate.used-approvals/v1';
  * check and write back the union, so a receipt one of them used is refused by the others (two
  * uses within the same few microseconds on two processes are not told apart: there is no lock).
  */
-export class FileUsedReceipts implements UsedReceipts {
-  private readonly used = new Map<string, number>();
+export class FileUsedReceipts extends MemoryUsedReceipts {
   private readonly file: string;
 
   constructor(
     private readonly dir: string,
     tenant: string,
   ) {
+    super();
     this.file = join(dir, `${tenant}.used-approvals.json`);
     this.load();
   }
 
-  has(id: string, nowMs: number): boolean {
+  override has(id: string, nowMs: number): boolean {
     // Another runtime sharing the directory (a replica, a worker process) may have used it since.
     this.load();
-    const until = this.used.get(id);
-    return until !== undefined && until > nowMs;
+    return super.has(id, nowMs);
   }
 
-  use(id: string, expiresAtMs: number, nowMs: number): boolean {
-    if (this.has(id, nowMs)) return false;
-    for (const [k, until] of this.used) if (until <= nowMs) this.used.delete(k);
-    this.used.set(id, expiresAtMs);
+  override use(id: string, expiresAtMs: number, nowMs: number): boolean {
+    if (!super.use(id, expiresAtMs, nowMs)) return false;
     this.save();
     return true;
   }
