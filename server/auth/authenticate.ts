@@ -3,6 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import type { Actor, AppConfig, AppEnv, Role } from '../context.ts';
+import type { ToolgateDatabase } from '../db/database.ts';
 import type { TokensRow } from '../db/tables/tokens.ts';
 import { ApiError } from '../errors.ts';
 import { recordFailure, refuseWhenLimited } from './failure-limiter.ts';
@@ -37,30 +38,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     const cookie = getCookie(c, SESSION_COOKIE);
     if (cookie) {
       // A session belongs to a token (token_id) or to a person signed in through single sign-on.
-      const session = await database.db
-        .selectFrom('sessions')
-        .leftJoin('tokens', 'tokens.id', 'sessions.token_id')
-        .select([
-          'tokens.id',
-          'tokens.label',
-          'tokens.role',
-          'tokens.tenants',
-          'sessions.id_hash',
-          'sessions.csrf_token',
-          'sessions.created_at',
-          'sessions.expires_at',
-          'tokens.expires_at as token_expires_at',
-        ])
-        .select([
-          'sessions.user_sub',
-          'sessions.user_email',
-          'sessions.user_name',
-          'sessions.user_claims',
-          'sessions.user_access',
-          'sessions.access_checked_at',
-        ])
-        .where('sessions.id_hash', '=', hashSecret(cookie))
-        .executeTakeFirst();
+      const session = await findSession(database, cookie);
       const now = Date.now();
       // A session ends with its token's expiry too; a person's session has no token but a user.
       if (
@@ -96,6 +74,32 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const cache = c.res.headers.get('cache-control');
   if (cache && /\bpublic\b/i.test(cache)) c.res.headers.set('Cache-Control', cache.replace(/\bpublic\b/gi, 'private'));
 });
+
+/**
+ * The session a console cookie names, with its token (a token's session) or its person (a single
+ * sign-on session): what both authenticate and the re-check of a held request judge it by.
+ * Undefined when no session has that cookie.
+ */
+export function findSession(database: ToolgateDatabase, cookie: string) {
+  return database.db
+    .selectFrom('sessions')
+    .leftJoin('tokens', 'tokens.id', 'sessions.token_id')
+    .select([
+      'tokens.id',
+      'tokens.label',
+      'tokens.role',
+      'tokens.tenants',
+      'sessions.id_hash',
+      'sessions.token_id',
+      'sessions.csrf_token',
+      'sessions.created_at',
+      'sessions.expires_at',
+      'tokens.expires_at as token_expires_at',
+    ])
+    .select(['sessions.user_sub', 'sessions.user_email', 'sessions.user_name', 'sessions.user_claims', 'sessions.user_access', 'sessions.access_checked_at'])
+    .where('sessions.id_hash', '=', hashSecret(cookie))
+    .executeTakeFirst();
+}
 
 /** Why a bearer credential is refused, as the 401 says it. */
 const BEARER_REFUSALS = {

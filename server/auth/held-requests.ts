@@ -2,10 +2,10 @@ import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { SESSION_COOKIE, bearerActor, bearerHash, sessionLive } from './authenticate.ts';
+import { SESSION_COOKIE, bearerActor, bearerHash, findSession, sessionLive } from './authenticate.ts';
 import { personActor } from './sso/person-session.ts';
 import { tokenCacheFor } from './token-cache.ts';
-import { hashSecret, tokenExpired } from './tokens.ts';
+import { tokenExpired } from './tokens.ts';
 
 const REVOKED_WHILE_HELD = 'The credential was revoked, expired or signed out while the request waited; nothing was sent';
 
@@ -28,23 +28,7 @@ export async function requireStillAuthenticated(c: Context<AppEnv>): Promise<voi
     throw new ApiError(401, 'unauthorized', REVOKED_WHILE_HELD);
   }
   const cookie = getCookie(c, SESSION_COOKIE);
-  const session =
-    cookie === undefined
-      ? undefined
-      : await database.db
-          .selectFrom('sessions')
-          .leftJoin('tokens', 'tokens.id', 'sessions.token_id')
-          .select(['sessions.id_hash', 'sessions.token_id', 'sessions.created_at', 'sessions.expires_at', 'tokens.id', 'tokens.expires_at as token_expires_at'])
-          .select([
-            'sessions.user_sub',
-            'sessions.user_email',
-            'sessions.user_name',
-            'sessions.user_claims',
-            'sessions.user_access',
-            'sessions.access_checked_at',
-          ])
-          .where('sessions.id_hash', '=', hashSecret(cookie))
-          .executeTakeFirst();
+  const session = cookie === undefined ? undefined : await findSession(database, cookie);
   if (!session || !sessionLive(session, config, now)) throw new ApiError(401, 'unauthorized', REVOKED_WHILE_HELD);
   if (session.token_id !== null) {
     // A token's session: the token must still exist (revocation deletes it) and not have expired.
