@@ -122,30 +122,17 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
   const presented = presentedState(ctx, client, method, params, meta);
   if (!presented.ok) return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, presented.message, presented.data);
   const { state, args } = presented;
-  const level = meta[LOG_LEVEL_KEY];
+  const level = requestedLogLevel(meta);
   const answer = new ModernAnswer(res, id as RequestId);
-  const caller = ctx.gateway.requestCaller(
-    client,
-    state,
-    answer.channel(capabilities as ClientCapabilities),
-    LOG_LEVELS.has(level as string) ? (level as LoggingLevel) : undefined,
-  );
-  // Without a log level the client asked for no log messages (2026-07-28).
-  const wantsLogs = LOG_LEVELS.has(level as string);
-  if (!wantsLogs) answer.dropLogs = true;
+  const caller = ctx.gateway.requestCaller(client, state, answer.channel(capabilities as ClientCapabilities), level);
+  if (level === undefined) answer.dropLogs = true;
   res.once('close', () => {
     caller.closed = true;
   });
 
   if (method === 'tools/list') {
-    // A cursor that names no page of this list is invalid params (MCP pagination).
-    let page: Buffer;
-    try {
-      page = ctx.gateway.modernList(caller, params.cursor);
-    } catch (err) {
-      if (!(err instanceof McpError)) throw err;
-      return sendError(res, 200, id as RequestId, err.code, err.message);
-    }
+    const page = listPage(ctx.gateway, caller, params.cursor);
+    if (page instanceof McpError) return sendError(res, 200, id as RequestId, page.code, page.message);
     return answer.finishRaw(page);
   }
   if (method === 'subscriptions/listen') return listen(ctx, client, caller, id as RequestId, params, res);
@@ -282,6 +269,25 @@ class Refused extends Error {
   }
 }
 
+/**
+ * The log level a 2026-07-28 request names in its _meta; undefined when it names none (or an
+ * unknown one): then the client asked for no log messages.
+ */
+function requestedLogLevel(meta: Record<string, unknown>): LoggingLevel | undefined {
+  const level = meta[LOG_LEVEL_KEY];
+  return LOG_LEVELS.has(level as string) ? (level as LoggingLevel) : undefined;
+}
+
+/** A tools/list page, or the invalid-params error of a cursor that names no page of this list (MCP pagination). */
+function listPage(gateway: Gateway, caller: ReturnType<Gateway['requestCaller']>, cursor: unknown): Buffer | McpError {
+  try {
+    return gateway.modernList(caller, cursor);
+  } catch (err) {
+    if (!(err instanceof McpError)) throw err;
+    return err;
+  }
+}
+
 /** The arguments a requestState is bound to: sha-256 of their canonical JSON. */
 function argumentsDigest(args: Record<string, unknown>): string {
   return createHash('sha256').update(canonicalJson(args)).digest('base64url');
@@ -323,27 +329,21 @@ export async function answerModernMessage(
   if (method !== 'tools/list' && method !== 'tools/call') return fail(ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
   const presented = presentedState(ctx, client, method, params, meta);
   if (!presented.ok) return fail(ErrorCode.InvalidParams, presented.message, presented.data);
-  const level = meta[LOG_LEVEL_KEY];
-  const wantsLogs = LOG_LEVELS.has(level as string);
+  const level = requestedLogLevel(meta);
   const channel: ClientChannel = {
     capabilities: () => capabilities as ClientCapabilities,
     notify: (notification) => {
-      if (notification.method === 'notifications/message' && !wantsLogs) return;
+      if (notification.method === 'notifications/message' && level === undefined) return;
       send({ jsonrpc: '2.0', ...notification });
     },
     request: async () => {
       throw new McpError(ErrorCode.InvalidRequest, 'the client speaks MCP 2026-07-28: it cannot be asked during a call');
     },
   };
-  const caller = ctx.gateway.requestCaller(client, presented.state, channel, wantsLogs ? (level as LoggingLevel) : undefined);
+  const caller = ctx.gateway.requestCaller(client, presented.state, channel, level);
   if (method === 'tools/list') {
-    let page: Buffer;
-    try {
-      page = ctx.gateway.modernList(caller, params.cursor);
-    } catch (err) {
-      if (!(err instanceof McpError)) throw err;
-      return fail(err.code, err.message);
-    }
+    const page = listPage(ctx.gateway, caller, params.cursor);
+    if (page instanceof McpError) return fail(page.code, page.message);
     return reply({ result: JSON.parse(page.toString('utf8')) });
   }
   try {
