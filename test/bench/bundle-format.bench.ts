@@ -1,8 +1,9 @@
 // Bundle format benchmark: the 2,000-tool tenant with shared input schemas and with 2,000 distinct
 // ones, as toolgate.bundle/v1 and /v2. Prints bytes (raw, gzip, brotli), verify + load time and heap
 // in a fresh process against JSON.parse of the same bytes (each the median of several cold
-// processes), the first and second decide on a tool, and the conformance vectors' share of the
-// bytes. Targets (issue 30): verify + load ≤ 10× JSON.parse and heap ≤ 3×, cold. Asserts nothing.
+// processes), the first and second decide on a tool, where v2's verify CPU time goes step by step,
+// and the conformance vectors' share of the bytes. Targets (issue 30): verify + load ≤ 10× JSON.parse
+// and heap ≤ 3×, cold. Asserts nothing.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +24,7 @@ const ISSUED_AT = '2026-01-01T00:00:00.000Z';
 
 type Measure = { ms: number; cpuMs: number; heap: number; firstDecideMs?: number[]; secondDecideMs?: number[] };
 
-function coldRun(mode: 'parse' | 'verify', files: { bundle: string; signature: string; jwks: string }, tenant: string): Measure {
+function coldRun(mode: 'parse' | 'verify' | 'steps', files: { bundle: string; signature: string; jwks: string }, tenant: string): Measure {
   const r = spawnSync(
     process.execPath,
     ['--expose-gc', '--import', 'tsx', join(here, 'bundle-load-process.ts'), mode, files.bundle, files.signature, files.jwks, tenant, ISSUED_AT],
@@ -36,7 +37,7 @@ function coldRun(mode: 'parse' | 'verify', files: { bundle: string; signature: s
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
 const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
-const row = (cells: string[]) => console.log(cells.map((c, i) => (i === 0 ? c.padEnd(22) : c.padStart(13))).join(' '));
+const row = (cells: string[]) => console.log(cells.map((c, i) => (i === 0 ? c.padEnd(22) : c.padStart(11))).join(' '));
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-bundle-format-'));
 try {
@@ -44,7 +45,21 @@ try {
   const jwks = join(dir, 'jwks.json');
   writeFileSync(jwks, JSON.stringify(jwksOf(key)));
   console.log(`bundle format benchmark: 2,000 tools, v1 against v2; cold figures are the median of ${ROUNDS} fresh processes\n`);
-  row(['tenant / format', 'bytes', 'gzip', 'brotli', 'JSON.parse', 'verify+load', 'time ×', 'CPU ×', 'parse heap', 'verify heap', 'heap ×']);
+  row([
+    'tenant / format',
+    'bytes',
+    'gzip',
+    'brotli',
+    'JSON.parse',
+    'verify+load',
+    'time ×',
+    'parse CPU',
+    'verify CPU',
+    'CPU ×',
+    'parse heap',
+    'verify heap',
+    'heap ×',
+  ]);
   const firstDecides: string[] = [];
   for (const distinct of [false, true]) {
     const kind = distinct ? 'distinct schemas' : 'shared schemas';
@@ -78,6 +93,8 @@ try {
         `${pMs.toFixed(1)} ms`,
         `${vMs.toFixed(1)} ms`,
         `${(vMs / pMs).toFixed(1)}×`,
+        `${pCpu.toFixed(1)} ms`,
+        `${vCpu.toFixed(1)} ms`,
         `${(vCpu / pCpu).toFixed(1)}×`,
         mib(pHeap),
         mib(vHeap),
@@ -89,6 +106,11 @@ try {
         `${kind} ${format}: first decide on a tool ${median(first).toFixed(2)} ms (compiles its input schema), the second ${median(second).toFixed(3)} ms`,
       );
       if (format === 'v2') {
+        // Where a cold verify's CPU time goes, step by step (each step timed alone, in verifyBundle's order).
+        const steps: Record<string, number>[] = [];
+        for (let k = 0; k < ROUNDS; k++) steps.push(coldRun('steps', files, snapshot.tenant.id) as unknown as Record<string, number>);
+        const byStep = Object.keys(steps[0]).map((name) => `${name} ${median(steps.map((m) => m[name])).toFixed(1)}`);
+        firstDecides.push(`${kind} v2: verify CPU by step, ms (median): ${byStep.join(', ')}`);
         const vectorBytes = Buffer.byteLength(canonicalJson(v2.conformance));
         firstDecides.push(
           `${kind} v2: ${v2.conformance.length} conformance vectors, ${kib(vectorBytes)} = ${((100 * vectorBytes) / bytes.length).toFixed(1)}% of the bundle (target ≤ 10%)`,

@@ -2,9 +2,16 @@
 // --expose-gc): JSON.parse of a bundle's bytes, or verifyBundle (signature, canonical form, schema,
 // revision, load, conformance vectors) of the same bytes; wall time and the heap the result holds.
 // With `verify`, also the first decide on a tool (which compiles its input schema) and the second.
+// With `steps`, verifyBundle's steps one by one, cold, each its CPU time (where the time goes).
 // Prints one JSON line: wall and CPU milliseconds, heap bytes held.
+import { createHash, createPublicKey, verify as verifySignature } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { validatorFor } from '../../policy-schemas/index.ts';
+import { BUNDLE_JWS_TYP, canonicalBundleContentParts } from '../../runtime/bundle-format.ts';
+import { conformanceFailures, runtimeSubject } from '../../runtime/conformance.ts';
 import { createView, decide } from '../../runtime/decide.ts';
+import { parseDetachedJws, parseSignedJson } from '../../runtime/detached-jws.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
 import { verifyBundle } from '../../runtime/verify-bundle.ts';
 
 const [mode, bundleFile, signatureFile, jwksFile, tenant, now] = process.argv.slice(2);
@@ -14,6 +21,11 @@ const bytes = readFileSync(bundleFile);
 const signature = readFileSync(signatureFile, 'utf8');
 const trustedKeys = JSON.parse(readFileSync(jwksFile, 'utf8'));
 const held: unknown[] = [];
+
+if (mode === 'steps') {
+  console.log(JSON.stringify(verifySteps()));
+  process.exit(0);
+}
 
 gc();
 const heapBefore = process.memoryUsage().heapUsed;
@@ -48,3 +60,40 @@ if (mode === 'verify') {
   out.secondDecideMs = picks.map(timeDecide);
 }
 console.log(JSON.stringify(out));
+
+/** verifyBundle's steps in its order, each timed alone (CPU ms); throws where verifyBundle would refuse. */
+function verifySteps(): Record<string, number> {
+  const out: Record<string, number> = {};
+  let mark = process.cpuUsage();
+  const step = (name: string) => {
+    const d = process.cpuUsage(mark);
+    out[name] = (d.user + d.system) / 1000;
+    mark = process.cpuUsage();
+  };
+  const header = parseDetachedJws(signature, BUNDLE_JWS_TYP);
+  if (!header.ok) throw new Error(header.message);
+  const jwk = trustedKeys.keys.find((k: { kid: string }) => k.kid === header.kid);
+  const key = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: 'jwk' });
+  const signingInput = Buffer.from(`${header.protectedB64}.${bytes.toString('base64url')}`, 'latin1');
+  if (!verifySignature(null, signingInput, key, Buffer.from(header.signatureB64, 'base64url'))) throw new Error('bad signature');
+  step('signature');
+  const parsed = parseSignedJson(bytes);
+  if (!parsed) throw new Error('not JSON');
+  const doc = parsed.doc as Record<string, unknown>;
+  step('parse');
+  const content = canonicalBundleContentParts(doc, parsed.text);
+  if (!content) throw new Error('not canonical');
+  step('canonical');
+  if (!validatorFor(doc.format === 'toolgate.bundle/v1' ? 'bundle-v1' : 'bundle')(doc)) throw new Error('bundle schema');
+  step('schema');
+  const hash = createHash('sha256');
+  for (const part of content) hash.update(part);
+  if (`sha256:${hash.digest('hex')}` !== doc.revision) throw new Error('revision');
+  step('revision');
+  const bundle = doc as unknown as Parameters<typeof loadBundle>[0];
+  const loaded = loadBundle(bundle);
+  step('load');
+  if (conformanceFailures(bundle.conformance, runtimeSubject(loaded), 1).length > 0) throw new Error('conformance');
+  step('conformance');
+  return out;
+}
