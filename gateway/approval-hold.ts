@@ -94,8 +94,11 @@ export class ApprovalHold {
     for (const [k, v] of this.open) if (v.expiresAtMs <= nowMs) this.open.delete(k);
     // All clients of a gateway share its runtime token, and the control plane's limit of pending
     // requests per token: one client must not take every slot. Counted before anything is asked.
+    // Checked and then counted with no await between, so a burst of calls cannot all slip under it.
     const cap = this.options.pendingPerClient ?? 10;
-    if (!this.waitsOn(req.client, key) && (await this.waitingCalls(req.client, connection)) >= cap) {
+    const full = () => !this.waitsOn(req.client, key) && this.waitingCalls(req.client) >= cap;
+    if (full()) await this.forgetDecided(req.client, connection);
+    if (full()) {
       return {
         ok: false,
         code: 'rate_limited',
@@ -189,21 +192,20 @@ export class ApprovalHold {
     return this.holding.get(client)?.has(key) === true || this.open.get(key)?.client === client;
   }
 
-  /**
-   * How many distinct calls this client has waiting for a person: held now, or with a request it
-   * opened that is still pending. Only at the cap are the requests nobody waits on asked about
-   * (one look each): one a person decided meanwhile no longer counts, though the call retried
-   * still gets its answer.
-   */
-  private async waitingCalls(client: string, connection: ApprovalConnection): Promise<number> {
+  /** How many distinct calls this client has waiting for a person: held now, or with a request it opened that is still pending. */
+  private waitingCalls(client: string): number {
     const held = this.holding.get(client);
-    const count = () => {
-      let n = held?.size ?? 0;
-      for (const [k, v] of this.open) if (v.client === client && !v.settled && !held?.has(k)) n++;
-      return n;
-    };
-    const cap = this.options.pendingPerClient ?? 10;
-    if (count() < cap) return count();
+    let n = held?.size ?? 0;
+    for (const [k, v] of this.open) if (v.client === client && !v.settled && !held?.has(k)) n++;
+    return n;
+  }
+
+  /**
+   * At the cap, the client's requests nobody waits on are asked about (one look each): one a person
+   * decided meanwhile no longer counts, though the call retried still gets its answer.
+   */
+  private async forgetDecided(client: string, connection: ApprovalConnection): Promise<void> {
+    const held = this.holding.get(client);
     const unwatched = [...this.open].filter(([k, v]) => v.client === client && !v.settled && !held?.has(k)).map(([, v]) => v);
     await Promise.all(
       unwatched.map(async (v) => {
@@ -214,7 +216,6 @@ export class ApprovalHold {
         }
       }),
     );
-    return count();
   }
 
   private whereToDecide(id: string): string {

@@ -150,6 +150,25 @@ describe("one client's share of the approval requests (limits.pendingApprovalsPe
     expect(t.upstreamCalls).toHaveLength(0);
   });
 
+  it('holds to the cap when a burst of distinct calls comes at once', async () => {
+    const t = setup({ pendingPerClient: 3 });
+    const texts = ['burst-1@acme.example', 'burst-2@acme.example', 'burst-3@acme.example', 'burst-4@acme.example', 'burst-5@acme.example'];
+    const calls = texts.map((text) => t.call(text));
+    const refused = await Promise.race(calls);
+    expect(meta(refused).errorCode).toBe('rate_limited');
+    const opened: Approval[] = [];
+    for (const text of texts) opened.push(...(await pendingWith(text)));
+    for (let i = 0; opened.length < 3 && i < 200; i++) {
+      await new Promise((res) => setTimeout(res, 25));
+      opened.length = 0;
+      for (const text of texts) opened.push(...(await pendingWith(text)));
+    }
+    expect(opened).toHaveLength(3);
+    for (const a of opened) await decide(a.id, 'deny', 'tidy up');
+    const codes = (await Promise.all(calls)).map((r) => meta(r).errorCode).sort();
+    expect(codes).toEqual(['approval_denied', 'approval_denied', 'approval_denied', 'rate_limited', 'rate_limited']);
+  });
+
   it('opens one request for the same call made twice at once; one decision answers both', async () => {
     const t = setup();
     const both = [t.call('twice@acme.example'), t.call('twice@acme.example')];
