@@ -273,17 +273,7 @@ async function verifyDatabase(matcher?: CheckpointMatcher): Promise<number> {
       console.log(`BROKEN at seq ${b.seq}: ${b.message}${which} (${r.count} events before it verified; ${heldTo})`);
       return 1;
     }
-    if (matcher) {
-      const m = matcher.result();
-      if (!m.ok) {
-        console.log(m.message);
-        return 1;
-      }
-      console.log(`ok: ${r.count} events, chain intact, ${heldTo}, extends ${m.message}; last hash ${r.lastHash}`);
-      return 0;
-    }
-    console.log(`ok: ${r.count} events, chain intact, ${heldTo}; last hash ${r.lastHash}`);
-    return 0;
+    return reportIntact(r, matcher, heldTo);
   } finally {
     await db.close();
   }
@@ -299,16 +289,25 @@ function report(verifier: ChainVerifier, what: string, matcher?: CheckpointMatch
     console.log(`BROKEN at seq ${r.firstBroken!.seq}: ${r.firstBroken!.message} (${r.count} events before it verified)`);
     return 1;
   }
+  return reportIntact(r, matcher);
+}
+
+/**
+ * The closing line of a chain that verified (of the database, with how far its checkpoints hold
+ * it; or of an export): with a kept checkpoint to match, a failure unless the chain extends it.
+ */
+function reportIntact(r: { count: number; lastHash: string }, matcher: CheckpointMatcher | undefined, heldTo?: string): number {
+  let extendsWhat: string | undefined;
   if (matcher) {
     const m = matcher.result();
     if (!m.ok) {
       console.log(m.message);
       return 1;
     }
-    console.log(`ok: ${r.count} events, chain intact, extends ${m.message}; last hash ${r.lastHash}`);
-    return 0;
+    extendsWhat = `extends ${m.message}`;
   }
-  console.log(`ok: ${r.count} events, chain intact, last hash ${r.lastHash}`);
+  const said = [heldTo, extendsWhat].filter((s) => s !== undefined);
+  console.log(`ok: ${r.count} events, chain intact, ${said.length > 0 ? `${said.join(', ')}; ` : ''}last hash ${r.lastHash}`);
   return 0;
 }
 
