@@ -216,6 +216,8 @@ async function gatewayFigures(srv: Awaited<ReturnType<typeof startServer>>, burs
       trustedKeys: () => trustedKeysOf(keySet),
       used: new MemoryUsedReceipts(),
       approvalMs: 120_000,
+      // One client stands in for many here: its calls may fill the server's 100 pending requests.
+      pendingPerClient: CONCURRENT,
     }),
   });
   const client = { name: 'bot', subject: 'agent:support-bot', keyDigest: null, request: { subject: 'agent:support-bot' }, initialState: 'undefined' };
