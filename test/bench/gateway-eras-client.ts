@@ -7,13 +7,13 @@
 //   concurrent: N clients at once, each making M calls; errors and every call's latency.
 // A path's era picks its client: `@modelcontextprotocol/sdk` 1.x for 2025-11-25 (initialize, a
 // session), the 2.x `@modelcontextprotocol/client` pinned to 2026-07-28 (no initialize, no session).
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { processCpuMs } from './client-process.ts';
 
 export type Era = '2025-11-25' | '2026-07-28';
 
@@ -77,7 +77,7 @@ async function rotation(j: Extract<ErasJob, { kind: 'rotation' }>): Promise<Rota
   for (let i = 0; i < j.warmup; i++) for (const [k, p] of j.paths.entries()) await call(clients[k], p.tool, j.args);
   const samples: Record<string, number[]> = Object.fromEntries(j.paths.map((p) => [p.label, []]));
   const load0 = loadavg()[0];
-  const cpu0 = j.paths.map((p) => cpuMs(p.hopPid));
+  const cpu0 = j.paths.map((p) => processCpuMs(p.hopPid));
   for (let i = 0; i < j.calls; i++) {
     for (const [k, p] of j.paths.entries()) {
       const t = performance.now();
@@ -85,7 +85,7 @@ async function rotation(j: Extract<ErasJob, { kind: 'rotation' }>): Promise<Rota
       samples[p.label].push(performance.now() - t);
     }
   }
-  const cpu1 = j.paths.map((p) => cpuMs(p.hopPid));
+  const cpu1 = j.paths.map((p) => processCpuMs(p.hopPid));
   const cpu: RotationResult['cpu'] = {};
   for (const [k, p] of j.paths.entries()) {
     cpu[p.label] = p.hopPid === undefined ? null : { user: (cpu1[k].user - cpu0[k].user) / j.calls, system: (cpu1[k].system - cpu0[k].system) / j.calls };
@@ -118,14 +118,4 @@ async function concurrent(j: Extract<ErasJob, { kind: 'concurrent' }>): Promise<
   const wallMs = performance.now() - t0;
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   return { errors, firstError, wallMs, latencies };
-}
-
-/** User and system CPU time of a process so far, from /proc (Linux), in ms; NaN elsewhere. */
-function cpuMs(pid: number | undefined): { user: number; system: number } {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
-  } catch {
-    return { user: Number.NaN, system: Number.NaN };
-  }
 }

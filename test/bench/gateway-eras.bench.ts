@@ -32,6 +32,7 @@ import type { UpstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { GATEWAY_BUILT, GATEWAY_FROM_SOURCE, type GatewayProcess, startGatewayProcess } from '../gateway/gateway-process.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
 import { freePort } from '../support/free-port.ts';
+import { runClientJob } from './client-process.ts';
 import type { ConcurrentResult, Era, ErasJob, ErasPath, RotationResult } from './gateway-eras-client.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -328,24 +329,7 @@ async function startProcess(argv: string[], what: string, url?: string): Promise
 
 /** Runs one job in gateway-eras-client.ts (its own process) and returns what it measured. */
 function clientJob<T>(job: ErasJob): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'gateway-eras-client.ts')], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, BENCH_CLIENT_JOB: JSON.stringify(job) },
-    });
-    let out = '';
-    child.stdout.on('data', (c) => (out += String(c)));
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`the measuring client (${job.kind}) exited with ${code}`));
-      try {
-        resolve(JSON.parse(out.trim().split('\n').pop()!) as T);
-      } catch {
-        reject(new Error(`the measuring client (${job.kind}) printed no result`));
-      }
-    });
-  });
+  return runClientJob<T>(join(here, 'gateway-eras-client.ts'), job);
 }
 
 function mcpProxyVersion(): string {

@@ -32,6 +32,7 @@ import { GATEWAY_BUILT, GATEWAY_FROM_SOURCE, startGatewayProcess } from '../gate
 import { ensureServerBuilt } from '../build/ensure-built.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
 import { freePort } from '../support/free-port.ts';
+import { runClientJob } from './client-process.ts';
 import type { ClientJob, Endpoint, ListResult, PairResult } from './mcp-client-process.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -324,24 +325,7 @@ async function pair(
 
 /** Runs one job in mcp-client-process.ts (its own process) and returns what it measured. */
 function clientJob<T>(job: ClientJob): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'mcp-client-process.ts')], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, BENCH_CLIENT_JOB: JSON.stringify(job) },
-    });
-    let out = '';
-    child.stdout.on('data', (c) => (out += String(c)));
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`the measuring client (${job.kind}) exited with ${code}`));
-      try {
-        resolve(JSON.parse(out.trim().split('\n').pop()!) as T);
-      } catch {
-        reject(new Error(`the measuring client (${job.kind}) printed no result`));
-      }
-    });
-  });
+  return runClientJob<T>(join(here, 'mcp-client-process.ts'), job);
 }
 
 /** The fixture upstream over streamable HTTP, as its own process (group). */

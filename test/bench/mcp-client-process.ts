@@ -7,12 +7,12 @@
 //         one by one on warm connections; with the hop's CPU time per call when its pid is known.
 //   list: tools/list through the gateway, as a bare HTTP round trip and through the MCP SDK client.
 import { loadavg } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { processCpuMs } from './client-process.ts';
 
 /** Where a client connects: a streamable HTTP URL with a bearer key, or a program it starts on stdio. */
 export type Endpoint = { url: string; key?: string } | { command: string; args: string[]; cwd?: string; env?: Record<string, string> };
@@ -78,7 +78,7 @@ async function pair(j: Extract<ClientJob, { kind: 'pair' }>): Promise<PairResult
   const d: number[] = [];
   const g: number[] = [];
   const load0 = loadavg()[0];
-  const cpu0 = cpuMs(hopPid);
+  const cpu0 = processCpuMs(hopPid);
   for (let i = 0; i < j.calls; i++) {
     let t = performance.now();
     await call(direct.client, j.directTool);
@@ -87,7 +87,7 @@ async function pair(j: Extract<ClientJob, { kind: 'pair' }>): Promise<PairResult
     await call(via.client, j.viaTool);
     g.push(performance.now() - t);
   }
-  const cpu1 = cpuMs(hopPid);
+  const cpu1 = processCpuMs(hopPid);
   const load: [number, number] = [load0, loadavg()[0]];
   await Promise.all([direct.client.close(), via.client.close()]);
   const cpu = hopPid === undefined ? undefined : { user: (cpu1.user - cpu0.user) / j.calls, system: (cpu1.system - cpu0.system) / j.calls };
@@ -137,14 +137,4 @@ async function list(j: Extract<ClientJob, { kind: 'list' }>): Promise<ListResult
   }
   await client.close();
   return { bare, sdk, listed };
-}
-
-/** User and system CPU time of a process so far, from /proc (Linux), in ms; NaN elsewhere. */
-function cpuMs(pid: number | undefined): { user: number; system: number } {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
-  } catch {
-    return { user: Number.NaN, system: Number.NaN };
-  }
 }
