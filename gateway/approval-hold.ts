@@ -68,6 +68,8 @@ export class ApprovalHold {
   private readonly opening = new Map<string, Promise<string | null>>();
   /** Calls held now, per client, by call key (several waiting on one call count once). */
   private readonly holding = new Map<string, Map<string, number>>();
+  /** Per client, the look at its unwatched requests under way (see forgetDecided). */
+  private readonly looking = new Map<string, Promise<void>>();
 
   constructor(private readonly options: ApprovalHoldOptions) {}
 
@@ -204,7 +206,16 @@ export class ApprovalHold {
    * At the cap, the client's requests nobody waits on are asked about (one look each): one a person
    * decided meanwhile no longer counts, though the call retried still gets its answer.
    */
-  private async forgetDecided(client: string, connection: ApprovalConnection): Promise<void> {
+  private forgetDecided(client: string, connection: ApprovalConnection): Promise<void> {
+    // One look at a time per client: calls arriving meanwhile share it rather than asking again.
+    const running = this.looking.get(client);
+    if (running) return running;
+    const look = this.lookAtUnwatched(client, connection).finally(() => this.looking.delete(client));
+    this.looking.set(client, look);
+    return look;
+  }
+
+  private async lookAtUnwatched(client: string, connection: ApprovalConnection): Promise<void> {
     const held = this.holding.get(client);
     const unwatched = [...this.open].filter(([k, v]) => v.client === client && !v.settled && !held?.has(k)).map(([, v]) => v);
     await Promise.all(

@@ -20,7 +20,7 @@ export type ToolView = {
   readonly allowedConnectionIds: ReadonlySet<string> | undefined;
 };
 
-/** A tool call as a model emits it; `arguments` is the JSON text (or an already parsed object). */
+/** A tool call as a model emits it; `arguments` is the JSON text, or an already parsed JSON value (R14.6: nothing else). */
 export type ToolCall = { toolCallId?: string; name: string; arguments?: string | Record<string, unknown>; connectionId?: string };
 
 export type DecideErrorCode = 'unavailable' | 'policy_denied' | 'invalid_json' | 'validation' | 'approval_invalid';
