@@ -109,7 +109,8 @@ describe('a heavy request gives other work a turn between its chunks', () => {
       // 250 events a page: at least five pages, each one after other work ran (the CSV header goes
       // out as a chunk of its own, just before the first page).
       expect(steps).toBeGreaterThanOrEqual(5);
-      expect(afterTurn).toBe(steps - (format === 'csv' ? 2 : 1));
+      // (On PostgreSQL every query waits on the network, so the header too may follow a turn.)
+      expect(afterTurn).toBeGreaterThanOrEqual(steps - (format === 'csv' ? 2 : 1));
     });
   }
 
