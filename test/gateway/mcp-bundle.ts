@@ -1,5 +1,8 @@
 // Hand-made signed bundles whose tools are MCP tools pinned to what a fixture upstream offers.
-import type { Bundle } from '../../policy-schemas/types.gen.ts';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Bundle, BundleTool } from '../../policy-schemas/types.gen.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { evaluate } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
@@ -38,4 +41,32 @@ export function mcpBundle(tenant: string, version: number, server: string, state
   }));
   b.revision = revisionOf(b);
   return b;
+}
+
+type SeedTool = { id: string; description: string; inputSchema: Record<string, unknown>; state?: string; availableInStates?: string[] };
+
+/**
+ * The demo seed's research → analysis → results workflow (server/seed/demo-data.json) served by an
+ * MCP upstream named `rec`: `state` offers the seed tools `ids` (named without their `core__`
+ * prefix), and `bundle` pins them with each tool's states as the seed gives them.
+ */
+export function seedWorkflow(ids: string[]): { state: UpstreamFixtureState; bundle(tenant: string, version: number): Bundle } {
+  const demo = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'server', 'seed', 'demo-data.json'), 'utf8')) as {
+    tools: SeedTool[];
+    states: Array<{ name: string; description: string }>;
+  };
+  const seed = ids.map((id) => demo.tools.find((t) => t.id === id)!);
+  const nameOf = (t: SeedTool) => t.id.slice('core__'.length);
+  const state: UpstreamFixtureState = { tools: seed.map((t) => ({ name: nameOf(t), description: t.description, inputSchema: t.inputSchema })) };
+  const bundle = (tenant: string, version: number) => {
+    const b = mcpBundle(tenant, version, 'rec', state);
+    b.catalog.states = demo.states;
+    for (const t of seed) {
+      const tool = b.catalog.tools.find((x) => x.id === `mcp__rec__${nameOf(t)}`) as BundleTool;
+      if (t.state !== undefined) tool.state = t.state;
+      if (t.availableInStates !== undefined) tool.availableInStates = t.availableInStates;
+    }
+    return b;
+  };
+  return { state, bundle };
 }

@@ -1,10 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
@@ -15,39 +9,23 @@ import { StateHandles } from '../../gateway/state-handles.ts';
 import type { Bundle, BundleTool } from '../../policy-schemas/types.gen.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
-import { type UpstreamFixtureState, upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
-import { mcpBundle } from './mcp-bundle.ts';
-import { scriptedClient, scriptedGateway } from './scripted-gateway.ts';
+import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { legacyClient, MODERN_VERSION, modernClient, modernMeta, postModern } from './era-clients.ts';
+import { mcpBundle, seedWorkflow } from './mcp-bundle.ts';
+import { gatewayHolding, listenOver, scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
 // MCP 2026-07-28 (stateless) beside 2025-11-25 on one gateway, chosen per request: the official
 // 2.x SDK client (@modelcontextprotocol/client) and the 1.x one (@modelcontextprotocol/sdk), and
 // raw HTTP for what the SDKs do not show. The workflow is seed 002's: research → analysis →
 // results (server/seed/demo-data.json), its tools served by an MCP upstream named `rec`.
-const here = dirname(fileURLToPath(import.meta.url));
-const demo = JSON.parse(readFileSync(join(here, '..', '..', 'server', 'seed', 'demo-data.json'), 'utf8')) as {
-  tools: Array<{ id: string; description: string; inputSchema: Record<string, unknown>; state?: string; availableInStates?: string[] }>;
-  states: Array<{ name: string; description: string }>;
-};
 const SEED_TOOLS = ['core__knowledge-query', 'core__complex-analysis', 'core__reset-workflow', 'core__text-completion'];
-const seed = SEED_TOOLS.map((id) => demo.tools.find((t) => t.id === id)!);
-const upstreamState: UpstreamFixtureState = {
-  tools: seed.map((t) => ({ name: t.id.slice('core__'.length), description: t.description, inputSchema: t.inputSchema })),
-};
+const { state: upstreamState, bundle: seedBundleFor } = seedWorkflow(SEED_TOOLS);
 const KEY_A = 'stateless-client-a-0123456789';
 const KEY_B = 'stateless-client-b-0123456789';
-const V = '2026-07-28';
+const V = MODERN_VERSION;
 
 /** The seed's workflow on the rec upstream's tools: each tool's states as the seed gives them. */
-function seedBundle(version: number): Bundle {
-  const b = mcpBundle('stateless', version, 'rec', upstreamState);
-  b.catalog.states = demo.states;
-  for (const t of seed) {
-    const tool = b.catalog.tools.find((x) => x.id === `mcp__rec__${t.id.slice('core__'.length)}`) as BundleTool;
-    if (t.state !== undefined) tool.state = t.state;
-    if (t.availableInStates !== undefined) tool.availableInStates = t.availableInStates;
-  }
-  return b;
-}
+const seedBundle = (version: number) => seedBundleFor('stateless', version);
 
 let listener: HttpListener;
 let gateway: Gateway;
@@ -59,19 +37,7 @@ beforeAll(async () => {
     upstreamCalls.push({ name, args });
     return { ok: true, result: { content: [{ type: 'text', text: `${name} done` }] } };
   }));
-  const digest = (k: string) => createHash('sha256').update(k).digest();
-  listener = await startHttpListener({
-    listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
-    clients: [
-      { ...scriptedClient(digest(KEY_A)), name: 'a' },
-      { ...scriptedClient(digest(KEY_B)), name: 'b' },
-    ],
-    metricsKeyDigest: null,
-    gateway,
-    metrics: createGatewayMetrics(),
-    health: () => ({ status: 'ok' }),
-    stateHandles: new StateHandles(randomBytes(32), 'stateless'),
-  });
+  listener = await listenOver(gateway, { a: KEY_A, b: KEY_B }, 'stateless');
 });
 
 afterAll(async () => {
@@ -79,39 +45,15 @@ afterAll(async () => {
   gateway?.close();
 });
 
-/** The 2.x SDK client, pinned to 2026-07-28: no initialize, no session, every request carries its _meta. */
-async function modern(key: string): Promise<ModernClient> {
-  const client = new ModernClient({ name: 'modern-client', version: '1' }, { versionNegotiation: { mode: { pin: V } } });
-  await client.connect(new ModernTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-  return client;
-}
+const modern = (key: string) => modernClient(listener.url, key);
 
 const names = (tools: Array<{ name: string }>) => tools.map((t) => t.name).sort();
 const stateOf = (r: { _meta?: Record<string, unknown> }) => (r._meta?.toolgate as { state?: string } | undefined)?.state;
 const codeOf = (r: { _meta?: Record<string, unknown> }) => (r._meta?.toolgate as { errorCode?: string } | undefined)?.errorCode;
 
 /** A raw 2026-07-28 POST: headers mirrored from the body unless the test overrides them. */
-function raw(body: Record<string, unknown>, headers: Record<string, string | undefined> = {}, key = KEY_A): Promise<Response> {
-  const params = (body.params ?? {}) as Record<string, unknown>;
-  const h: Record<string, string> = {
-    authorization: `Bearer ${key}`,
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': V,
-    'mcp-method': String(body.method),
-  };
-  if (typeof params.name === 'string') h['mcp-name'] = params.name;
-  for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined) delete h[k];
-    else h[k] = v;
-  }
-  return fetch(listener.url, { method: 'POST', headers: h, body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...body }) });
-}
-const meta = (extra: Record<string, unknown> = {}) => ({
-  'io.modelcontextprotocol/protocolVersion': V,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  ...extra,
-});
+const raw = (body: Record<string, unknown>, headers: Record<string, string | undefined> = {}, key = KEY_A) => postModern(listener.url, key, body, headers);
+const meta = modernMeta;
 
 describe('MCP 2026-07-28 through the gateway, with the 2.x SDK client', () => {
   it('moves through research → analysis → results with signed state handles, the lists following the presented state', async () => {
@@ -173,8 +115,7 @@ describe('MCP 2026-07-28 through the gateway, with the 2.x SDK client', () => {
   });
 
   it('serves the 1.x SDK client (2025-11-25, sessions) on the same endpoint at the same time', async () => {
-    const legacy = new LegacyClient({ name: 'legacy', version: '1' });
-    await legacy.connect(new LegacyTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${KEY_B}` } } }));
+    const legacy = await legacyClient(listener.url, KEY_B);
     expect(names((await legacy.listTools()).tools)).toEqual(['mcp__rec__knowledge-query', 'mcp__rec__text-completion']);
     await legacy.callTool({ name: 'mcp__rec__knowledge-query', arguments: { query: 'q' } });
     // The session holds the state, as before; no handle argument in its schemas.
@@ -282,27 +223,10 @@ describe('the same guarantees for a 2026-07-28 client', () => {
       on: (_e: string, f: () => void) => void (changed = f),
       off: () => {},
     };
-    const bundle = mcpBundle('guarantees', 1, 'rec', state);
-    const current = { loaded: loadBundle(bundle), bundle };
-    const sink = memoryDecisionSink();
-    const gw = new Gateway({
-      config: { timeouts: { callMs: 1000, approvalMs: 1000, relistMs: 60_000 } },
-      policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
-      upstreams: new Map([['rec', upstream as never]]),
-      sink,
-      metrics: createGatewayMetrics(),
-    });
-    const own = await startHttpListener({
-      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
-      clients: [{ ...scriptedClient(createHash('sha256').update(KEY_A).digest()), name: 'a' }],
-      metricsKeyDigest: null,
-      gateway: gw,
-      metrics: createGatewayMetrics(),
-      health: () => ({ status: 'ok' }),
-    });
+    const { gateway: gw, sink } = gatewayHolding(mcpBundle('guarantees', 1, 'rec', state), new Map([['rec', upstream]]), 1000);
+    const own = await listenOver(gw, { a: KEY_A });
     try {
-      const client = new ModernClient({ name: 'modern-client', version: '1' }, { versionNegotiation: { mode: { pin: V } } });
-      await client.connect(new ModernTransport(new URL(own.url), { requestInit: { headers: { authorization: `Bearer ${KEY_A}` } } }));
+      const client = await modernClient(own.url, KEY_A);
       const ok = await client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'hi' } });
       expect(ok.content).toEqual([{ type: 'text', text: 'echo: hi' }]);
       expect(JSON.stringify(ok)).not.toContain('upstream-secret-value');
