@@ -1,18 +1,15 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
+import type { HttpListener } from '../../gateway/http-listener.ts';
 import { LIST_PAGE_SIZE } from '../../gateway/list-pages.ts';
-import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import { answerModernMessage } from '../../gateway/modern-http.ts';
 import { StateHandles } from '../../gateway/state-handles.ts';
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import type { UpstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { legacyClient, modernClient, modernMeta, postModern } from './era-clients.ts';
 import { mcpBundle } from './mcp-bundle.ts';
-import { scriptedClient, scriptedGateway } from './scripted-gateway.ts';
+import { listenOver, scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
 // tools/list towards clients in pages past LIST_PAGE_SIZE, in both protocol eras: the official
 // 1.x SDK client (2025-11-25 sessions) and the 2.x one (2026-07-28, stateless) walk every page
@@ -28,7 +25,6 @@ const upstreamState: UpstreamFixtureState = {
 };
 const EXPECTED = upstreamState.tools.map((t) => `mcp__rec__${t.name}`).sort();
 const KEY = 'list-pages-client-0123456789';
-const V = '2026-07-28';
 
 let listener: HttpListener;
 let gateway: Gateway;
@@ -36,15 +32,7 @@ let hold: (b: Bundle) => void;
 
 beforeAll(async () => {
   ({ gateway, hold } = scriptedGateway(mcpBundle('pages', 1, 'rec', upstreamState), upstreamState, () => ({ ok: true, result: { content: [] } })));
-  listener = await startHttpListener({
-    listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
-    clients: [{ ...scriptedClient(createHash('sha256').update(KEY).digest()), name: 'a' }],
-    metricsKeyDigest: null,
-    gateway,
-    metrics: createGatewayMetrics(),
-    health: () => ({ status: 'ok' }),
-    stateHandles: new StateHandles(randomBytes(32), 'pages'),
-  });
+  listener = await listenOver(gateway, { a: KEY }, 'pages');
 });
 
 afterAll(async () => {
@@ -52,17 +40,8 @@ afterAll(async () => {
   gateway?.close();
 });
 
-async function legacy(): Promise<LegacyClient> {
-  const client = new LegacyClient({ name: 'legacy-client', version: '1' });
-  await client.connect(new LegacyTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
-  return client;
-}
-
-async function modern(): Promise<ModernClient> {
-  const client = new ModernClient({ name: 'modern-client', version: '1' }, { versionNegotiation: { mode: { pin: V } } });
-  await client.connect(new ModernTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
-  return client;
-}
+const legacy = () => legacyClient(listener.url, KEY);
+const modern = () => modernClient(listener.url, KEY);
 
 type Lister = (params?: { cursor?: string; _meta?: Record<string, unknown> }) => Promise<{ tools: Array<{ name: string }>; nextCursor?: string }>;
 
@@ -175,7 +154,7 @@ describe('tools/list in pages, 2026-07-28 (the 2.x SDK client and raw requests)'
         answerModernMessage(
           ctx,
           { ...scriptedClient(), name: 'a' },
-          { jsonrpc: '2.0', id: 9, method: 'tools/list', params: { cursor, _meta: meta } },
+          { jsonrpc: '2.0', id: 9, method: 'tools/list', params: { cursor, _meta: modernMeta() } },
           (m) => void out.push(m),
         );
       await ask('garbage');
@@ -190,25 +169,23 @@ describe('tools/list in pages, 2026-07-28 (the 2.x SDK client and raw requests)'
 
 describe('a cursor outlives no publish', () => {
   it('refuses a cursor of the list before a new bundle in both eras; listing again from the start gives the new list', async () => {
-    const legacyClient = await legacy();
-    const modernClient = await modern();
+    const legacyOne = await legacy();
+    const modernOne = await modern();
     try {
-      const before = (await legacyClient.listTools()).nextCursor!;
+      const before = (await legacyOne.listTools()).nextCursor!;
       const shorter: UpstreamFixtureState = { tools: upstreamState.tools.slice(1) };
       hold(mcpBundle('pages', 2, 'rec', shorter));
-      await expect(legacyClient.listTools({ cursor: before })).rejects.toMatchObject({ code: -32602 });
-      await expect(modernClient.listTools({ cursor: before })).rejects.toMatchObject({ code: -32602 });
-      const { pages } = await walk((p) => legacyClient.listTools(p));
+      await expect(legacyOne.listTools({ cursor: before })).rejects.toMatchObject({ code: -32602 });
+      await expect(modernOne.listTools({ cursor: before })).rejects.toMatchObject({ code: -32602 });
+      const { pages } = await walk((p) => legacyOne.listTools(p));
       expect(pages.flat()).toEqual(EXPECTED.slice(1));
     } finally {
-      await legacyClient.close();
-      await modernClient.close();
+      await legacyOne.close();
+      await modernOne.close();
       hold(mcpBundle('pages', 1, 'rec', upstreamState));
     }
   });
 });
-
-const meta = { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientCapabilities': {} };
 
 /** The first page of a 2026-07-28 listing, as the server answers it. */
 async function firstPage(): Promise<{ tools: Array<{ name: string }>; nextCursor?: string }> {
@@ -217,15 +194,5 @@ async function firstPage(): Promise<{ tools: Array<{ name: string }>; nextCursor
 
 /** A raw 2026-07-28 tools/list POST. */
 function post(params: Record<string, unknown>): Promise<Response> {
-  return fetch(listener.url, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${KEY}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': 'tools/list',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { ...params, _meta: meta } }),
-  });
+  return postModern(listener.url, KEY, { method: 'tools/list', params: { ...params, _meta: modernMeta() } });
 }
