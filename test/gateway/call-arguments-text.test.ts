@@ -1,17 +1,13 @@
-import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { noteCallArguments, unreadableArgumentsOf } from '../../gateway/call-arguments-text.ts';
 import type { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
-import { createGatewayMetrics } from '../../gateway/metrics.ts';
+import { type HttpListener } from '../../gateway/http-listener.ts';
 import { startStdioListener } from '../../gateway/stdio-listener.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { legacyClient, MODERN_VERSION, modernClient, modernHeaders } from './era-clients.ts';
 import { mcpBundle } from './mcp-bundle.ts';
-import { scriptedClient, scriptedGateway } from './scripted-gateway.ts';
+import { listenOver, scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
 // docs/spec.md R14.6: a tool call's arguments are I-JSON, judged on their text. The gateway parses
 // whole MCP messages, whose parsed value no longer shows a big integer, an overflowing number, a
@@ -21,7 +17,7 @@ import { scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
 const state = upstreamFixtureState();
 const KEY = 'ijson-client-0123456789';
-const V = '2026-07-28';
+const V = MODERN_VERSION;
 const TOOL = 'mcp__rec__echo';
 
 /** Arguments texts that are valid JSON but not I-JSON, each as a model (or a broken client) might send them. */
@@ -47,14 +43,7 @@ beforeAll(async () => {
     upstreamCalls.push(args);
     return { ok: true, result: { content: [{ type: 'text', text: `echo ${String(args.text)}` }] } };
   }));
-  listener = await startHttpListener({
-    listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
-    clients: [scriptedClient(createHash('sha256').update(KEY).digest())],
-    metricsKeyDigest: null,
-    gateway,
-    metrics: createGatewayMetrics(),
-    health: () => ({ status: 'ok' }),
-  });
+  listener = await listenOver(gateway, { bot: KEY });
 });
 afterAll(async () => {
   await listener?.close();
@@ -154,8 +143,7 @@ describe('HTTP, MCP 2025-11-25 (sessions)', () => {
   });
 
   it('refuses what the 1.x SDK client writes from numbers and strings no I-JSON reader can take', async () => {
-    const client = new LegacyClient({ name: 'legacy', version: '1' });
-    await client.connect(new LegacyTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+    const client = await legacyClient(listener.url, KEY);
     try {
       // JSON.stringify writes 2^60 as an integer literal, and a lone surrogate as its escape.
       for (const args of [{ text: 'a', n: 2 ** 60 }, { text: 'a\ud800' }]) {
@@ -172,19 +160,7 @@ describe('HTTP, MCP 2025-11-25 (sessions)', () => {
 
 describe('HTTP, MCP 2026-07-28 (stateless)', () => {
   const meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"${V}","io.modelcontextprotocol/clientCapabilities":{}}`;
-  const post = (body: string) =>
-    fetch(listener.url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${KEY}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': V,
-        'mcp-method': 'tools/call',
-        'mcp-name': TOOL,
-      },
-      body,
-    });
+  const post = (body: string) => fetch(listener.url, { method: 'POST', headers: modernHeaders(KEY, 'tools/call', TOOL), body });
 
   it.each(NOT_I_JSON)('refuses %s as invalid_json and never calls the upstream', async (_why, args) => {
     expectInvalidJson(await (await post(callText(5, args, meta))).json());
@@ -198,8 +174,7 @@ describe('HTTP, MCP 2026-07-28 (stateless)', () => {
   });
 
   it('refuses what the 2.x SDK client writes from a number beyond 2^53', async () => {
-    const client = new ModernClient({ name: 'modern', version: '1' }, { versionNegotiation: { mode: { pin: V } } });
-    await client.connect(new ModernTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+    const client = await modernClient(listener.url, KEY);
     try {
       const result = await client.callTool({ name: TOOL, arguments: { text: 'a', n: 2 ** 60 } });
       expect(result).toMatchObject({ isError: true, _meta: { toolgate: { errorCode: 'invalid_json' } } });

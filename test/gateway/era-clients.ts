@@ -27,20 +27,25 @@ export function modernMeta(extra: Record<string, unknown> = {}): Record<string, 
   return { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {}, ...extra };
 }
 
+/** The headers of a raw 2026-07-28 request for `method` (and, for tools/call, the tool `name`) by the client with `key`. */
+export function modernHeaders(key: string, method: string, name?: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${key}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': MODERN_VERSION,
+    'mcp-method': method,
+    ...(name === undefined ? {} : { 'mcp-name': name }),
+  };
+}
+
 /**
  * A raw 2026-07-28 POST of the JSON-RPC request `body` (id 1 unless it says): the headers mirrored
  * from the body (method, tool name) unless `headers` overrides them; an undefined header is left out.
  */
 export function postModern(url: string, key: string, body: Record<string, unknown>, headers: Record<string, string | undefined> = {}): Promise<Response> {
   const params = (body.params ?? {}) as Record<string, unknown>;
-  const h: Record<string, string> = {
-    authorization: `Bearer ${key}`,
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': MODERN_VERSION,
-    'mcp-method': String(body.method),
-  };
-  if (typeof params.name === 'string') h['mcp-name'] = params.name;
+  const h = modernHeaders(key, String(body.method), typeof params.name === 'string' ? params.name : undefined);
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined) delete h[k];
     else h[k] = v;
