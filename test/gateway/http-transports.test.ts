@@ -15,7 +15,7 @@ import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { freePort } from '../support/free-port.ts';
 import { eventually } from './gateway-process.ts';
 import { mcpBundle } from './mcp-bundle.ts';
-import { scriptedClient, scriptedGateway } from './scripted-gateway.ts';
+import { listenOver, scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
 // The gateway's own streamable HTTP transports: the session side the clients talk to (every
 // refusal the protocol defines, JSON and SSE answers, the notification stream), and the upstream
@@ -36,15 +36,7 @@ describe("the gateway's client-facing HTTP transport", () => {
       upstreamCalls.push(name);
       return { ok: true, result: { content: [{ type: 'text', text: `echo: ${(args.text as string | undefined) ?? ''}` }] } };
     }));
-    const client = scriptedClient(createHash('sha256').update(KEY).digest());
-    listener = await startHttpListener({
-      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
-      clients: [client],
-      metricsKeyDigest: null,
-      gateway,
-      metrics: createGatewayMetrics(),
-      health: () => ({ status: 'ok' }),
-    });
+    listener = await listenOver(gateway, { bot: KEY });
   });
 
   afterAll(async () => {
