@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -9,17 +8,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
-import { createGatewayMetrics } from '../../gateway/metrics.ts';
+import { type HttpListener } from '../../gateway/http-listener.ts';
 import { Upstream } from '../../gateway/upstream.ts';
 import type { Bundle, BundleTool } from '../../policy-schemas/types.gen.ts';
-import { loadBundle } from '../../runtime/load-bundle.ts';
 import { type UpstreamFixtureState, fixtureTool } from '../fixtures/mcp/gateway-upstream.ts';
 import { freePort } from '../support/free-port.ts';
 import { mcpBundle } from './mcp-bundle.ts';
-import { scriptedClient } from './scripted-gateway.ts';
+import { gatewayHolding, listenOver } from './scripted-gateway.ts';
 
 // Issue 31.7: the MCP conformance suite's server scenarios (tools-call-with-progress,
 // progress-notifications, tools-call-with-logging, server-sse-polling, tools-call-sampling,
@@ -39,7 +35,8 @@ let upstream: Upstream;
 let gateway: Gateway;
 let listener: HttpListener;
 const failures: string[] = [];
-let current: { loaded: ReturnType<typeof loadBundle>; bundle: Bundle };
+let held: Bundle;
+let hold: (b: Bundle) => void;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-conformance-'));
@@ -53,23 +50,9 @@ beforeAll(async () => {
   });
   upstream = new Upstream('web', { kind: 'http', url: `http://127.0.0.1:${port}/mcp` }, { onFailure: (_id, m) => failures.push(m) });
   await upstream.start();
-  const bundle = mcpBundle('conformance', 1, 'web', state);
-  current = { loaded: loadBundle(bundle), bundle };
-  gateway = new Gateway({
-    config: { timeouts: { callMs: 10_000, approvalMs: 10_000, relistMs: 60_000 } },
-    policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
-    upstreams: new Map([['web', upstream]]),
-    sink: memoryDecisionSink(),
-    metrics: createGatewayMetrics(),
-  });
-  listener = await startHttpListener({
-    listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
-    clients: [scriptedClient(createHash('sha256').update(KEY).digest())],
-    metricsKeyDigest: null,
-    gateway,
-    metrics: createGatewayMetrics(),
-    health: () => ({ status: 'ok' }),
-  });
+  held = mcpBundle('conformance', 1, 'web', state);
+  ({ gateway, hold } = gatewayHolding(held, new Map([['web', upstream]]), 10_000));
+  listener = await listenOver(gateway, { bot: KEY });
 });
 
 afterAll(async () => {
@@ -185,10 +168,11 @@ describe('the conformance scenarios through the gateway (2025-11-25, HTTP upstre
     await plain.client.close();
 
     // The same client that answered above, once the tool's results may show no text.
-    const next = structuredClone(current.bundle);
+    const next = structuredClone(held);
     const tool = next.catalog.tools.find((t) => t.id === 'mcp__web__elicit') as BundleTool;
     tool.redaction = { allow: ['structuredContent.id'] };
-    current = { loaded: loadBundle(next), bundle: next };
+    held = next;
+    hold(next);
     const c = await connect({ canBeAsked: true });
     await c.client.callTool({ name: 'mcp__web__elicit', arguments: {} });
     expect(c.asked).toEqual([]);
