@@ -187,16 +187,10 @@ async function evictBeyondCap(tx: Tx, tenant: string, cap: number): Promise<numb
       .limit(Math.min(over, WRITE_CHUNK))
       .execute();
     if (ids.length === 0) break;
-    const res = await tx
-      .deleteFrom('decisions')
-      .where('tenant', '=', tenant)
-      .where(
-        'id',
-        'in',
-        ids.map((r) => r.id),
-      )
-      .executeTakeFirst();
-    const deleted = Number(res.numDeletedRows);
+    const deleted = await deleteByIds(
+      tx,
+      ids.map((r) => r.id),
+    );
     n += deleted;
     over -= ids.length;
     await nextTurn();
@@ -210,6 +204,18 @@ async function evictBeyondCap(tx: Tx, tenant: string, cap: number): Promise<numb
   return n;
 }
 
+/**
+ * Deletes records by primary key. The ids were just read for one tenant in the same write
+ * transaction, so no tenant condition is needed, and none may be added: given `tenant = ? AND id IN
+ * (…)`, SQLite ranges the (tenant, at, id) index over every record of the tenant and tests each id,
+ * which for a million records held the event loop 80–160 ms per 500-record chunk (740 ms of a 1 MiB
+ * batch's eviction); by primary key alone a chunk takes 3–10 ms.
+ */
+async function deleteByIds(tx: Tx, ids: number[]): Promise<number> {
+  const res = await tx.deleteFrom('decisions').where('id', 'in', ids).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
 /** Deletes every record decided before `before` (all tenants), a chunk at a time; returns how many went. */
 export async function expireDecisions(run: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>, db: DbOrTx, before: string, chunk = 5_000): Promise<number> {
   let total = 0;
@@ -219,16 +225,10 @@ export async function expireDecisions(run: <T>(fn: (tx: Tx) => Promise<T>) => Pr
       const n = await run(async (tx) => {
         const ids = await tx.selectFrom('decisions').select('id').where('tenant', '=', tenant).where('at', '<', before).orderBy('at').limit(chunk).execute();
         if (ids.length === 0) return 0;
-        const res = await tx
-          .deleteFrom('decisions')
-          .where('tenant', '=', tenant)
-          .where(
-            'id',
-            'in',
-            ids.map((r) => r.id),
-          )
-          .executeTakeFirst();
-        const deleted = Number(res.numDeletedRows);
+        const deleted = await deleteByIds(
+          tx,
+          ids.map((r) => r.id),
+        );
         await tx
           .updateTable('decision_stats')
           .set({ stored: sql`stored - ${deleted}`, expired: sql`expired + ${deleted}` })

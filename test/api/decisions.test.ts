@@ -326,6 +326,45 @@ describe('the cap per tenant and retention', () => {
     }
   });
 
+  it('evicts over several chunks down to the cap exactly, and only from the tenant that is over it', async () => {
+    const t2 = await startTestApp();
+    try {
+      const acme = await t2.tokenFor('runtime', ['acme-research']);
+      const globex = await t2.tokenFor('runtime', ['globex-eng']);
+      const post = (tenantId: string, token: string, runtimeId: string, records: DecisionRecord[]) =>
+        t2.app.request(`/v1/tenants/${tenantId}/decisions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ runtimeId, records }),
+        });
+      // Older than anything globex-eng reports: were eviction not confined to the tenant, these would go first.
+      const hourAgo = Date.now() - 3_600_000;
+      const acmeRecords = Array.from({ length: 3 }, (_, i) => rec({ at: new Date(hourAgo + i).toISOString() }));
+      expect((await post('acme-research', acme, 'acme-w', acmeRecords)).status).toBe(202);
+
+      t2.deps.config.decisions = { retentionDays: 30, maxPerTenant: 600 };
+      const records = Array.from({ length: 1_300 }, () => rec({ subject: 'agent:coding-bot', groups: ['basic'] }));
+      const res = await post('globex-eng', globex, 'noisy', records);
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ accepted: 1_300, evicted: 700 });
+
+      const kept = (await t2.request('GET', '/v1/tenants/globex-eng/decisions?limit=1000')).json.items as { toolCallId: string }[];
+      expect(kept.map((i) => i.toolCallId)).toEqual(
+        records
+          .slice(700)
+          .map((r) => r.toolCallId)
+          .reverse(),
+      );
+      expect((await t2.request('GET', '/v1/tenants/globex-eng/decisions/summary')).json.counters).toEqual({ stored: 600, evicted: 700, expired: 0 });
+
+      const acmeKept = (await t2.request('GET', '/v1/tenants/acme-research/decisions')).json.items as { toolCallId: string }[];
+      expect(acmeKept.map((i) => i.toolCallId)).toEqual(acmeRecords.map((r) => r.toolCallId).reverse());
+      expect((await t2.request('GET', '/v1/tenants/acme-research/decisions/summary')).json.counters).toEqual({ stored: 3, evicted: 0, expired: 0 });
+    } finally {
+      await t2.close();
+    }
+  });
+
   it('deletes records past retention and counts them', async () => {
     const t2 = await startTestApp();
     try {
