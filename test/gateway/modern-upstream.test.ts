@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { type IncomingHttpHeaders, type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
@@ -8,15 +7,12 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
-import { createGatewayMetrics } from '../../gateway/metrics.ts';
+import { type HttpListener } from '../../gateway/http-listener.ts';
 import { Upstream } from '../../gateway/upstream.ts';
-import { loadBundle } from '../../runtime/load-bundle.ts';
-import type { UpstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { modernClient, modernMeta, postModern } from './era-clients.ts';
 import { mcpBundle } from './mcp-bundle.ts';
-import { scriptedClient } from './scripted-gateway.ts';
+import { gatewayHolding, listenOver } from './scripted-gateway.ts';
 
 // Towards upstreams too, the revision is chosen per server: an MCP server built on the official
 // 2.x server SDK (@modelcontextprotocol/server, createMcpHandler) is discovered as 2026-07-28 and
@@ -97,6 +93,18 @@ afterAll(async () => {
   await new Promise((r) => http?.close(r));
 });
 
+/** A gateway in front of `up` whose bundle pins what the server lists (as an import would), and a listener for the KEY client. */
+async function gatewayInFrontOf(up: Upstream): Promise<{ gateway: Gateway; listener: HttpListener }> {
+  const probe = await modernClient(url);
+  const listed = (await probe.listTools()).tools;
+  await probe.close();
+  const bundle = mcpBundle('modern', 1, 'modern', {
+    tools: listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> })),
+  });
+  const { gateway } = gatewayHolding(bundle, new Map([['modern', up]]), 5000);
+  return { gateway, listener: await listenOver(gateway, { bot: KEY }) };
+}
+
 describe('an upstream that speaks MCP 2026-07-28', () => {
   let upstream: Upstream;
   let gateway: Gateway;
@@ -125,33 +133,8 @@ describe('an upstream that speaks MCP 2026-07-28', () => {
   });
 
   it('serves its tools through the gateway under the same pins and redaction', async () => {
-    // The bundle pins what the server lists, as an import would.
-    const probe = new ModernClient({ name: 'importer', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    await probe.connect(new ModernTransport(new URL(url)));
-    const listed = (await probe.listTools()).tools;
-    await probe.close();
-    const state: UpstreamFixtureState = {
-      tools: listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> })),
-    };
-    const bundle = mcpBundle('modern', 1, 'modern', state);
-    const current = { loaded: loadBundle(bundle), bundle };
-    gateway = new Gateway({
-      config: { timeouts: { callMs: 5000, approvalMs: 5000, relistMs: 60_000 } },
-      policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
-      upstreams: new Map([['modern', upstream]]),
-      sink: memoryDecisionSink(),
-      metrics: createGatewayMetrics(),
-    });
-    listener = await startHttpListener({
-      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
-      clients: [scriptedClient(createHash('sha256').update(KEY).digest())],
-      metricsKeyDigest: null,
-      gateway,
-      metrics: createGatewayMetrics(),
-      health: () => ({ status: 'ok' }),
-    });
-    const client = new ModernClient({ name: 'agent', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    await client.connect(new ModernTransport(new URL(listener.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+    ({ gateway, listener } = await gatewayInFrontOf(upstream));
+    const client = await modernClient(listener.url, KEY);
     expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['mcp__modern__confirm', 'mcp__modern__echo', 'mcp__modern__region']);
     const before = seen.length;
     const r = await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 'hello' } });
@@ -173,28 +156,12 @@ describe('an upstream that speaks MCP 2026-07-28', () => {
 
     // A client whose header says another region than its body is refused before anything is called.
     const callsBefore = seen.filter((s) => s.method === 'tools/call').length;
-    const lying = await fetch(listener.url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${KEY}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'mcp__modern__region',
-        'mcp-param-region': 'us-east-1',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'mcp__modern__region',
-          arguments: { region: 'eu-west-1' },
-          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
-        },
-      }),
-    });
+    const lying = await postModern(
+      listener.url,
+      KEY,
+      { method: 'tools/call', params: { name: 'mcp__modern__region', arguments: { region: 'eu-west-1' }, _meta: modernMeta() } },
+      { 'mcp-param-region': 'us-east-1' },
+    );
     expect(lying.status).toBe(400);
     expect((await lying.json()).error).toMatchObject({ code: -32020, message: expect.stringMatching(/Mcp-Param-Region/) });
     expect(seen.filter((s) => s.method === 'tools/call').length).toBe(callsBefore);
@@ -205,29 +172,7 @@ describe('an upstream that asks for input by retry (2026-07-28 input_required)',
   it('puts the question to a 2025-11-25 session client that can be asked, then retries with the answer; a 2026-07-28 client is refused', async () => {
     const up = new Upstream('modern', { kind: 'http', url }, {});
     await up.start();
-    const probe = new ModernClient({ name: 'importer', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    await probe.connect(new ModernTransport(new URL(url)));
-    const listed = (await probe.listTools()).tools;
-    await probe.close();
-    const bundle = mcpBundle('modern', 1, 'modern', {
-      tools: listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> })),
-    });
-    const current = { loaded: loadBundle(bundle), bundle };
-    const gw = new Gateway({
-      config: { timeouts: { callMs: 5000, approvalMs: 5000, relistMs: 60_000 } },
-      policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
-      upstreams: new Map([['modern', up]]),
-      sink: memoryDecisionSink(),
-      metrics: createGatewayMetrics(),
-    });
-    const own = await startHttpListener({
-      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
-      clients: [scriptedClient(createHash('sha256').update(KEY).digest())],
-      metricsKeyDigest: null,
-      gateway: gw,
-      metrics: createGatewayMetrics(),
-      health: () => ({ status: 'ok' }),
-    });
+    const { gateway: gw, listener: own } = await gatewayInFrontOf(up);
     try {
       const legacy = new LegacyClient({ name: 'desk', version: '1' }, { capabilities: { elicitation: { form: {} } } });
       const asked: string[] = [];
@@ -242,8 +187,7 @@ describe('an upstream that asks for input by retry (2026-07-28 input_required)',
       await legacy.close();
 
       // A 2026-07-28 client that cannot answer is told so; the upstream asked for what it could not give.
-      const mute = new ModernClient({ name: 'agent', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-      await mute.connect(new ModernTransport(new URL(own.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+      const mute = await modernClient(own.url, KEY);
       const refused = await mute.callTool({ name: 'mcp__modern__confirm', arguments: {} });
       expect(refused.isError).toBe(true);
       expect(refused.content).toEqual([{ type: 'text', text: expect.stringMatching(/^upstream_unavailable: .*did not declare/) }]);
@@ -268,27 +212,14 @@ describe('an upstream that asks for input by retry (2026-07-28 input_required)',
       // Answers reach the upstream only with the requestState this gateway issued for this very call.
       const callsBefore = seen.filter((x) => x.method === 'tools/call').length;
       const retry = async (extra: Record<string, unknown>, args: Record<string, unknown> = {}) => {
-        const r = await fetch(own.url, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${KEY}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2026-07-28',
-            'mcp-method': 'tools/call',
-            'mcp-name': 'mcp__modern__confirm',
+        const r = await postModern(own.url, KEY, {
+          method: 'tools/call',
+          params: {
+            name: 'mcp__modern__confirm',
+            arguments: args,
+            ...extra,
+            _meta: { ...modernMeta(), 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
           },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'tools/call',
-            params: {
-              name: 'mcp__modern__confirm',
-              arguments: args,
-              ...extra,
-              _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
-            },
-          }),
         });
         return r.json();
       };
