@@ -1,20 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
-import { createGatewayMetrics } from '../../gateway/metrics.ts';
-import { StateHandles } from '../../gateway/state-handles.ts';
+import { type HttpListener } from '../../gateway/http-listener.ts';
 import { startStdioListener } from '../../gateway/stdio-listener.ts';
-import type { CallRelay } from '../../gateway/upstream-calls.ts';
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
-import { definitionHash } from '../../runtime/definition-hash.ts';
-import { loadBundle } from '../../runtime/load-bundle.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
+import { MODERN_VERSION, modernMeta, postModern } from './era-clients.ts';
 import { mcpBundle } from './mcp-bundle.ts';
-import { scriptedClient } from './scripted-gateway.ts';
+import { listenOver, scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
 // A role with approvals.by: "client" lets the MCP client confirm a call itself. A 2026-07-28
 // client cannot be asked during a call (no server-initiated requests): the gateway answers
@@ -26,7 +20,7 @@ import { scriptedClient } from './scripted-gateway.ts';
 const state = upstreamFixtureState();
 const KEY_A = 'confirm-client-a-0123456789';
 const KEY_B = 'confirm-client-b-0123456789';
-const V = '2026-07-28';
+const V = MODERN_VERSION;
 const ECHO = 'mcp__rec__echo';
 const DELETE = 'mcp__rec__delete_all';
 
@@ -37,38 +31,20 @@ function gatewayWhereApprovalIsBy(by: 'client' | 'person') {
   const bundle: Bundle = mcpBundle('confirm', 1, 'rec', state);
   bundle.policy.roles!.analyst.requireApproval = ['read_only'];
   if (by === 'client') bundle.policy.roles!.analyst.approvals = { by };
-  const current = { loaded: loadBundle(bundle), bundle };
-  const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
-  const upstream = {
-    isReady: () => true,
-    definitionHashOf: (n: string) => hashes.get(n),
-    call: async (name: string, args: Record<string, unknown>, _ms: number, relay: CallRelay) => {
-      upstreamCalls.push({ name, args, answered: relay.retry !== undefined });
-      if (name === 'delete_all' && !relay.retry) {
-        const sure = {
-          method: 'elicitation/create',
-          params: { mode: 'form', message: 'Really everything?', requestedSchema: { type: 'object', properties: {} } },
-        };
-        return { ok: false, code: 'input_required', message: 'asked', asked: { inputRequests: { sure }, requestState: 'server-round-1' } };
-      }
-      return { ok: true, result: { content: [{ type: 'text', text: name === 'delete_all' ? 'deleted' : `sent ${String(args.text)}` }] } };
-    },
-    restartAfterTimeout() {},
-    on() {},
-    off() {},
-  };
-  const sink = memoryDecisionSink();
-  const gateway = new Gateway({
-    config: { timeouts: { callMs: 1000, approvalMs: 1000, relistMs: 60_000 } },
-    policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
-    upstreams: new Map([['rec', upstream as never]]),
-    sink,
-    metrics: createGatewayMetrics(),
+  const { gateway, sink } = scriptedGateway(bundle, state, (name, args, _ms, relay) => {
+    upstreamCalls.push({ name, args, answered: relay.retry !== undefined });
+    if (name === 'delete_all' && !relay.retry) {
+      const sure = {
+        method: 'elicitation/create',
+        params: { mode: 'form', message: 'Really everything?', requestedSchema: { type: 'object', properties: {} } },
+      };
+      return { ok: false, code: 'input_required', message: 'asked', asked: { inputRequests: { sure }, requestState: 'server-round-1' } };
+    }
+    return { ok: true, result: { content: [{ type: 'text', text: name === 'delete_all' ? 'deleted' : `sent ${String(args.text)}` }] } };
   });
   return { gateway, sink };
 }
 
-const digest = (k: string) => createHash('sha256').update(k).digest();
 let byClient: ReturnType<typeof gatewayWhereApprovalIsBy>;
 let byPerson: ReturnType<typeof gatewayWhereApprovalIsBy>;
 let clientListener: HttpListener;
@@ -77,19 +53,7 @@ let personListener: HttpListener;
 beforeAll(async () => {
   byClient = gatewayWhereApprovalIsBy('client');
   byPerson = gatewayWhereApprovalIsBy('person');
-  const listen = (gateway: Gateway) =>
-    startHttpListener({
-      listen: { kind: 'http', host: '127.0.0.1', port: 0, path: '/mcp', allowedOrigins: [] },
-      clients: [
-        { ...scriptedClient(digest(KEY_A)), name: 'a' },
-        { ...scriptedClient(digest(KEY_B)), name: 'b' },
-      ],
-      metricsKeyDigest: null,
-      gateway,
-      metrics: createGatewayMetrics(),
-      health: () => ({ status: 'ok' }),
-      stateHandles: new StateHandles(randomBytes(32), 'confirm'),
-    });
+  const listen = (gateway: Gateway) => listenOver(gateway, { a: KEY_A, b: KEY_B }, 'confirm');
   clientListener = await listen(byClient.gateway);
   personListener = await listen(byPerson.gateway);
 });
@@ -122,27 +86,9 @@ async function modern(url: string, answer?: 'accept' | 'decline'): Promise<{ cli
 
 /** A raw 2026-07-28 tools/call from a client that declares elicitation. */
 async function rawCall(url: string, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}, key = KEY_A) {
-  const r = await fetch(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        ...extra,
-        _meta: { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
-      },
-    }),
+  const r = await postModern(url, key, {
+    method: 'tools/call',
+    params: { name, arguments: args, ...extra, _meta: { ...modernMeta(), 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } },
   });
   return (await r.json()) as { result?: Record<string, any>; error?: { code: number; message: string; data?: { pointer?: string } } };
 }
