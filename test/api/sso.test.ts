@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SsoSettings } from '../../server/auth/sso/oidc-client.ts';
 import { freePort } from '../support/free-port.ts';
-import { CLIENT_ID, CLIENT_SECRET, signInAtProvider, startOidcProvider } from '../fixtures/oidc/provider.ts';
+import { CLIENT_ID, SSO_CALLBACK, SSO_PUBLIC_URL, signInAtProvider, ssoSettingsFor, startOidcProvider } from '../fixtures/oidc/provider.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 // Single sign-on against a real OpenID provider on loopback. Toolgate is driven in process; the
 // provider is reached over HTTP, by Toolgate (discovery, token, userinfo) and by the "browser".
-const PUBLIC_URL = 'http://127.0.0.1:9';
-const CALLBACK = `${PUBLIC_URL}/v1/session/sso/callback`;
+const PUBLIC_URL = SSO_PUBLIC_URL;
+const CALLBACK = SSO_CALLBACK;
 const alice = { sub: 'alice-0001', email: 'alice@example.com', name: 'Alice Example', groups: ['acme-editors', 'staff'] };
 const mallory = { sub: 'mallory-0002', email: 'mallory@example.com', name: 'Mallory Outsider', groups: ['contractors'] };
 // A mapped account whose provider sends U+0000 in its name (PostgreSQL's text cannot hold it).
@@ -19,14 +19,7 @@ let sso: SsoSettings;
 
 beforeAll(async () => {
   op = await startOidcProvider({ users: [alice, mallory, nully], redirectUris: [CALLBACK] });
-  sso = {
-    issuer: op.issuer,
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    publicUrl: PUBLIC_URL,
-    scopes: 'openid email profile groups',
-    recheckSeconds: 0,
-  };
+  sso = ssoSettingsFor(op.issuer, { recheckSeconds: 0 });
   t = await startTestApp({ settings: { sso } });
   const r = await t.request('POST', '/v1/sso/mappings', {
     body: { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] },

@@ -3,13 +3,11 @@
 // once per subject a minute, decided in the database so replicas sharing it agree; every attempt
 // is still refused with the same page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SsoSettings } from '../../server/auth/sso/oidc-client.ts';
 import { REFUSAL_AUDIT_WINDOW_MS, claimRefusalAudit } from '../../server/auth/sso/refusal-audit.ts';
-import { CLIENT_ID, CLIENT_SECRET, type TestUser, signInAtProvider, startOidcProvider } from '../fixtures/oidc/provider.ts';
+import { SSO_CALLBACK, SSO_PUBLIC_URL, type TestUser, signInAtProvider, ssoSettingsFor, startOidcProvider } from '../fixtures/oidc/provider.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
-const PUBLIC_URL = 'http://127.0.0.1:9';
-const CALLBACK = `${PUBLIC_URL}/v1/session/sso/callback`;
+const CALLBACK = SSO_CALLBACK;
 const mallory: TestUser = { sub: 'mallory-retries', email: 'mallory@example.com', name: 'Mallory', groups: ['contractors'] };
 const eve: TestUser = { sub: 'eve-once', email: 'eve@example.com', name: 'Eve', groups: ['contractors'] };
 
@@ -18,14 +16,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   op = await startOidcProvider({ users: [mallory, eve], redirectUris: [CALLBACK] });
-  const sso: SsoSettings = {
-    issuer: op.issuer,
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    publicUrl: PUBLIC_URL,
-    scopes: 'openid email profile groups',
-  };
-  t = await startTestApp({ settings: { sso } });
+  t = await startTestApp({ settings: { sso: ssoSettingsFor(op.issuer) } });
 });
 afterAll(async () => {
   await t?.close();
@@ -47,7 +38,7 @@ async function signIn(user: TestUser): Promise<number> {
   };
   const start = await call('/v1/session/sso/start');
   const back = await signInAtProvider(start.headers.get('location') as string, user.sub, CALLBACK);
-  const cb = await call(back.slice(PUBLIC_URL.length));
+  const cb = await call(back.slice(SSO_PUBLIC_URL.length));
   expect(await cb.text()).toContain('Your account has no access');
   return cb.status;
 }

@@ -5,12 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countedClaims } from '../../server/auth/sso/access.ts';
 import { withEmailPair } from '../../server/auth/sso/oidc-client.ts';
-import type { SsoSettings } from '../../server/auth/sso/oidc-client.ts';
-import { CLIENT_ID, CLIENT_SECRET, type TestUser, signInAtProvider, startOidcProvider } from '../fixtures/oidc/provider.ts';
+import { SSO_CALLBACK, SSO_PUBLIC_URL, type TestUser, signInAtProvider, ssoSettingsFor, startOidcProvider } from '../fixtures/oidc/provider.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
-const PUBLIC_URL = 'http://127.0.0.1:9';
-const CALLBACK = `${PUBLIC_URL}/v1/session/sso/callback`;
+const CALLBACK = SSO_CALLBACK;
 const CEO = 'ceo@acme.test';
 const claimsCeo = (sub: string, emailVerified: TestUser['emailVerified']): TestUser => ({ sub, email: CEO, name: `Claims ${sub}`, groups: [], emailVerified });
 const unverified = claimsCeo('typed-false', false);
@@ -25,15 +23,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   op = await startOidcProvider({ users: [unverified, absent, stringly, realCeo, staffer], redirectUris: [CALLBACK] });
-  const sso: SsoSettings = {
-    issuer: op.issuer,
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    publicUrl: PUBLIC_URL,
-    scopes: 'openid email profile groups',
-    recheckSeconds: 0,
-  };
-  t = await startTestApp({ settings: { sso } });
+  t = await startTestApp({ settings: { sso: ssoSettingsFor(op.issuer, { recheckSeconds: 0 }) } });
   for (const body of [
     { id: 'ceo-is-admin', claim: 'email', value: CEO, role: 'admin' },
     { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] },
@@ -62,7 +52,7 @@ async function signIn(user: TestUser): Promise<{ b: Browser; status: number; tex
   const start = await get(b, '/v1/session/sso/start');
   expect(start.status).toBe(302);
   const back = await signInAtProvider(start.location as string, user.sub, CALLBACK);
-  const cb = await get(b, back.slice(PUBLIC_URL.length));
+  const cb = await get(b, back.slice(SSO_PUBLIC_URL.length));
   return { b, status: cb.status, text: cb.text };
 }
 const auditByActor = async (who: string) => (await t.request('GET', `/v1/audit?actor=${encodeURIComponent(who)}`)).json.items as Record<string, unknown>[];
