@@ -67,7 +67,9 @@ export async function storeBatch(
   const sqlite = database?.sqlite;
   // A batch holds few distinct requests: hash each once.
   const hashes = new Map<string, string>();
-  const rows: NewDecisionsRow[] = batch.records.map((r) => {
+  // Rows are made a chunk at a time, just before they are written: canonicalising and hashing
+  // 4,000 records at once held the event loop 40–150 ms on a busy machine.
+  const toRow = (r: DecisionRecord): NewDecisionsRow => {
     const request = requestJson(r);
     let hash = hashes.get(request);
     if (hash === undefined) hashes.set(request, (hash = createHash('sha256').update(request).digest('base64url')));
@@ -93,32 +95,34 @@ export async function storeBatch(
       constraint_otherwise: r.constraint?.otherwise ?? null,
       constraint_reason: r.constraint?.reason ?? null,
     };
-  });
+  };
+  const records = batch.records;
   if (sqlite) {
     // Inside the caller's transaction on the same connection: one prepared statement, run per row,
     // is about three times faster than compiling a thousand-row INSERT.
     const insert = preparedInsert(sqlite);
-    for (let i = 0; i < rows.length; i++) {
-      insert.run(INSERT_COLUMNS.map((c) => rows[i][c] ?? null));
+    for (let i = 0; i < records.length; i++) {
+      const row = toRow(records[i]);
+      insert.run(INSERT_COLUMNS.map((c) => row[c] ?? null));
       // A 1 MiB batch is thousands of rows: other requests get a turn between chunks. The
       // transaction stays open meanwhile, so the batch is still stored whole or not at all.
       if ((i + 1) % WRITE_CHUNK === 0) await nextTurn();
     }
   } else {
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK)
+    for (let i = 0; i < records.length; i += INSERT_CHUNK)
       await tx
         .insertInto('decisions')
-        .values(rows.slice(i, i + INSERT_CHUNK))
+        .values(records.slice(i, i + INSERT_CHUNK).map(toRow))
         .execute();
   }
 
-  const source = { received: rows.length, dropped: batch.dropped ?? 0, last_batch_at: receivedAt };
+  const source = { received: records.length, dropped: batch.dropped ?? 0, last_batch_at: receivedAt };
   await tx
     .insertInto('decision_sources')
     .values({ tenant, runtime_id: batch.runtimeId, ...source })
     .onConflict((oc) =>
       oc.columns(['tenant', 'runtime_id']).doUpdateSet({
-        received: sql`decision_sources.received + ${rows.length}`,
+        received: sql`decision_sources.received + ${records.length}`,
         // Cumulative since the runtime started: a retried batch repeats it rather than adding to it.
         dropped: batch.dropped === undefined ? sql`decision_sources.dropped` : batch.dropped,
         last_batch_at: receivedAt,
@@ -127,12 +131,12 @@ export async function storeBatch(
     .execute();
   await tx
     .insertInto('decision_stats')
-    .values({ tenant, stored: rows.length, evicted: 0, expired: 0 })
-    .onConflict((oc) => oc.column('tenant').doUpdateSet({ stored: sql`decision_stats.stored + ${rows.length}` }))
+    .values({ tenant, stored: records.length, evicted: 0, expired: 0 })
+    .onConflict((oc) => oc.column('tenant').doUpdateSet({ stored: sql`decision_stats.stored + ${records.length}` }))
     .execute();
 
   const evicted = await evictBeyondCap(tx, tenant, maxPerTenant);
-  return { stored: rows.length, evicted };
+  return { stored: records.length, evicted };
 }
 
 const INSERT_COLUMNS = [
