@@ -46,6 +46,15 @@ async function exportSeq(t: TestApp): Promise<number> {
   expect(r.status).toBe(200);
   return Number(r.headers.get('toolgate-checkpoint'));
 }
+/** An app whose audit trail has two signed checkpoints: `early` after one edit, `later` two edits on. */
+async function appWithTwoCheckpoints(): Promise<{ t: TestApp; early: number; later: number }> {
+  const t = await app();
+  await edit(t);
+  const early = await exportSeq(t);
+  await edit(t);
+  await edit(t);
+  return { t, early, later: await exportSeq(t) };
+}
 const sqliteOf = (t: TestApp): Database.Database => t.deps.database.sqlite as Database.Database;
 
 /** Runs `fn` with the append-only triggers of `table` dropped, as someone holding the file can. */
@@ -76,12 +85,7 @@ const checkpointCount = (t: TestApp) => (sqliteOf(t).prepare('SELECT count(*) AS
 
 describe('history rewritten with recomputed hashes', () => {
   it('is reported by /v1/audit/verify, naming the checkpoint it contradicts and the seqs rewritten', async () => {
-    const t = await app();
-    await edit(t);
-    const early = await exportSeq(t);
-    await edit(t);
-    await edit(t);
-    const later = await exportSeq(t);
+    const { t, early, later } = await appWithTwoCheckpoints();
     expect((await t.request('GET', '/v1/audit/verify')).json).toMatchObject({ ok: true, checkpoints: { verified: 2, unverified: 0, latest: { seq: later } } });
 
     rewrite(t, early - 1);
@@ -92,12 +96,7 @@ describe('history rewritten with recomputed hashes', () => {
   });
 
   it('after a checkpoint still matching, bounds the rewrite between the two checkpoints', async () => {
-    const t = await app();
-    await edit(t);
-    const early = await exportSeq(t);
-    await edit(t);
-    await edit(t);
-    const later = await exportSeq(t);
+    const { t, early, later } = await appWithTwoCheckpoints();
     rewrite(t, early + 1);
     const r = await t.request('GET', '/v1/audit/verify');
     expect(r.json).toMatchObject({ ok: false, count: early, firstBroken: { seq: later, reason: 'checkpoint_mismatch', checkpoint: { seq: later } } });
