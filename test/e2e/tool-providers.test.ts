@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StateFileServer, objectSchema } from '../fixtures/mcp/servers.ts';
+import { PYDANTIC_CREATE_ISSUE_SCHEMA, ROOT_UNION_SCHEMA, StateFileServer } from '../fixtures/mcp/servers.ts';
 import { type Console, startConsole } from './harness.ts';
 
 // An imported MCP server's tools as an admin meets them: the name the server gives each one beside
@@ -8,21 +8,10 @@ import { type Console, startConsole } from './harness.ts';
 let c: Console;
 let page: Page;
 
-// What FastMCP (Pydantic) writes for `create_issue(title: str, labels: Optional[list[str]] = None)`.
-const pydanticSchema = {
-  type: 'object',
-  title: 'create_issueArguments',
-  properties: {
-    title: { type: 'string', title: 'Title' },
-    labels: { anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }], default: null, title: 'Labels' },
-  },
-  required: ['title'],
-};
-const rootUnion = { type: 'object', anyOf: [objectSchema({ path: { type: 'string' } }, ['path']), objectSchema({ url: { type: 'string' } }, ['url'])] };
 const fixture = new StateFileServer({
   tools: [
-    { name: 'github.create_issue', description: 'Open an issue', inputSchema: pydanticSchema },
-    { name: 'fs/open', description: 'Open a path or a URL', inputSchema: rootUnion },
+    { name: 'github.create_issue', description: 'Open an issue', inputSchema: PYDANTIC_CREATE_ISSUE_SCHEMA },
+    { name: 'fs/open', description: 'Open a path or a URL', inputSchema: ROOT_UNION_SCHEMA },
   ],
 });
 

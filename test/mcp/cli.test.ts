@@ -10,29 +10,17 @@ import { run as tools } from '../../server/cli/commands/tools.ts';
 import { listAuditEvents } from '../../server/audit/events.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
 import { mcpServerStore, toolStore } from '../../server/store/inventory.ts';
-import { StateFileServer, objectSchema, silentServer } from '../fixtures/mcp/servers.ts';
+import { PYDANTIC_CREATE_ISSUE_SCHEMA, ROOT_UNION_SCHEMA, StateFileServer, objectSchema, silentServer } from '../fixtures/mcp/servers.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-cli-'));
 const dbFile = join(dir, 'toolgate.db');
 const fixture = new StateFileServer({ tools: [{ name: 'lookup', description: 'Look up', inputSchema: objectSchema({ k: { type: 'string' } }) }] });
-// What FastMCP (Pydantic) writes for `create_issue(title: str, labels: Optional[list[str]] = None)`.
-const pydanticSchema = {
-  type: 'object',
-  title: 'create_issueArguments',
-  properties: {
-    title: { type: 'string', title: 'Title' },
-    labels: { anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }], default: null, title: 'Labels' },
-  },
-  required: ['title'],
-};
-// A union at the root beside the "type": "object" MCP requires (as servers that paste a zod union write it).
-const rootUnion = { type: 'object', anyOf: [objectSchema({ path: { type: 'string' } }, ['path']), objectSchema({ url: { type: 'string' } }, ['url'])] };
 const strictReady = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false };
 const named = new StateFileServer({
   tools: [
-    { name: 'github.create_issue', description: 'Open an issue', inputSchema: pydanticSchema },
-    { name: 'fs/open', description: 'Open a path or a URL', inputSchema: rootUnion },
+    { name: 'github.create_issue', description: 'Open an issue', inputSchema: PYDANTIC_CREATE_ISSUE_SCHEMA },
+    { name: 'fs/open', description: 'Open a path or a URL', inputSchema: ROOT_UNION_SCHEMA },
     { name: 'search', description: 'Search', inputSchema: strictReady },
   ],
 });
@@ -181,7 +169,7 @@ describe('toolgate tools list after an import', () => {
     const bundleFile = join(dir, 'bundle.json');
     const bundle = mcpBundle('acme', 1, 'named', {
       tools: [
-        { name: 'open', description: 'Open a path or a URL', inputSchema: rootUnion },
+        { name: 'open', description: 'Open a path or a URL', inputSchema: ROOT_UNION_SCHEMA },
         { name: 'search', description: 'Search', inputSchema: strictReady },
       ],
     });
@@ -190,7 +178,7 @@ describe('toolgate tools list after an import', () => {
     expect(await tools(['list', '--bundle', bundleFile, '--subject', MCP_BUNDLE_SUBJECT], openai.out)).toBe(0);
     const specs = JSON.parse(openai.lines.join('\n')) as Array<{ function: { name: string; parameters: unknown } }>;
     expect(specs.map((s) => s.function.name)).toEqual(['mcp__named__open', 'mcp__named__search']);
-    expect(specs[0].function.parameters).toEqual(rootUnion);
+    expect(specs[0].function.parameters).toEqual(ROOT_UNION_SCHEMA);
     expect(openai.errors).toEqual([
       'toolgate tools list: mcp__named__open: OpenAI function stops at /inputSchema/anyOf: OpenAI function tools refuse `anyOf` at the root',
     ]);
