@@ -5,7 +5,7 @@ import type { Gateway } from '../../gateway/gateway.ts';
 import { type HttpListener } from '../../gateway/http-listener.ts';
 import { startStdioListener } from '../../gateway/stdio-listener.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
-import { legacyClient, MODERN_VERSION, modernClient, modernHeaders } from './era-clients.ts';
+import { initializeRequest, legacyClient, MODERN_VERSION, modernClient, modernHeaders, postInitialize, SESSION_VERSION } from './era-clients.ts';
 import { mcpBundle } from './mcp-bundle.ts';
 import { listenOver, scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
@@ -104,16 +104,7 @@ describe('reading the arguments text out of a message', () => {
 describe('HTTP, MCP 2025-11-25 (sessions)', () => {
   async function session(): Promise<(body: string) => Promise<Response>> {
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const init = await fetch(listener.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-    });
+    const init = await postInitialize(listener.url, KEY);
     expect(init.status).toBe(200);
     const sid = init.headers.get('mcp-session-id')!;
     return (body) => fetch(listener.url, { method: 'POST', headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }, body });
@@ -216,15 +207,7 @@ describe('stdio, both eras', () => {
   it.each(NOT_I_JSON)('2025-11-25: refuses %s as invalid_json and never calls the upstream', async (_why, args) => {
     const { ask, close } = await stdio();
     try {
-      const init = await ask(
-        1,
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-        }),
-      );
+      const init = await ask(1, JSON.stringify(initializeRequest(SESSION_VERSION, {}, 1)));
       expect(init.result?.protocolVersion).toBe('2025-11-25');
       expectInvalidJson(await ask(2, callText(2, args)));
       expectInvalidJson(await ask(3, callText(3, args, ',"_meta":{"progressToken":3}')));

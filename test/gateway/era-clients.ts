@@ -52,3 +52,25 @@ export function postModern(url: string, key: string, body: Record<string, unknow
   }
   return fetch(url, { method: 'POST', headers: h, body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...body }) });
 }
+
+/** The 2025-era revision a raw session is opened in unless a test names another. */
+export const SESSION_VERSION = '2025-11-25';
+
+/** The JSON-RPC initialize request that opens a session in `protocolVersion`, declaring `capabilities`. */
+export function initializeRequest(protocolVersion = SESSION_VERSION, capabilities: Record<string, unknown> = {}, id = 0): Record<string, unknown> {
+  return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, capabilities, clientInfo: { name: 'raw', version: '1' } } };
+}
+
+/** A raw initialize POST (the start of a session) by the client with `key` (null: no Authorization), `headers` beside. */
+export function postInitialize(url: string, key: string | null, headers: Record<string, string> = {}, protocolVersion = SESSION_VERSION): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      ...(key === null ? {} : { authorization: `Bearer ${key}` }),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify(initializeRequest(protocolVersion)),
+  });
+}

@@ -11,6 +11,7 @@ import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { TEST_MCP_POLICY, everythingServer, memoryServer } from '../fixtures/mcp/servers.ts';
 import { freePort } from '../support/free-port.ts';
 import { type ConnectedClient, type GatewayProcess, connectClient, eventually, startGatewayProcess } from './gateway-process.ts';
+import { postInitialize } from './era-clients.ts';
 
 // The gateway as a real process, in front of real MCP servers from npm (everything, memory) and
 // a recording, misbehaving fixture, fed by a live Toolgate server, driven by real MCP SDK clients.
@@ -384,21 +385,7 @@ describe('the gateway in front of real MCP servers', () => {
   });
 
   it('refuses a request carrying a foreign Origin', async () => {
-    const r = await fetch(gw.url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${KEYS.reader}`,
-        origin: 'https://evil.example',
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-      }),
-    });
+    const r = await postInitialize(gw.url, KEYS.reader, { origin: 'https://evil.example' }, '2025-06-18');
     expect(r.status).toBe(403);
   });
 

@@ -14,6 +14,7 @@ import { definitionHash } from '../../runtime/definition-hash.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { freePort } from '../support/free-port.ts';
 import { eventually } from './gateway-process.ts';
+import { initializeRequest, postInitialize } from './era-clients.ts';
 import { mcpBundle } from './mcp-bundle.ts';
 import { listenOver, scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
@@ -55,12 +56,7 @@ describe("the gateway's client-facing HTTP transport", () => {
     fetch(listener.url, { method: 'POST', headers: headers(sid, extra), body: typeof body === 'string' ? body : JSON.stringify(body) });
 
   async function open(elicitation = false): Promise<string> {
-    const r = await post({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: VERSION, capabilities: elicitation ? { elicitation: {} } : {}, clientInfo: { name: 't', version: '1' } },
-    });
+    const r = await post(initializeRequest(VERSION, elicitation ? { elicitation: {} } : {}));
     expect(r.status).toBe(200);
     const sid = r.headers.get('mcp-session-id')!;
     await r.text();
@@ -150,13 +146,7 @@ describe("the gateway's client-facing HTTP transport", () => {
       ),
     ).toMatchObject({ status: 400, code: -32600 });
     expect(await status(post(callTool(1), sid, { 'mcp-protocol-version': '1999-01-01' }))).toMatchObject({ status: 400, code: -32000 });
-    const init = {
-      jsonrpc: '2.0',
-      id: 9,
-      method: 'initialize',
-      params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    };
-    expect(await status(post(init, sid))).toMatchObject({ status: 400, code: -32600 });
+    expect(await status(post(initializeRequest(VERSION, {}, 9), sid))).toMatchObject({ status: 400, code: -32600 });
     const put = fetch(listener.url, { method: 'PUT', headers: headers(sid), body: '{}' });
     expect(await status(put)).toMatchObject({ status: 405, allow: 'GET, POST, DELETE' });
     expect(upstreamCalls.length).toBe(before);
@@ -275,16 +265,7 @@ describe("the gateway's /metrics", () => {
       expect(right.status).toBe(429);
       expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0);
       // A scraper with a stale key does not lock the MCP clients on the same address out.
-      const mcp = await fetch(`http://127.0.0.1:${listener.port}/mcp`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } },
-        }),
-      });
+      const mcp = await postInitialize(`http://127.0.0.1:${listener.port}/mcp`, KEY, {}, VERSION);
       expect(mcp.status).toBe(200);
     } finally {
       await listener.close();

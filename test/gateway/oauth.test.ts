@@ -23,6 +23,7 @@ import { loadBundle } from '../../runtime/load-bundle.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { freePort } from '../support/free-port.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from './mcp-bundle.ts';
+import { postInitialize } from './era-clients.ts';
 import { startResourceProvider } from './oauth-provider.ts';
 
 // Issue 31.5: the gateway as an OAuth 2.1 resource server, against a real authorization server
@@ -152,21 +153,7 @@ async function startRecordingUpstream(tools: ReturnType<typeof upstreamFixtureSt
   return server;
 }
 
-const rpc = (credential: string | null) =>
-  fetch(listener.url, {
-    method: 'POST',
-    headers: {
-      ...(credential === null ? {} : { authorization: `Bearer ${credential}` }),
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    }),
-  });
+const rpc = (credential: string | null) => postInitialize(listener.url, credential);
 
 async function legacyClient(credential: string): Promise<LegacyClient> {
   const client = new LegacyClient({ name: 'assistant', version: '1' });

@@ -14,6 +14,7 @@ import { Upstream } from '../../gateway/upstream.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { eventually } from './gateway-process.ts';
+import { initializeRequest } from './era-clients.ts';
 import { mcpBundle } from './mcp-bundle.ts';
 import { type ScriptedAnswer, scriptedClient, scriptedGateway } from './scripted-gateway.ts';
 
@@ -33,12 +34,7 @@ const headers = (key: string | null, sid?: string) => ({
   accept: 'application/json, text/event-stream',
   ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': VERSION } : {}),
 });
-const initialize = {
-  jsonrpc: '2.0',
-  id: 0,
-  method: 'initialize',
-  params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } },
-};
+const initialize = initializeRequest(VERSION);
 const echo = (id: number, text = 'x') => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'mcp__rec__echo', arguments: { text } } });
 
 describe("the gateway's own limits over HTTP", () => {
