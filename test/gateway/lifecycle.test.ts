@@ -70,6 +70,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** `toolgate gateway --config file` from source, as an MCP client over stdio starts it (either era's SDK transport). */
+function gatewayCommand(file: string) {
+  return {
+    command: process.execPath,
+    args: ['--import', TSX_LOADER, join(here, '..', '..', 'server', 'cli', 'main.ts'), 'gateway', '--config', file],
+    env: { ...(process.env as Record<string, string>), LIFE_TOKEN: runtimeToken },
+    stderr: 'ignore' as const,
+  };
+}
+
 function code(r: CallToolResult): string | undefined {
   return (r._meta as { toolgate?: { errorCode?: string } } | undefined)?.toolgate?.errorCode;
 }
@@ -121,12 +131,7 @@ describe('the gateway and its bundle', () => {
     const file = join(dir, 'stdio.json');
     writeFileSync(file, JSON.stringify(configFor({ stdio: { client: 'bot' } })));
     const client = new Client({ name: 'stdio-test', version: '1' });
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: ['--import', TSX_LOADER, join(here, '..', '..', 'server', 'cli', 'main.ts'), 'gateway', '--config', file],
-      env: { ...(process.env as Record<string, string>), LIFE_TOKEN: runtimeToken },
-      stderr: 'ignore',
-    });
+    const transport = new StdioClientTransport(gatewayCommand(file));
     await client.connect(transport);
     try {
       const names = await eventually(
@@ -151,12 +156,7 @@ describe('the gateway and its bundle', () => {
     const file = join(dir, 'stdio-modern.json');
     writeFileSync(file, JSON.stringify(configFor({ stdio: { client: 'bot' } })));
     const client = new ModernClient({ name: 'stdio-modern', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    const transport = new ModernStdioTransport({
-      command: process.execPath,
-      args: ['--import', TSX_LOADER, join(here, '..', '..', 'server', 'cli', 'main.ts'), 'gateway', '--config', file],
-      env: { ...(process.env as Record<string, string>), LIFE_TOKEN: runtimeToken },
-      stderr: 'ignore',
-    });
+    const transport = new ModernStdioTransport(gatewayCommand(file));
     await client.connect(transport);
     try {
       const names = await eventually(
