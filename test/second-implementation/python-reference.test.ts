@@ -86,6 +86,51 @@ function expectSameDecision(ts: ReturnType<typeof decide>, py: PyDecision, what:
   if (ts.errors && ts.message?.includes('hold a connectionId')) expect(tsPointers, what).toEqual(py.errors);
 }
 
+const EVERY_CORE_TOOL = { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } };
+const PATTERN_REQUEST = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
+
+/**
+ * Which of `patterns` are valid RE2, asked of both implementations through the `regex` format
+ * (a pattern RE2 refuses cannot stand in a schema); they must agree on each. The valid ones.
+ */
+async function validPatterns(patterns: string[]): Promise<string[]> {
+  const loaded = build({
+    tools: [tool('core__regex', { inputSchema: { type: 'object', properties: { r: { type: 'string', format: 'regex' } } } })],
+    policy: EVERY_CORE_TOOL,
+  });
+  const id = await load(loaded.bundle);
+  const view = createView(loaded, PATTERN_REQUEST);
+  const valid: string[] = [];
+  for (const pattern of patterns) {
+    const call = { toolCallId: 'c', name: 'core__regex', arguments: JSON.stringify({ r: pattern }) };
+    const ts = decide(view, call);
+    expectSameDecision(ts, await ref.ask<PyDecision>({ op: 'decide', id, request: PATTERN_REQUEST, call }), `format regex ${JSON.stringify(pattern)}`);
+    if (ts.decision === 'allow') valid.push(pattern);
+  }
+  return valid;
+}
+
+/**
+ * Every pattern of `valid` as property p<i> of one tool, to be matched against a string all at
+ * once: for a string, the properties (pointers `/p<i>`) each implementation refuses it in.
+ */
+async function patternRefusers(valid: string[]): Promise<(text: string) => Promise<{ ts: Set<string>; py: Set<string> }>> {
+  const matching = build({
+    tools: [
+      tool('core__match', { inputSchema: { type: 'object', properties: Object.fromEntries(valid.map((p, i) => [`p${i}`, { type: 'string', pattern: p }])) } }),
+    ],
+    policy: EVERY_CORE_TOOL,
+  });
+  const id = await load(matching.bundle);
+  const view = createView(matching, PATTERN_REQUEST);
+  return async (text) => {
+    const call = { toolCallId: 'c', name: 'core__match', arguments: JSON.stringify(Object.fromEntries(valid.map((_, i) => [`p${i}`, text]))) };
+    const ts = new Set((decide(view, call).errors ?? []).map((e) => e.pointer));
+    const py = new Set((await ref.ask<PyDecision>({ op: 'decide', id, request: PATTERN_REQUEST, call })).errors ?? []);
+    return { ts, py };
+  };
+}
+
 const goldenDir = join(root, 'test/fixtures/compile');
 const sampleDir = join(root, 'test/fixtures/bundle-v1');
 const bundleFiles = [
@@ -317,46 +362,18 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
 
   it('on RE2 patterns: which are valid, and what each matches (R14.4)', async () => {
     const patterns = [...PATTERN_CASES];
-    const properties = Object.fromEntries(patterns.map((p, i) => [`p${i}`, { type: 'string', pattern: p }]));
-    // Patterns RE2 refuses cannot stand in a schema: they are asked through the `regex` format.
-    const loaded = build({
-      tools: [tool('core__regex', { inputSchema: { type: 'object', properties: { r: { type: 'string', format: 'regex' } } } })],
-      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
-    });
-    const id = await load(loaded.bundle);
-    const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
-    const view = createView(loaded, request);
-    const valid: string[] = [];
-    for (const pattern of patterns) {
-      const call = { toolCallId: 'c', name: 'core__regex', arguments: JSON.stringify({ r: pattern }) };
-      const ts = decide(view, call);
-      expectSameDecision(ts, await ref.ask<PyDecision>({ op: 'decide', id, request, call }), `format regex ${JSON.stringify(pattern)}`);
-      if (ts.decision === 'allow') valid.push(pattern);
-    }
+    const valid = await validPatterns(patterns);
     expect(valid.length).toBeGreaterThan(40);
     expect(valid.length).toBeLessThan(patterns.length);
-    const matching = build({
-      tools: [
-        tool('core__match', {
-          inputSchema: { type: 'object', properties: Object.fromEntries(valid.map((p, i) => [`p${i}`, properties[`p${patterns.indexOf(p)}`]])) },
-        }),
-      ],
-      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
-    });
-    const mid = await load(matching.bundle);
-    const mview = createView(matching, request);
+    const refusers = await patternRefusers(valid);
     let matched = 0;
     for (const text of PATTERN_STRINGS) {
-      // Every pattern against the same string at once: each property's pointer says which refused it.
-      const call = { toolCallId: 'c', name: 'core__match', arguments: JSON.stringify(Object.fromEntries(valid.map((_, i) => [`p${i}`, text]))) };
-      const ts = decide(mview, call);
-      const py = await ref.ask<PyDecision>({ op: 'decide', id: mid, request, call });
-      const tsRefused = new Set((ts.errors ?? []).map((e) => e.pointer));
+      const { ts, py } = await refusers(text);
       expect(
-        valid.filter((_, i) => tsRefused.has(`/p${i}`)),
+        valid.filter((_, i) => ts.has(`/p${i}`)),
         `string ${JSON.stringify(text)}`,
-      ).toEqual(valid.filter((_, i) => (py.errors ?? []).includes(`/p${i}`)));
-      matched += valid.length - tsRefused.size;
+      ).toEqual(valid.filter((_, i) => py.has(`/p${i}`)));
+      matched += valid.length - ts.size;
     }
     expect(matched).toBeGreaterThan(100);
   });
@@ -416,36 +433,12 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
     const STRINGS = ['', 'a', 'ab', 'AB', 'aab', 'b\n', '\na', ' ', 'K', '\u212a', 'ß', 'é', '5', '_', '.*', 'abcabc', 'x y', 'a{,2}', 'ba', 'Bb'];
     const r = rng(2024);
     const patterns = [...new Set(Array.from({ length: 400 }, () => Array.from({ length: 1 + r.int(6) }, () => r.pick(TOKENS)).join('')))];
-    const regexTool = build({
-      tools: [tool('core__regex', { inputSchema: { type: 'object', properties: { r: { type: 'string', format: 'regex' } } } })],
-      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
-    });
-    const rid = await load(regexTool.bundle);
-    const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
-    const rview = createView(regexTool, request);
-    const valid: string[] = [];
-    for (const pattern of patterns) {
-      const call = { toolCallId: 'c', name: 'core__regex', arguments: JSON.stringify({ r: pattern }) };
-      const ts = decide(rview, call);
-      expectSameDecision(ts, await ref.ask<PyDecision>({ op: 'decide', id: rid, request, call }), `format regex ${JSON.stringify(pattern)}`);
-      if (ts.decision === 'allow') valid.push(pattern);
-    }
+    const valid = await validPatterns(patterns);
     expect(valid.length).toBeGreaterThan(100);
     expect(valid.length).toBeLessThan(patterns.length - 50);
-    const matching = build({
-      tools: [
-        tool('core__match', {
-          inputSchema: { type: 'object', properties: Object.fromEntries(valid.map((p, i) => [`p${i}`, { type: 'string', pattern: p }])) },
-        }),
-      ],
-      policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
-    });
-    const mid = await load(matching.bundle);
-    const mview = createView(matching, request);
+    const refusers = await patternRefusers(valid);
     for (const text of STRINGS) {
-      const call = { toolCallId: 'c', name: 'core__match', arguments: JSON.stringify(Object.fromEntries(valid.map((_, i) => [`p${i}`, text]))) };
-      const ts = new Set((decide(mview, call).errors ?? []).map((e) => e.pointer));
-      const py = new Set((await ref.ask<PyDecision>({ op: 'decide', id: mid, request, call })).errors ?? []);
+      const { ts, py } = await refusers(text);
       const differ = valid.filter((_, i) => ts.has(`/p${i}`) !== py.has(`/p${i}`));
       expect(differ, `string ${JSON.stringify(text)}`).toEqual([]);
     }
