@@ -49,6 +49,17 @@ async function approveForResearch(id: string): Promise<void> {
   expect(patch.status).toBe(200);
 }
 
+/** A session of SUBJECT, in the knowledge group, on `gateway`. */
+function knowledgeSession(gateway: ReturnType<typeof scriptedGateway>['gateway']) {
+  return gateway.openSession({
+    name: 'bot',
+    subject: SUBJECT,
+    keyDigest: null,
+    request: { subject: SUBJECT, groups: ['knowledge'] },
+    initialState: 'undefined',
+  });
+}
+
 describe('an MCP tool whose name no id can hold', () => {
   let bundle: Bundle;
 
@@ -83,13 +94,7 @@ describe('an MCP tool whose name no id can hold', () => {
       calls.push(name);
       return { ok: true, result: { content: [{ type: 'text', text: `called ${name}` }] } };
     });
-    const session = gateway.openSession({
-      name: 'bot',
-      subject: SUBJECT,
-      keyDigest: null,
-      request: { subject: SUBJECT, groups: ['knowledge'] },
-      initialState: 'undefined',
-    });
+    const session = knowledgeSession(gateway);
     const listed = gateway
       .list(session)
       .tools.map((x) => x.name)
@@ -113,13 +118,7 @@ describe('an MCP tool whose name no id can hold', () => {
       calls.push(name);
       return { ok: true, result: { content: [] } };
     });
-    const session = gateway.openSession({
-      name: 'bot',
-      subject: SUBJECT,
-      keyDigest: null,
-      request: { subject: SUBJECT, groups: ['knowledge'] },
-      initialState: 'undefined',
-    });
+    const session = knowledgeSession(gateway);
     expect(gateway.list(session).tools.filter((x) => x.name.startsWith('mcp__rec__'))).toEqual([]);
     const id = bundle.catalog.tools.find((x) => nameOf(x) === 'github.create_issue')!.id;
     const refused = (await gateway.call(session, { name: id, arguments: { title: 'x' } })) as CallToolResult;
