@@ -2,10 +2,8 @@
 // a filter, a search, a sort and a page turn take until the table shows the answer, and what the
 // API answers cost. Prints figures; asserts nothing. Needs `npm run build:web` first.
 import { request } from 'node:http';
-import type { Tool } from '../../policy-schemas/types.gen.ts';
-import { definitionHash } from '../../runtime/definition-hash.ts';
-import { toolStore } from '../../server/store/inventory.ts';
 import { ADMIN_TOKEN, startConsole } from '../e2e/harness.ts';
+import { seedTools } from './console-scale.ts';
 
 const TOOLS = 5000;
 const ROUNDS = 5;
@@ -35,26 +33,7 @@ async function page0Asset(): Promise<{ plain: number; br: number }> {
   return { plain: (await wire(c.url + src, 'identity')).bytes, br: (await wire(c.url + src, 'br')).bytes };
 }
 try {
-  const now = new Date().toISOString();
-  const effects: Tool['effect'][] = ['read_only', 'state_change', 'external_side_effect'];
-  await c.deps.database.db.transaction().execute(async (tx) => {
-    for (let i = 0; i < TOOLS; i++) {
-      const id = `mcp__bench__tool-${String(i).padStart(4, '0')}`;
-      const inputSchema = { type: 'object', properties: { q: { type: 'string', description: `Query for tool ${i}` } } };
-      const tool: Tool = {
-        id,
-        description: `Benchmark tool number ${i}, imported from a large MCP server.`,
-        inputSchema,
-        effect: effects[i % 3]!,
-        groups: ['default', i % 2 ? 'knowledge' : 'basic'],
-        status: i % 10 === 0 ? 'quarantined' : 'active',
-        ...(i % 4 === 0 ? {} : { redaction: { allow: ['result'] } }),
-        source: { kind: 'mcp', server: 'bench', originalName: `tool-${i}` },
-        definitionHash: definitionHash({ name: `tool-${i}`, description: `Benchmark tool number ${i}, imported from a large MCP server.`, inputSchema }),
-      };
-      await toolStore.insert(tx, id, tool, now);
-    }
-  });
+  await seedTools(c, TOOLS);
 
   // The API alone: one page, filtered and sorted, as the table asks for it.
   const apiTimes: number[] = [];
