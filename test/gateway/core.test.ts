@@ -21,7 +21,7 @@ function setup(edit: (b: Bundle) => void, answer: (name: string, timeoutMs: numb
       upstreamCalls.push({ name, timeoutMs });
       return answer(name, timeoutMs);
     },
-    () => void restarts++,
+    { onRestart: () => void restarts++ },
   );
   const session = gateway.openSession(client);
   const call = (name: string, args: Record<string, unknown> = {}) => gateway.call(session, { name, arguments: args });

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { ApprovalHold } from '../../gateway/approval-hold.ts';
 import type { ResolvedClient } from '../../gateway/config.ts';
 import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
@@ -23,25 +24,26 @@ export function scriptedGateway(
   bundle: Bundle,
   state: UpstreamFixtureState,
   answer: (name: string, args: Record<string, unknown>, timeoutMs: number, relay: CallRelay) => ScriptedAnswer,
-  onRestart: () => void = () => {},
+  options: { onRestart?: () => void; approvals?: ApprovalHold } = {},
 ) {
   const hashes = new Map(state.tools.map((t) => [t.name, definitionHash(t)]));
   const upstream = {
     isReady: () => true,
     definitionHashOf: (n: string) => hashes.get(n),
     call: async (name: string, args: Record<string, unknown>, timeoutMs: number, relay: CallRelay) => answer(name, args, timeoutMs, relay),
-    restartAfterTimeout: onRestart,
+    restartAfterTimeout: options.onRestart ?? (() => {}),
     on() {},
     off() {},
   };
-  return gatewayHolding(bundle, new Map([['rec', upstream]]), 1000);
+  return gatewayHolding(bundle, new Map([['rec', upstream]]), 1000, options.approvals);
 }
 
 /**
  * A Gateway holding `bundle` in front of the upstreams given (scripted ones, or real Upstreams),
- * each call and approval wait limited to `timeoutMs`; its decisions go to an in-memory sink.
+ * each call and approval wait limited to `timeoutMs`, approvals held by `approvals` when given;
+ * its decisions go to an in-memory sink.
  */
-export function gatewayHolding(bundle: Bundle, upstreams: Map<string, unknown>, timeoutMs: number) {
+export function gatewayHolding(bundle: Bundle, upstreams: Map<string, unknown>, timeoutMs: number, approvals?: ApprovalHold) {
   let current = { loaded: loadBundle(bundle), bundle };
   const sink = memoryDecisionSink();
   const gateway = new Gateway({
@@ -50,6 +52,7 @@ export function gatewayHolding(bundle: Bundle, upstreams: Map<string, unknown>, 
     upstreams: upstreams as never,
     sink,
     metrics: createGatewayMetrics(),
+    ...(approvals ? { approvals } : {}),
   });
   /** Replaces the bundle the gateway holds, as a publish reaching it would. */
   const hold = (next: Bundle) => void (current = { loaded: loadBundle(next), bundle: next });

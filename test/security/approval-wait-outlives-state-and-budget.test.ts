@@ -2,13 +2,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ApprovalHold, HoldOutcome, HoldRequest } from '../../gateway/approval-hold.ts';
 import type { ResolvedClient } from '../../gateway/config.ts';
-import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
-import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import type { BundleTool } from '../../policy-schemas/types.gen.ts';
-import { definitionHash } from '../../runtime/definition-hash.ts';
-import { loadBundle } from '../../runtime/load-bundle.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
+import { scriptedGateway } from '../gateway/scripted-gateway.ts';
 
 // The attack: a call that needs a person's approval waits minutes in the gateway. Meanwhile the
 // same client's other calls move on: one moves the workflow state to where the held tool is not
@@ -50,28 +47,15 @@ class HeldUntilReleased {
 const calls: string[] = [];
 const gateways: Gateway[] = [];
 function gatewayWith(hold: HeldUntilReleased, resultText = 'ok') {
-  const b = bundle();
-  const current = { loaded: loadBundle(b), bundle: b };
-  const hashes = new Map(upstreamTools.map((t) => [t.name, definitionHash(t)]));
-  const upstream = {
-    isReady: () => true,
-    definitionHashOf: (n: string) => hashes.get(n),
-    call: async (name: string) => {
+  const { gateway } = scriptedGateway(
+    bundle(),
+    { tools: upstreamTools },
+    (name) => {
       calls.push(name);
       return { ok: true, result: { content: [{ type: 'text', text: resultText }] } };
     },
-    restartAfterTimeout() {},
-    on() {},
-    off() {},
-  };
-  const gateway = new Gateway({
-    config: { timeouts: { callMs: 1000, approvalMs: 1000, relistMs: 60_000 } },
-    policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
-    upstreams: new Map([['rec', upstream as never]]),
-    sink: memoryDecisionSink(),
-    metrics: createGatewayMetrics(),
-    approvals: hold as unknown as ApprovalHold,
-  });
+    { approvals: hold as unknown as ApprovalHold },
+  );
   gateways.push(gateway);
   return gateway;
 }
