@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { noteCallArguments, unreadableArgumentsOf } from '../../gateway/call-arguments-text.ts';
 import type { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener } from '../../gateway/http-listener.ts';
+import type { HttpListener } from '../../gateway/http-listener.ts';
 import { startStdioListener } from '../../gateway/stdio-listener.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { initializeRequest, legacyClient, MODERN_VERSION, modernClient, modernHeaders, postInitialize, SESSION_VERSION } from './era-clients.ts';

@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener } from '../../gateway/http-listener.ts';
+import type { Gateway } from '../../gateway/gateway.ts';
+import type { HttpListener } from '../../gateway/http-listener.ts';
 import { startStdioListener } from '../../gateway/stdio-listener.ts';
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';

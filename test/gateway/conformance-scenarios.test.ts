@@ -8,8 +8,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener } from '../../gateway/http-listener.ts';
+import type { Gateway } from '../../gateway/gateway.ts';
+import type { HttpListener } from '../../gateway/http-listener.ts';
 import { Upstream } from '../../gateway/upstream.ts';
 import type { Bundle, BundleTool } from '../../policy-schemas/types.gen.ts';
 import { type UpstreamFixtureState, fixtureTool } from '../fixtures/mcp/gateway-upstream.ts';

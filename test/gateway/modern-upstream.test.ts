@@ -7,8 +7,8 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener } from '../../gateway/http-listener.ts';
+import type { Gateway } from '../../gateway/gateway.ts';
+import type { HttpListener } from '../../gateway/http-listener.ts';
 import { Upstream } from '../../gateway/upstream.ts';
 import { modernClient, modernMeta, postModern } from './era-clients.ts';
 import { mcpBundle } from './mcp-bundle.ts';

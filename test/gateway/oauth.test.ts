@@ -13,16 +13,15 @@ import { SignJWT, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailureLimiter } from '../../gateway/client-keys.ts';
 import { type ResolvedConfig, loadGatewayConfig } from '../../gateway/config.ts';
-import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
-import { Gateway } from '../../gateway/gateway.ts';
+import type { Gateway } from '../../gateway/gateway.ts';
 import { type HttpListener, startHttpListener } from '../../gateway/http-listener.ts';
 import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import { OAuthResourceServer } from '../../gateway/oauth-resource-server.ts';
 import { Upstream } from '../../gateway/upstream.ts';
-import { loadBundle } from '../../runtime/load-bundle.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { freePort } from '../support/free-port.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from './mcp-bundle.ts';
+import { gatewayHolding } from './scripted-gateway.ts';
 import { postInitialize } from './era-clients.ts';
 import { startResourceProvider } from './oauth-provider.ts';
 
@@ -91,15 +90,7 @@ beforeAll(async () => {
 
   upstream = new Upstream('rec', { kind: 'http', url: upstreamUrl }, { relistMs: 60_000 });
   await upstream.start();
-  const bundle = mcpBundle('oauth', 1, 'rec', state);
-  const current = { loaded: loadBundle(bundle), bundle };
-  gateway = new Gateway({
-    config: { timeouts: { callMs: 5000, approvalMs: 5000, relistMs: 60_000 } },
-    policy: { current: () => ({ ok: true, current }), on() {}, off() {} } as never,
-    upstreams: new Map([['rec', upstream]]),
-    sink: memoryDecisionSink(),
-    metrics: createGatewayMetrics(),
-  });
+  ({ gateway } = gatewayHolding(mcpBundle('oauth', 1, 'rec', state), new Map([['rec', upstream]]), 5000));
   const c = config.config;
   if (c.listen.kind !== 'http' || !c.oauth) throw new Error('expected an HTTP listener with OAuth');
   listener = await startHttpListener({

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ApprovalHold, HoldOutcome, HoldRequest } from '../../gateway/approval-hold.ts';
 import type { ResolvedClient } from '../../gateway/config.ts';
-import { Gateway } from '../../gateway/gateway.ts';
+import type { Gateway } from '../../gateway/gateway.ts';
 import type { BundleTool } from '../../policy-schemas/types.gen.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
 import { scriptedGateway } from '../gateway/scripted-gateway.ts';
