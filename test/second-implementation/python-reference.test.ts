@@ -87,7 +87,24 @@ function expectSameDecision(ts: ReturnType<typeof decide>, py: PyDecision, what:
 }
 
 const EVERY_CORE_TOOL = { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } };
-const PATTERN_REQUEST = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
+const AGENT_A = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
+
+/**
+ * One tool `core__t` taking `inputSchema`, loaded in both implementations: the returned function
+ * decides a call of it with an arguments text in each, checks that they agree (`what` names the
+ * case), and returns the reference's answer.
+ */
+async function schemaDecider(inputSchema: Record<string, unknown>): Promise<(argumentsText: string, what: string) => Promise<PyDecision>> {
+  const loaded = build({ tools: [tool('core__t', { inputSchema } as Partial<Tool>)], policy: EVERY_CORE_TOOL });
+  const id = await load(loaded.bundle);
+  const view = createView(loaded, AGENT_A);
+  return async (argumentsText, what) => {
+    const call = { toolCallId: 'c', name: 'core__t', arguments: argumentsText };
+    const py = await ref.ask<PyDecision>({ op: 'decide', id, request: AGENT_A, call });
+    expectSameDecision(decide(view, call), py, what);
+    return py;
+  };
+}
 
 /**
  * Which of `patterns` are valid RE2, asked of both implementations through the `regex` format
@@ -99,12 +116,12 @@ async function validPatterns(patterns: string[]): Promise<string[]> {
     policy: EVERY_CORE_TOOL,
   });
   const id = await load(loaded.bundle);
-  const view = createView(loaded, PATTERN_REQUEST);
+  const view = createView(loaded, AGENT_A);
   const valid: string[] = [];
   for (const pattern of patterns) {
     const call = { toolCallId: 'c', name: 'core__regex', arguments: JSON.stringify({ r: pattern }) };
     const ts = decide(view, call);
-    expectSameDecision(ts, await ref.ask<PyDecision>({ op: 'decide', id, request: PATTERN_REQUEST, call }), `format regex ${JSON.stringify(pattern)}`);
+    expectSameDecision(ts, await ref.ask<PyDecision>({ op: 'decide', id, request: AGENT_A, call }), `format regex ${JSON.stringify(pattern)}`);
     if (ts.decision === 'allow') valid.push(pattern);
   }
   return valid;
@@ -122,11 +139,11 @@ async function patternRefusers(valid: string[]): Promise<(text: string) => Promi
     policy: EVERY_CORE_TOOL,
   });
   const id = await load(matching.bundle);
-  const view = createView(matching, PATTERN_REQUEST);
+  const view = createView(matching, AGENT_A);
   return async (text) => {
     const call = { toolCallId: 'c', name: 'core__match', arguments: JSON.stringify(Object.fromEntries(valid.map((_, i) => [`p${i}`, text]))) };
     const ts = new Set((decide(view, call).errors ?? []).map((e) => e.pointer));
-    const py = new Set((await ref.ask<PyDecision>({ op: 'decide', id, request: PATTERN_REQUEST, call })).errors ?? []);
+    const py = new Set((await ref.ask<PyDecision>({ op: 'decide', id, request: AGENT_A, call })).errors ?? []);
     return { ts, py };
   };
 }
@@ -302,17 +319,10 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
       const inputSchema = randomInputSchema(r);
       // Some random schemas are not valid JSON Schema (a repeated enum value): no bundle holds those.
       if (checkInputSchema(inputSchema).length > 0) continue;
-      const loaded = build({
-        tools: [tool('core__t', { inputSchema } as Partial<Tool>)],
-        policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
-      });
-      const id = await load(loaded.bundle);
-      const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
-      const view = createView(loaded, request);
+      const decideBoth = await schemaDecider(inputSchema);
       for (let i = 0; i < 20; i++) {
-        const call = { toolCallId: 'c', name: 'core__t', arguments: JSON.stringify(randomArguments(r, inputSchema)) };
-        const py = await ref.ask<PyDecision>({ op: 'decide', id, request, call });
-        expectSameDecision(decide(view, call), py, `seed ${seed} schema ${JSON.stringify(inputSchema)} arguments ${call.arguments}`);
+        const args = JSON.stringify(randomArguments(r, inputSchema));
+        const py = await decideBoth(args, `seed ${seed} schema ${JSON.stringify(inputSchema)} arguments ${args}`);
         outcomes[py.errorCode ?? py.decision] = (outcomes[py.errorCode ?? py.decision] ?? 0) + 1;
         pointers += py.errors?.length ?? 0;
         calls++;
@@ -336,17 +346,10 @@ describe('the Python reference answers as the TypeScript runtime does', () => {
         const inputSchema = dialectSchema(r);
         const problems = checkInputSchema(inputSchema);
         if (problems.length > 0) throw new Error(`seed ${seed}: the generator wrote a schema the judge refuses: ${JSON.stringify(problems)}`);
-        const loaded = build({
-          tools: [tool('core__t', { inputSchema } as Partial<Tool>)],
-          policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
-        });
-        const id = await load(loaded.bundle);
-        const request = { subject: 'agent:a', groups: ['*'], at: ISSUED_AT };
-        const view = createView(loaded, request);
+        const decideBoth = await schemaDecider(inputSchema);
         for (let i = 0; i < 15; i++) {
-          const call = { toolCallId: 'c', name: 'core__t', arguments: JSON.stringify(dialectArguments(r)) };
-          const py = await ref.ask<PyDecision>({ op: 'decide', id, request, call });
-          expectSameDecision(decide(view, call), py, `seed ${seed} schema ${JSON.stringify(inputSchema)} arguments ${call.arguments}`);
+          const args = JSON.stringify(dialectArguments(r));
+          const py = await decideBoth(args, `seed ${seed} schema ${JSON.stringify(inputSchema)} arguments ${args}`);
           outcomes[py.errorCode ?? py.decision] = (outcomes[py.errorCode ?? py.decision] ?? 0) + 1;
           pointers += py.errors?.length ?? 0;
           calls++;
