@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../gateway/gateway.ts';
-import { type HttpListener } from '../../gateway/http-listener.ts';
+import type { HttpListener } from '../../gateway/http-listener.ts';
 import { modernMeta, postModern } from '../gateway/era-clients.ts';
 import { seedWorkflow } from '../gateway/mcp-bundle.ts';
 import { listenOver, scriptedGateway } from '../gateway/scripted-gateway.ts';
