@@ -41,9 +41,7 @@ export class StateHandles {
     const parts = handle.split('.');
     if (parts.length !== 3 || parts[0] !== PREFIX) return refuse('is not a state handle');
     const [, payload, mac] = parts;
-    const given = Buffer.from(mac, 'base64url');
-    const expected = this.mac(payload);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return refuse('was not issued by this gateway (its signature does not verify)');
+    if (!macMatches(mac, this.mac(payload))) return refuse('was not issued by this gateway (its signature does not verify)');
     let fields: unknown;
     try {
       fields = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -85,9 +83,7 @@ export class StateHandles {
     if (typeof handle !== 'string' || handle.length > MAX_HANDLE_CHARS) return bad('is not one this gateway issued');
     const parts = handle.split('.');
     if (parts.length !== 3 || parts[0] !== RETRY_PREFIX) return bad('is not one this gateway issued');
-    const given = Buffer.from(parts[2], 'base64url');
-    const expected = this.mac(parts[1], RETRY_PREFIX);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return bad('was not issued by this gateway (its signature does not verify)');
+    if (!macMatches(parts[2], this.mac(parts[1], RETRY_PREFIX))) return bad('was not issued by this gateway (its signature does not verify)');
     let fields: unknown;
     try {
       fields = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
@@ -134,6 +130,18 @@ const RETRY_PREFIX = 'tgr1';
 const RETRY_TTL_MS = 10 * 60_000;
 /** Most answered confirmations remembered at once. */
 const MAX_SPENT = 100_000;
+
+/**
+ * Whether a presented mac is exactly the one issued, compared as text in constant time. Decoding
+ * it first would not do: Node's base64url decoder ignores padding and the spare low bits of the
+ * last character, so several spellings of one handle would verify, and a spent confirmation
+ * (remembered by its text) could be answered again under another spelling.
+ */
+function macMatches(given: string, expected: Buffer): boolean {
+  const want = Buffer.from(expected.toString('base64url'), 'utf8');
+  const got = Buffer.from(given, 'utf8');
+  return got.length === want.length && timingSafeEqual(got, want);
+}
 
 function refuse(why: string): ReadHandle {
   return { ok: false, message: `the state handle ${why}` };

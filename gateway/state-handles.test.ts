@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { ResolvedClient } from './config.ts';
+import { STATE_HANDLE_TTL_MS, StateHandles } from './state-handles.ts';
+
+const alice: ResolvedClient = {
+  name: 'alice',
+  subject: 'agent:research-bot',
+  keyDigest: null,
+  request: { subject: 'agent:research-bot' },
+  initialState: 'undefined',
+};
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** The same handle spelled otherwise: the spare low bit of the mac's last character flipped (a 32-byte mac leaves two spare bits). */
+function respelled(handle: string): string {
+  const last = handle.at(-1) as string;
+  return handle.slice(0, -1) + ALPHABET[ALPHABET.indexOf(last) ^ 1];
+}
+
+describe('state handles are taken only as issued, letter for letter', () => {
+  const handles = new StateHandles(randomBytes(32), 'acme', STATE_HANDLE_TTL_MS, () => Date.parse('2026-01-01T00:00:00Z'));
+
+  it('refuses a confirmed requestState respelled (padding, spare bits) after it was spent', () => {
+    const confirmed = handles.issueRetry(alice, 'mcp__rec__deploy', 'digest-1', undefined, 'confirmed');
+    expect(handles.readRetry(alice, confirmed, 'mcp__rec__deploy', 'digest-1')).toMatchObject({ ok: true, approval: 'confirmed' });
+    expect(handles.spendConfirmation(confirmed)).toBe(true);
+    for (const replay of [respelled(confirmed), `${confirmed}=`, `${confirmed}==`]) {
+      expect(handles.readRetry(alice, replay, 'mcp__rec__deploy', 'digest-1')).toMatchObject({
+        ok: false,
+        message: expect.stringMatching(/signature does not verify/),
+      });
+    }
+  });
+
+  it('refuses a respelled state handle', () => {
+    const handle = handles.issue(alice, 'analysis');
+    expect(handles.read(alice, handle)).toEqual({ ok: true, state: 'analysis' });
+    expect(handles.read(alice, respelled(handle))).toMatchObject({ ok: false });
+    expect(handles.read(alice, `${handle}=`)).toMatchObject({ ok: false });
+  });
+});
