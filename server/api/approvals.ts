@@ -6,7 +6,7 @@ import { approvalSettings } from '../../runtime/approval-policy.ts';
 import { APPROVAL_FORMAT, argumentsDigest } from '../../runtime/approval-receipt.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { approvalEvents } from '../approvals/approval-events.ts';
-import { DEFAULT_MAX_PENDING_PER_REQUESTER, resolveApprovalSettings } from '../approvals/approval-settings.ts';
+import { resolveApprovalSettings } from '../approvals/approval-settings.ts';
 import {
   auditView,
   countPendingBy,
@@ -63,7 +63,7 @@ approvalRoutes.post('/', async (c) => {
     await requireTenantExists(ch.tx, tenant);
     // Counted inside the write: concurrent requests from one token cannot slip past the bound together.
     const pending = await countPendingBy(ch.tx, requestedBy, now.toISOString());
-    const max = settings.maxPendingPerRequester ?? DEFAULT_MAX_PENDING_PER_REQUESTER;
+    const max = settings.maxPendingPerRequester;
     if (pending >= max) {
       throw new ApiError(
         429,
