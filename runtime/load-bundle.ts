@@ -22,27 +22,11 @@ type Decision = 'allow' | 'require_approval';
 type ToolEntry = EvaluationResult['tools'][number];
 type FilteredEntry = EvaluationResult['filtered'][number];
 
-/** One catalog tool, ready for evaluation. `def` is null for a tool that can never be visible. */
-export type LoadedTool = {
-  readonly id: string;
-  /** Position in the sorted catalog; indexes every per-tool array of the bundle. */
-  readonly pos: number;
-  /** The tool with its defaults filled in and its input schema inline, whichever format the bundle has. */
-  readonly def: ToolDefinition | null;
-  readonly excluded: 'quarantined' | 'disabled' | 'no_redaction' | null;
-  readonly definitionHash: string;
-  /** The tool's effect; null for an excluded tool. */
-  readonly effect: Effect | null;
-  readonly groups: readonly string[];
-  readonly allStates: boolean;
-  readonly states: ReadonlySet<string>;
-  readonly requires: readonly RuntimeGate[];
-  readonly requiresConnection: boolean;
-  readonly validateInput: ValidateFunction | null;
-  readonly redaction: RedactNode | null;
-  /** Shared frozen result entries, so evaluate allocates nothing per visible or filtered tool. */
-  readonly entries: { allow: ToolEntry; require_approval: ToolEntry; filtered: Record<FilterReason, FilteredEntry | undefined> };
-};
+/**
+ * One catalog tool, ready for evaluation. `def` is null for a tool that can never be visible.
+ * Its fields are declared once, on CatalogTool below (the one kind of tool loadBundle makes).
+ */
+export type LoadedTool = { readonly [K in keyof CatalogTool]: CatalogTool[K] };
 
 export type LoadedRole = {
   readonly name: string;
@@ -260,7 +244,7 @@ function loadedConstraint(c: BundleConstraint, index: number, ids: readonly stri
     otherwise: c.otherwise,
     reason: c.reason,
     arguments: c.arguments,
-    validate: validators === false ? refuseAll : validators === true ? compileOrRefuse(c.arguments) : onFirstUse(c.arguments),
+    validate: validatorFor(c.arguments, validators),
   };
 }
 
@@ -273,10 +257,11 @@ const NO_GATES: readonly RuntimeGate[] = Object.freeze([]);
  * runtime loads thousands of tools and is asked about few (the input-schema validator, the
  * frozen answer entries evaluate shares).
  */
-class CatalogTool implements LoadedTool {
+class CatalogTool {
   readonly id: string;
-  readonly excluded: LoadedTool['excluded'];
+  readonly excluded: 'quarantined' | 'disabled' | 'no_redaction' | null;
   readonly definitionHash: string;
+  /** The tool's effect; null for an excluded tool. */
   readonly effect: Effect | null;
   readonly groups: readonly string[];
   readonly allStates: boolean;
@@ -289,6 +274,7 @@ class CatalogTool implements LoadedTool {
   // What evaluation reads is taken from the bundle's entry as it stands; the definition is the content's, made on first read.
   constructor(
     private readonly content: CatalogEntry,
+    /** Position in the sorted catalog; indexes every per-tool array of the bundle. */
     readonly pos: number,
     private readonly validators: boolean | 'on-first-use',
     readonly redaction: RedactNode | null,
@@ -308,10 +294,12 @@ class CatalogTool implements LoadedTool {
     if (validators === true && content.inputSchema) this.validator = compileOrRefuse(content.inputSchema);
   }
 
+  /** The tool with its defaults filled in and its input schema inline, whichever format the bundle has. */
   get def(): ToolDefinition | null {
     return this.content.def;
   }
 
+  /** Shared frozen result entries, so evaluate allocates nothing per visible or filtered tool. */
   get entries(): ToolEntries {
     this.entriesMade ??= new ToolEntries(this.id);
     return this.entriesMade;
@@ -320,7 +308,7 @@ class CatalogTool implements LoadedTool {
   get validateInput(): ValidateFunction | null {
     if (this.validator === undefined) {
       const schema = this.content.inputSchema;
-      this.validator = schema === null ? null : this.validators === false ? refuseAll : this.validators === true ? compileOrRefuse(schema) : onFirstUse(schema);
+      this.validator = schema === null ? null : validatorFor(schema, this.validators);
     }
     return this.validator;
   }
@@ -376,6 +364,11 @@ const refuseAll = (() => {
   ];
   return false;
 }) as unknown as ValidateFunction;
+
+/** A schema's validator as loadBundle's `inputValidators` asks: refusing every call, compiled now, or compiled on first call. */
+function validatorFor(schema: Record<string, unknown>, validators: boolean | 'on-first-use'): ValidateFunction {
+  return validators === false ? refuseAll : validators === true ? compileOrRefuse(schema) : onFirstUse(schema);
+}
 
 /** A validator that compiles its schema (as compileOrRefuse) on its first call, with the errors of each call. */
 function onFirstUse(schema: Record<string, unknown>): ValidateFunction {
