@@ -191,11 +191,14 @@ export class OAuthResourceServer {
       try {
         const res = await this.fetch(candidate, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
         if (res.status !== 200) continue;
-        const text = await res.text();
-        if (text.length > MAX_METADATA_BYTES) continue;
+        const text = await bodyWithin(res, MAX_METADATA_BYTES);
+        if (text === null) continue;
         const doc = JSON.parse(text) as { issuer?: unknown; jwks_uri?: unknown };
         if (doc.issuer !== issuer.issuer || typeof doc.jwks_uri !== 'string') continue;
-        if (!URL.canParse(doc.jwks_uri) || !/^https?:$/.test(new URL(doc.jwks_uri).protocol)) continue;
+        if (!URL.canParse(doc.jwks_uri)) continue;
+        // An https issuer's keys come over https too: a plain-http key set could be swapped on the way.
+        const keysProtocol = new URL(doc.jwks_uri).protocol;
+        if (keysProtocol !== 'https:' && (keysProtocol !== 'http:' || url.protocol !== 'http:')) continue;
         return doc.jwks_uri;
       } catch {
         // Unreachable, not JSON: try the other form.
@@ -203,6 +206,29 @@ export class OAuthResourceServer {
     }
     throw new Error('the issuer publishes no usable metadata');
   }
+}
+
+/**
+ * A response's text, or null past `max` bytes: read piece by piece and given up on at the bound,
+ * so an issuer that answers without end (or with a huge document) cannot fill the gateway's memory.
+ */
+async function bodyWithin(res: Response, max: number): Promise<string | null> {
+  if (Number(res.headers.get('content-length') ?? 0) > max) {
+    await res.body?.cancel();
+    return null;
+  }
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.byteLength;
+    if (size > max) {
+      await res.body.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Whether a verification failed because the key set could not be fetched (not because of the token). */

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import type { ResolvedClient } from './config.ts';
+import { OAuthResourceServer } from './oauth-resource-server.ts';
+
+// A hostile or broken issuer's metadata: keys offered over plain http for an https issuer, and a
+// document without end. Neither is taken; the token's issuer counts as unreachable (503, retried later).
+const ISSUER = 'https://login.example.com';
+const bot: ResolvedClient = { name: 'bot', subject: 'agent:bot', keyDigest: null, request: { subject: 'agent:bot' }, initialState: 'undefined' };
+
+/** An unsigned-looking JWT naming the configured issuer: discovery runs before any signature check. */
+function tokenNamingIssuer(): string {
+  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  return `${part({ alg: 'ES256', kid: 'k' })}.${part({ iss: ISSUER, aud: 'https://gw.example.com/mcp', sub: 'a', exp: 4_000_000_000 })}.${'A'.repeat(86)}`;
+}
+
+function serverFetching(answer: () => Response): { rs: OAuthResourceServer; fetched: string[] } {
+  const fetched: string[] = [];
+  const fakeFetch = (async (input: string | URL | Request) => {
+    fetched.push(String(input));
+    return answer();
+  }) as typeof fetch;
+  const rs = new OAuthResourceServer(
+    {
+      resource: 'https://gw.example.com/mcp',
+      issuers: [{ issuer: ISSUER, audience: 'https://gw.example.com/mcp', jwksUri: null }],
+      mappings: [{ claim: 'sub', value: 'a', client: bot }],
+    },
+    { fetch: fakeFetch },
+  );
+  return { rs, fetched };
+}
+
+describe("an issuer's metadata", () => {
+  it('is refused when an https issuer names a plain-http key set', async () => {
+    const { rs, fetched } = serverFetching(() => Response.json({ issuer: ISSUER, jwks_uri: 'http://login.example.com/keys' }));
+    expect((await rs.verify(tokenNamingIssuer())).kind).toBe('unavailable');
+    expect(fetched).toHaveLength(2);
+  });
+
+  it('is read no further than its bound: an endless document is given up on', async () => {
+    let pulled = 0;
+    const endless = () =>
+      new Response(
+        new ReadableStream({
+          pull(controller) {
+            pulled++;
+            controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+          },
+        }),
+        { status: 200, headers: { 'content-type': 'application/json' } },
+      );
+    const { rs } = serverFetching(endless);
+    expect((await rs.verify(tokenNamingIssuer())).kind).toBe('unavailable');
+    // Two candidate documents, each abandoned a little past 256 KiB (64 KiB pieces).
+    expect(pulled).toBeLessThan(20);
+  });
+
+  it('is refused when it declares a length past the bound, unread', async () => {
+    const doc = JSON.stringify({ issuer: ISSUER, jwks_uri: 'https://login.example.com/keys' });
+    const { rs, fetched } = serverFetching(() => new Response(doc, { status: 200, headers: { 'content-length': String(10 * 1024 * 1024) } }));
+    expect((await rs.verify(tokenNamingIssuer())).kind).toBe('unavailable');
+    // Both candidate documents were tried: the first, though it names good keys, was not taken.
+    expect(fetched).toHaveLength(2);
+  });
+});
