@@ -1,24 +1,20 @@
 // The console also runs this in the browser: no node: modules here.
 import type { ValidateFunction } from 'ajv';
 import type { ConstraintRef, EvaluationResult } from '../policy-schemas/types.gen.ts';
-import { globMatcher } from './glob.ts';
-import { compileInputSchema } from './load-bundle.ts';
 import type { LoadedBundle, LoadedTool, SubjectInfo } from './load-bundle.ts';
 
 // Argument constraints (DESIGN "Argument constraints", docs/spec.md R7.11): each role may hold
 // constraints naming tool globs, a JSON Schema over a call's arguments and what happens
-// `otherwise`. Read from the bundle's `policy.roles[role].constraints` on first use, matched
-// against the catalog here (the bundle carries no index for them), and compiled when a call first
-// needs one, so an evaluate-only caller (the console) never compiles a schema.
-
-type ConstraintSource = { tools?: readonly string[]; otherwise?: string; arguments?: unknown; reason?: string };
+// `otherwise`. loadBundle matches their globs against the catalog and makes their validators
+// (compiled when a call first needs one, so an evaluate-only caller never compiles a schema);
+// here they are gathered per subject and tool, and checked.
 
 type LoadedConstraint = {
   readonly ref: ConstraintRef;
-  readonly schema: Record<string, unknown>;
   /** Per tool position: 1 when one of the constraint's globs names the tool. */
   readonly tools: Uint8Array;
-  validate: ValidateFunction | null | undefined;
+  /** Null for a constraint without a schema object, which can never be met. */
+  readonly validate: ValidateFunction | null;
 };
 
 /** Per subject, per tool position: the constraints of the subject's roles that name the tool, in role order then index. */
@@ -42,26 +38,20 @@ function roleConstraints(loaded: LoadedBundle): ReadonlyMap<string, readonly Loa
   let roles = byBundle.get(loaded);
   if (roles) return roles;
   const out = new Map<string, LoadedConstraint[]>();
-  const n = loaded.tools.length;
-  for (const [role, def] of Object.entries(loaded.bundle.policy.roles ?? {})) {
-    const list = (def as { constraints?: readonly ConstraintSource[] }).constraints;
-    if (!Array.isArray(list) || list.length === 0) continue;
+  for (const [role, def] of loaded.roles) {
+    if (def.constraints.length === 0) continue;
     out.set(
       role,
-      list.map((c, index) => {
-        const tools = new Uint8Array(n);
-        const matchers = (c.tools ?? []).map((glob: string) => globMatcher(glob));
-        for (const t of loaded.tools) if (matchers.some((matches: (id: string) => boolean) => matches(t.id))) tools[t.pos] = 1;
-        const schema = c.arguments !== null && typeof c.arguments === 'object' && !Array.isArray(c.arguments) ? (c.arguments as Record<string, unknown>) : null;
+      def.constraints.map((c) => {
         const ref: ConstraintRef = Object.freeze({
           role,
-          index,
+          index: c.index,
           // Anything but an explicit require_approval denies: a malformed constraint fails closed.
           otherwise: c.otherwise === 'require_approval' ? 'require_approval' : 'deny',
           reason: typeof c.reason === 'string' ? c.reason : '',
         });
-        // A constraint without a schema object can never be met.
-        return { ref, schema: schema ?? {}, tools, validate: schema ? undefined : null };
+        const schemaObject = c.arguments !== null && typeof c.arguments === 'object' && !Array.isArray(c.arguments);
+        return { ref, tools: c.tools, validate: schemaObject ? c.validate : null };
       }),
     );
   }
@@ -143,13 +133,6 @@ export function checkConstraints(loaded: LoadedBundle, subject: SubjectInfo, too
 }
 
 function meets(c: LoadedConstraint, args: unknown): boolean {
-  if (c.validate === undefined) {
-    try {
-      c.validate = compileInputSchema(c.schema);
-    } catch {
-      c.validate = null;
-    }
-  }
   if (c.validate === null) return false;
   try {
     return c.validate(args) === true;
