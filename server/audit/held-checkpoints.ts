@@ -18,7 +18,7 @@ import { checkpointBytes, listCheckpoints } from './checkpoints.ts';
 export type HeldCheckpoints = {
   verified: AuditCheckpoint[];
   unverified: number;
-  /** The highest seq the mirror's file holds (0 without one), and why it could not be read. */
+  /** The highest seq among the mirror file's lines that verify (0 without one), and why it could not be read. */
   mirrorLatestSeq: number;
   mirrorProblem?: string;
 };
@@ -61,13 +61,13 @@ export async function heldCheckpoints(db: DbOrTx, keys: KeyStore, mirrorDir?: st
   }
   let unverified = 0;
   let mirrorProblem: string | undefined;
-  let mirrorLatestSeq = 0;
+  let mirrored: AuditCheckpoint[] = [];
   if (mirrorDir) {
     try {
-      const mirrored = readMirrorCheckpoints(mirrorDir);
-      all.push(...mirrored.checkpoints);
-      for (const c of mirrored.checkpoints) mirrorLatestSeq = Math.max(mirrorLatestSeq, c.seq);
-      unverified += mirrored.malformed;
+      const read = readMirrorCheckpoints(mirrorDir);
+      mirrored = read.checkpoints;
+      all.push(...mirrored);
+      unverified += read.malformed;
     } catch (err) {
       // A link where the file should be is not read through; the database's checkpoints still hold.
       mirrorProblem = (err as Error).message;
@@ -76,16 +76,22 @@ export async function heldCheckpoints(db: DbOrTx, keys: KeyStore, mirrorDir?: st
   // Reading must not make keys (a verify run against an empty keys directory would): with no
   // signing key there, no checkpoint can verify.
   const trusted: TrustedKeys = all.length > 0 && (await keys.list({ create: false })).length > 0 ? { keys: (await keys.keySet()).keySet.keys } : { keys: [] };
+  const idOf = (cp: AuditCheckpoint) => `${cp.seq}\u0000${cp.hash}\u0000${cp.at}\u0000${cp.signature}`;
   const seen = new Set<string>();
   const verified: AuditCheckpoint[] = [];
   for (const cp of all) {
-    const id = `${cp.seq}\u0000${cp.hash}\u0000${cp.at}\u0000${cp.signature}`;
+    const id = idOf(cp);
     if (seen.has(id)) continue;
     seen.add(id);
     if (await verifiedOnce(cp, trusted)) verified.push(cp);
     else unverified++;
   }
   verified.sort((a, b) => a.seq - b.seq);
+  // How far the mirror's file reaches counts only lines that verify: a forged line with a huge seq
+  // must not make the catch-up believe the file already holds every real checkpoint.
+  const verifiedIds = new Set(verified.map(idOf));
+  let mirrorLatestSeq = 0;
+  for (const c of mirrored) if (verifiedIds.has(idOf(c))) mirrorLatestSeq = Math.max(mirrorLatestSeq, c.seq);
   return { verified, unverified, mirrorLatestSeq, ...(mirrorProblem ? { mirrorProblem } : {}) };
 }
 

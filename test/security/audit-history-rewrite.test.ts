@@ -239,6 +239,25 @@ describe('checkpoints kept in the mirror directory', () => {
     expect(seqs).toEqual([before, cp?.seq]);
   });
 
+  it('catch up even past a forged line in the file: only lines that verify say how far it reaches', async () => {
+    const t = await app();
+    const keys = sharedKeyStore(t.deps.config.keysDir);
+    await edit(t);
+    const before = await exportSeq(t);
+    const real = await takeCheckpoint(t.deps.database, keys);
+    await edit(t);
+    const mirror = join(t.dir, 'mirror-forged');
+    mkdirSync(join(mirror, 'audit'), { recursive: true });
+    // Well-formed, but its signature covers another seq: it verifies under no key.
+    writeFileSync(join(mirror, MIRROR_CHECKPOINTS_FILE), `${JSON.stringify({ ...real, seq: 1_000_000 })}\n`);
+    const cp = await takeCheckpoint(t.deps.database, keys, { mirrorDir: mirror });
+    const seqs = readFileSync(join(mirror, MIRROR_CHECKPOINTS_FILE), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).seq);
+    expect(seqs).toEqual([1_000_000, before, cp?.seq]);
+  });
+
   it('still catch a rewrite after the checkpoint rows were deleted from the database', async () => {
     const t = await app(true);
     await edit(t);
