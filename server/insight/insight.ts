@@ -32,7 +32,7 @@ export async function toolUsageIn(
   const tool = loaded?.byId.get(toolId);
   const recentDecisions = mayReadDecisions ? await recent(db, tenant.id, { tool: toolId }) : null;
   if (!loaded || !tool) {
-    // Without a compiled draft the roles are still read from the saved policy, naming no outcome.
+    // Without a compiled draft (or with the tool left out of it) no role has an outcome to show: none are listed.
     return { tenant: tenant.id, name: tenant.name, excluded: 'missing', roles: [], subjects: [], recentDecisions };
   }
   const roles: RoleUsage[] = [];
