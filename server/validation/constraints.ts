@@ -1,12 +1,8 @@
 import { escapePointer } from '../../policy-schemas/pointer.ts';
 import type { TenantPolicy } from '../../policy-schemas/types.gen.ts';
-import { judgeSchema } from './input-schema.ts';
+import { judgedSchemaProblems } from './judged-schemas.ts';
 
 export type ConstraintProblem = { pointer: string; message: string; code: string };
-
-// Judgements by schema text: a draft is judged at every save and compile with mostly the same constraints.
-const judged = new Map<string, ConstraintProblem[]>();
-const MAX_JUDGED = 5_000;
 
 /**
  * The rules of a role's argument constraints (DESIGN "Argument constraints"), run by every save of
@@ -32,18 +28,12 @@ export function judgeConstraints(policy: TenantPolicy, toolIds: ReadonlySet<stri
 
 /** The schema judge's problems with a constraint schema, pointers relative to it. */
 function argumentsSchemaProblems(schema: unknown): ConstraintProblem[] {
-  const key = JSON.stringify(schema) ?? 'undefined';
-  let problems = judged.get(key);
-  if (!problems) {
-    problems = judgeSchema(schema, '', 'arguments').map((p) => ({ pointer: p.pointer, message: p.message, code: p.code ?? 'input_schema' }));
-    // Arguments are an object by the time a constraint is checked: a root type that excludes
-    // objects would refuse every call, which is a mistake, never a policy.
-    const type = (schema as { type?: unknown } | null)?.type;
-    if (type !== undefined && type !== 'object' && !(Array.isArray(type) && type.includes('object'))) {
-      problems.push({ pointer: '/type', message: 'must allow "object": a call\'s arguments are an object', code: 'input_schema' });
-    }
-    if (judged.size >= MAX_JUDGED) judged.clear();
-    judged.set(key, problems);
+  const problems = judgedSchemaProblems(schema, 'arguments');
+  // Arguments are an object by the time a constraint is checked: a root type that excludes
+  // objects would refuse every call, which is a mistake, never a policy.
+  const type = (schema as { type?: unknown } | null)?.type;
+  if (type !== undefined && type !== 'object' && !(Array.isArray(type) && type.includes('object'))) {
+    return [...problems, { pointer: '/type', message: 'must allow "object": a call\'s arguments are an object', code: 'input_schema' }];
   }
   return problems;
 }

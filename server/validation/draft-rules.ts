@@ -2,7 +2,7 @@ import { escapePointer } from '../../policy-schemas/index.ts';
 import type { ConnectionGrant, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { ROLE_PREFIX } from '../policy-engine/casbin-policy.ts';
 import { judgeConstraints } from './constraints.ts';
-import { judgeSchema } from './input-schema.ts';
+import { judgedSchemaProblems } from './judged-schemas.ts';
 
 /**
  * The one judge of references and rules across a draft: which names must exist, which
@@ -58,24 +58,13 @@ export function judgeTool(tool: Tool, names: DraftNames): RuleProblem[] {
   return problems;
 }
 
-// Input-schema checks by schema text: an inventory mostly recompiles with the schemas it had.
-const schemaChecks = new Map<string, RuleProblem[]>();
-const MAX_SCHEMA_CHECKS = 20_000;
-
-/** Judges an input schema ahead of need (a server warming up after a start): fills the cache above. */
+/** Judges an input schema ahead of need (a server warming up after a start): fills judgedSchemaProblems' cache. */
 export function warmInputSchema(schema: unknown): void {
   inputSchemaProblems(schema);
 }
 
 function inputSchemaProblems(schema: unknown, role: 'input' | 'output' = 'input'): RuleProblem[] {
-  const key = `${role}:${JSON.stringify(schema) ?? 'undefined'}`;
-  let problems = schemaChecks.get(key);
-  if (!problems) {
-    problems = judgeSchema(schema, '', role).map((p) => ({ pointer: p.pointer, message: p.message, code: p.code ?? 'input_schema' }));
-    if (schemaChecks.size >= MAX_SCHEMA_CHECKS) schemaChecks.clear();
-    schemaChecks.set(key, problems);
-  }
-  return problems;
+  return judgedSchemaProblems(schema, role);
 }
 
 /**
