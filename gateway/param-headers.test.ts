@@ -38,5 +38,8 @@ describe('Mcp-Param headers (x-mcp-header)', () => {
     expect(paramHeaderMismatch(schema, { region: { not: 'primitive' } }, {})).toMatch(/cannot travel in a header/);
     // An argument not given needs no header.
     expect(paramHeaderMismatch(schema, {}, {})).toBeNull();
+    // A header whose argument is absent or null is an orphan: a router would have acted on a value the body does not carry.
+    expect(paramHeaderMismatch(schema, {}, { 'mcp-param-region': 'eu' })).toMatch(/Mcp-Param-Region header names an argument region the call does not give/);
+    expect(paramHeaderMismatch(schema, { region: null }, { 'mcp-param-region': 'eu' })).toMatch(/does not give/);
   });
 });

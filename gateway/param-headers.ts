@@ -85,6 +85,8 @@ export function paramHeaderMismatch(schema: unknown, args: Record<string, unknow
     const expected = headerForm(value);
     if (expected === undefined) {
       if (value !== undefined && value !== null) return `the argument behind Mcp-Param-${a.name} cannot travel in a header`;
+      // A header with no argument behind it did not come from this body: whoever routed on it saw a value the call does not carry.
+      if (header !== undefined) return `the Mcp-Param-${a.name} header names an argument ${a.path.join('.')} the call does not give`;
       continue;
     }
     if (header === undefined) return `the Mcp-Param-${a.name} header is required (the argument ${a.path.join('.')} is given)`;
