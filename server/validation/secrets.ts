@@ -139,10 +139,23 @@ function urlsIn(text: string): string[] {
   return out;
 }
 
+// `Basic <base64>` (an Authorization header in an argument): a credential when the base64 decodes to
+// printable `user:password`, which "Basic authentication" in prose never does.
+const BASIC = /(?:^|[^A-Za-z0-9])Basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])/gi;
+
+function basicCredentialIn(value: string): boolean {
+  for (const m of value.matchAll(BASIC)) {
+    const decoded = Buffer.from(m[1], 'base64').toString('latin1');
+    if (/^[\x20-\x7e]+$/.test(decoded) && decoded.indexOf(':') > 0) return true;
+  }
+  return false;
+}
+
 /** Why a string value carries a credential, or undefined. */
 function credentialIn(value: string): string | undefined {
   if (value.length > MAX_SCANNED) return undefined;
   for (const [what, shape] of KNOWN_TOKENS) if (shape.test(value)) return `holds ${what}`;
+  if (basicCredentialIn(value)) return 'holds a basic credential (user:password in base64)';
   for (const url of urlsIn(value)) {
     const why = urlCredential(url);
     if (why) return why;

@@ -30,6 +30,8 @@ const refusedArgs: [string, string[], string][] = [
   ['an access token in a URL fragment', ['--callback', 'https://app.example.com/cb#access_token=abc123def456&type=bearer'], '/transport/args/1'],
   ['a token-named query parameter', ['--url', 'https://api.example.com/feed?access_token=abc123def456'], '/transport/args/1'],
   ['a bearer header inside an argument', ['--header', 'Authorization: Bearer abcdef0123456789abcdef'], '/transport/args/1'],
+  ['a basic credential header inside an argument', ['--header', 'Authorization: Basic dXNlcjpwYXNzd29yZA=='], '/transport/args/1'],
+  ['a basic credential without padding', ['-H', 'authorization: basic YWRtaW46aHVudGVyMg'], '/transport/args/1'],
   ['a Slack bot token after a prefix', ['--slack=xoxb-1234567890-abcdefghij'], '/transport/args/0'],
   ['a Slack user token', ['xoxp-1234567890-abcdefghijkl'], '/transport/args/0'],
   ['an AWS access key id in an assignment', ['AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE'], '/transport/args/0'],
@@ -142,6 +144,8 @@ describe('realistic values that carry no credential still pass', () => {
   it('labels, ids and subjects that mention credentials without holding one', () => {
     for (const label of [
       'Bearer authentication via the proxy',
+      'Basic authentication via the proxy',
+      'Basic usage: see the README',
       'GitHub token for acme (kept in vault)',
       'sk-learn experiments',
       'risk-assessment-for-the-quarterly-review',
