@@ -42,4 +42,12 @@ describe('redact (R10)', () => {
   it('an unknown tool keeps nothing', () => {
     expect(redact({ byId: new Map() } as unknown as LoadedBundle, 'nope', { a: 1 })).toBeUndefined();
   });
+  it('R10.3: a member reached under two different `*` siblings keeps only what its own path allows', () => {
+    // `y` is reached under `a` (where `a.*.p` also applies) and under `b` (where it does not):
+    // what `a.y` keeps must not carry over to `b.y`, whichever comes first.
+    const paths = ['a.*.p', '*.y.k', '*.*.n'];
+    const inner = { k: 1, p: 2, n: 3, z: 4 };
+    expect(keep(paths, { a: { y: inner }, b: { y: inner } })).toEqual({ a: { y: { k: 1, p: 2, n: 3 } }, b: { y: { k: 1, n: 3 } } });
+    expect(keep(paths, { b: { y: inner }, a: { y: inner } })).toEqual({ b: { y: { k: 1, n: 3 } }, a: { y: { k: 1, p: 2, n: 3 } } });
+  });
 });

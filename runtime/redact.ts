@@ -43,12 +43,16 @@ function apply(node: RedactNode, value: unknown): unknown {
 
 // A member both its own name and `*` continue with is walked by the union of the two subtries
 // (R10.3), never by merging two walks' results: a node either path keeps whole stays whole.
-// Each exact node has one parent, hence one `*` sibling: the union is made once and kept.
-const unions = new WeakMap<RedactNode, RedactNode>();
+// A node can meet different `*` siblings (a union reuses the nodes of both subtries), so each union
+// is kept by the pair: keyed by the exact node alone, one walk's union would serve another and keep
+// what that walk's allowlist does not name.
+const unions = new WeakMap<RedactNode, WeakMap<RedactNode, RedactNode>>();
 
 function mergedWithStar(exact: RedactNode, star: RedactNode): RedactNode {
-  let merged = unions.get(exact);
-  if (merged === undefined) unions.set(exact, (merged = union(exact, star)));
+  let byStar = unions.get(exact);
+  if (byStar === undefined) unions.set(exact, (byStar = new WeakMap()));
+  let merged = byStar.get(star);
+  if (merged === undefined) byStar.set(star, (merged = union(exact, star)));
   return merged;
 }
 
