@@ -1,8 +1,9 @@
-import type { ReactNode } from 'react';
+import type { ReactNode, Ref } from 'react';
 
 /**
  * A labelled data table: one header row of column names (plus an unnamed actions column when
- * `actions` holds), and the rows as children.
+ * `actions` holds), and the rows as children. `rowCount` (with `bodyRef`) serves a table that
+ * renders only some of its rows (WindowedTable).
  */
 export function DataTable({
   label,
@@ -10,6 +11,8 @@ export function DataTable({
   actions = false,
   compact = false,
   caption,
+  rowCount,
+  bodyRef,
   children,
 }: {
   label: string;
@@ -17,10 +20,13 @@ export function DataTable({
   actions?: boolean;
   compact?: boolean;
   caption?: ReactNode;
+  /** The rows there are, header included, when not all of them are in the DOM. */
+  rowCount?: number;
+  bodyRef?: Ref<HTMLTableSectionElement>;
   children: ReactNode;
 }) {
   return (
-    <table className={compact ? 'data-table compact' : 'data-table'} aria-label={label}>
+    <table className={compact ? 'data-table compact' : 'data-table'} aria-label={label} aria-rowcount={rowCount}>
       {caption ? <caption>{caption}</caption> : null}
       <thead>
         <tr>
@@ -36,7 +42,7 @@ export function DataTable({
           ) : null}
         </tr>
       </thead>
-      <tbody>{children}</tbody>
+      <tbody ref={bodyRef}>{children}</tbody>
     </table>
   );
 }

@@ -1,4 +1,5 @@
 import { type ReactNode, useLayoutEffect, useRef, useState } from 'react';
+import { DataTable } from './data-table.tsx';
 
 /** Lists this long or shorter are rendered whole; longer ones only around what is scrolled into view. */
 export const WINDOW_FROM = 100;
@@ -54,23 +55,11 @@ export function WindowedTable<T>({
       style={windowed ? { maxHeight, overflowY: 'auto' } : undefined}
       onScroll={windowed ? (e) => setScrollTop(e.currentTarget.scrollTop) : undefined}
     >
-      <table className="data-table compact" aria-label={label} aria-rowcount={windowed ? items.length + 1 : undefined}>
-        {caption ? <caption>{caption}</caption> : null}
-        <thead>
-          <tr>
-            {columns.map((c) => (
-              <th key={c} scope="col">
-                {c}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody ref={body}>
-          {start > 0 ? <tr data-spacer="1" style={{ height: start * rowPx }} /> : null}
-          {items.slice(start, end).map(row)}
-          {end < items.length ? <tr data-spacer="1" style={{ height: (items.length - end) * rowPx }} /> : null}
-        </tbody>
-      </table>
+      <DataTable label={label} columns={columns} compact caption={caption} rowCount={windowed ? items.length + 1 : undefined} bodyRef={body}>
+        {start > 0 ? <tr data-spacer="1" style={{ height: start * rowPx }} /> : null}
+        {items.slice(start, end).map(row)}
+        {end < items.length ? <tr data-spacer="1" style={{ height: (items.length - end) * rowPx }} /> : null}
+      </DataTable>
     </div>
   );
 }
