@@ -55,6 +55,25 @@ describe("an issuer's metadata", () => {
     expect(pulled).toBeLessThan(20);
   });
 
+  it('names a key set that is read no further than the same bound', async () => {
+    let pulled = 0;
+    const { rs, fetched } = serverFetching(() => {
+      if (fetched.at(-1) !== 'https://login.example.com/keys') return Response.json({ issuer: ISSUER, jwks_uri: 'https://login.example.com/keys' });
+      return new Response(
+        new ReadableStream({
+          pull(controller) {
+            pulled++;
+            controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+          },
+        }),
+        { status: 200 },
+      );
+    });
+    expect((await rs.verify(tokenNamingIssuer())).kind).toBe('unavailable');
+    expect(fetched).toEqual([`${ISSUER}/.well-known/openid-configuration`, 'https://login.example.com/keys']);
+    expect(pulled).toBeLessThan(10);
+  });
+
   it('is refused when it declares a length past the bound, unread', async () => {
     const doc = JSON.stringify({ issuer: ISSUER, jwks_uri: 'https://login.example.com/keys' });
     const { rs, fetched } = serverFetching(() => new Response(doc, { status: 200, headers: { 'content-length': String(10 * 1024 * 1024) } }));

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { type JWTVerifyGetKey, createRemoteJWKSet, decodeJwt, errors, jwtVerify } from 'jose';
+import { type JWTVerifyGetKey, createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify } from 'jose';
 import { claimMatches, countedClaims } from '../runtime/claim-match.ts';
 import type { Authentication } from './client-keys.ts';
 import type { ResolvedClient } from './config.ts';
@@ -26,7 +26,7 @@ const CLOCK_TOLERANCE_SECONDS = 30;
 const DISCOVERY_RETRY_MS = 30_000;
 /** Longest wait for an issuer's metadata or key set. */
 const FETCH_TIMEOUT_MS = 5_000;
-/** Largest metadata document read. */
+/** Largest metadata document or key set read. */
 const MAX_METADATA_BYTES = 256 * 1024;
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
@@ -170,11 +170,27 @@ export class OAuthResourceServer {
       if ('keys' in s || this.now() - s.failedAt < DISCOVERY_RETRY_MS) return s;
     }
     const next = this.discover(issuer).then(
-      (uri): KeySource => ({ keys: createRemoteJWKSet(new URL(uri), { timeoutDuration: FETCH_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 600_000 }) }),
+      (uri): KeySource => ({
+        keys: createRemoteJWKSet(new URL(uri), {
+          timeoutDuration: FETCH_TIMEOUT_MS,
+          cooldownDuration: 30_000,
+          cacheMaxAge: 600_000,
+          // The key set is read within the same bound as the metadata: an issuer cannot fill the gateway's memory with it.
+          [customFetch]: (url: string, init: RequestInit) => this.fetchKeySet(url, init),
+        }),
+      }),
       (): KeySource => ({ failedAt: this.now() }),
     );
     this.sources.set(issuer.issuer, next);
     return next;
+  }
+
+  /** A key set's response, its body read within the bound; past it, answered as a failed fetch (jose's error for other than 200). */
+  private async fetchKeySet(url: string, init: RequestInit): Promise<Response> {
+    const res = await this.fetch(url, init);
+    if (res.status !== 200) return res;
+    const text = await bodyWithin(res, MAX_METADATA_BYTES);
+    return text === null ? new Response(null, { status: 502 }) : new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
   }
 
   /**
