@@ -112,5 +112,11 @@ async function call(
       typeof problem.detail === 'string' ? problem.detail : `the server answered ${res.status}`,
     );
   }
+  // A success that is no approval (a proxy's page, an empty body) is an error the caller can catch,
+  // not a TypeError thrown from reading its state.
+  const approval = doc as { id?: unknown; state?: unknown } | undefined;
+  if (typeof approval !== 'object' || approval === null || typeof approval.id !== 'string' || typeof approval.state !== 'string') {
+    throw new ApprovalRequestError(res.status, 'bad_response', `the server answered ${res.status} without an approval`);
+  }
   return doc;
 }
