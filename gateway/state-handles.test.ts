@@ -33,6 +33,12 @@ describe('state handles are taken only as issued, letter for letter', () => {
     }
   });
 
+  it("takes back a requestState carrying a large upstream state (the server's own, 20 KB)", () => {
+    const serverState = 'x'.repeat(20_000);
+    const retry = handles.issueRetry(alice, 'mcp__rec__deploy', 'digest-1', serverState);
+    expect(handles.readRetry(alice, retry, 'mcp__rec__deploy', 'digest-1')).toMatchObject({ ok: true, serverState });
+  });
+
   it('refuses a respelled state handle', () => {
     const handle = handles.issue(alice, 'analysis');
     expect(handles.read(alice, handle)).toEqual({ ok: true, state: 'analysis' });

@@ -80,7 +80,7 @@ export class StateHandles {
     argumentsDigest: string,
   ): { ok: true; serverState: string | undefined; approval: RetryApproval | undefined } | { ok: false; message: string } {
     const bad = (why: string) => ({ ok: false as const, message: `the requestState ${why}` });
-    if (typeof handle !== 'string' || handle.length > MAX_HANDLE_CHARS) return bad('is not one this gateway issued');
+    if (typeof handle !== 'string' || handle.length > MAX_RETRY_CHARS) return bad('is not one this gateway issued');
     const parts = handle.split('.');
     if (parts.length !== 3 || parts[0] !== RETRY_PREFIX) return bad('is not one this gateway issued');
     if (!macMatches(parts[2], this.mac(parts[1], RETRY_PREFIX))) return bad('was not issued by this gateway (its signature does not verify)');
@@ -128,6 +128,12 @@ export type RetryApproval = 'asked' | 'confirmed';
 
 const RETRY_PREFIX = 'tgr1';
 const RETRY_TTL_MS = 10 * 60_000;
+/**
+ * A requestState carries the upstream server's own state, which may be large (a server keeps its
+ * whole progress in it): bounded well above that, not at a state handle's size, or the gateway would
+ * refuse the requestState it issued itself.
+ */
+const MAX_RETRY_CHARS = 256 * 1024;
 /** Most answered confirmations remembered at once. */
 const MAX_SPENT = 100_000;
 
