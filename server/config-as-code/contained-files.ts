@@ -8,6 +8,7 @@ import {
   openSync,
   readFileSync,
   readdirSync,
+  readlinkSync,
   realpathSync,
   renameSync,
   rmdirSync,
@@ -90,6 +91,7 @@ export function readContained(root: string, rel: string): string {
   }
   try {
     if (!fstatSync(fd).isFile()) throw new ContainmentError({ path: rel, message: NOT_REGULAR });
+    assertOpenedInside(fd, root, rel);
     return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
@@ -109,8 +111,17 @@ export function writeContained(root: string, rel: string, bytes: string): void {
   if (existing && !existing.isFile()) throw new ContainmentError({ path: rel, message: NOT_REGULAR });
   const slash = rel.lastIndexOf('/');
   const temp = join(root, `${rel.slice(0, slash + 1)}.${rel.slice(slash + 1)}.${randomBytes(6).toString('hex')}.tmp`);
-  // `wx` is O_CREAT|O_EXCL: it never follows a link, and fails rather than reuse a name.
-  writeFileSync(temp, bytes, { flag: 'wx', mode: 0o644 });
+  // O_CREAT|O_EXCL never follows a link at the name, and fails rather than reuse a name.
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+  try {
+    assertOpenedInside(fd, root, rel);
+    writeFileSync(fd, bytes);
+  } catch (err) {
+    closeSync(fd);
+    removeQuietly(temp);
+    throw err;
+  }
+  closeSync(fd);
   try {
     renameSync(temp, target);
   } catch (err) {
@@ -160,6 +171,35 @@ function checkFolders(root: string, rel: string, make: boolean): void {
       if (!make) return;
       mkdirSync(join(root, at));
     }
+  }
+}
+
+/**
+ * The folders were checked one by one before the open, but a folder swapped for a link in between
+ * would be followed by it. Where the system names an open file's real path (Linux `/proc`), the
+ * opened file must still lie under root; a file reached through a swapped folder is closed unread.
+ */
+function assertOpenedInside(fd: number, root: string, rel: string): void {
+  let real: string;
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return; // No /proc here: the lstat checks before the open are what there is.
+  }
+  if (!real.startsWith(`${root}/`)) {
+    throw new ContainmentError({
+      path: rel,
+      message: 'was reached through a folder replaced by a link while it was being opened; nothing was read or written',
+    });
+  }
+}
+
+/** Removes a temp file this process made (best effort: it may be gone already). */
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone: nothing to undo.
   }
 }
 

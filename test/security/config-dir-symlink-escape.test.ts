@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as apply } from '../../server/cli/commands/apply.ts';
 import { run as exportCmd } from '../../server/cli/commands/export.ts';
+import { ContainmentError, readContained, writeContained } from '../../server/config-as-code/contained-files.ts';
 import { type ServedApp, startServedApp } from '../support/served-app.ts';
 
 // A configuration directory is often a clone of a repository someone else can write to. `toolgate
@@ -166,4 +167,24 @@ describe('toolgate apply and apply --plan never read through a link', () => {
       });
     }
   }
+});
+
+describe('a folder swapped for a link between the checks and the open', () => {
+  // The race itself cannot be timed in a test; what it leaves is a path whose folders resolve
+  // somewhere else than the root the checks were made under. That is what the open is held to.
+  it.runIf(existsSync('/proc/self/fd'))('a file opened somewhere else than under the root is neither read nor written', () => {
+    n++;
+    const real = join(work, `real-${n}`);
+    mkdirSync(join(real, 'states'), { recursive: true });
+    writeFileSync(join(real, 'states', 'a.json'), '{"secret":"outside"}\n');
+    const seenAs = join(work, `seen-as-${n}`);
+    symlinkSync(real, seenAs);
+    expect(() => readContained(seenAs, 'states/a.json')).toThrow(ContainmentError);
+    expect(() => writeContained(seenAs, 'states/b.json', '{}\n')).toThrow(ContainmentError);
+    expect(readdirSync(join(real, 'states'))).toEqual(['a.json']);
+    // Under its real path the same files are read and written.
+    expect(readContained(real, 'states/a.json')).toContain('outside');
+    writeContained(real, 'states/b.json', '{}\n');
+    expect(readdirSync(join(real, 'states')).sort()).toEqual(['a.json', 'b.json']);
+  });
 });
