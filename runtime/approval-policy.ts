@@ -41,8 +41,8 @@ export function approvalReason(view: ToolView, decided: CallDecision, toolId: st
   let reason: string;
   if (decided.constraint) reason = `constraint ${decided.constraint.role}#${decided.constraint.index}: ${decided.constraint.reason}`;
   else {
-    const effect = view.loaded.byId.get(toolId)?.def?.effect;
-    const roles = view.subject.roles.filter((r) => (view.loaded.bundle.policy.roles?.[r]?.requireApproval ?? []).includes(effect as never));
+    const effect = view.loaded.byId.get(toolId)?.effect ?? undefined;
+    const roles = view.subject.roles.filter((r) => effect !== undefined && view.loaded.roles.get(r)?.requireApproval.has(effect) === true);
     reason = `${effect ?? 'this'} calls need approval (role ${roles.join(', ') || view.subject.roles.join(', ')})`;
   }
   // An approval request's reason holds at most 500 characters.
