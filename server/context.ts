@@ -9,6 +9,7 @@ import type { ToolgateDatabase } from './db/database.ts';
 import type { TrustedProxy } from './http/client-address.ts';
 import type { McpTransportPolicy } from './mcp/transport-policy.ts';
 import type { Metrics } from './observability/metrics.ts';
+import type { KeyStore } from './signing/key-store.ts';
 
 export type Role = TokenCreate['role'];
 
@@ -89,6 +90,8 @@ export type AppDeps = {
   publishEvents: PublishEvents;
   /** The bundles this server hands out, held in memory and following `publishEvents`. */
   bundles: BundleCache;
+  /** The signing keys and key set in `config.keysDir`: this server's one store of them (a CLI process makes its own). */
+  keys: KeyStore;
 };
 
 export type AppEnv = {

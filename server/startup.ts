@@ -6,6 +6,7 @@ import { ssoSettingsFromEnv } from './auth/sso/settings.ts';
 import { ensureBootstrapAdmin } from './auth/tokens.ts';
 import { approvalSettingsFromEnv, resolveApprovalSettings } from './approvals/approval-settings.ts';
 import type { AppDeps, ApprovalSettings } from './context.ts';
+import { createServerState } from './app-state.ts';
 import { ToolgateDatabase, describeDatabase, isPostgresUrl } from './db/database.ts';
 import { type TrustedProxy, parseTrustedProxies } from './http/client-address.ts';
 import { parseMcpAllowHosts, parseMcpCommands } from './mcp/transport-policy.ts';
@@ -151,7 +152,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
   const publishEvents = new PublishEvents();
   // Until a cluster is started (serve does), the server is alone: its events stay in this process.
   setClusterEvents(database, new ClusterEvents(database, new SoleLeader(), null, log, undefined, publishEvents));
-  const deps: AppDeps = {
+  const base = {
     database,
     logger: log,
     metrics,
@@ -175,5 +176,6 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
       approvals: resolveApprovalSettings(s.approvals),
     },
   };
+  const deps: AppDeps = { ...base, ...createServerState(base) };
   return { deps, generatedAdminToken };
 }

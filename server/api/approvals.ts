@@ -28,7 +28,6 @@ import type { ApprovalRequestsRow } from '../db/tables/approval-requests.ts';
 import { MAX_WAIT_SECONDS, parseWait } from '../distribution/serving.ts';
 import { ApiError } from '../errors.ts';
 import { readValid, validOrThrow } from '../http/body.ts';
-import { sharedKeyStore } from '../signing/key-store.ts';
 import { signApprovalReceipt } from '../signing/sign.ts';
 import { getPolicy, requireTenantExists } from '../store/tenants.ts';
 
@@ -201,7 +200,7 @@ async function decideRequest(c: Context<AppEnv>, state: 'approved' | 'denied') {
       expiresAt: new Date(decidedAt.getTime() + validForSeconds * 1000).toISOString(),
     };
     const bytes = canonicalJson(payload);
-    const key = await sharedKeyStore(deps.config.keysDir).signer();
+    const key = await deps.keys.signer();
     receipt = { payload: bytes, signature: await signApprovalReceipt(Buffer.from(bytes, 'utf8'), key) };
   }
 

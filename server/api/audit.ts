@@ -9,7 +9,6 @@ import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { validOrThrow } from '../http/body.ts';
-import { sharedKeyStore } from '../signing/key-store.ts';
 
 /**
  * `/v1/audit`: history with filters and cursor pagination, streamed export (which first signs a
@@ -33,13 +32,13 @@ auditRoutes.get('/export', async (c) => {
   authorize(c, 'audit', 'export');
   const q = validOrThrow<AuditQuery>('audit-query', { ...c.req.query() });
   const format = q.format ?? 'jsonl';
-  const { database, config, logger } = c.get('deps');
+  const { database, config, logger, keys } = c.get('deps');
   const db = database.db;
   // Every export is anchored: an auditor who keeps this checkpoint can later prove a newer export
   // extends it. Over a chain that contradicts an earlier checkpoint none is signed; the export still
   // streams (it is the evidence) and says where the chain breaks.
   try {
-    const checkpoint = await takeCheckpoint(database, sharedKeyStore(config.keysDir), { mirrorDir: config.mirrorDir, logger });
+    const checkpoint = await takeCheckpoint(database, keys, { mirrorDir: config.mirrorDir, logger });
     if (checkpoint) c.header('Toolgate-Checkpoint', String(checkpoint.seq));
   } catch (err) {
     if (!(err instanceof ChainContradiction)) throw err;
@@ -60,8 +59,8 @@ auditRoutes.get('/export', async (c) => {
 
 auditRoutes.get('/verify', async (c) => {
   authorize(c, 'audit', 'read');
-  const { database, config } = c.get('deps');
-  const held = await heldCheckpoints(database.db, sharedKeyStore(config.keysDir), config.mirrorDir);
+  const { database, config, keys } = c.get('deps');
+  const held = await heldCheckpoints(database.db, keys, config.mirrorDir);
   return c.json<AuditVerification>(await verifyChainAndCheckpoints(database.db, held));
 });
 

@@ -15,7 +15,6 @@ import { ApiError } from '../errors.ts';
 import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
 import { diffBundles } from '../policy-engine/diff.ts';
 import type { DiffSide } from '../policy-engine/diff.ts';
-import { sharedKeyStore } from '../signing/key-store.ts';
 import { requireTenantExists } from '../store/tenants.ts';
 
 /**
@@ -64,13 +63,7 @@ bundlePublishRoutes.post('/', async (c) => {
     }
   }
   const audit = underReview && emergency ? { emergency: true } : undefined;
-  const outcome = await publishBundle(
-    deps,
-    changeMetaOf(c, reason),
-    tenant,
-    { rollbackTo, refresh, ...unreviewed, audit },
-    sharedKeyStore(deps.config.keysDir),
-  );
+  const outcome = await publishBundle(deps, changeMetaOf(c, reason), tenant, { rollbackTo, refresh, ...unreviewed, audit }, deps.keys);
   return c.json({ version: outcome.version, revision: outcome.revision }, outcome.created ? 201 : 200);
 });
 

@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { sharedKeyStore } from '../signing/key-store.ts';
 
 /**
  * `GET /.well-known/jwks.json`: the bundle-signing public keys with status next or active.
@@ -13,12 +12,12 @@ import { sharedKeyStore } from '../signing/key-store.ts';
 export const jwksRoutes = new Hono<AppEnv>();
 
 jwksRoutes.get('/jwks.json', async (c) => {
-  const jwks = await sharedKeyStore(c.get('deps').config.keysDir).jwks();
+  const jwks = await c.get('deps').keys.jwks();
   return c.json(jwks, 200, { 'Cache-Control': 'public, max-age=60' });
 });
 
 jwksRoutes.get('/toolgate-keyset.json', async (c) => {
-  const store = sharedKeyStore(c.get('deps').config.keysDir);
+  const store = c.get('deps').keys;
   const asked = c.req.query('version');
   let signed = await store.keySet();
   if (asked !== undefined) {

@@ -8,7 +8,7 @@ import { ApiError } from '../errors.ts';
 import { readOptionalJson, takeReason, validOrThrow } from '../http/body.ts';
 import { type ExpectedVersion, changedMeanwhile, etagOf, requiredIfMatch, versionMismatch } from '../http/versioning.ts';
 import { promoteSigningKey, retireSigningKey, rotateSigningKey, tenantsSignedBy } from '../signing/key-changes.ts';
-import { KeySetVersionMismatchError, sharedKeyStore } from '../signing/key-store.ts';
+import { KeySetVersionMismatchError } from '../signing/key-store.ts';
 
 /**
  * `/v1/keys`: the signing keys and the key set, for the console's Keys page. Every signed-in role
@@ -60,7 +60,7 @@ keyRoutes.post('/:kid/retire', async (c) => {
   return c.json(r);
 });
 
-const keyStore = (c: Context<AppEnv>) => sharedKeyStore(c.get('deps').config.keysDir);
+const keyStore = (c: Context<AppEnv>) => c.get('deps').keys;
 
 /**
  * What `GET /v1/keys` answers, and what a 412 carries as `current`. `latestBundleOf` names only
@@ -68,7 +68,7 @@ const keyStore = (c: Context<AppEnv>) => sharedKeyStore(c.get('deps').config.key
  * their ids (as `/v1/tenants/<other>` answers 404).
  */
 async function keyOverview(deps: AppDeps, reader: Actor): Promise<KeyOverview> {
-  const store = sharedKeyStore(deps.config.keysDir);
+  const store = deps.keys;
   const { keySet } = await store.keySet();
   const root = await store.rootInfo();
   const keys: KeyOverview['keys'] = [];

@@ -21,7 +21,6 @@ import {
   publishTarget,
   toPublishRequest,
 } from '../review/publish-requests.ts';
-import { sharedKeyStore } from '../signing/key-store.ts';
 import { requireTenantExists } from '../store/tenants.ts';
 
 /**
@@ -128,7 +127,7 @@ publishRequestRoutes.post('/:id/approve', async (c) => {
         await decidePublishRequest(ch, r, { status: 'published', version: published.version, reason, label: actorOf(c).label });
       },
     },
-    sharedKeyStore(deps.config.keysDir),
+    deps.keys,
   );
   if (!outcome.created) {
     // The content is already the latest version (published meanwhile): the request is done with it.

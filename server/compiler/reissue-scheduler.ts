@@ -1,7 +1,6 @@
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import type { AppDeps } from '../context.ts';
 import { maintainKeys } from '../signing/key-changes.ts';
-import { sharedKeyStore } from '../signing/key-store.ts';
 import { latestBundleLifetime } from '../store/bundles.ts';
 import { publishBundle } from './publish.ts';
 
@@ -14,7 +13,10 @@ export type ReissueOptions = { everyMs?: number; now?: () => Date };
  * quiet tenant's runtimes would go stale at `expiresAt` and a restarted one would deny everything.
  * Returns a function that stops it.
  */
-export function startReissueScheduler(deps: Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config'>, options: ReissueOptions = {}): () => Promise<void> {
+export function startReissueScheduler(
+  deps: Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config' | 'keys'>,
+  options: ReissueOptions = {},
+): () => Promise<void> {
   const now = options.now ?? (() => new Date());
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -22,7 +24,7 @@ export function startReissueScheduler(deps: Pick<AppDeps, 'database' | 'metrics'
   const tick = async () => {
     // The key set expires like a bundle and is re-issued the same way; scheduled promotions run here too.
     try {
-      await maintainKeys(deps, sharedKeyStore(deps.config.keysDir));
+      await maintainKeys(deps, deps.keys);
     } catch (err) {
       deps.logger.error({ err: { message: (err as Error).message } }, 'could not maintain the key set');
     }
@@ -38,7 +40,7 @@ export function startReissueScheduler(deps: Pick<AppDeps, 'database' | 'metrics'
           { actor: 'system', requestId: null, reason: 're-issued before expiry; content unchanged' },
           id,
           { reissue: true, now: now() },
-          sharedKeyStore(deps.config.keysDir),
+          deps.keys,
         );
         deps.logger.info({ tenant: id, version: r.version, revision: r.revision }, 're-issued bundle before expiry');
       } catch (err) {

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/support/harness.ts';
 import { run as mirrorCommand } from '../cli/commands/mirror.ts';
 import { publishBundle } from '../compiler/publish.ts';
-import { sharedKeyStore } from '../signing/key-store.ts';
 import { StaticMirror, startStaticMirror, writeFileAtomic } from './static-mirror.ts';
 
 const TENANT = 'acme-research';
@@ -55,7 +54,7 @@ describe('writeFileAtomic', () => {
 
 describe('the static mirror beside a server', () => {
   it('writes the key set at start and each publish as the exact bytes the server serves', async () => {
-    const keys = sharedKeyStore(t.deps.config.keysDir);
+    const keys = t.deps.keys;
     const dir = join(mirrorDir, 'live');
     const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, pino({ level: 'silent' }), t.deps.publishEvents);
     try {
@@ -75,7 +74,7 @@ describe('the static mirror beside a server', () => {
   });
 
   it('writes the key set again after each key-set change', async () => {
-    const keys = sharedKeyStore(t.deps.config.keysDir);
+    const keys = t.deps.keys;
     const dir = join(mirrorDir, 'keyset');
     const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, pino({ level: 'silent' }), t.deps.publishEvents);
     const mirrored = () => (existsSync(join(dir, 'keyset.json')) ? JSON.parse(readFileSync(join(dir, 'keyset.json'), 'utf8')).version : 0);
@@ -90,7 +89,7 @@ describe('the static mirror beside a server', () => {
   });
 
   it('never fails a publish when the mirror cannot be written, and catches up with the next publish', async () => {
-    const keys = sharedKeyStore(t.deps.config.keysDir);
+    const keys = t.deps.keys;
     const dir = join(mirrorDir, 'blocked');
     // A plain file where the tenant's directory belongs: every write under it fails.
     await new StaticMirror(dir, t.deps.database.db, keys).writeKeySet();

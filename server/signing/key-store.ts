@@ -543,16 +543,3 @@ function writeAtomic(path: string, data: string | Buffer, mode: number, exclusiv
   chmodSync(tmp, mode);
   renameSync(tmp, path);
 }
-
-const stores = new Map<string, KeyStore>();
-
-/** One KeyStore per directory in this process (the server and CLI share it). */
-export function sharedKeyStore(dir: string = defaultKeysDir()): KeyStore {
-  const abs = resolve(dir);
-  let s = stores.get(abs);
-  if (!s) {
-    s = new KeyStore(abs);
-    stores.set(abs, s);
-  }
-  return s;
-}

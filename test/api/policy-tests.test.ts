@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishBundle } from '../../server/compiler/publish.ts';
-import { sharedKeyStore } from '../../server/signing/key-store.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 
 let t: TestApp;
@@ -196,13 +195,7 @@ describe('policy tests', () => {
   it('publishes only the draft its tests ran on: a draft changed meanwhile is a 409, nothing published', async () => {
     const versions = (await t.request('GET', '/v1/tenants/acme-research/bundles')).json.items.length;
     const meta = { actor: 'system', requestId: null, reason: 'raced' };
-    const publish = publishBundle(
-      t.deps,
-      meta,
-      'acme-research',
-      { refresh: true, testedRevision: `sha256:${'0'.repeat(64)}` },
-      sharedKeyStore(t.deps.config.keysDir),
-    );
+    const publish = publishBundle(t.deps, meta, 'acme-research', { refresh: true, testedRevision: `sha256:${'0'.repeat(64)}` }, t.deps.keys);
     await expect(publish).rejects.toMatchObject({ status: 409, code: 'conflict' });
     expect((await t.request('GET', '/v1/tenants/acme-research/bundles')).json.items).toHaveLength(versions);
   });

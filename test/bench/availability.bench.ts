@@ -21,7 +21,7 @@ import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { eventHash } from '../../server/audit/chain.ts';
 import { checkpointBytes } from '../../server/audit/checkpoints.ts';
 import { requestJson } from '../../server/decisions/decision-store.ts';
-import { sharedKeyStore } from '../../server/signing/key-store.ts';
+import { KeyStore } from '../../server/signing/key-store.ts';
 import { signCheckpoint } from '../../server/signing/sign.ts';
 import { startLiveServer } from '../distribution/live-server.ts';
 import { BENCH_STATES, benchGroups, benchSnapshot, benchTools } from '../engine/bench-tenant.ts';
@@ -115,7 +115,7 @@ async function fillAudit(db: SqliteDatabase.Database): Promise<void> {
     `INSERT INTO audit_events (seq, at, actor, actor_email, actor_name, action, entity_type, entity_id, tenant, before, after, reason, request_id, prev_hash, hash)
      VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const keys = sharedKeyStore(join(CACHE, 'keys'));
+  const keys = new KeyStore(join(CACHE, 'keys'));
   const signer = await keys.signer();
   const checkpoints: { seq: number; hash: string; at: string }[] = [];
   let prevHash = last.hash;

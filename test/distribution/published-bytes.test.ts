@@ -7,7 +7,6 @@ import type { Db } from '../../server/db/database.ts';
 import type { ServedBundle } from '../../server/distribution/bundle-cache.ts';
 import type { PublishedEvent } from '../../server/distribution/publish-events.ts';
 import { StaticMirror, startStaticMirror } from '../../server/distribution/static-mirror.ts';
-import { sharedKeyStore } from '../../server/signing/key-store.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 // A publish signs its bundle and stores it; the process that published hands the signed bytes
@@ -38,7 +37,7 @@ function watchedDb(db: Db, read: string[]): Db {
 
 describe('the signed bytes of a publish', () => {
   it('reach the bundle cache and the static mirror as signed, with nothing read back from the database', async () => {
-    const keys = sharedKeyStore(t.deps.config.keysDir);
+    const keys = t.deps.keys;
     const read: string[] = [];
     const stop = startStaticMirror(
       new StaticMirror(mirrorDir, watchedDb(t.deps.database.db, read), keys),
@@ -87,7 +86,7 @@ describe('the signed bytes of a publish', () => {
   });
 
   it('a publish announced without its bytes (another replica) is still read from the database', async () => {
-    const keys = sharedKeyStore(t.deps.config.keysDir);
+    const keys = t.deps.keys;
     const read: string[] = [];
     const dir = join(mirrorDir, 'other-replica');
     const stop = startStaticMirror(new StaticMirror(dir, watchedDb(t.deps.database.db, read), keys), keys, pino({ level: 'silent' }), t.deps.publishEvents);

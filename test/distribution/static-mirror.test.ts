@@ -8,7 +8,6 @@ import { createBundleClient } from '../../runtime/client/index.ts';
 import type { BundleClient } from '../../runtime/client/index.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
 import { StaticMirror, startStaticMirror } from '../../server/distribution/static-mirror.ts';
-import { sharedKeyStore } from '../../server/signing/key-store.ts';
 import { freePort } from '../support/free-port.ts';
 import { insertBundleInto, startLiveServer } from './live-server.ts';
 import type { LiveServer } from './live-server.ts';
@@ -82,7 +81,7 @@ describe('a static mirror served by nginx', () => {
   it('keeps a client following publishes with the control plane stopped, and refuses a tampered file', async () => {
     await srv.createTenant('acme');
     const token = await srv.tokenFor('runtime', ['acme']);
-    const keys = sharedKeyStore(join(srv.dir, 'keys'));
+    const keys = srv.deps.keys;
     const stopMirror = startStaticMirror(new StaticMirror(mirrorDir, srv.deps.database.db, keys), keys, pino({ level: 'silent' }), srv.deps.publishEvents);
     const v3 = await makeSignedBundle({ tenant: 'acme', version: 3 }, key);
     await srv.place('acme', 3, { ...v3, revision: v3.bundle.revision });

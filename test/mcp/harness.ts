@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createApp } from '../../server/app.ts';
+import { createServerState } from '../../server/app-state.ts';
 import { createAuthorizer } from '../../server/auth/permissions.ts';
 import { insertToken } from '../../server/auth/tokens.ts';
 import type { AppDeps, Role } from '../../server/context.ts';
@@ -29,7 +30,7 @@ export async function createHarness(policy: McpTransportPolicy = TEST_MCP_POLICY
   await database.migrateToLatest();
   const keysDir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-keys-'));
   const publishEvents = new PublishEvents();
-  const deps: AppDeps = {
+  const base = {
     database,
     logger: pino({ level: process.env.TEST_LOG ?? 'silent' }),
     metrics: createMetrics(),
@@ -39,6 +40,8 @@ export async function createHarness(policy: McpTransportPolicy = TEST_MCP_POLICY
     bundles: new BundleCache(database.db, publishEvents),
     config: { keysDir, webDir: null, sessionTtlSeconds: 3600, secureCookies: false, mcp: policy },
   };
+  // The same in-memory state a server made by openToolgate holds (key store, caches, limiters, events).
+  const deps: AppDeps = { ...base, ...createServerState(base) };
   const now = new Date().toISOString();
   const tokens = {} as Harness['tokens'];
   for (const role of ['admin', 'editor', 'viewer', 'auditor'] as const) {

@@ -15,7 +15,6 @@ import { fromRow } from '../../server/audit/events.ts';
 import { ChainContradiction } from '../../server/audit/held-checkpoints.ts';
 import { run as auditCli } from '../../server/cli/commands/audit.ts';
 import type { AuditEventsRow } from '../../server/db/tables/audit-events.ts';
-import { sharedKeyStore } from '../../server/signing/key-store.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 const apps: TestApp[] = [];
@@ -115,7 +114,7 @@ describe('history rewritten with recomputed hashes', () => {
     expect(r.headers.get('toolgate-checkpoint')).toBeNull();
     expect(r.headers.get('toolgate-chain-broken')).toBe(`seq ${early}: checkpoint_mismatch`);
     expect(r.text.trim().split('\n').length).toBeGreaterThan(early);
-    await expect(takeCheckpoint(t.deps.database, sharedKeyStore(t.deps.config.keysDir))).rejects.toBeInstanceOf(ChainContradiction);
+    await expect(takeCheckpoint(t.deps.database, t.deps.keys)).rejects.toBeInstanceOf(ChainContradiction);
     expect(checkpointCount(t)).toBe(before);
   });
 
@@ -221,7 +220,7 @@ describe('checkpoints kept in the mirror directory', () => {
     const lines = readFileSync(join(t.mirrorDir!, MIRROR_CHECKPOINTS_FILE), 'utf8').trim().split('\n');
     const cps = lines.map((l) => JSON.parse(l));
     expect(cps.map((c) => c.seq)).toEqual([a, b]);
-    const trusted = { keys: (await sharedKeyStore(t.deps.config.keysDir).keySet()).keySet.keys };
+    const trusted = { keys: (await t.deps.keys.keySet()).keySet.keys };
     for (const cp of cps) expect(await verifyCheckpointSignature(cp, trusted)).toBeNull();
   });
 
@@ -231,7 +230,7 @@ describe('checkpoints kept in the mirror directory', () => {
     const before = await exportSeq(t);
     await edit(t);
     const mirror = join(t.dir, 'mirror-later');
-    const cp = await takeCheckpoint(t.deps.database, sharedKeyStore(t.deps.config.keysDir), { mirrorDir: mirror });
+    const cp = await takeCheckpoint(t.deps.database, t.deps.keys, { mirrorDir: mirror });
     const seqs = readFileSync(join(mirror, MIRROR_CHECKPOINTS_FILE), 'utf8')
       .trim()
       .split('\n')
@@ -241,7 +240,7 @@ describe('checkpoints kept in the mirror directory', () => {
 
   it('catch up even past a forged line in the file: only lines that verify say how far it reaches', async () => {
     const t = await app();
-    const keys = sharedKeyStore(t.deps.config.keysDir);
+    const keys = t.deps.keys;
     await edit(t);
     const before = await exportSeq(t);
     const real = await takeCheckpoint(t.deps.database, keys);
@@ -279,7 +278,7 @@ describe('checkpoints kept in the mirror directory', () => {
     mkdirSync(elsewhere, { recursive: true });
     const errors: string[] = [];
     const logger = { error: (_details: object, message: string) => void errors.push(message) };
-    const keys = sharedKeyStore(t.deps.config.keysDir);
+    const keys = t.deps.keys;
 
     rmSync(join(mirror, 'audit'), { recursive: true, force: true });
     mkdirSync(mirror, { recursive: true });

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import { PUBLISH_ATTEMPTS, publishBundle } from '../../server/compiler/publish.ts';
 import type { KeyStore } from '../../server/signing/key-store.ts';
-import { sharedKeyStore } from '../../server/signing/key-store.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 // A publish compiled and signed inside the write transaction: with one SQLite connection, every
@@ -16,7 +15,7 @@ afterAll(async () => t.close());
 
 /** The server's key store, with signing held until `release()` each time `hold` says so. */
 function heldKeys(hold: (attempt: number) => boolean) {
-  const real = sharedKeyStore(t.deps.config.keysDir);
+  const real = t.deps.keys;
   let attempt = 0;
   let release!: () => void;
   let signing!: () => void;
@@ -93,7 +92,7 @@ describe('a publish in progress', () => {
   it('gives up with a 409 naming the reason when the draft changes during every attempt, writing nothing', async () => {
     expect(await editTool('Before the storm')).toBe(200);
     const versions = (await t.request('GET', `/v1/tenants/${TENANT}/bundles`)).json.items.length;
-    const real = sharedKeyStore(t.deps.config.keysDir);
+    const real = t.deps.keys;
     const keys = Object.create(real) as KeyStore;
     let n = 0;
     keys.signer = async () => {

@@ -13,7 +13,7 @@ import { CheckpointMatcher, readCheckpoints, verifyCheckpointSignature } from '.
 import { auditEventPages } from '../../audit/events.ts';
 import { CSV_HEADER, fromCsvRecord, parseCsv, partialExportFilter, toCsvRow, toJsonl } from '../../audit/export.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
-import { sharedKeyStore } from '../../signing/key-store.ts';
+import { KeyStore } from '../../signing/key-store.ts';
 import { settingsFromEnv } from '../../startup.ts';
 import { readTrustedKeys } from './verify.ts';
 
@@ -46,7 +46,7 @@ async function checkpoint(args: string[]): Promise<number> {
   try {
     let cp: AuditCheckpoint | null;
     try {
-      cp = await takeCheckpoint(db, sharedKeyStore(settings.keysDir), { mirrorDir: settings.mirrorDir });
+      cp = await takeCheckpoint(db, new KeyStore(settings.keysDir), { mirrorDir: settings.mirrorDir });
     } catch (err) {
       if (!(err instanceof ChainContradiction)) throw err;
       console.log(`BROKEN at seq ${err.broken.seq}: ${err.broken.message}; no checkpoint was signed`);
@@ -76,7 +76,7 @@ async function exportAudit(args: string[]): Promise<number> {
   const db = new ToolgateDatabase(settings.dbFile);
   try {
     // Every export is anchored by a signed checkpoint of the head it starts from.
-    const cp = await takeCheckpoint(db, sharedKeyStore(settings.keysDir), { mirrorDir: settings.mirrorDir }).catch((err: unknown) => {
+    const cp = await takeCheckpoint(db, new KeyStore(settings.keysDir), { mirrorDir: settings.mirrorDir }).catch((err: unknown) => {
       if (!(err instanceof ChainContradiction)) throw err;
       console.error(`warning: no checkpoint signed: the chain is BROKEN at seq ${err.broken.seq}: ${err.broken.message}`);
       return null;
@@ -254,7 +254,7 @@ async function verifyDatabase(matcher?: CheckpointMatcher): Promise<number> {
   const settings = settingsFromEnv();
   const db = new ToolgateDatabase(settings.dbFile);
   try {
-    const held = await heldCheckpoints(db.db, sharedKeyStore(settings.keysDir), settings.mirrorDir);
+    const held = await heldCheckpoints(db.db, new KeyStore(settings.keysDir), settings.mirrorDir);
     const r = await verifyChainAndCheckpoints(db.db, held);
     if (held.mirrorProblem) console.error(`warning: the mirror's checkpoints were not read: ${held.mirrorProblem}`);
     if (matcher) for await (const page of auditEventPages(db.db)) for (const e of page) matcher.see(e);

@@ -6,7 +6,7 @@ import { latestBundleRow } from '../../store/bundles.ts';
 import { runChange } from '../../audit/change.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
 import { createMetrics } from '../../observability/metrics.ts';
-import { sharedKeyStore } from '../../signing/key-store.ts';
+import { KeyStore } from '../../signing/key-store.ts';
 import { signBundle } from '../../signing/sign.ts';
 import { settingsFromEnv } from '../../startup.ts';
 import { loadDraftSnapshot } from '../../store/snapshot.ts';
@@ -57,7 +57,7 @@ export async function run(args: string[], out: Output = consoleOutput): Promise<
       out.log(`wrote ${described}, unsigned (add --sign to sign it with the production key, audited)`);
       return 0;
     }
-    const key = await sharedKeyStore(settings.keysDir).signer();
+    const key = await new KeyStore(settings.keysDir).signer();
     const jws = await signBundle(r.bytes, key);
     // Recorded before the signature leaves this process: a signed bundle nobody can account for is
     // as good as a published one.

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ToolgateDatabase } from '../../db/database.ts';
 import { StaticMirror } from '../../distribution/static-mirror.ts';
-import { sharedKeyStore } from '../../signing/key-store.ts';
+import { KeyStore } from '../../signing/key-store.ts';
 import { settingsFromEnv } from '../../startup.ts';
 import { type Output, consoleOutput } from '../output.ts';
 
@@ -26,7 +26,7 @@ export async function run(args: string[], out: Output = consoleOutput, env: Node
   try {
     await database.migrateToLatest();
     const dir = resolve(values.dir);
-    const written = await new StaticMirror(dir, database.db, sharedKeyStore(settings.keysDir)).writeAll();
+    const written = await new StaticMirror(dir, database.db, new KeyStore(settings.keysDir)).writeAll();
     out.log(`wrote key set v${written.keySetVersion} and the latest bundle of ${written.tenants} tenant(s) to ${dir}`);
     return 0;
   } catch (err) {

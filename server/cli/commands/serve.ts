@@ -11,7 +11,6 @@ import { startMcpScheduler } from '../../mcp/scheduler.ts';
 import { StaticMirror, startStaticMirror } from '../../distribution/static-mirror.ts';
 import { describeDatabase } from '../../db/database.ts';
 import { createToolgateServer } from '../../http/node-server.ts';
-import { sharedKeyStore } from '../../signing/key-store.ts';
 import { DEFAULT_REISSUE_CHECK_SECONDS, openToolgate, settingsFromEnv } from '../../startup.ts';
 
 const WARM_UP_DELAY_MS = 100;
@@ -21,7 +20,7 @@ export async function run(): Promise<number> {
   const settings = settingsFromEnv();
   const { deps, generatedAdminToken } = await openToolgate(settings);
   // The first start creates the first signing key, the root key and key set v1; later starts say where the root is.
-  const keys = sharedKeyStore(deps.config.keysDir);
+  const { keys } = deps;
   // Before the keys are first used: replicas on one PostgreSQL database create them one at a time.
   const cluster = await startCluster(deps, keys);
   const { keySet } = await keys.keySet();
