@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { EvaluationRequest, GatewayClient, GatewayConfig, GatewayUpstream } from '../policy-schemas/types.gen.ts';
 import { escapePointer, validate } from '../policy-schemas/index.ts';
+import { setOwnMember } from '../runtime/own-member.ts';
 import type { TrustedKeys } from '../runtime/verify-bundle.ts';
 import type { RootKey } from '../runtime/verify-key-set.ts';
 import { type ResolvedOAuth, clientsReachedByOAuth, resolveOAuth } from './oauth-config.ts';
@@ -234,7 +235,8 @@ function substitute(value: unknown, pointer: string, env: Record<string, string 
   if (Array.isArray(value)) return value.map((v, i) => substitute(v, `${pointer}/${i}`, env, problems));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = substitute(v, `${pointer}/${escapePointer(k)}`, env, problems);
+    // Kept as an own member, so the schema refuses a `__proto__` key by its pointer instead of reading through it.
+    for (const [k, v] of Object.entries(value)) setOwnMember(out, k, substitute(v, `${pointer}/${escapePointer(k)}`, env, problems));
     return out;
   }
   return value;

@@ -27,6 +27,7 @@ import { ApprovalHold, type HoldOutcome, type HoldRefusal } from './approval-hol
 import { grantedConnections } from '../runtime/evaluate.ts';
 import type { LoadedBundle, LoadedTool } from '../runtime/load-bundle.ts';
 import { nextState } from '../runtime/next-state.ts';
+import { setOwnMember } from '../runtime/own-member.ts';
 import type { ResolvedClient, ResolvedConfig } from './config.ts';
 import type { DecisionSink, GatewayDecisionRecord } from './decision-sink.ts';
 import { unreadableArgumentsOf } from './call-arguments-text.ts';
@@ -675,13 +676,13 @@ function inputRequestsFor(loaded: LoadedBundle, toolId: string, server: string, 
   const inputRequests: Record<string, unknown> = {};
   for (const [key, request] of Object.entries(asked.inputRequests)) {
     const r = request as { method?: unknown; params?: Record<string, unknown> };
-    if (r?.method === 'sampling/createMessage') inputRequests[key] = r;
+    if (r?.method === 'sampling/createMessage') setOwnMember(inputRequests, key, r);
     else if (r?.method === 'elicitation/create') {
       const params = r.params ?? {};
-      inputRequests[key] = {
+      setOwnMember(inputRequests, key, {
         ...r,
         params: { ...params, message: `The MCP server "${server}" asks (this is not an approval by Toolgate): ${String(params.message ?? '')}` },
-      };
+      });
     } else return `upstream ${server} asked for input the gateway does not relay (${String(r?.method).slice(0, 60)})`;
   }
   const out: Record<string, unknown> = { content: [], resultType: 'input_required', inputRequests };

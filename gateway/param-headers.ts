@@ -37,7 +37,8 @@ function annotatedOf(schema: unknown): Annotated[] {
 function valueAt(args: Record<string, unknown>, path: string[]): unknown {
   let v: unknown = args;
   for (const key of path) {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+    // An own member only (R14.7): a property named `constructor` is absent from `{}`, not its function.
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, key)) return undefined;
     v = (v as Record<string, unknown>)[key];
   }
   return v;

@@ -1,6 +1,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { setOwnMember } from '../runtime/own-member.ts';
 import { callToolResultSchema, isPlainObject } from './lean-messages.ts';
 
 /** The upstream methods a call may ask its client through the gateway (everything else is not relayed). */
@@ -77,7 +78,7 @@ async function answerInputs(asked: InputRequired, relay: CallRelay, asking: unkn
     const params = isPlainObject(request) && isPlainObject(request.params) ? request.params : {};
     if (typeof method !== 'string' || !RELAYED_REQUESTS.has(method)) throw asking;
     try {
-      answers[key] = await relay.request(method as RelayedRequest, params);
+      setOwnMember(answers, key, await relay.request(method as RelayedRequest, params));
     } catch {
       throw asking;
     }

@@ -8,6 +8,7 @@
 // bundle is refused when they differ (R5.14).
 import type { Bundle, BundleApprovals, BundleConstraint, BundleGrant, BundleTool, BundleV1, ExcludedTool } from '../policy-schemas/types.gen.ts';
 import { BUNDLE_FORMAT, BUNDLE_FORMAT_V1 } from './bundle-format.ts';
+import { setOwnMember } from './own-member.ts';
 
 /** A catalog tool as v1 wrote it and as every reader uses it: every default filled in, its input schema inline. */
 export type ToolDefinition = Omit<BundleTool, 'description' | 'inputSchema' | 'inputSchemaRef' | 'groups' | 'requiresConnection'> & {
@@ -260,7 +261,9 @@ function toolDefinition(entry: BundleTool, inputSchema: Record<string, unknown>)
   const def: Record<string, unknown> = {};
   const fields = entry as unknown as Record<string, unknown>;
   for (const key of Object.keys(fields)) {
-    if (key !== 'inputSchemaRef' && key !== 'availableInStates' && key !== 'parallel') def[key] = fields[key];
+    if (key === 'inputSchemaRef' || key === 'availableInStates' || key === 'parallel') continue;
+    // A hostile or buggy signer's `__proto__` member stays a member; assigned, it would set def's prototype.
+    setOwnMember(def, key, fields[key]);
   }
   // One form per meaning, so the same tool reads the same from a v1 and a v2 bundle:
   // "*" among the states is every state (as absent), and a tool that is not parallel-safe has no key.
