@@ -10,6 +10,9 @@ import type { TrustedProxy } from './http/client-address.ts';
 import type { McpTransportPolicy } from './mcp/transport-policy.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { KeyStore } from './signing/key-store.ts';
+import type { FailureLimiter } from './auth/failure-limiter.ts';
+import type { RuntimeOwners } from './distribution/runtime-owners.ts';
+import type { StatusRecorder } from './distribution/status-recorder.ts';
 
 export type Role = TokenCreate['role'];
 
@@ -92,6 +95,14 @@ export type AppDeps = {
   bundles: BundleCache;
   /** The signing keys and key set in `config.keysDir`: this server's one store of them (a CLI process makes its own). */
   keys: KeyStore;
+  /** Failed sign-ins and unknown bearer tokens per client address (429 past `config.authFailuresPerMinute`). */
+  failureLimiter: FailureLimiter;
+  /** Single sign-on starts per client address (the same allowance as failures). */
+  signInStarts: FailureLimiter;
+  /** Runtime status reports, batched before they are written. */
+  statusReports: StatusRecorder;
+  /** Which token owns each runtime id it reported under (confirmed owners cached). */
+  runtimeOwners: RuntimeOwners;
 };
 
 export type AppEnv = {

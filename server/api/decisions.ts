@@ -21,7 +21,6 @@ import {
 } from '../decisions/decision-store.ts';
 import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
 import { ApiError } from '../errors.ts';
-import { runtimeOwnersFor } from '../distribution/runtime-owners.ts';
 import { requireTenantExists } from '../store/tenants.ts';
 import { MAX_BODY_BYTES, dropReadOnly, parseJsonBody, readJson, readOptionalJson, validOrThrow } from '../http/body.ts';
 import { nextTurn } from '../http/event-loop.ts';
@@ -59,7 +58,7 @@ decisionRoutes.post('/', async (c) => {
   });
   if (badTimes.length > 0) throw new ApiError(400, 'validation', `${badTimes[0].pointer} ${badTimes[0].message}`, { errors: badTimes });
   await requireTenantExists(c.get('deps').database.db, tenant);
-  await runtimeOwnersFor(c.get('deps').database).claim(tenant, batch.runtimeId, c.get('actor')!, '/runtimeId');
+  await c.get('deps').runtimeOwners.claim(tenant, batch.runtimeId, c.get('actor')!, '/runtimeId');
 
   const { database, config, metrics } = c.get('deps');
   const maxPerTenant = config.decisions?.maxPerTenant ?? DEFAULT_MAX_PER_TENANT;

@@ -7,7 +7,6 @@ import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { type CompiledDraft, compileDraft } from '../compiler/draft.ts';
 import { latestBundleRow } from '../store/bundles.ts';
-import { statusRecorderFor } from '../distribution/status-recorder.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
 import { ApiError } from '../errors.ts';
 import { nextTurn } from '../http/event-loop.ts';
@@ -29,7 +28,7 @@ overviewRoutes.get('/', async (c) => {
   const db = database.db;
   const can = (resource: Parameters<typeof authorizer.can>[1]) => authorizer.can(actor.role, resource, 'read');
   if (!can('tenant')) throw new ApiError(403, 'forbidden', `role ${actor.role} may not read tenants`);
-  await statusRecorderFor(database).flush();
+  await c.get('deps').statusReports.flush();
 
   const inventory = await inventoryMark(db);
   const tenants: TenantOverview[] = [];

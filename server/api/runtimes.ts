@@ -2,9 +2,7 @@ import { Hono } from 'hono';
 import type { RuntimeStatus } from '../../policy-schemas/types.gen.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
-import { runtimeOwnersFor } from '../distribution/runtime-owners.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
-import { statusRecorderFor } from '../distribution/status-recorder.ts';
 import { droppedByRuntime } from '../decisions/decision-store.ts';
 import { requireTenantExists } from '../store/tenants.ts';
 import { readValid } from '../http/body.ts';
@@ -20,20 +18,19 @@ runtimeRoutes.post('/status', async (c) => {
   const tenant = c.req.param('tenant') ?? '';
   authorize(c, 'runtime', 'report', tenant);
   const body = await readValid<RuntimeStatus>(c, 'runtime-status');
-  const { database, logger } = c.get('deps');
+  const { database, runtimeOwners, statusReports } = c.get('deps');
   await requireTenantExists(database.db, tenant);
-  await runtimeOwnersFor(database).claim(tenant, body.runtimeId, c.get('actor')!, '/runtimeId');
-  const recorder = statusRecorderFor(database, (err) => logger.warn({ err: { message: (err as Error).message } }, 'runtime status reports not stored'));
-  recorder.record(tenant, body, new Date().toISOString());
+  await runtimeOwners.claim(tenant, body.runtimeId, c.get('actor')!, '/runtimeId');
+  statusReports.record(tenant, body, new Date().toISOString());
   return c.body(null, 204);
 });
 
 runtimeRoutes.get('/', async (c) => {
   const tenant = c.req.param('tenant') ?? '';
   authorize(c, 'runtime', 'read', tenant);
-  const { database } = c.get('deps');
+  const { database, statusReports } = c.get('deps');
   await requireTenantExists(database.db, tenant);
-  await statusRecorderFor(database).flush();
+  await statusReports.flush();
   const latest = await c.get('deps').bundles.latest(tenant);
   const runtimes = await listRuntimes(database.db, tenant, latest?.version ?? null);
   const dropped = await droppedByRuntime(database.db, tenant);

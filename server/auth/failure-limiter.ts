@@ -3,7 +3,6 @@ import ipaddr from 'ipaddr.js';
 
 import type { AppDeps, AppEnv } from '../context.ts';
 import { clientAddress } from '../http/client-address.ts';
-import { perDatabase } from '../db/per-database.ts';
 import { ApiError } from '../errors.ts';
 
 type Bucket = { tokens: number; at: number };
@@ -76,16 +75,14 @@ export class FailureLimiter {
   }
 }
 
-const limiterOf = perDatabase((_database, perMinute: number) => new FailureLimiter(perMinute));
-
-/** The failure limiter of a server (one per open database, as the token cache). */
-export function failureLimiterFor(c: Context<AppEnv>): FailureLimiter {
-  return failureLimiterOf(c.get('deps'));
+/** A server's limiter of failed authentications (`TOOLGATE_AUTH_FAILURES_PER_MINUTE`, default 20), made once at start. */
+export function createFailureLimiter(deps: Pick<AppDeps, 'config'>): FailureLimiter {
+  return new FailureLimiter(deps.config.authFailuresPerMinute ?? 20);
 }
 
-/** failureLimiterFor, from the server's deps rather than a request's context. */
-export function failureLimiterOf(deps: Pick<AppDeps, 'database' | 'config'>): FailureLimiter {
-  return limiterOf(deps.database, deps.config.authFailuresPerMinute ?? 20);
+/** The failure limiter of the server answering this request. */
+export function failureLimiterFor(c: Context<AppEnv>): FailureLimiter {
+  return c.get('deps').failureLimiter;
 }
 
 /** Throws 429 with Retry-After when this client has no allowance left for credentials. */

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { bearerActor, bearerHash } from '../auth/authenticate.ts';
-import { failureLimiterOf } from '../auth/failure-limiter.ts';
 import { permits } from '../auth/guard.ts';
 import { tokenCacheFor } from '../auth/token-cache.ts';
 import type { Actor, AppDeps } from '../context.ts';
@@ -64,7 +63,7 @@ type PullHeaders = {
 export function conditionalPulls(deps: AppDeps): ListenerShortcut {
   const tokens = tokenCacheFor(deps.database);
   const bundles = deps.bundles;
-  const limiter = failureLimiterOf(deps);
+  const limiter = deps.failureLimiter;
   const proxies = deps.config.trustedProxies ?? [];
   const tally = deps.metrics.requestTally({ method: 'GET', route: ROUTE, status: '304' });
   const answeredHere = deps.metrics.listenerPullAnswers;

@@ -1,6 +1,5 @@
 import type { Actor } from '../context.ts';
 import type { DbOrTx, ToolgateDatabase } from '../db/database.ts';
-import { perDatabase } from '../db/per-database.ts';
 import { ApiError } from '../errors.ts';
 import { tokenExpired } from '../auth/tokens.ts';
 
@@ -71,6 +70,3 @@ async function claimIn(tx: DbOrTx, tenant: string, runtimeId: string, reporter: 
     .execute();
   return reporter;
 }
-
-/** The runtime owners of a database, made on first use. */
-export const runtimeOwnersFor = perDatabase((database) => new RuntimeOwners(database));

@@ -1,7 +1,6 @@
 import type { RuntimeStatus } from '../../policy-schemas/types.gen.ts';
 import type { ToolgateDatabase } from '../db/database.ts';
 import { pruneRuntimes, recordRuntimeStatus } from './runtimes-store.ts';
-import { perDatabase } from '../db/per-database.ts';
 
 /** A runtime token can invent runtime ids; the fleet list keeps the most recently heard this many. */
 export const MAX_RUNTIMES_PER_TENANT = 10_000;
@@ -57,6 +56,3 @@ export class StatusRecorder {
     await this.flushing;
   }
 }
-
-/** The status recorder of a database, made on first use. */
-export const statusRecorderFor = perDatabase((database, onError?: (err: unknown) => void) => new StatusRecorder(database, 200, onError));

@@ -10,7 +10,6 @@ import { createApp } from '../../server/app.ts';
 import type { Role } from '../../server/context.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
 import { createToolgateServer } from '../../server/http/node-server.ts';
-import { statusRecorderFor } from '../../server/distribution/status-recorder.ts';
 import { openToolgate } from '../../server/startup.ts';
 import { insertBundle as storeBundle } from '../../server/store/bundles.ts';
 import type { Settings } from '../../server/startup.ts';
@@ -86,7 +85,7 @@ export async function startLiveServer(opts: { dir?: string; port?: number; seed?
       if (stopped) return;
       stopped = true;
       deps.bundles.close();
-      await statusRecorderFor(deps.database).flush();
+      await deps.statusReports.flush();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await deps.database.close();

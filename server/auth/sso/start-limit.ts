@@ -1,5 +1,4 @@
 import type { AppDeps } from '../../context.ts';
-import { perDatabase } from '../../db/per-database.ts';
 import { FailureLimiter, clientKeyOf } from '../failure-limiter.ts';
 import type { PendingLimits } from './pending-sign-ins.ts';
 
@@ -10,20 +9,22 @@ const DEFAULT_STARTS_PER_MINUTE = 20;
 /** The client a start is counted against: an IPv4 address, or an IPv6 address's /64. */
 export const startClientOf = clientKeyOf;
 
-/**
- * Starts per client: the same allowance per minute as failed sign-ins
- * (`TOOLGATE_AUTH_FAILURES_PER_MINUTE`, default 20), as a token bucket. Each replica counts its
- * own starts; the per-client cap of the store (below) holds across replicas.
- */
-const startLimiterOf = perDatabase((_database, perMinute: number) => new FailureLimiter(perMinute));
-
 function startsPerMinute(deps: Pick<AppDeps, 'config'>): number {
   return deps.config.authFailuresPerMinute ?? DEFAULT_STARTS_PER_MINUTE;
 }
 
+/**
+ * A server's limiter of sign-in starts per client, made once at start: the same allowance per
+ * minute as failed sign-ins (`TOOLGATE_AUTH_FAILURES_PER_MINUTE`, default 20), as a token bucket.
+ * Each replica counts its own starts; the per-client cap of the store (below) holds across replicas.
+ */
+export function createStartLimiter(deps: Pick<AppDeps, 'config'>): FailureLimiter {
+  return new FailureLimiter(startsPerMinute(deps));
+}
+
 /** Seconds this client must wait before starting another sign-in, spending one start when it may (0). */
-export function spendStart(deps: Pick<AppDeps, 'database' | 'config'>, client: string, now = Date.now()): number {
-  const limiter = startLimiterOf(deps.database, startsPerMinute(deps));
+export function spendStart(deps: Pick<AppDeps, 'signInStarts'>, client: string, now = Date.now()): number {
+  const limiter = deps.signInStarts;
   const wait = limiter.retryAfter(client, now);
   if (wait === 0) limiter.fail(client, now);
   return wait;
