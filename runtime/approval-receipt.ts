@@ -63,7 +63,8 @@ function publicKeyOf(kid: string, x: string): KeyObject {
 
 /**
  * Checks a receipt offline against the call about to run: a detached JWS of the expected `typ`,
- * by a key the trusted key set lists as `next` or `active` (a retired or unknown key is refused),
+ * by a key the trusted key set lists as `active` (DESIGN "Approvals"; a `next`, retired or unknown
+ * key is refused; a key pinned without any status, from a bare JWKS, is taken as the operator's choice),
  * over the RFC 8785 bytes of the payload; the payload for this tenant, subject, tool and
  * arguments digest, and not expired. Does not consume the receipt (see approvalFor).
  */
@@ -78,6 +79,8 @@ export function verifyApprovalReceipt(receipt: unknown, call: ApprovedCall, opti
     return refuse('the approval receipt is signed by a key this runtime does not trust');
   }
   if (jwk.status === 'retired') return refuse('the approval receipt is signed by a retired key');
+  // Only an active key signs receipts: a `next` key is published before it ever signs anything.
+  if (jwk.status !== undefined && jwk.status !== 'active') return refuse(`the approval receipt is signed by a key that is ${String(jwk.status)}, not active`);
   let bytes: string;
   try {
     bytes = canonicalJson(payload);

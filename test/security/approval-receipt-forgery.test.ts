@@ -30,11 +30,13 @@ function key(kid: string) {
 
 const active = key('active-key');
 const retired = key('retired-key');
+const upcoming = key('next-key');
 const stranger = key('unknown-key');
 const trustedKeys: TrustedKeys = {
   keys: [
     { ...active.jwk, status: 'active' },
     { ...retired.jwk, status: 'retired' },
+    { ...upcoming.jwk, status: 'next' },
   ],
 };
 
@@ -135,6 +137,11 @@ describe('approval receipts', () => {
     expect(decide(viewFor(), call(), { approval: approvalFor(impostor, { trustedKeys, used: new MemoryUsedReceipts() }) }).message).toBe(
       'the approval receipt signature does not verify',
     );
+  });
+
+  it('refuses a receipt signed by the next key: only an active key signs receipts, though the next one may already sign bundles', async () => {
+    const d = decide(viewFor(), call(), { approval: approvalFor(await receipt({}, upcoming.signer), { trustedKeys, used: new MemoryUsedReceipts() }) });
+    expect(d).toMatchObject({ decision: 'deny', errorCode: 'approval_invalid', message: 'the approval receipt is signed by a key that is next, not active' });
   });
 
   it('refuses a receipt with one payload byte changed', async () => {
