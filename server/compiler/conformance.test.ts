@@ -68,8 +68,12 @@ describe('mayFailAnew: skipping a schema in the search for schema-failure vector
     };
     expect(mayFailAnew(schema, new Set(['type', 'required', 'additionalProperties']))).toBe(false);
     expect(mayFailAnew(schema, new Set(['type', 'required']))).toBe(true);
-    // "x" in an integer's place fails only `type`; 0 in a string's place would fail a `minimum` there.
-    expect(mayFailAnew({ ...schema, properties: { a: { type: 'string', minimum: 1 } } }, new Set(['type', 'required', 'additionalProperties']))).toBe(true);
+    // A value of another type fails `type` whatever else fails beside it (0 in a string's place
+    // fails a `minimum` there too): two problems, never one of a new kind.
+    expect(
+      mayFailAnew({ ...schema, properties: { a: { type: 'string', minimum: 1, enum: ['x'] } } }, new Set(['type', 'required', 'additionalProperties'])),
+    ).toBe(false);
+    expect(mayFailAnew({ ...schema, properties: { a: { type: 'string', minimum: 1 } } }, new Set(['required', 'additionalProperties']))).toBe(true);
     // Not read off: a schema needing ajv's compiler, or a subschema applied to every added member.
     expect(mayFailAnew({ ...schema, properties: { a: { $ref: '#' } } }, new Set(EVERY_KIND))).toBe(true);
     expect(mayFailAnew({ ...schema, additionalProperties: { type: 'string' } }, new Set(EVERY_KIND))).toBe(true);
@@ -87,6 +91,49 @@ describe('conformance vectors for schemas with boolean subschemas', () => {
         { version: 1, previousRevision: null, issuedAt: ISSUED_AT },
       );
       expect(r.ok, String(a)).toBe(true);
+    }
+  });
+});
+
+describe('the R7.10 vector (a connectionId member inside arguments) on nested schemas', () => {
+  const closed = (extra: Record<string, unknown> = {}) => ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['q'],
+    properties: {
+      q: { type: 'string', maxLength: 10 },
+      options: { type: 'object', additionalProperties: false, properties: { dry: { type: 'boolean' } } },
+      labels: { type: 'array', items: { type: 'object', additionalProperties: false, properties: { a: { type: 'string' } } } },
+      limit: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+      ...extra,
+    },
+  });
+  const compile = (schemas: Record<string, unknown>[]) => {
+    const r = compileBundle(
+      snapshot({
+        tools: schemas.map((inputSchema, i) => tool(`core__t${i}`, { inputSchema })),
+        policy: { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } },
+      }),
+      { version: 1, previousRevision: null, issuedAt: ISSUED_AT },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    return r.bundle.conformance.filter((v) => v.rules.includes('R7.10') && 'call' in v && !v.rules.includes('R7.8'));
+  };
+
+  it('is left out when every schema refuses such a member at every depth', () => {
+    expect(compile([closed(), closed(), closed()])).toEqual([]);
+  });
+
+  it('calls the first tool whose schema lets a member in, at whatever depth it opens', () => {
+    const openObject = closed({ options: { type: 'object', properties: { dry: { type: 'boolean' } } } });
+    const openItems = closed({ labels: { type: 'array', items: { type: 'object' } } });
+    const byRef = { ...closed({ more: { $ref: '#/$defs/open' } }), $defs: { open: { type: 'object' } } };
+    for (const open of [openObject, openItems, byRef]) {
+      const vectors = compile([closed(), open, closed()]);
+      expect(vectors, JSON.stringify(open)).toHaveLength(1);
+      const call = (vectors[0] as { call: { name: string; arguments: string } }).call;
+      expect(call.name).toBe('core__t1');
+      expect(call.arguments).toContain('"connectionId"');
     }
   });
 });

@@ -882,10 +882,16 @@ class VectorChooser {
         if (x.requiresConnection || w.denied[x.pos] === 1) continue;
         // A schema whose failures can only be of kinds already pinned adds no vector: its validator
         // (compiled on first use) is not needed.
-        if (!mayFailAnew(x.def!.inputSchema, kinds)) continue;
-        const schemaText = JSON.stringify(x.def?.inputSchema);
+        const schema = x.def!.inputSchema;
+        if (!searchedForFailures(schema, kinds)) continue;
+        const schemaText = JSON.stringify(schema);
         let invalid = invalidBySchema.get(schemaText);
-        if (invalid === undefined) invalidBySchema.set(schemaText, (invalid = invalidArguments(x)));
+        if (invalid === undefined) {
+          // A schema whose failures are all of kinds pinned already is not run (nor compiled); its
+          // tool counts as tried all the same (validatorOf), as it did when it was run.
+          invalid = mayFailAnew(schema, kinds) ? invalidArguments(x) : (validatorOf(x), []);
+          invalidBySchema.set(schemaText, invalid);
+        }
         for (const [kind, args] of invalid) {
           if (kinds.has(kind)) continue;
           kinds.add(kind);
@@ -1138,11 +1144,26 @@ const SILENT_KEYWORDS = new Set<string>([...ANNOTATION_KEYWORDS, '$schema', '$de
  * arguments the schema accepts (or of `{}`): they drop a member, add one, set a typed property to a
  * value of another type (0 for a string, "x" otherwise) or pass `[]`. Values deeper than the top
  * level are left as the schema accepted them, so a failure is either of a root keyword or of a
- * keyword of that property's own subschema that applies to the value put there. Schemas outside
- * what the judge vouches compiles, or with root keywords that apply subschemas to the whole object
- * or to added members, are always asked.
+ * keyword of that property's own subschema that applies to the value put there; and a value of
+ * another type fails the property's `type` whatever else fails beside it, so alone it is a `type`
+ * problem. Schemas outside what the judge vouches compiles, or with root keywords that apply
+ * subschemas to the whole object or to added members, are always asked.
  */
 export function mayFailAnew(schema: Record<string, unknown>, kinds: ReadonlySet<string>): boolean {
+  return failureKindsUnseen(schema, kinds, true);
+}
+
+/**
+ * mayFailAnew as the search for schema failures first read it, without the `type` argument: every
+ * keyword of a typed property that applies to the value put there counted. The search still counts
+ * the tools whose schemas this asks as tried (their validators first in the searches after it), so
+ * the vectors chosen stay what they were.
+ */
+function searchedForFailures(schema: Record<string, unknown>, kinds: ReadonlySet<string>): boolean {
+  return failureKindsUnseen(schema, kinds, false);
+}
+
+function failureKindsUnseen(schema: Record<string, unknown>, kinds: ReadonlySet<string>, typeFailsFirst: boolean): boolean {
   if (keywordsCompilingUnseen(schema) === null) return true;
   if (schema.dependentSchemas !== undefined || schema.propertyNames !== undefined || schema.unevaluatedProperties !== undefined) return true;
   if (schema.additionalProperties !== undefined && typeof schema.additionalProperties !== 'boolean') return true;
@@ -1151,9 +1172,15 @@ export function mayFailAnew(schema: Record<string, unknown>, kinds: ReadonlySet<
   for (const prop of Object.values((schema.properties ?? {}) as Record<string, unknown>)) {
     if (prop === false && unseen('false schema')) return true;
     if (prop === null || typeof prop !== 'object') continue;
-    const type = (prop as { type?: unknown }).type;
+    const p = prop as Record<string, unknown>;
+    const type = p.type;
     // Only a property with one type is set to a wrong value; the others keep an accepted one.
     if (typeof type !== 'string') continue;
+    const refers = p.$ref !== undefined || p.$dynamicRef !== undefined || p.$recursiveRef !== undefined;
+    if (typeFailsFirst && !refers) {
+      if (unseen('type')) return true;
+      continue;
+    }
     const applies = type === 'string' ? NUMBER_KEYWORDS : STRING_KEYWORDS;
     for (const k of Object.keys(prop)) if (applies.has(k) && unseen(k)) return true;
   }
@@ -1226,18 +1253,57 @@ function smuggledArguments(t: LoadedTool): string | null {
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
 
 /**
- * True when no member named `connectionId` can pass the schema, read off its top level without
+ * True when no member named `connectionId` can pass the schema, read off the schema without
  * running it: no extra members (and no patterns naming some) and only scalar properties, where
- * nothing nests. (Save refuses a property of that name.) Otherwise the validator is asked.
+ * nothing nests. (Save refuses a property of that name.) Otherwise, true when each of
+ * smuggledArguments' tries is sure to be refused; else the validator is asked.
  */
 function closedToMembers(schema: unknown): boolean {
   const s = schema as { additionalProperties?: unknown; patternProperties?: unknown; properties?: Record<string, { type?: unknown }> };
   if (s.additionalProperties !== false || s.patternProperties !== undefined) return false;
   for (const name in s.properties ?? {}) {
     const type = s.properties![name]?.type;
-    if (typeof type !== 'string' || !SCALAR_TYPES.has(type)) return false;
+    if (typeof type !== 'string' || !SCALAR_TYPES.has(type)) return triesAllRefused(schema as Record<string, unknown>);
   }
   return true;
+}
+
+/**
+ * Whether the schema, closed at its top level, refuses every try of smuggledArguments: a catalog
+ * of closed schemas with nested objects would otherwise have each tool's validator compiled and
+ * run, only to find none open. The members added at the top level are refused by the closed top
+ * level; a property the tries fill with the member (an array of it, or it) must be one that
+ * refuses it (refusesMember); properties neither array nor object nor `$ref` are not tried.
+ */
+function triesAllRefused(schema: Record<string, unknown>): boolean {
+  if (!refusesMember(schema)) return false;
+  const properties = schema.properties;
+  if (properties === undefined) return true;
+  if (properties === null || typeof properties !== 'object' || Array.isArray(properties)) return false;
+  for (const prop of Object.values(properties as Record<string, unknown>)) {
+    if (prop === null || typeof prop !== 'object' || Array.isArray(prop)) continue;
+    const p = prop as Record<string, unknown>;
+    if (p.$ref !== undefined) return false;
+    if (p.type === 'object' && !refusesMember(p)) return false;
+    // An array's elements are all judged by `items` only when no tuple keyword names positions.
+    if (p.type === 'array' && (p.prefixItems !== undefined || Array.isArray(p.items) || !refusesMember(p.items))) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether a (sub)schema surely refuses the object `{"connectionId": …}`: the false schema, or one
+ * whose extra members are refused outright (`additionalProperties: false`, no `patternProperties`,
+ * no property of that name) and that refers to no other schema (its keywords all apply, and one fails).
+ */
+function refusesMember(schema: unknown): boolean {
+  if (schema === false) return true;
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return false;
+  const s = schema as Record<string, unknown>;
+  if (s.additionalProperties !== false || s.patternProperties !== undefined) return false;
+  if (s.$ref !== undefined || s.$dynamicRef !== undefined || s.$recursiveRef !== undefined) return false;
+  const properties = s.properties ?? {};
+  return properties !== null && typeof properties === 'object' && !Object.hasOwn(properties, 'connectionId');
 }
 
 const failingOf = new WeakMap<object, string | null>();
