@@ -29,7 +29,9 @@ export function approvalSettings(
   let byClient = roles.length > 0;
   let validForSeconds = Number.POSITIVE_INFINITY;
   for (const name of roles) {
-    const approvals = (policy?.roles?.[name] as { approvals?: { by?: ApprovalBy; validForSeconds?: number } } | undefined)?.approvals;
+    // Role names are data (R1.1): a role named `constructor` is the policy's own member or none.
+    const role = policy?.roles && Object.hasOwn(policy.roles, name) ? policy.roles[name] : undefined;
+    const approvals = (role as { approvals?: { by?: ApprovalBy; validForSeconds?: number } } | undefined)?.approvals;
     if (approvals?.by !== 'client') byClient = false;
     validForSeconds = Math.min(validForSeconds, approvals?.validForSeconds ?? DEFAULT_APPROVAL_VALID_SECONDS);
   }

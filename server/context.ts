@@ -13,6 +13,9 @@ import type { KeyStore } from './signing/key-store.ts';
 import type { FailureLimiter } from './auth/failure-limiter.ts';
 import type { RuntimeOwners } from './distribution/runtime-owners.ts';
 import type { StatusRecorder } from './distribution/status-recorder.ts';
+import type { TokenCache } from './auth/token-cache.ts';
+import type { ApprovalEvents } from './approvals/approval-events.ts';
+import type { ClusterEvents } from './cluster/cluster-events.ts';
 
 export type Role = TokenCreate['role'];
 
@@ -103,6 +106,15 @@ export type AppDeps = {
   statusReports: StatusRecorder;
   /** Which token owns each runtime id it reported under (confirmed owners cached). */
   runtimeOwners: RuntimeOwners;
+  /** Bearer-token lookups, cached briefly; cleared when tokens change (here or, through `cluster`, elsewhere). */
+  tokens: TokenCache;
+  /** Wakes this server's long polls on an approval request when it is decided. */
+  approvalEvents: ApprovalEvents;
+  /**
+   * What crosses replicas (publishes, token and key changes, audit appends, approval decisions):
+   * alone and leading from the start, joined to the other replicas by startCluster (serve).
+   */
+  cluster: ClusterEvents;
 };
 
 export type AppEnv = {

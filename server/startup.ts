@@ -12,8 +12,6 @@ import { type TrustedProxy, parseTrustedProxies } from './http/client-address.ts
 import { parseMcpAllowHosts, parseMcpCommands } from './mcp/transport-policy.ts';
 import { DEFAULT_MAX_PER_TENANT, DEFAULT_RETENTION_DAYS } from './decisions/decision-store.ts';
 import { ImpactSlots } from './decisions/impact-slots.ts';
-import { ClusterEvents, setClusterEvents } from './cluster/cluster-events.ts';
-import { SoleLeader } from './cluster/leadership.ts';
 import { BundleCache } from './distribution/bundle-cache.ts';
 import { PublishEvents } from './distribution/publish-events.ts';
 import { createMetrics } from './observability/metrics.ts';
@@ -150,8 +148,6 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
   const generatedAdminToken = await ensureBootstrapAdmin({ database, metrics }, s.adminToken, new Date().toISOString());
   // The composition root: what handlers, middleware and schedulers use is made here, once per server.
   const publishEvents = new PublishEvents();
-  // Until a cluster is started (serve does), the server is alone: its events stay in this process.
-  setClusterEvents(database, new ClusterEvents(database, new SoleLeader(), null, log, undefined, publishEvents));
   const base = {
     database,
     logger: log,

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { Approval, ApprovalDecision, ApprovalQuery, ApprovalReceiptPayload, ApprovalRequestCreate } from '../../policy-schemas/types.gen.ts';
-import { approvalSettings } from '../../runtime/approval-policy.ts';
 import { APPROVAL_FORMAT, argumentsDigest } from '../../runtime/approval-receipt.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { approvalEvents } from '../approvals/approval-events.ts';
@@ -18,6 +17,7 @@ import {
   recordDecision,
   toApproval,
 } from '../approvals/approval-store.ts';
+import { publishedReceiptLifetime } from '../approvals/receipt-lifetime.ts';
 import { notifyWebhook } from '../approvals/webhook.ts';
 import { withChange } from '../audit/change.ts';
 import { actorOf, authorize, permits } from '../auth/guard.ts';
@@ -29,7 +29,7 @@ import { MAX_WAIT_SECONDS, parseWait } from '../distribution/serving.ts';
 import { ApiError } from '../errors.ts';
 import { readValid, validOrThrow } from '../http/body.ts';
 import { signApprovalReceipt } from '../signing/sign.ts';
-import { getPolicy, requireTenantExists } from '../store/tenants.ts';
+import { requireTenantExists } from '../store/tenants.ts';
 
 /** The arguments of one request, as RFC 8785 JSON, may be this large: they are shown to a person. */
 export const MAX_APPROVAL_ARGUMENTS_BYTES = 64 * 1024;
@@ -184,10 +184,7 @@ async function decideRequest(c: Context<AppEnv>, state: 'approved' | 'denied') {
 
   let receipt: { payload: string; signature: string } | undefined;
   if (state === 'approved') {
-    const policy = await getPolicy(deps.database.db, tenant);
-    // The subject is the runtime's text: only the policy's own bindings count, never an inherited member (constructor, __proto__).
-    const roles = policy?.bindings && Object.hasOwn(policy.bindings, row.subject) ? policy.bindings[row.subject] : [];
-    const { validForSeconds } = approvalSettings(policy, roles);
+    const validForSeconds = await publishedReceiptLifetime(deps.database.db, tenant, row.subject);
     const payload: ApprovalReceiptPayload = {
       format: APPROVAL_FORMAT,
       tenant,

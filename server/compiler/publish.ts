@@ -2,7 +2,6 @@ import type { Bundle, BundleSummary } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
 import { lastAuditSeq } from '../audit/events.ts';
-import { announce } from '../cluster/cluster-events.ts';
 import { type ServedBundle, servedBundle } from '../distribution/bundle-cache.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
@@ -70,7 +69,7 @@ type Prepared =
  * at most PUBLISH_ATTEMPTS times, then answers 409. Versions stay contiguous either way.
  */
 export async function publishBundle(
-  deps: Pick<AppDeps, 'database' | 'metrics'>,
+  deps: Pick<AppDeps, 'database' | 'metrics' | 'cluster'>,
   meta: ChangeMeta,
   tenant: string,
   opts: PublishOptions,
@@ -82,7 +81,7 @@ export async function publishBundle(
     const outcome = await runChange(deps, meta, (ch) => commitPublish(ch, tenant, prepared, meta, opts));
     if (outcome === 'stale') continue;
     // This process's cache and mirror take the signed bytes as they are; other replicas read them.
-    announce(deps.database, { type: 'published', tenant, version: outcome.version }, prepared.served);
+    deps.cluster.announce({ type: 'published', tenant, version: outcome.version }, prepared.served);
     return outcome;
   }
   throw new ApiError(

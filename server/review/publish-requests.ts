@@ -59,7 +59,7 @@ export async function publishTarget(db: DbOrTx, tenant: string, rollbackTo: numb
  * with the diff against the latest version, the impact on logged traffic and the policy tests.
  */
 export async function openPublishRequest(
-  deps: Pick<AppDeps, 'database' | 'metrics' | 'impactSlots'>,
+  deps: Pick<AppDeps, 'database' | 'metrics' | 'impactSlots' | 'cluster'>,
   meta: ChangeMeta,
   tenant: string,
   target: PublishTarget,

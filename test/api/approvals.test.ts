@@ -6,7 +6,6 @@ import type { Approval, KeySet } from '../../policy-schemas/types.gen.ts';
 import { argumentsDigest, verifyApprovalReceipt } from '../../runtime/approval-receipt.ts';
 import { trustedKeysOf } from '../../runtime/verify-key-set.ts';
 import { startApprovalExpiry } from '../../server/approvals/approval-expiry.ts';
-import { ClusterEvents } from '../../server/cluster/cluster-events.ts';
 import { ADMIN_TOKEN, type TestApp, startTestApp } from '../support/harness.ts';
 
 const tenant = 'acme-research';
@@ -311,7 +310,7 @@ describe('expiry and replicas', () => {
       .set({ state: 'denied', decided_by: 'user:elsewhere', decided_at: new Date().toISOString(), decision_reason: 'decided on replica b', arguments: null })
       .where('id', '=', a.id)
       .execute();
-    new ClusterEvents(t.deps.database).receive(JSON.stringify({ replica: randomUUID(), event: { type: 'approval-decided', tenant, id: a.id } }));
+    t.deps.cluster.receive(JSON.stringify({ replica: randomUUID(), event: { type: 'approval-decided', tenant, id: a.id } }));
     const r = await waiting;
     expect(r.json).toMatchObject({ state: 'denied', decisionReason: 'decided on replica b' });
   });
@@ -341,13 +340,16 @@ describe('decision records', () => {
 });
 
 describe('the receipt’s lifetime', () => {
-  it('comes from the role’s approvals.validForSeconds', async () => {
+  it('comes from the role’s approvals.validForSeconds in the published bundle', async () => {
     const current = await t.request('GET', `/v1/tenants/${tenant}/policy`);
     const policy = structuredClone(current.json);
     for (const k of ['tenant', 'version', 'updatedAt', 'createdAt']) delete policy[k];
     policy.roles.researcher.approvals = { by: 'person', validForSeconds: 120 };
     const saved = await t.request('PUT', `/v1/tenants/${tenant}/policy`, { body: policy, headers: { 'if-match': current.headers.get('etag')! } });
     expect(saved.status, saved.text).toBe(200);
+    // The published bundle is what runtimes enforce, and so what the receipt follows.
+    const published = await t.request('POST', `/v1/tenants/${tenant}/bundles`, { body: { reason: 'shorter approvals' } });
+    expect(published.status, published.text).toBe(201);
     const a = (await open(otherRuntime, { to: 'short@elsewhere.example' })).json as Approval;
     const r = await t.request('POST', `${base}/${a.id}/approve`, { token: editor, body: { reason: 'briefly' } });
     const { approvedAt, expiresAt } = r.json.receipt.payload;
