@@ -2,7 +2,6 @@ import { type Context, Hono } from 'hono';
 import type { ConnectionGrant, Tenant, TenantPolicy } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
 import { unscopeTokens } from '../auth/tokens.ts';
-import { announce } from '../cluster/cluster-events.ts';
 import { actorOf, authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
@@ -117,7 +116,7 @@ tenantRoutes.delete('/:tenant', async (c) => {
   });
   // After the commit, on every replica: nothing cached for the old tenant (bundles, tokens scoped
   // to it) may be served to a new one of the same id.
-  announce(c.get('deps').database, { type: 'tenant-removed', tenant: id });
+  c.get('deps').cluster.announce({ type: 'tenant-removed', tenant: id });
   return c.body(null, 204);
 });
 

@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import type { TokenCreate } from '../../policy-schemas/types.gen.ts';
 import { withChange } from '../audit/change.ts';
 import { authorize } from '../auth/guard.ts';
-import { announce } from '../cluster/cluster-events.ts';
 import { deleteTokenRow, getTokenRow, insertToken, listTokenRows, newTokenSecret, toToken } from '../auth/tokens.ts';
 import { existingTenantIds } from '../store/tenants.ts';
 import type { AppEnv } from '../context.ts';
@@ -91,6 +90,6 @@ tokenRoutes.delete('/:id', async (c) => {
     await ch.record({ action: 'delete', entityType: 'token', entityId: id, before: toToken(row), after: null });
   });
   // After the commit, on every replica: a lookup racing the delete cannot re-cache the revoked token.
-  announce(c.get('deps').database, { type: 'tokens-changed' });
+  c.get('deps').cluster.announce({ type: 'tokens-changed' });
   return c.body(null, 204);
 });

@@ -1,8 +1,9 @@
 /**
  * In-process notice that an approval request was decided, so long polls on it answer at once.
  * Fed by the cluster events (this replica's decisions and, with PostgreSQL, every other one's).
+ * One per server (AppDeps.approvalEvents): a decision on one server never wakes another's polls.
  */
-class ApprovalEvents {
+export class ApprovalEvents {
   private readonly waiters = new Map<string, Set<() => void>>();
 
   decided(_tenant: string, id: string): void {
@@ -31,5 +32,3 @@ class ApprovalEvents {
     });
   }
 }
-
-export const approvalEvents = new ApprovalEvents();

@@ -2,7 +2,6 @@ import type { Context } from 'hono';
 import type { AuditEvent } from '../../policy-schemas/types.gen.ts';
 import { type AppDeps, type AppEnv, actorName } from '../context.ts';
 import type { Tx } from '../db/database.ts';
-import { announce } from '../cluster/cluster-events.ts';
 import { type ActorPerson, type NewAuditEvent, appendAuditEvent } from './events.ts';
 
 export type ChangeMeta = { actor: string; person?: ActorPerson | null; requestId: string | null; reason: string | null };
@@ -16,10 +15,16 @@ export type Change = {
 };
 
 /**
+ * Who a change tells of its audit events: the server's cluster events, or null in a process that
+ * has no server to tell (seeding before it starts, a CLI command on its own).
+ */
+export type ChangeDeps = Pick<AppDeps, 'database' | 'metrics'> & { cluster: AppDeps['cluster'] | null };
+
+/**
  * Runs a change in one transaction with its audit events: the entity and its history commit
  * together or not at all. Counts the events in the metrics only after the commit.
  */
-export async function runChange<T>(deps: Pick<AppDeps, 'database' | 'metrics'>, meta: ChangeMeta, fn: (ch: Change) => Promise<T>): Promise<T> {
+export async function runChange<T>(deps: ChangeDeps, meta: ChangeMeta, fn: (ch: Change) => Promise<T>): Promise<T> {
   let written: AuditEvent[] = [];
   const result = await deps.database.change(async (tx) => {
     // A retried or rolled-back attempt must not count its events.
@@ -37,7 +42,7 @@ export async function runChange<T>(deps: Pick<AppDeps, 'database' | 'metrics'>, 
   });
   for (const ev of written) deps.metrics.auditEvents.inc({ action: ev.action });
   // The leader's checkpoint rule counts appends made on every replica.
-  if (written.length) announce(deps.database, { type: 'audit-appended', seq: written[written.length - 1].seq });
+  if (written.length) deps.cluster?.announce({ type: 'audit-appended', seq: written[written.length - 1].seq });
   return result;
 }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ClusterEvents } from '../cluster/cluster-events.ts';
 import { ToolgateDatabase } from '../db/database.ts';
 import { createMetrics } from '../observability/metrics.ts';
 import { KeyStore } from '../signing/key-store.ts';
@@ -21,7 +22,8 @@ async function setup() {
   const database = new ToolgateDatabase(join(dir, 'toolgate.db'));
   await database.migrateToLatest();
   const keys = new KeyStore(join(dir, 'keys'));
-  const deps = { database, metrics: createMetrics(), logger: pino({ level: 'silent' }) };
+  // The server's cluster events carry each append to the checkpoint rule.
+  const deps = { database, metrics: createMetrics(), logger: pino({ level: 'silent' }), cluster: new ClusterEvents() };
   const change = (n: number) =>
     runChange(deps, { actor: 'system', requestId: null, reason: null }, (ch) =>
       ch.record({ action: 'create', entityType: 'group', entityId: `g${n}`, tenant: null, after: { n } }),

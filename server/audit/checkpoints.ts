@@ -97,19 +97,13 @@ export async function listCheckpoints(db: DbOrTx, cursor: number, limit: number)
   return (await q.orderBy('seq', 'desc').limit(limit).execute()).map(fromRow);
 }
 
-const appendListeners = new WeakMap<ToolgateDatabase, (seq: number) => void>();
-
-/** Called after a change commits audit events, so the 1,000-event rule needs no polling. */
-export function noteAuditAppended(database: ToolgateDatabase, seq: number): void {
-  appendListeners.get(database)?.(seq);
-}
-
 /**
- * Takes a checkpoint whenever 1,000 events have been appended since the last one, and every 10
- * minutes when anything changed. Returns a function that stops it.
+ * Takes a checkpoint whenever 1,000 events have been appended since the last one (as the server's
+ * cluster events tell, from every replica: no polling), and every 10 minutes when anything
+ * changed. Returns a function that stops it.
  */
 export function startCheckpointScheduler(
-  deps: Pick<AppDeps, 'database' | 'logger'> & { config?: Pick<AppDeps['config'], 'mirrorDir'> },
+  deps: Pick<AppDeps, 'database' | 'logger' | 'cluster'> & { config?: Pick<AppDeps['config'], 'mirrorDir'> },
   keys: KeyStore,
   options: { everyMs?: number; everyEvents?: number } = {},
 ): () => Promise<void> {
@@ -136,7 +130,7 @@ export function startCheckpointScheduler(
       lastSeq = (await deps.database.db.selectFrom('audit_checkpoints').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirst())?.seq ?? 0;
     return lastSeq;
   };
-  appendListeners.set(deps.database, (seq) => {
+  const stopListening = deps.cluster.onAuditAppended((seq) => {
     void known().then((last) => {
       if (seq - last >= everyEvents) take();
     });
@@ -146,7 +140,7 @@ export function startCheckpointScheduler(
   timer.unref();
   return async () => {
     clearInterval(timer);
-    appendListeners.delete(deps.database);
+    stopListening();
     await running;
   };
 }

@@ -8,7 +8,6 @@ import type { TokensRow } from '../db/tables/tokens.ts';
 import { ApiError } from '../errors.ts';
 import { recordFailure, refuseWhenLimited } from './failure-limiter.ts';
 import { personActor } from './sso/person-session.ts';
-import { tokenCacheFor } from './token-cache.ts';
 import { hashSecret, tokenExpired } from './tokens.ts';
 
 export const SESSION_COOKIE = 'toolgate_session';
@@ -21,13 +20,13 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * changes must carry the session's CSRF token; bearer tokens cannot be sent by a browser on its own.
  */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
-  const { database, config } = c.get('deps');
+  const { database, config, tokens } = c.get('deps');
   const auth = c.req.header('authorization');
   let actor: Actor | null = null;
   if (auth !== undefined) {
     refuseWhenLimited(c);
     const hash = bearerHash(auth);
-    const checked = hash === undefined ? MALFORMED : bearerActor(await tokenCacheFor(database).find(hash));
+    const checked = hash === undefined ? MALFORMED : bearerActor(await tokens.find(hash));
     if (!checked.ok) {
       // Guesses (a malformed or unknown token) use up the address's allowance; an expired token was real.
       if (checked.refusal !== 'expired') recordFailure(c);

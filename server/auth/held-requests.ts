@@ -4,7 +4,6 @@ import type { AppEnv } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { SESSION_COOKIE, bearerActor, bearerHash, findSession, sessionLive } from './authenticate.ts';
 import { personActor } from './sso/person-session.ts';
-import { tokenCacheFor } from './token-cache.ts';
 import { tokenExpired } from './tokens.ts';
 
 const REVOKED_WHILE_HELD = 'The credential was revoked, expired or signed out while the request waited; nothing was sent';
@@ -18,12 +17,12 @@ const REVOKED_WHILE_HELD = 'The credential was revoked, expired or signed out wh
  */
 export async function requireStillAuthenticated(c: Context<AppEnv>): Promise<void> {
   const actor = c.get('actor');
-  const { database, config } = c.get('deps');
+  const { database, config, tokens } = c.get('deps');
   const now = Date.now();
   const auth = c.req.header('authorization');
   if (auth !== undefined) {
     const hash = bearerHash(auth);
-    const checked = hash === undefined ? undefined : bearerActor(await tokenCacheFor(database).findLookedUpSince(hash, now, now), now);
+    const checked = hash === undefined ? undefined : bearerActor(await tokens.findLookedUpSince(hash, now, now), now);
     if (checked?.ok && checked.actor.tokenId === actor?.tokenId) return;
     throw new ApiError(401, 'unauthorized', REVOKED_WHILE_HELD);
   }

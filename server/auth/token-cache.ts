@@ -1,5 +1,4 @@
 import type { ToolgateDatabase } from '../db/database.ts';
-import { perDatabase } from '../db/per-database.ts';
 import type { TokensRow } from '../db/tables/tokens.ts';
 
 /** How long a looked-up token is trusted without asking the database again. */
@@ -84,6 +83,3 @@ export class TokenCache {
     this.pending.clear();
   }
 }
-
-/** The token cache of a database (one per open database, so test servers never share one). */
-export const tokenCacheFor = perDatabase((database) => new TokenCache(database));

@@ -111,7 +111,8 @@ export const BOOTSTRAP_TOKEN_ID = 'bootstrap-admin';
  */
 export async function ensureBootstrapAdmin(deps: Pick<AppDeps, 'database' | 'metrics'>, configured: string | undefined, now: string): Promise<string | null> {
   const meta = { actor: 'system', requestId: null, reason: null };
-  return runChange(deps, meta, async (ch) => {
+  // Before the server starts: no cluster events to tell yet (a replica's start announces tokens-changed itself).
+  return runChange({ ...deps, cluster: null }, meta, async (ch) => {
     const db = ch.tx;
     const createBootstrap = async (secret: string, reason: string) => {
       const row = await insertToken(db, { id: BOOTSTRAP_TOKEN_ID, label: 'bootstrap admin', role: 'admin', tenants: [], secret, now });

@@ -2,12 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { validate } from '../../policy-schemas/index.ts';
 import type { ClusterEvent as ClusterNotice } from '../../policy-schemas/types.gen.ts';
-import { approvalEvents } from '../approvals/approval-events.ts';
-import { noteAuditAppended } from '../audit/checkpoints.ts';
-import { tokenCacheFor } from '../auth/token-cache.ts';
-import type { ToolgateDatabase } from '../db/database.ts';
+import type { ApprovalEvents } from '../approvals/approval-events.ts';
+import type { TokenCache } from '../auth/token-cache.ts';
 import type { ServedBundle } from '../distribution/bundle-cache.ts';
-import { PublishEvents } from '../distribution/publish-events.ts';
+import type { PublishEvents } from '../distribution/publish-events.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { type Leadership, SoleLeader } from './leadership.ts';
 import type { NotifyChannel } from './notify-channel.ts';
@@ -19,6 +17,24 @@ export type ClusterEvent = ClusterNotice['event'];
 export const CLUSTER_CHANNEL = 'toolgate_cluster';
 // Audit appends come by the thousand; others learn the newest seq at most this often.
 const AUDIT_NOTICE_EVERY_MS = 100;
+
+/**
+ * What the events keep current in this process: parts of the server's application context. A
+ * process without a server (a CLI command) has none of them, and nobody here hears its events.
+ */
+export type ClusterTargets = {
+  publishEvents?: PublishEvents;
+  tokens?: TokenCache;
+  approvalEvents?: ApprovalEvents;
+};
+
+/** How a process reaches the other replicas: set by startCluster (none: this process is alone). */
+export type ClusterLink = {
+  leadership: Leadership;
+  channel: NotifyChannel | null;
+  /** Told of each notice from another replica that was applied (counted in the metrics). */
+  onApplied?: (type: ClusterEvent['type']) => void;
+};
 
 /**
  * What crosses replicas without being a write. Every event takes effect in this process at once
@@ -34,17 +50,40 @@ export class ClusterEvents {
   private auditSeq = 0;
   private auditTimer: NodeJS.Timeout | undefined;
   private offKeySet: (() => void) | undefined;
+  private link: ClusterLink = { leadership: new SoleLeader(), channel: null };
+  private readonly auditListeners = new Set<(seq: number) => void>();
 
+  /** Made with the server (alone, leading) and joined to the other replicas by startCluster. */
   constructor(
-    private readonly database: ToolgateDatabase,
-    readonly leadership: Leadership = new SoleLeader(),
-    private readonly channel: NotifyChannel | null = null,
+    private readonly targets: ClusterTargets = {},
     private readonly logger?: Logger,
-    /** Told of each notice from another replica that was applied (counted in the metrics). */
-    private readonly onApplied?: (type: ClusterEvent['type']) => void,
-    /** The server's publish notices (its application context's); a bare instance has its own nobody hears. */
-    private readonly publishEvents: PublishEvents = new PublishEvents(),
   ) {}
+
+  /**
+   * Joins the other replicas (startCluster, once): the same instance the server's context holds
+   * from its start, so what was handed it meanwhile (handlers, schedulers) needs no replacing.
+   */
+  connect(link: ClusterLink): void {
+    this.link = link;
+  }
+
+  /** Whether this process runs the jobs that run once across replicas (alone, it always does). */
+  get leadership(): Leadership {
+    return this.link.leadership;
+  }
+
+  private get channel(): NotifyChannel | null {
+    return this.link.channel;
+  }
+
+  /**
+   * Calls `listener` with the newest audit seq after audit events were appended, here or in another
+   * replica (the leader's 1,000-event checkpoint rule needs no polling); returns the function that stops it.
+   */
+  onAuditAppended(listener: (seq: number) => void): () => void {
+    this.auditListeners.add(listener);
+    return () => this.auditListeners.delete(listener);
+  }
 
   /** True when other processes hear these events (PostgreSQL); false for a process on its own. */
   get shared(): boolean {
@@ -83,7 +122,7 @@ export class ClusterEvents {
     }
     if (checked.value.replica === this.replica) return;
     this.apply(checked.value.event);
-    this.onApplied?.(checked.value.event.type);
+    this.link.onApplied?.(checked.value.event.type);
   }
 
   /**
@@ -92,7 +131,7 @@ export class ClusterEvents {
    * bundle cache re-reads the latest version on its own within seconds.
    */
   resync(): void {
-    tokenCacheFor(this.database).clear();
+    this.targets.tokens?.clear();
     void this.keys?.reload().catch((err: Error) => this.logger?.error({ err: { message: err.message } }, 'cluster events: cannot re-read the keys'));
   }
 
@@ -110,24 +149,24 @@ export class ClusterEvents {
   private apply(event: ClusterEvent, served?: ServedBundle): void {
     switch (event.type) {
       case 'published':
-        this.publishEvents.published(event.tenant, event.version, served);
+        this.targets.publishEvents?.published(event.tenant, event.version, served);
         return;
       case 'tenant-removed':
-        this.publishEvents.tenantRemoved(event.tenant);
-        tokenCacheFor(this.database).clear();
+        this.targets.publishEvents?.tenantRemoved(event.tenant);
+        this.targets.tokens?.clear();
         return;
       case 'tokens-changed':
-        tokenCacheFor(this.database).clear();
+        this.targets.tokens?.clear();
         return;
       case 'keyset-changed':
         // The keys directory is shared: the new files are there, this process re-reads them.
         void this.keys?.reload().catch((err: Error) => this.logger?.error({ err: { message: err.message } }, 'cluster events: cannot re-read the keys'));
         return;
       case 'audit-appended':
-        noteAuditAppended(this.database, event.seq);
+        for (const listener of this.auditListeners) listener(event.seq);
         return;
       case 'approval-decided':
-        approvalEvents.decided(event.tenant, event.id);
+        this.targets.approvalEvents?.decided(event.tenant, event.id);
         return;
     }
   }
@@ -151,26 +190,4 @@ export class ClusterEvents {
   private flushAuditSeq(): void {
     if (this.auditSeq > 0) this.send({ type: 'audit-appended', seq: this.auditSeq });
   }
-}
-
-const clusters = new WeakMap<ToolgateDatabase, ClusterEvents>();
-
-/** The events of a database: the one `startCluster` set up, or one for this process alone. */
-export function clusterEventsFor(database: ToolgateDatabase): ClusterEvents {
-  let events = clusters.get(database);
-  if (!events) {
-    events = new ClusterEvents(database);
-    clusters.set(database, events);
-  }
-  return events;
-}
-
-/** Makes `events` the ones announcements on `database` go through (see startCluster). */
-export function setClusterEvents(database: ToolgateDatabase, events: ClusterEvents): void {
-  clusters.set(database, events);
-}
-
-/** Applies an event in this process and sends it to the other replicas of the database. */
-export function announce(database: ToolgateDatabase, event: ClusterEvent, served?: ServedBundle): void {
-  clusterEventsFor(database).announce(event, served);
 }

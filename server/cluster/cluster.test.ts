@@ -5,7 +5,8 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { insertToken } from '../auth/tokens.ts';
-import { tokenCacheFor } from '../auth/token-cache.ts';
+import { TokenCache } from '../auth/token-cache.ts';
+import { ApprovalEvents } from '../approvals/approval-events.ts';
 import { hashSecret } from '../auth/tokens.ts';
 import { ToolgateDatabase } from '../db/database.ts';
 import { type PublishedEvent, PublishEvents } from '../distribution/publish-events.ts';
@@ -15,7 +16,7 @@ import type { KeySetOrigin } from '../signing/key-store.ts';
 import { startTempPostgres } from '../../test/support/postgres.ts';
 import { advisoryLock } from './advisory-lock.ts';
 import { startCluster } from './cluster.ts';
-import { CLUSTER_CHANNEL, ClusterEvents, announce, clusterEventsFor, setClusterEvents } from './cluster-events.ts';
+import { CLUSTER_CHANNEL, ClusterEvents } from './cluster-events.ts';
 import { AdvisoryLockLeadership } from './advisory-leadership.ts';
 import { SoleLeader, whileLeader } from './leadership.ts';
 import { NotifyChannel } from './notify-channel.ts';
@@ -76,17 +77,18 @@ async function replica(keysDir?: string) {
     (p) => events?.receive(p),
     () => events?.resync(),
   );
-  // Each replica's own publish notices, as its application context would own them.
+  // Each replica's own publish notices and token cache, as its application context would own them.
   const publish = new PublishEvents();
-  events = new ClusterEvents(database, new SoleLeader(), ch, undefined, undefined, publish);
-  setClusterEvents(database, events);
+  const tokens = new TokenCache(database);
+  events = new ClusterEvents({ publishEvents: publish, tokens, approvalEvents: new ApprovalEvents() });
+  events.connect({ leadership: new SoleLeader(), channel: ch });
   const keys = keysDir ? new KeyStore(keysDir) : undefined;
   if (keys) events.followKeys(keys);
   cleanups.push(async () => {
     await events.close();
     await database.close();
   });
-  return { database, events, keys, channel: ch, publish };
+  return { database, events, keys, channel: ch, publish, tokens };
 }
 
 describe('NotifyChannel', () => {
@@ -275,13 +277,13 @@ describe('ClusterEvents across two replicas', () => {
     await insertToken(b.database.db, { id: 'tok1', label: 'x', role: 'viewer', tenants: [], secret, now: new Date().toISOString() });
     // The lookups pass one instant, so the cache's own expiry never drops the entry here.
     const at = Date.now();
-    expect((await tokenCacheFor(b.database).find(hashSecret(secret), at))?.id).toBe('tok1');
+    expect((await b.tokens.find(hashSecret(secret), at))?.id).toBe('tok1');
     // Revoked behind the cache's back: still served from it …
     await b.database.db.deleteFrom('tokens').where('id', '=', 'tok1').execute();
-    expect((await tokenCacheFor(b.database).find(hashSecret(secret), at))?.id).toBe('tok1');
+    expect((await b.tokens.find(hashSecret(secret), at))?.id).toBe('tok1');
     // … until the replica that revoked it says so.
-    announce(a.database, { type: 'tokens-changed' });
-    await until(async () => (await tokenCacheFor(b.database).find(hashSecret(secret), at)) === undefined);
+    a.events.announce({ type: 'tokens-changed' });
+    await until(async () => (await b.tokens.find(hashSecret(secret), at)) === undefined);
   });
 
   it('a removed tenant drops both the bundles and the tokens cached on the other replica', async () => {
@@ -294,13 +296,13 @@ describe('ClusterEvents across two replicas', () => {
     const secret = 'tg_cluster_test_token_fedcba9876543210';
     await insertToken(b.database.db, { id: 'tok2', label: 'x', role: 'editor', tenants: ['gone'], secret, now: new Date().toISOString() });
     const at = Date.now();
-    await tokenCacheFor(b.database).find(hashSecret(secret), at);
+    await b.tokens.find(hashSecret(secret), at);
     await b.database.db.deleteFrom('tokens').where('id', '=', 'tok2').execute();
-    expect((await tokenCacheFor(b.database).find(hashSecret(secret), at))?.id).toBe('tok2');
+    expect((await b.tokens.find(hashSecret(secret), at))?.id).toBe('tok2');
     try {
       a.events.announce({ type: 'tenant-removed', tenant: 'gone' });
       await until(() => removed.length === 2);
-      expect(await tokenCacheFor(b.database).find(hashSecret(secret), at)).toBeUndefined();
+      expect(await b.tokens.find(hashSecret(secret), at)).toBeUndefined();
     } finally {
       a.publish.off('tenant-removed', on);
       b.publish.off('tenant-removed', on);
@@ -362,13 +364,10 @@ describe('ClusterEvents across two replicas', () => {
     expect((await b.keys!.keySet()).keySet.version).toBe(first + 1);
   });
 
-  it('without startCluster a database gets events for this process alone', async () => {
-    const database = new ToolgateDatabase(':memory:');
-    cleanups.push(() => database.close());
-    const events = clusterEventsFor(database);
+  it("before startCluster a server's events are for this process alone, and it leads", async () => {
+    const events = new ClusterEvents();
     expect(events.shared).toBe(false);
     expect(events.leadership.leader).toBe(true);
-    expect(clusterEventsFor(database)).toBe(events);
   });
 });
 
@@ -381,7 +380,7 @@ describe('startCluster', () => {
       await database.migrateToLatest();
       const metrics = createMetrics();
       const keys = new KeyStore(dir);
-      const cluster = await startCluster({ database, logger, metrics }, keys, { lead, leaderRetryMs: 100 });
+      const cluster = await startCluster({ database, logger, metrics, cluster: new ClusterEvents() }, keys, { lead, leaderRetryMs: 100 });
       cleanups.push(async () => {
         await cluster.close();
         await database.close();
@@ -420,13 +419,18 @@ describe('startCluster', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const database = new ToolgateDatabase(join(dir, 'toolgate.db'));
     await database.migrateToLatest();
-    const cluster = await startCluster({ database, logger: pino({ level: 'silent' }), metrics: createMetrics() }, new KeyStore(join(dir, 'keys')));
+    const events = new ClusterEvents();
+    const cluster = await startCluster(
+      { database, logger: pino({ level: 'silent' }), metrics: createMetrics(), cluster: events },
+      new KeyStore(join(dir, 'keys')),
+    );
     cleanups.push(async () => {
       await cluster.close();
       await database.close();
     });
     expect(cluster.leadership.leader).toBe(true);
     expect(cluster.events.shared).toBe(false);
-    expect(clusterEventsFor(database)).toBe(cluster.events);
+    // The server's own events, joined: nothing handed them before the start needs replacing.
+    expect(cluster.events).toBe(events);
   });
 });

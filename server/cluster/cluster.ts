@@ -1,7 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { AppDeps } from '../context.ts';
 import type { KeyStore } from '../signing/key-store.ts';
-import { CLUSTER_CHANNEL, ClusterEvents, setClusterEvents } from './cluster-events.ts';
+import { CLUSTER_CHANNEL, type ClusterEvents } from './cluster-events.ts';
 import { type Leadership, NeverLeader, SoleLeader } from './leadership.ts';
 import type { NotifyChannel } from './notify-channel.ts';
 
@@ -27,20 +27,22 @@ export type ClusterOptions = {
  * stay in-process and it always leads. On PostgreSQL it listens for the other replicas' events on
  * a dedicated connection, competes for leadership on another, and changes the shared keys
  * directory only while holding an advisory lock. Exposes `toolgate_cluster_leader` in the metrics.
+ * The events are the server's own (`deps.cluster`, made with its context): they are joined to the
+ * other replicas here, not replaced, so whatever was handed them keeps working.
  */
 export async function startCluster(
-  deps: Pick<AppDeps, 'database' | 'logger' | 'metrics'> & Partial<Pick<AppDeps, 'publishEvents'>>,
+  deps: Pick<AppDeps, 'database' | 'logger' | 'metrics' | 'cluster'>,
   keys: KeyStore,
   options: ClusterOptions = {},
 ): Promise<Cluster> {
   const { database, logger } = deps;
   const url = database.engine === 'postgres' ? database.url : null;
-  let events: ClusterEvents;
+  const events = deps.cluster;
   let channel: NotifyChannel | null = null;
   let leadership: Leadership;
   if (!url) {
     leadership = new SoleLeader();
-    events = new ClusterEvents(database, leadership, null, logger, undefined, deps.publishEvents);
+    events.connect({ leadership, channel: null });
   } else {
     // Loaded only here, as the database wrapper loads pg: a SQLite server never pays for it.
     const [{ NotifyChannel }, { AdvisoryLockLeadership }, { KEYS_LOCK_KEY, advisoryLock }] = await Promise.all([
@@ -53,6 +55,7 @@ export async function startCluster(
       url,
       channel: CLUSTER_CHANNEL,
       logger,
+      // Nothing is received before the events are joined to the channel (below).
       onMessage: (payload) => receiver?.receive(payload),
       onReconnect: () => receiver?.resync(),
     });
@@ -66,14 +69,14 @@ export async function startCluster(
       labelNames: ['type'],
       registers: [deps.metrics.registry],
     });
-    events = receiver = new ClusterEvents(database, leadership, channel, logger, (type) => received.inc({ type }), deps.publishEvents);
+    events.connect({ leadership, channel, onApplied: (type) => received.inc({ type }) });
+    receiver = events;
     keys.setCrossProcessLock(advisoryLock(url, KEYS_LOCK_KEY));
     await advisory?.start();
     // A replica (re)starting may have rotated the bootstrap admin token: other replicas drop cached lookups.
     events.announce({ type: 'tokens-changed' });
   }
   events.followKeys(keys);
-  setClusterEvents(database, events);
   new Gauge({
     name: 'toolgate_cluster_leader',
     help: '1 while this replica runs the background jobs (re-issue, MCP re-sync, audit checkpoints, decision retention)',
@@ -88,6 +91,8 @@ export async function startCluster(
     async close() {
       await leadership.close();
       await events.close();
+      // A closed cluster sends nothing more; the events still apply here what this process announces.
+      events.connect({ leadership, channel: null });
       await channel?.close();
       keys.setCrossProcessLock(undefined);
     },

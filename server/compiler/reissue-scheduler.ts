@@ -14,7 +14,7 @@ export type ReissueOptions = { everyMs?: number; now?: () => Date };
  * Returns a function that stops it.
  */
 export function startReissueScheduler(
-  deps: Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config' | 'keys'>,
+  deps: Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config' | 'keys' | 'cluster'>,
   options: ReissueOptions = {},
 ): () => Promise<void> {
   const now = options.now ?? (() => new Date());

@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { bearerActor, bearerHash } from '../auth/authenticate.ts';
 import { permits } from '../auth/guard.ts';
-import { tokenCacheFor } from '../auth/token-cache.ts';
 import type { Actor, AppDeps } from '../context.ts';
 import { addressOf } from '../http/client-address.ts';
 import { logRequest, requestIdFor } from '../http/request-record.ts';
@@ -61,7 +60,7 @@ type PullHeaders = {
  * the app, which stays the judge of every other answer.
  */
 export function conditionalPulls(deps: AppDeps): ListenerShortcut {
-  const tokens = tokenCacheFor(deps.database);
+  const tokens = deps.tokens;
   const bundles = deps.bundles;
   const limiter = deps.failureLimiter;
   const proxies = deps.config.trustedProxies ?? [];

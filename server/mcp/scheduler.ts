@@ -4,7 +4,7 @@ import { mcpServerStore } from '../store/inventory.ts';
 import type { McpClientOptions, McpSession } from './client.ts';
 import { mcpPolicyOf, syncMcpServer } from './sync.ts';
 
-export type SchedulerDeps = Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config'>;
+export type SchedulerDeps = Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config' | 'cluster'>;
 
 export type SchedulerOptions = {
   /** How often the server list is re-read to pick up created, edited and deleted servers (default 15 s). */

@@ -14,7 +14,7 @@ export function mcpPolicyOf(config: AppDeps['config']): McpTransportPolicy {
   return config.mcp ?? CLOSED_MCP_POLICY;
 }
 
-export type SyncDeps = Pick<AppDeps, 'database' | 'metrics' | 'config'>;
+export type SyncDeps = Pick<AppDeps, 'database' | 'metrics' | 'config' | 'cluster'>;
 
 /** How a sync reaches the server: by default a fresh connection per sync. */
 export type ToolLister = (server: McpServer) => Promise<McpResult<OfferedTool[]>>;

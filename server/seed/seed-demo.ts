@@ -31,7 +31,8 @@ export async function seedDatabase(deps: Pick<AppDeps, 'database' | 'metrics'>, 
   // Only a database that has never recorded anything is new: one an admin emptied stays empty.
   const fresh = !(await db.selectFrom('audit_events').select('seq').limit(1).executeTakeFirst());
   const data: DemoData | null = demo && fresh && existsSync(DEMO_DATA_FILE) ? JSON.parse(readFileSync(DEMO_DATA_FILE, 'utf8')) : null;
-  return runChange(deps, { actor: 'system', requestId: null, reason: data ? 'demo data' : 'built-in entities' }, async (ch) => {
+  // Seeded before the server starts: no cluster events to tell yet.
+  return runChange({ ...deps, cluster: null }, { actor: 'system', requestId: null, reason: data ? 'demo data' : 'built-in entities' }, async (ch) => {
     // Asked again under the write lock: replicas started together on a new PostgreSQL database
     // all saw it new, and only the first to get here seeds it.
     const stillFresh = !(await ch.tx.selectFrom('audit_events').select('seq').limit(1).executeTakeFirst());

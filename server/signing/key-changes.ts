@@ -8,17 +8,17 @@ import { RootKeyUnavailableError } from './key-store.ts';
 import type { KeySetCondition, KeyStore } from './key-store.ts';
 
 /** Without a database (keys managed before the first `serve`) there is no audit log to write to. */
-type Deps = Pick<AppDeps, 'metrics'> & { database?: AppDeps['database'] };
+type Deps = Pick<AppDeps, 'metrics' | 'cluster'> & { database?: AppDeps['database'] };
 type NewKeyEvent = Parameters<Change['record']>[0];
 
 async function audit(deps: Deps, meta: ChangeMeta, event: NewKeyEvent): Promise<void> {
   const { database } = deps;
-  if (database) await runChange({ database, metrics: deps.metrics }, meta, (ch) => ch.record(event));
+  if (database) await runChange({ database, metrics: deps.metrics, cluster: deps.cluster }, meta, (ch) => ch.record(event));
 }
 
-function needDatabase(deps: Deps): Pick<AppDeps, 'database' | 'metrics'> {
+function needDatabase(deps: Deps): Pick<AppDeps, 'database' | 'metrics' | 'cluster'> {
   if (!deps.database) throw new Error('this needs the database (TOOLGATE_DB)');
-  return { database: deps.database, metrics: deps.metrics };
+  return { database: deps.database, metrics: deps.metrics, cluster: deps.cluster };
 }
 
 // Every change of the key set, from the CLI, the console or the scheduler, goes through here so
@@ -147,7 +147,7 @@ export async function reissueKeySet(deps: Deps, meta: ChangeMeta, store: KeyStor
  * key set before it expires, audited as `system`. Without the root key on this server it only
  * reports that it could not.
  */
-export async function maintainKeys(deps: Pick<AppDeps, 'database' | 'metrics' | 'logger'>, store: KeyStore): Promise<void> {
+export async function maintainKeys(deps: Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'cluster'>, store: KeyStore): Promise<void> {
   const meta: ChangeMeta = { actor: 'system', requestId: null, reason: null };
   const due = (await store.list()).filter((k) => k.status === 'next' && k.promoteAt && Date.parse(k.promoteAt) <= Date.now());
   const root = await store.rootInfo();

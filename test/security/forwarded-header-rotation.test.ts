@@ -5,7 +5,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerHash } from '../../server/auth/authenticate.ts';
-import { tokenCacheFor } from '../../server/auth/token-cache.ts';
 import { ADMIN_TOKEN, type LiveServer, startLiveServer } from '../distribution/live-server.ts';
 import { makeKey, makeSignedBundle } from '../distribution/signed-bundles.ts';
 
@@ -82,7 +81,7 @@ describe('rotating forwarded headers with no trusted proxy configured', () => {
     // A conditional pull the listener would answer 304 from memory is held back as well. The
     // token's lookup is cached again first (the app, which 429s, would not look it up), so only
     // the limiter stands between this pull and the listener's 304.
-    await tokenCacheFor(srv.deps.database).find(bearerHash(pullHeaders.authorization)!);
+    await srv.deps.tokens.find(bearerHash(pullHeaders.authorization)!);
     const answered = await answeredByListener();
     const pull = await send('GET', '/v1/tenants/acme/bundles/latest', { ...pullHeaders, ...claimedClient(202) });
     expect(pull.status).toBe(429);
@@ -91,7 +90,7 @@ describe('rotating forwarded headers with no trusted proxy configured', () => {
     expect(await answeredByListener()).toBe(answered);
     // A minute on, the address has its allowance back and the same pull is the listener's 304.
     srv.deps.failureLimiter.retryAfter('127.0.0.1', Date.now() + 61_000);
-    await tokenCacheFor(srv.deps.database).find(bearerHash(pullHeaders.authorization)!);
+    await srv.deps.tokens.find(bearerHash(pullHeaders.authorization)!);
     expect((await send('GET', '/v1/tenants/acme/bundles/latest', { ...pullHeaders, ...claimedClient(203) })).status).toBe(304);
     expect(await answeredByListener()).toBe(answered + 1);
   });

@@ -61,15 +61,19 @@ export async function run(args: string[], out: Output = consoleOutput): Promise<
     const jws = await signBundle(r.bytes, key);
     // Recorded before the signature leaves this process: a signed bundle nobody can account for is
     // as good as a published one.
-    await runChange({ database, metrics: createMetrics() }, { actor: 'system', requestId: null, reason: values.reason ?? 'toolgate compile --sign' }, (ch) =>
-      ch.record({
-        action: 'sign',
-        entityType: 'bundle',
-        entityId: String(r.bundle.version),
-        tenant: values.tenant,
-        before: null,
-        after: { version: r.bundle.version, revision: r.revision, kid: key.kid, via: 'toolgate compile --sign' },
-      }),
+    // A command on its own: no server's cluster events to tell (the next checkpoint counts the event anyway).
+    await runChange(
+      { database, metrics: createMetrics(), cluster: null },
+      { actor: 'system', requestId: null, reason: values.reason ?? 'toolgate compile --sign' },
+      (ch) =>
+        ch.record({
+          action: 'sign',
+          entityType: 'bundle',
+          entityId: String(r.bundle.version),
+          tenant: values.tenant,
+          before: null,
+          after: { version: r.bundle.version, revision: r.revision, kid: key.kid, via: 'toolgate compile --sign' },
+        }),
     );
     writeFileSync(join(dir, 'bundle.jws'), `${jws}\n`);
     out.log(`wrote ${described} and bundle.jws (kid ${key.kid}); the signing is in the audit log`);

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { ChangeMeta } from '../../audit/change.ts';
 import { type Cluster, startCluster } from '../../cluster/cluster.ts';
+import { ClusterEvents } from '../../cluster/cluster-events.ts';
 import { ToolgateDatabase, isPostgresUrl } from '../../db/database.ts';
 import { ApiError } from '../../errors.ts';
 import { createMetrics } from '../../observability/metrics.ts';
@@ -61,7 +62,8 @@ export async function run(args: string[], out: Output = consoleOutput): Promise<
   let cluster: Cluster | undefined;
   try {
     if (database) await database.migrateToLatest();
-    const deps = { database, metrics: createMetrics() };
+    // This command's events: nobody in this process hears them; on PostgreSQL they reach the replicas (below).
+    const deps = { database, metrics: createMetrics(), cluster: new ClusterEvents() };
     // On PostgreSQL: change the shared keys directory under the replicas' lock, and tell them.
     if (database?.engine === 'postgres') cluster = await startCluster({ ...deps, database, logger: pino({ level: 'silent' }) }, store, { lead: false });
     const meta = (fallback: string): ChangeMeta => ({ actor: 'system', requestId: null, reason: values.reason ?? fallback });

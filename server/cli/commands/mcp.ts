@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { ClusterEvents } from '../../cluster/cluster-events.ts';
 import { ToolgateDatabase } from '../../db/database.ts';
 import { syncMcpServer } from '../../mcp/sync.ts';
 import { createMetrics } from '../../observability/metrics.ts';
@@ -53,7 +54,8 @@ export async function run(args: string[], out: Output = consoleOutput): Promise<
   try {
     await database.migrateToLatest();
     const outcome = await syncMcpServer(
-      { database, metrics: createMetrics(), config: cliConfig(settings) },
+      // A command on its own: no server's cluster events to tell.
+      { database, metrics: createMetrics(), config: cliConfig(settings), cluster: new ClusterEvents() },
       id,
       { actor: 'system', requestId: null, reason: values.reason ?? 'toolgate mcp sync' },
       { client: { timeoutMs } },
