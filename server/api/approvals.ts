@@ -4,7 +4,6 @@ import { Hono } from 'hono';
 import type { Approval, ApprovalDecision, ApprovalQuery, ApprovalReceiptPayload, ApprovalRequestCreate } from '../../policy-schemas/types.gen.ts';
 import { APPROVAL_FORMAT, argumentsDigest } from '../../runtime/approval-receipt.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
-import { approvalEvents } from '../approvals/approval-events.ts';
 import { resolveApprovalSettings } from '../approvals/approval-settings.ts';
 import {
   auditView,
@@ -22,7 +21,6 @@ import { notifyWebhook } from '../approvals/webhook.ts';
 import { withChange } from '../audit/change.ts';
 import { actorOf, authorize, permits } from '../auth/guard.ts';
 import { requireStillAuthenticated } from '../auth/held-requests.ts';
-import { announce } from '../cluster/cluster-events.ts';
 import { type Actor, type AppEnv, actorName } from '../context.ts';
 import type { ApprovalRequestsRow } from '../db/tables/approval-requests.ts';
 import { MAX_WAIT_SECONDS, parseWait } from '../distribution/serving.ts';
@@ -135,7 +133,7 @@ approvalRoutes.get('/:id', async (c) => {
   let found = await read();
   if (wait > 0 && found.row.state === 'pending') {
     const left = Math.min(wait * 1000, Date.parse(found.row.expires_at) - Date.now() + 50);
-    await approvalEvents.waitFor(id, left, c.req.raw.signal);
+    await c.get('deps').approvalEvents.waitFor(id, left, c.req.raw.signal);
     // Revoked while waiting: the decision (and its receipt) is not this credential's to have.
     await requireStillAuthenticated(c);
     found = await read();
@@ -219,7 +217,7 @@ async function decideRequest(c: Context<AppEnv>, state: 'approved' | 'denied') {
     });
     return after;
   });
-  announce(deps.database, { type: 'approval-decided', tenant, id });
+  deps.cluster.announce({ type: 'approval-decided', tenant, id });
   return c.json(toApproval(updated, false) satisfies Approval);
 }
 
