@@ -39,6 +39,8 @@ export type HoldRequest = {
   view: ToolView;
   name: string;
   arguments: Record<string, unknown>;
+  /** The connection the call runs under, if any: an approval given for a call through one connection never lets it through another. */
+  connectionId?: string;
   decided: CallDecision;
   /**
    * Asks the MCP client itself (elicitation with 2025-11-25, an input request with 2026-07-28:
@@ -59,7 +61,7 @@ export type HoldRequest = {
  */
 export class ApprovalHold {
   /**
-   * Open requests by call (subject, tool, arguments digest): the same call retried waits on the same
+   * Open requests by call (subject, tool, arguments digest, connection): the same call retried waits on the same
    * request. `client` opened it; `settled` once it is known to be decided (kept so the call retried
    * gets the answer, no longer counted against the client's cap).
    */
@@ -90,7 +92,9 @@ export class ApprovalHold {
         code: 'approval_required',
         message: `${req.name} needs a person's approval, and this gateway has no control plane to ask one through`,
       };
-    const key = `${req.view.request.subject}\u0000${req.name}\u0000${argumentsDigest(req.arguments)}`;
+    // The connection is part of the call: a receipt carries no connection (DESIGN fixes its fields), so
+    // the same call retried through another connection must not ride on a request a person approved for this one.
+    const key = `${req.view.request.subject}\u0000${req.name}\u0000${argumentsDigest(req.arguments)}\u0000${req.connectionId ?? ''}`;
     // A request past its expiry is no longer decidable: forget it (and every other such one).
     const nowMs = Date.now();
     for (const [k, v] of this.open) if (v.expiresAtMs <= nowMs) this.open.delete(k);
@@ -133,7 +137,7 @@ export class ApprovalHold {
               subject: req.view.request.subject,
               tool: req.name,
               arguments: req.arguments,
-              reason: approvalReason(req.view, req.decided, req.name),
+              reason: withConnection(approvalReason(req.view, req.decided, req.name), req.connectionId),
               bundleVersion: req.view.loaded.version,
               toolCallId: req.decided.toolCallId,
             },
@@ -233,4 +237,12 @@ export class ApprovalHold {
     const { url, tenant } = this.options.connection!;
     return `${url.replace(/\/+$/, '')}/#/approvals?tenant=${encodeURIComponent(tenant)}&id=${encodeURIComponent(id)}`;
   }
+}
+
+/** The rule that asked, and the connection the call runs under, so the person deciding sees which account it acts through. */
+function withConnection(reason: string, connectionId: string | undefined): string {
+  if (connectionId === undefined) return reason;
+  const suffix = ` (through connection ${connectionId})`;
+  // An approval request's reason holds at most 500 characters; the connection is kept whole.
+  return reason.length + suffix.length > 500 ? `${reason.slice(0, 499 - suffix.length)}…${suffix}` : `${reason}${suffix}`;
 }

@@ -604,6 +604,7 @@ export class Gateway {
       view,
       name: tool.id,
       arguments: args,
+      ...connectionFor(view, tool.id, meta),
       decided,
       askClient: () => this.askApproval(session, tool, args, requestId),
       progress: relay.progress ? (progress, message) => relay.notify('notifications/progress', { progress, message }) : undefined,
