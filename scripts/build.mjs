@@ -136,6 +136,7 @@ function packageMeta(name) {
 
 async function buildServer() {
   const { build } = await import('esbuild');
+  const compileThread = join(root, 'server/compiler/compile-thread.ts');
   // Built beside the live output and swapped in at the end, so a server or CLI starting meanwhile
   // never loads half a build. Same depth as dist/server: relocated URLs stay right after the swap.
   const finalDir = join(root, 'dist/server');
@@ -143,7 +144,8 @@ async function buildServer() {
   rmSync(outDir, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { main: 'server/cli/main.ts' },
+    // The compile worker is a thread of the server with an entry of its own (server/compiler/compile-thread.ts).
+    entryPoints: { main: 'server/cli/main.ts', 'compile-worker': 'server/compiler/compile-worker.ts' },
     outdir: outDir,
     bundle: true,
     splitting: true, // CLI commands stay lazily loaded chunks: `serve` does not load `apply`.
@@ -163,8 +165,9 @@ async function buildServer() {
     },
     // Chunks sit beside main.js so every module's relocated import.meta.url resolves alike.
     chunkNames: '[name]-[hash]',
-    // The schemas and demo data are read from the source tree, which ships with the server.
-    plugins: [inlinePackageJson, importMetaUrlPlugin(outDir, (path) => path)],
+    // The schemas and demo data are read from the source tree, which ships with the server; the
+    // module that starts the compile worker finds its entry beside the built files instead.
+    plugins: [inlinePackageJson, importMetaUrlPlugin(outDir, (path) => (path === compileThread ? join(outDir, 'compile-thread.js') : path))],
   });
   checkDependencies(result.metafile, rootPackage.dependencies ?? {}, 'the built server');
   writeFileSync(join(outDir, 'meta.json'), JSON.stringify(result.metafile));

@@ -4,6 +4,7 @@ import { createFailureLimiter } from './auth/failure-limiter.ts';
 import { createStartLimiter } from './auth/sso/start-limit.ts';
 import { TokenCache } from './auth/token-cache.ts';
 import { ClusterEvents } from './cluster/cluster-events.ts';
+import { Compiler, DEFAULT_COMPILE_WORKER_MIN_TOOLS } from './compiler/compiler.ts';
 import type { AppDeps } from './context.ts';
 import { RuntimeOwners } from './distribution/runtime-owners.ts';
 import { StatusRecorder } from './distribution/status-recorder.ts';
@@ -12,7 +13,7 @@ import { KeyStore } from './signing/key-store.ts';
 /** What a server keeps in memory between requests, beside its database: the parts of AppDeps made here. */
 export type ServerState = Pick<
   AppDeps,
-  'keys' | 'failureLimiter' | 'signInStarts' | 'statusReports' | 'runtimeOwners' | 'tokens' | 'approvalEvents' | 'cluster'
+  'keys' | 'failureLimiter' | 'signInStarts' | 'statusReports' | 'runtimeOwners' | 'tokens' | 'approvalEvents' | 'cluster' | 'compiler'
 >;
 
 /**
@@ -35,5 +36,7 @@ export function createServerState(base: Pick<AppDeps, 'config' | 'database' | 'l
     approvalEvents,
     // Until a cluster is started (serve does), the server is alone: its events stay in this process.
     cluster: new ClusterEvents({ publishEvents, tokens, approvalEvents }, logger),
+    // Its worker starts on the first large draft, or when serve starts it.
+    compiler: new Compiler({ workerMinTools: base.config.compileWorkerMinTools ?? DEFAULT_COMPILE_WORKER_MIN_TOOLS, logger }),
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { TokenCreate } from '../policy-schemas/types.gen.ts';
 import type { Authorizer } from './auth/permissions.ts';
+import type { Compiler } from './compiler/compiler.ts';
 import type { ImpactSlots } from './decisions/impact-slots.ts';
 import type { BundleCache } from './distribution/bundle-cache.ts';
 import type { PublishEvents } from './distribution/publish-events.ts';
@@ -77,6 +78,8 @@ export type AppConfig = {
   mirrorDir?: string;
   /** Approval requests: `TOOLGATE_APPROVAL_TTL_SECONDS`, `TOOLGATE_APPROVAL_WEBHOOK`, and where the console is reached (links). */
   approvals?: ApprovalSettings;
+  /** Drafts with at least this many tools compile in the compiler's worker thread (default 300; 0: every draft). */
+  compileWorkerMinTools?: number;
 };
 
 /**
@@ -115,6 +118,8 @@ export type AppDeps = {
    * alone and leading from the start, joined to the other replicas by startCluster (serve).
    */
   cluster: ClusterEvents;
+  /** Compiles drafts (a large one in its worker thread) and keeps them compiled; closed with the server. */
+  compiler: Compiler;
 };
 
 export type AppEnv = {

@@ -53,6 +53,8 @@ export type Settings = {
   reissueCheckSeconds?: number;
   /** `TOOLGATE_APPROVAL_TTL_SECONDS` (3600), `TOOLGATE_APPROVAL_WEBHOOK`, `TOOLGATE_PUBLIC_URL`. */
   approvals?: Partial<ApprovalSettings>;
+  /** Drafts with at least this many tools compile in a worker thread (default 300). */
+  compileWorkerMinTools?: number;
 };
 
 /** The shortest `TOOLGATE_ADMIN_TOKEN` accepted: a guessable bootstrap admin is no admin. */
@@ -170,6 +172,7 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
       mirrorDir: s.mirrorDir,
       trustedProxies: s.trustedProxies ?? [],
       approvals: resolveApprovalSettings(s.approvals),
+      compileWorkerMinTools: s.compileWorkerMinTools,
     },
   };
   const deps: AppDeps = { ...base, ...createServerState(base) };

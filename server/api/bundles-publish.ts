@@ -6,7 +6,6 @@ import { actorMay } from '../auth/permissions.ts';
 import type { AppEnv } from '../context.ts';
 import { changeMetaOf } from '../audit/change.ts';
 import type { DbOrTx } from '../db/database.ts';
-import { compileDraft } from '../compiler/draft.ts';
 import { publishBundle } from '../compiler/publish.ts';
 import { bundleRow, latestBundleHead, latestBundleRow, listBundleVersions } from '../store/bundles.ts';
 import { openPublishRequest, publishTarget, reviewRequired } from '../review/publish-requests.ts';
@@ -46,12 +45,12 @@ bundlePublishRoutes.post('/', async (c) => {
       errors: [{ pointer: '/emergency', message: 'needs the admin role' }],
     });
   }
-  const gate = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: !!force, allowed: mayForce });
+  const gate = await checkPublishTests(deps.compiler, deps.database.db, tenant, { rollbackTo }, { requested: !!force, allowed: mayForce });
   // Under review, new content becomes a publish request for another person (see review/).
   const underReview = await reviewRequired(deps.database.db, tenant);
   let unreviewed = gate;
   if (underReview && !emergency) {
-    const target = await publishTarget(deps.database.db, tenant, rollbackTo);
+    const target = await publishTarget(deps.compiler, deps.database.db, tenant, rollbackTo);
     if ((await latestBundleHead(deps.database.db, tenant))?.revision !== target.revision) {
       return c.json(await openPublishRequest(deps, changeMetaOf(c, reason), tenant, target, gate.forced, actorOf(c).label), 202);
     }
@@ -92,7 +91,7 @@ bundlePublishRoutes.get('/:a/diff/:b', async (c) => {
 async function side(c: Context<AppEnv>, db: DbOrTx, tenant: string, ref: string, which: 'a' | 'b'): Promise<DiffSide> {
   if (ref === 'draft') {
     authorize(c, 'simulate', 'run', tenant);
-    return { version: 'draft', bundle: (await compileDraft(db, tenant)).bundle };
+    return { version: 'draft', bundle: (await c.get('deps').compiler.compileDraft(db, tenant)).bundle };
   }
   if (ref !== 'latest' && !/^[1-9][0-9]{0,9}$/.test(ref)) {
     throw new ApiError(400, 'validation', `${ref} is not a version, "latest" or "draft"`, {

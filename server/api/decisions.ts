@@ -7,7 +7,6 @@ import type { DecisionBatch, DecisionQuery, ImpactRequest, StoredDecision } from
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { csvCell } from '../audit/export.ts';
 import { authorize } from '../auth/guard.ts';
-import { compileDraft } from '../compiler/draft.ts';
 import type { AppEnv } from '../context.ts';
 import {
   cursorOf,
@@ -131,8 +130,10 @@ impactRoutes.post('/', async (c) => {
     });
   }
   try {
-    const db = c.get('deps').database.db;
-    const { loaded } = await compileDraft(db, tenant, req.policy);
+    const { database, compiler } = c.get('deps');
+    const db = database.db;
+    // A large draft compiles in the compiler's worker: requests go on being answered meanwhile.
+    const loaded = await (await compiler.compileDraft(db, tenant, req.policy)).loaded();
     return c.json(await analyzeImpact(db, tenant, loaded, { from: from.toISOString(), to: to.toISOString(), examples: req.examples ?? 3 }));
   } finally {
     release();

@@ -32,7 +32,7 @@ toolUsageRoutes.get('/:id/usage', async (c) => {
   const db = c.get('deps').database.db;
   if (!(await toolStore.get(db, id))) throw new ApiError(404, 'not_found', `tool ${id} does not exist`);
   const tenants: ToolUsage['tenants'] = [];
-  for (const t of await readableTenants(c)) tenants.push(await toolUsageIn(db, t.tenant, id, t.decisions));
+  for (const t of await readableTenants(c)) tenants.push(await toolUsageIn(c.get('deps').compiler, db, t.tenant, id, t.decisions));
   return c.json({ tool: id, tenants } satisfies ToolUsage);
 });
 
@@ -46,7 +46,7 @@ subjectRoutes.get('/:subject', async (c) => {
   const db = c.get('deps').database.db;
   const tenants: SubjectOverview['tenants'] = [];
   for (const t of await readableTenants(c)) {
-    const view = await subjectIn(db, t.tenant, subject, t.decisions);
+    const view = await subjectIn(c.get('deps').compiler, db, t.tenant, subject, t.decisions);
     if (view) tenants.push(view);
   }
   return c.json({ subject, tenants } satisfies SubjectOverview);

@@ -5,7 +5,8 @@ import { sha256Canonical, sha256Hex } from '../../runtime/sha256.ts';
 import { actorOf } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
-import { type CompiledDraft, compileDraft } from '../compiler/draft.ts';
+import type { Compiler } from '../compiler/compiler.ts';
+import type { CompiledDraft } from '../compiler/draft.ts';
 import { latestBundleRow } from '../store/bundles.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
 import { ApiError } from '../errors.ts';
@@ -24,7 +25,7 @@ export const overviewRoutes = new Hono<AppEnv>();
 
 overviewRoutes.get('/', async (c) => {
   const actor = actorOf(c);
-  const { database, authorizer } = c.get('deps');
+  const { database, authorizer, compiler } = c.get('deps');
   const db = database.db;
   const can = (resource: Parameters<typeof authorizer.can>[1]) => authorizer.can(actor.role, resource, 'read');
   if (!can('tenant')) throw new ApiError(403, 'forbidden', `role ${actor.role} may not read tenants`);
@@ -62,7 +63,7 @@ overviewRoutes.get('/', async (c) => {
       roles: Object.keys(policy.roles ?? {}),
       subjects: Object.keys(policy.bindings ?? {}),
       published: latest ? { version: latest.version, publishedAt: latest.published_at } : null,
-      draft: await cachedDraftState(db, t, policy, inventory, latest),
+      draft: await cachedDraftState(compiler, db, t, policy, inventory, latest),
       fleet: { total: runtimes.length, onLatest, behind, unhealthy },
     });
   }
@@ -146,6 +147,7 @@ async function inventoryMark(db: DbOrTx): Promise<string> {
 
 /** The draft state, computed again only when something a draft is made of, or the latest bundle, changed. */
 async function cachedDraftState(
+  compiler: Compiler,
   db: DbOrTx,
   tenant: { id: string; name: string },
   policy: TenantPolicy,
@@ -156,27 +158,34 @@ async function cachedDraftState(
   const key = sha256Hex(JSON.stringify([inventory, tenant.name, policy, grants, latest?.revision ?? null]));
   const hit = draftStates.get(tenant.id);
   if (hit?.key === key) return hit.state;
-  const state = await draftState(db, tenant.id, latest);
+  const state = await draftState(compiler, db, tenant.id, latest);
   if (draftStates.size >= MAX_CACHED) draftStates.clear();
   draftStates.set(tenant.id, { key, state });
   return state;
 }
 
 /** Whether the draft compiles to other content than the latest bundle, and in which parts. */
-async function draftState(db: DbOrTx, tenant: string, latest: Awaited<ReturnType<typeof latestBundleRow>>): Promise<TenantOverview['draft']> {
+async function draftState(
+  compiler: Compiler,
+  db: DbOrTx,
+  tenant: string,
+  latest: Awaited<ReturnType<typeof latestBundleRow>>,
+): Promise<TenantOverview['draft']> {
   let draft: CompiledDraft;
   try {
-    draft = await compileDraft(db, tenant);
+    // A large draft compiles in the compiler's worker, so the overview's first computation after a
+    // start or a draft change no longer holds other requests for the compile's duration.
+    draft = await compiler.compileDraft(db, tenant);
   } catch (err) {
     if (err instanceof ApiError && err.code === 'compile_error') return { differs: true, changes: [], compileError: err.message };
     throw err;
   }
   if (!latest) return { differs: true, changes: ['policy', 'grants', 'inventory'] };
-  if (draft.bundle.revision === latest.revision) return { differs: false, changes: [] };
+  if (draft.revision === latest.revision) return { differs: false, changes: [] };
   await nextTurn();
   const before = remember(latest.revision, () => partsOf(JSON.parse(latest.content) as Bundle));
   await nextTurn();
-  const now = remember(draft.bundle.revision, () => partsOf(draft.bundle, catalogText(draft.members)));
+  const now = remember(draft.revision, () => partsOf(draft.bundle, catalogText(draft.members)));
   const changes = (['policy', 'grants', 'inventory'] as const).filter((k) => before[k] !== now[k]);
   return { differs: true, changes: changes.length ? [...changes] : ['policy'] };
 }

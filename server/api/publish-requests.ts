@@ -47,7 +47,7 @@ publishRequestRoutes.get('/', async (c) => {
   const rows = await listPublishRequests(db, tenant, status);
   let draft: Promise<string | null> | undefined;
   const draftRevision = () => {
-    draft ??= currentDraftRevision(db, tenant);
+    draft ??= currentDraftRevision(c.get('deps').compiler, db, tenant);
     return draft;
   };
   const items = [];
@@ -75,12 +75,13 @@ publishRequestRoutes.post('/', async (c) => {
   const db = deps.database.db;
   await requireTenantExists(db, tenant);
   const gate = await checkPublishTests(
+    deps.compiler,
     db,
     tenant,
     { rollbackTo },
     { requested: !!force, allowed: actorMay(deps.authorizer, actorOf(c), 'bundle', 'force', tenant) },
   );
-  const target = await publishTarget(db, tenant, rollbackTo);
+  const target = await publishTarget(deps.compiler, db, tenant, rollbackTo);
   const latest = await latestBundleHead(db, tenant);
   if (latest?.revision === target.revision) {
     throw new ApiError(
@@ -97,7 +98,7 @@ publishRequestRoutes.get('/:id', async (c) => {
   authorize(c, 'bundle', 'read', tenant);
   const db = c.get('deps').database.db;
   const r = await found(c.get('deps').database.db, tenant, c.req.param('id'));
-  return c.json(toPublishRequest(r, await isStale(r, () => currentDraftRevision(db, tenant))));
+  return c.json(toPublishRequest(r, await isStale(r, () => currentDraftRevision(c.get('deps').compiler, db, tenant))));
 });
 
 publishRequestRoutes.post('/:id/approve', async (c) => {
@@ -111,7 +112,7 @@ publishRequestRoutes.post('/:id/approve', async (c) => {
   // The tests run again on the reviewed content: one added since the request still guards it. An
   // admin's choice to publish past failures, made when asking, carries over.
   const rollbackTo = r.rollback_to ?? undefined;
-  const { forced, testedRevision } = await checkPublishTests(deps.database.db, tenant, { rollbackTo }, { requested: r.forced !== null, allowed: true });
+  const { forced, testedRevision } = await checkPublishTests(deps.compiler, deps.database.db, tenant, { rollbackTo }, { requested: r.forced !== null, allowed: true });
   // The tests must have run on the reviewed content itself: a draft edited away and back around
   // them would ship content they never judged.
   if (rollbackTo === undefined && testedRevision !== undefined && testedRevision !== r.revision) throw staleRequest(tenant, r.id);

@@ -6,7 +6,6 @@ import type { LoadedBundle } from '../../runtime/load-bundle.ts';
 import { runPolicyTests } from '../../runtime/policy-tests.ts';
 import { authorize } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
-import { compileDraft } from '../compiler/draft.ts';
 import { dropReadOnly, readValid } from '../http/body.ts';
 import { getPolicyTests } from '../store/policy-tests.ts';
 
@@ -32,8 +31,9 @@ simulateRoutes.post('/', async (c) => {
   } = await readValid<SimulateRequest>(c, 'simulate-request', (body) => {
     if (body.policy && typeof body.policy === 'object' && !Array.isArray(body.policy)) dropReadOnly(body.policy as Record<string, unknown>, ['tenant']);
   });
-  const db = c.get('deps').database.db;
-  const { loaded } = await compileDraft(db, tenant, policy);
+  const { database, compiler } = c.get('deps');
+  const db = database.db;
+  const loaded = await (await compiler.compileDraft(db, tenant, policy)).loaded();
   const tests = unsavedTests ?? (await getPolicyTests(db, tenant))?.tests ?? [];
   // evaluate() answers frozen (cached) objects: copy before adding the tests.
   const answer: SimulateResult = { ...evaluate(loaded, request as EvaluationRequest) };

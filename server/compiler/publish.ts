@@ -1,19 +1,19 @@
 import type { Bundle, BundleSummary } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
-import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
+import { type Change, type ChangeDeps, type ChangeMeta, runChange } from '../audit/change.ts';
 import { lastAuditSeq } from '../audit/events.ts';
 import { type ServedBundle, servedBundle } from '../distribution/bundle-cache.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
-import { summarize } from '../policy-engine/diff.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { signBundle } from '../signing/sign.ts';
 import { bundleRow, insertBundle, latestBundleHead, latestBundleRow, type StoredSummary } from '../store/bundles.ts';
 import { loadDraftSnapshot } from '../store/snapshot.ts';
 import { snapshotFingerprint } from './snapshot-fingerprint.ts';
 import { contentRevision } from './compile-bundle.ts';
-import { compiledOrErrors, compileSnapshot, envelope } from './draft.ts';
+import { type Compiler, inlineCompiler } from './compiler.ts';
+import { type BundleEnvelope, envelope } from './draft.ts';
 import type { GateOutcome } from './tests-gate.ts';
 
 export type PublishOutcome = { created: boolean; version: number; revision: string };
@@ -48,7 +48,8 @@ type Prepared =
       snapshotHash?: string;
       /** The last audit event before the snapshot was read: none since means nothing changed. */
       auditSeq: number;
-      bundle: Bundle;
+      /** The new version's envelope; the rest of the bundle is in `text` only. */
+      head: BundleEnvelope;
       text: string;
       signature: string;
       kid: string;
@@ -64,24 +65,26 @@ type Prepared =
  * unless `refresh` asks for a new version anyway (same revision, later expiry).
  *
  * Compiling and signing (100+ ms for thousands of tools) happen outside the write transaction,
- * so reads and other changes go on meanwhile. The transaction then commits only if the draft
+ * so reads and other changes go on meanwhile; the compile and the summary's diff of a large draft
+ * run in the compiler's worker thread, so requests are answered meanwhile too. The transaction then commits only if the draft
  * snapshot still hashes the same and no other version was published; otherwise it starts over,
  * at most PUBLISH_ATTEMPTS times, then answers 409. Versions stay contiguous either way.
  */
 export async function publishBundle(
-  deps: Pick<AppDeps, 'database' | 'metrics' | 'cluster'>,
+  deps: ChangeDeps & Partial<Pick<AppDeps, 'compiler'>>,
   meta: ChangeMeta,
   tenant: string,
   opts: PublishOptions,
   keys: KeyStore,
 ): Promise<PublishOutcome> {
   for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
-    const prepared = await preparePublish(deps.database.db, tenant, opts, keys);
+    // Callers without a server's compiler (CLI key changes re-issue stored content) compile nothing large.
+    const prepared = await preparePublish(deps.compiler ?? inlineCompiler(), deps.database.db, tenant, opts, keys);
     if (prepared.kind === 'unchanged') return { created: false, version: prepared.version, revision: prepared.revision };
     const outcome = await runChange(deps, meta, (ch) => commitPublish(ch, tenant, prepared, meta, opts));
     if (outcome === 'stale') continue;
     // This process's cache and mirror take the signed bytes as they are; other replicas read them.
-    deps.cluster.announce({ type: 'published', tenant, version: outcome.version }, prepared.served);
+    deps.cluster?.announce({ type: 'published', tenant, version: outcome.version }, prepared.served);
     return outcome;
   }
   throw new ApiError(
@@ -92,14 +95,16 @@ export async function publishBundle(
 }
 
 /** Reads what to publish and compiles and signs it; runs outside any transaction. */
-async function preparePublish(db: DbOrTx, tenant: string, opts: PublishOptions, keys: KeyStore): Promise<Prepared> {
+async function preparePublish(compiler: Compiler, db: DbOrTx, tenant: string, opts: PublishOptions, keys: KeyStore): Promise<Prepared> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
   const auditSeq = await lastAuditSeq(db);
   const latest = await latestBundleRow(db, tenant);
   const version = (latest?.version ?? 0) + 1;
   const previousRevision = latest?.revision ?? null;
-  let bundle: Bundle;
+  let head: BundleEnvelope;
   let text: string;
+  // The catalog's size, which decides where the summary is computed.
+  let tools: number;
   let snapshotHash: string | undefined;
   if (opts.rollbackTo !== undefined || opts.reissue) {
     // A re-issue re-signs the latest content with a later expiry; a rollback takes an earlier one's.
@@ -118,37 +123,47 @@ async function preparePublish(db: DbOrTx, tenant: string, opts: PublishOptions, 
       return { kind: 'unchanged', version: latest.version, revision: latest.revision };
     const old = JSON.parse(row.content) as Bundle;
     const expiresAt = new Date(Date.parse(issuedAt) + old.policy.bundleTtlSeconds * 1000).toISOString();
-    bundle = { ...old, version, previousRevision, issuedAt, expiresAt };
+    const bundle: Bundle = { ...old, version, previousRevision, issuedAt, expiresAt };
     if (contentRevision(bundle) !== row.revision) throw new Error(`stored bundle ${tenant}@${row.version} does not hash to its revision`);
     text = canonicalJson(bundle);
+    head = { version, revision: row.revision, previousRevision, issuedAt, expiresAt };
+    tools = old.catalog.tools.length;
   } else if (opts.reviewed) {
     // The reviewed content, re-enveloped; the draft must still compile to exactly it.
     const snapshot = await loadDraftSnapshot(db, tenant);
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
     snapshotHash = snapshotFingerprint(snapshot);
-    const r = compiledOrErrors(snapshot, snapshotHash);
-    if ('errors' in r || r.bundle.revision !== opts.reviewed.revision) throw staleRequest(tenant, opts.reviewed.requestId);
-    if (latest && latest.revision === r.bundle.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
+    const r = await compiler.compiledOrErrors(snapshot, snapshotHash);
+    if ('errors' in r || r.revision !== opts.reviewed.revision) throw staleRequest(tenant, opts.reviewed.requestId);
+    if (latest && latest.revision === r.revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
     // The draft compiles to exactly the reviewed content (same revision): its compiled members, newly enveloped.
-    ({ bundle, text } = envelope(r, { version, previousRevision, issuedAt }));
+    ({ head, text } = envelope(r, { version, previousRevision, issuedAt }));
+    tools = r.tools;
   } else {
     const snapshot = await loadDraftSnapshot(db, tenant);
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
     snapshotHash = snapshotFingerprint(snapshot);
     // The draft the policy tests just ran on is compiled already: this takes it from the cache and
     // only writes the new envelope.
-    const compiled = compileSnapshot(snapshot, snapshotHash);
-    const revision = compiled.bundle.revision;
+    const compiled = await compiler.compileSnapshot(snapshot, snapshotHash);
+    const revision = compiled.revision;
     if (opts.testedRevision !== undefined && revision !== opts.testedRevision)
       throw new ApiError(409, 'conflict', `The draft of ${tenant} changed while its policy tests ran; publish again`);
     if (!opts.refresh && latest && latest.revision === revision) return { kind: 'unchanged', version: latest.version, revision: latest.revision };
-    ({ bundle, text } = envelope(compiled, { version, previousRevision, issuedAt }));
+    ({ head, text } = envelope(compiled, { version, previousRevision, issuedAt }));
+    tools = compiled.tools;
   }
+  // The summary diffs the bundle against the previous one (in the worker for a large catalog) while
+  // this thread signs: Ed25519 over the text takes about 10 ms for 2,000 tools, and the signing key
+  // stays on the thread that holds the key store instead of being handed to another.
+  const summarizing = compiler.summarize({ revision: head.revision, text, tools }, latest ? latest.content : null);
+  // Awaited below; a signing failure must not leave its rejection unhandled meanwhile.
+  summarizing.catch(() => undefined);
   const key = await keys.signer();
   const signature = await signBundle(Buffer.from(text, 'utf8'), key);
-  const summary = await summarize(bundle, latest ? (JSON.parse(latest.content) as Bundle) : null);
-  const served = await servedBundle({ tenant, version, revision: bundle.revision, text, signature });
-  return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, auditSeq, bundle, text, signature, kid: key.kid, summary, served };
+  const summary = await summarizing;
+  const served = await servedBundle({ tenant, version, revision: head.revision, text, signature });
+  return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, auditSeq, head, text, signature, kid: key.kid, summary, served };
 }
 
 /** Inside the write transaction: stores the prepared bundle, or says `stale` when its inputs changed. */
@@ -168,7 +183,7 @@ async function commitPublish(
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} was deleted during the publish`);
     if (snapshotFingerprint(snapshot) !== p.snapshotHash) return 'stale';
   }
-  const { bundle, summary } = p;
+  const { head: bundle, summary } = p;
   const stored: StoredSummary = { summary, previousRevision: bundle.previousRevision, issuedAt: bundle.issuedAt, expiresAt: bundle.expiresAt };
   const rollbackOf = opts.rollbackTo ?? null;
   await insertBundle(ch.tx, {

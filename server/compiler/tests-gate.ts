@@ -1,11 +1,9 @@
-import type { Bundle, PolicyTestFailure } from '../../policy-schemas/types.gen.ts';
-import { loadBundle } from '../../runtime/load-bundle.ts';
-import type { LoadedBundle } from '../../runtime/load-bundle.ts';
-import { failuresOf, runPolicyTests } from '../../runtime/policy-tests.ts';
+import type { PolicyTestFailure } from '../../policy-schemas/types.gen.ts';
+import { failuresOf } from '../../runtime/policy-tests.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 import { getPolicyTests } from '../store/policy-tests.ts';
-import { compileDraft } from './draft.ts';
+import type { Compiler } from './compiler.ts';
 import { bundleRow } from '../store/bundles.ts';
 
 /** What a publish may go ahead with: the revision its tests ran on, and the failures an admin forced past. */
@@ -16,8 +14,13 @@ export type GateOutcome = { testedRevision?: string; forced?: { failures: Policy
  * that would be published (the draft, or the version rolled back to). Any failure refuses it with
  * 422 `tests_failed`, one error per failed expectation, unless `force` is set by an admin (then the
  * failures travel on into the publish's audit event). An editor's `force` is a 403.
+ *
+ * The draft is compiled by the server's compiler and kept there: the publish that follows takes
+ * the same compiled bundle (by its snapshot's hash), so a publish compiles its draft once. For a
+ * large catalog the tests run in the compiler's worker.
  */
 export async function checkPublishTests(
+  compiler: Compiler,
   db: DbOrTx,
   tenant: string,
   target: { rollbackTo?: number },
@@ -30,23 +33,22 @@ export async function checkPublishTests(
   }
   const tests = (await getPolicyTests(db, tenant))?.tests ?? [];
   if (tests.length === 0) return {};
-  let loaded: LoadedBundle;
+  let outcomes: Awaited<ReturnType<Compiler['testOutcomes']>>;
   let revision: string;
   let what: string;
   if (target.rollbackTo !== undefined) {
     const row = await bundleRow(db, tenant, target.rollbackTo);
     // The publish itself answers the 404 for a version that does not exist.
     if (!row) return {};
-    loaded = loadBundle(JSON.parse(row.content) as Bundle);
+    outcomes = await compiler.testOutcomes({ revision: row.revision, text: row.content }, tests);
     revision = row.revision;
     what = `version ${target.rollbackTo}`;
   } else {
-    const draft = await compileDraft(db, tenant);
-    loaded = draft.loaded;
-    revision = draft.bundle.revision;
+    const draft = await compiler.compileDraft(db, tenant);
+    outcomes = await compiler.testOutcomes(draft, tests);
+    revision = draft.revision;
     what = 'the draft';
   }
-  const outcomes = runPolicyTests(loaded, tests);
   const failures = failuresOf(outcomes);
   if (failures.length === 0) return { testedRevision: revision };
   if (force.requested) return { testedRevision: revision, forced: { failures } };

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/support/harness.ts';
 import { toolStore } from '../store/inventory.ts';
-import { WARM_BEFORE_LISTEN_MAX_TOOLS, warmBeforeListening } from './warm-up.ts';
+import { Compiler } from './compiler.ts';
+import { WARM_BEFORE_LISTEN_MAX_TOOLS, warmBeforeListening as warmBeforeListeningWith } from './warm-up.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -12,6 +13,9 @@ afterAll(async () => t.close());
 describe('warming the compiler at start', () => {
   it('warms before answering up to the bound of live tools, and after listening above it', async () => {
     const db = t.deps.database.db;
+    // A compiler that compiles every draft inline: this thread is what must be warm.
+    const inline = new Compiler({ workerMinTools: Number.POSITIVE_INFINITY, logger: t.deps.logger });
+    const warmBeforeListening = (d: typeof db) => warmBeforeListeningWith(d, inline);
     expect(await warmBeforeListening(db)).toBe(true);
     const live = (await toolStore.list(db)).filter((tool) => tool.status !== 'removed').length;
     const now = new Date().toISOString();
@@ -30,5 +34,14 @@ describe('warming the compiler at start', () => {
     expect(await warmBeforeListening(db)).toBe(true);
     await add(WARM_BEFORE_LISTEN_MAX_TOOLS + 50, 1, 'active');
     expect(await warmBeforeListening(db)).toBe(false);
+  });
+
+  it('leaves a large inventory to the compile worker, which warms itself', async () => {
+    const db = t.deps.database.db;
+    const compiler = new Compiler({ workerMinTools: 10, logger: t.deps.logger });
+    const live = (await toolStore.list(db)).filter((tool) => tool.status !== 'removed').length;
+    expect(live).toBeGreaterThan(10);
+    expect(await warmBeforeListeningWith(db, compiler)).toBe(false);
+    expect(compiler.worker).toBeNull();
   });
 });

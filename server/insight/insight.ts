@@ -1,7 +1,7 @@
 import type { EvaluationResult, StoredDecision, SubjectOverview, TenantPolicy, ToolUsage } from '../../policy-schemas/types.gen.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
 import { evaluate } from '../../runtime/evaluate.ts';
-import { compileDraft } from '../compiler/draft.ts';
+import type { Compiler } from '../compiler/compiler.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { listDecisions } from '../decisions/decision-store.ts';
 import { ApiError } from '../errors.ts';
@@ -12,9 +12,9 @@ const RECENT = 20;
 type RoleUsage = ToolUsage['tenants'][number]['roles'][number];
 
 /** The tenant's draft compiled, or null when it does not compile (the pages say so rather than fail). */
-async function draftOf(db: DbOrTx, tenant: string): Promise<LoadedBundle | null> {
+async function draftOf(compiler: Compiler, db: DbOrTx, tenant: string): Promise<LoadedBundle | null> {
   try {
-    return (await compileDraft(db, tenant)).loaded;
+    return await (await compiler.compileDraft(db, tenant)).loaded();
   } catch (err) {
     if (err instanceof ApiError && err.code === 'compile_error') return null;
     throw err;
@@ -23,12 +23,13 @@ async function draftOf(db: DbOrTx, tenant: string): Promise<LoadedBundle | null>
 
 /** What each role of one tenant's draft does with a tool, and the bound subjects it reaches. */
 export async function toolUsageIn(
+  compiler: Compiler,
   db: DbOrTx,
   tenant: { id: string; name: string },
   toolId: string,
   mayReadDecisions: boolean,
 ): Promise<ToolUsage['tenants'][number]> {
-  const loaded = await draftOf(db, tenant.id);
+  const loaded = await draftOf(compiler, db, tenant.id);
   const tool = loaded?.byId.get(toolId);
   const recentDecisions = mayReadDecisions ? await recent(db, tenant.id, { tool: toolId }) : null;
   if (!loaded || !tool) {
@@ -62,6 +63,7 @@ export async function toolUsageIn(
  * its roles permit, and its recent decisions. Undefined when the subject is bound to no role there.
  */
 export async function subjectIn(
+  compiler: Compiler,
   db: DbOrTx,
   tenant: { id: string; name: string },
   subject: string,
@@ -75,7 +77,7 @@ export async function subjectIn(
   if (!roles.length && !recentDecisions?.length) return undefined;
   const permitted = roles.flatMap((r) => policy?.roles?.[r]?.groups ?? []);
   const groups = permitted.includes('*') ? ['*'] : permitted.length ? [...new Set(permitted)] : ['default'];
-  const loaded = await draftOf(db, tenant.id);
+  const loaded = await draftOf(compiler, db, tenant.id);
   const sees: EvaluationResult | null = loaded ? evaluate(loaded, { subject, groups }) : null;
   return { tenant: tenant.id, name: tenant.name, roles, groups, sees, recentDecisions };
 }

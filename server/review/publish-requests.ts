@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Bundle, BundleDiff, ImpactReport, PolicyTestFailure, PolicyTestOutcome, PublishRequest } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
-import { runPolicyTests } from '../../runtime/policy-tests.ts';
-import { type Change, type ChangeMeta, runChange } from '../audit/change.ts';
-import { compileBundle } from '../compiler/compile-bundle.ts';
-import { compileDraft } from '../compiler/draft.ts';
+import { type Change, type ChangeDeps, type ChangeMeta, runChange } from '../audit/change.ts';
+import type { Compiler } from '../compiler/compiler.ts';
+import type { CompiledDraft } from '../compiler/draft.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { PublishRequestsRow } from '../db/tables/publish-requests.ts';
@@ -37,10 +36,10 @@ export function reviewWeakened(before: TenantPolicy | undefined, after: TenantPo
 }
 
 /** What a publish would ship: the draft compiled, or the content of the version a rollback names. */
-export type PublishTarget = { revision: string; bundle: Bundle; content: string | null; rollbackTo?: number };
+export type PublishTarget = { revision: string; bundle: Bundle; content: string | null; rollbackTo?: number; compiled?: CompiledDraft };
 
 /** The content a publish (or rollback) would ship, with its revision; 404 for a version that does not exist. */
-export async function publishTarget(db: DbOrTx, tenant: string, rollbackTo: number | undefined): Promise<PublishTarget> {
+export async function publishTarget(compiler: Compiler, db: DbOrTx, tenant: string, rollbackTo: number | undefined): Promise<PublishTarget> {
   if (rollbackTo !== undefined) {
     const row = await bundleRow(db, tenant, rollbackTo);
     if (!row) {
@@ -50,8 +49,9 @@ export async function publishTarget(db: DbOrTx, tenant: string, rollbackTo: numb
     }
     return { revision: row.revision, bundle: JSON.parse(row.content) as Bundle, content: null, rollbackTo };
   }
-  const { bundle } = await compileDraft(db, tenant);
-  return { revision: bundle.revision, bundle, content: canonicalJson(bundle) };
+  const compiled = await compiler.compileDraft(db, tenant);
+  // The compiled text is the bundle's canonical JSON already.
+  return { revision: compiled.revision, bundle: compiled.bundle, content: compiled.text, compiled };
 }
 
 /**
@@ -59,7 +59,7 @@ export async function publishTarget(db: DbOrTx, tenant: string, rollbackTo: numb
  * with the diff against the latest version, the impact on logged traffic and the policy tests.
  */
 export async function openPublishRequest(
-  deps: Pick<AppDeps, 'database' | 'metrics' | 'impactSlots' | 'cluster'>,
+  deps: ChangeDeps & Pick<AppDeps, 'impactSlots' | 'compiler'>,
   meta: ChangeMeta,
   tenant: string,
   target: PublishTarget,
@@ -79,6 +79,7 @@ export async function openPublishRequest(
   // Diff, tests and impact are computed before the write transaction, which then only inserts.
   const latest = await latestBundleRow(db, tenant);
   const material = await reviewMaterial(
+    deps.compiler,
     db,
     deps.impactSlots,
     tenant,
@@ -138,16 +139,20 @@ async function insertRequest(
 }
 
 async function reviewMaterial(
+  compiler: Compiler,
   db: DbOrTx,
   impactSlots: ImpactSlots,
   tenant: string,
   target: PublishTarget,
   latest: { version: number; bundle: Bundle } | null,
 ): Promise<ReviewMaterial> {
-  const from = latest ?? { version: 0, bundle: await emptyTenantBundle(db, tenant, target.bundle) };
+  const from = latest ?? { version: 0, bundle: await emptyTenantBundle(compiler, db, tenant, target.bundle) };
   const diff = await diffBundles(from, { version: target.rollbackTo ?? 'draft', bundle: target.bundle }, { casbin: true });
-  const loaded = loadBundle(target.bundle);
-  const tests = runPolicyTests(loaded, (await getPolicyTests(db, tenant))?.tests ?? []);
+  const loaded = target.compiled ? await target.compiled.loaded() : loadBundle(target.bundle);
+  const tests = await compiler.testOutcomes(
+    target.compiled ?? { revision: target.revision, text: canonicalJson(target.bundle) },
+    (await getPolicyTests(db, tenant))?.tests ?? [],
+  );
   // Impact replays logged traffic; when the server is already busy replaying, the request goes
   // without it rather than waiting (the reviewer still sees the diff and the tests).
   let impact: ImpactReport | null = null;
@@ -165,11 +170,12 @@ async function reviewMaterial(
 }
 
 /** Before a tenant's first publish the diff starts from the same inventory under an empty policy. */
-async function emptyTenantBundle(db: DbOrTx, tenant: string, like: Bundle): Promise<Bundle> {
+async function emptyTenantBundle(compiler: Compiler, db: DbOrTx, tenant: string, like: Bundle): Promise<Bundle> {
   const snapshot = await loadDraftSnapshot(db, tenant);
   if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-  const r = compileBundle({ ...snapshot, policy: emptyPolicy(), grants: [] }, { version: 1, previousRevision: null, issuedAt: like.issuedAt });
-  if (!r.ok) return like;
+  const r = await compiler.compiledOrErrors({ ...snapshot, policy: emptyPolicy(), grants: [] });
+  if ('errors' in r) return like;
+  // The diff compares content, never the envelope: the compiler's version-1 envelope is as good as any.
   return r.bundle;
 }
 
@@ -221,9 +227,9 @@ export async function isStale(r: PublishRequestsRow, draftRevision: () => Promis
 }
 
 /** The draft's revision now, or null when it does not compile. */
-export async function currentDraftRevision(db: DbOrTx, tenant: string): Promise<string | null> {
+export async function currentDraftRevision(compiler: Compiler, db: DbOrTx, tenant: string): Promise<string | null> {
   try {
-    return (await compileDraft(db, tenant)).bundle.revision;
+    return (await compiler.compileDraft(db, tenant)).revision;
   } catch (err) {
     if (err instanceof ApiError && err.code === 'compile_error') return null;
     throw err;

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecisionRecord, TenantPolicy } from '../../policy-schemas/types.gen.ts';
 import { appendAuditEvent } from '../../server/audit/events.ts';
-import { compileDraft } from '../../server/compiler/draft.ts';
 import { decisionSlices, summarizeDecisions } from '../../server/decisions/decision-store.ts';
 import { analyzeImpact } from '../../server/decisions/impact.ts';
 import { decisionRecord } from '../support/decision-records.ts';
@@ -176,7 +175,7 @@ describe('a heavy request gives other work a turn between its chunks', () => {
     const saved = (await t.request('GET', `/v1/tenants/${tenant}/policy`)).json as TenantPolicy & Record<string, unknown>;
     const { version: _v, createdAt: _c, updatedAt: _u, tenant: _t, ...policy } = saved;
     for (const role of Object.values(policy.roles ?? {})) role.allow = [];
-    const { loaded } = await compileDraft(db, tenant, policy as TenantPolicy);
+    const loaded = await (await t.deps.compiler.compileDraft(db, tenant, policy as TenantPolicy)).loaded();
     const w = { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString(), examples: 2 };
     const whole = await analyzeImpact(db, tenant, loaded, w);
     const { result: sliced, log } = await interleaved(() => analyzeImpact(db, tenant, loaded, { ...w, sliceRows: 97 }));

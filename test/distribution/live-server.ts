@@ -88,6 +88,7 @@ export async function startLiveServer(opts: { dir?: string; port?: number; seed?
       await deps.statusReports.flush();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await deps.compiler.close();
       await deps.database.close();
     },
     async dispose(): Promise<void> {

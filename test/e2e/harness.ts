@@ -95,6 +95,7 @@ export async function startConsole() {
   const close = async () => {
     await browser.close().catch(() => undefined);
     await new Promise<void>((r) => server.close(() => r()));
+    await deps.compiler.close();
     await deps.database.close();
     rmSync(dir, { recursive: true, force: true });
   };

@@ -70,6 +70,7 @@ export async function createHarness(policy: McpTransportPolicy = TEST_MCP_POLICY
       );
     },
     async close() {
+      await deps.compiler.close();
       await database.close();
       rmSync(keysDir, { recursive: true, force: true });
     },

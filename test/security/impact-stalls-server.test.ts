@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileDraft } from '../../server/compiler/draft.ts';
 import { YIELD_EVERY, analyzeImpact } from '../../server/decisions/impact.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
@@ -37,7 +36,7 @@ afterAll(async () => t.close());
 describe('impact analysis over many logged requests', () => {
   it('lets other work run between slices of the replay instead of holding the event loop throughout', async () => {
     const db = t.deps.database.db;
-    const { loaded } = await compileDraft(db, tenant);
+    const loaded = await (await t.deps.compiler.compileDraft(db, tenant)).loaded();
     let turns = 0;
     let running = true;
     const otherWork = () => {

@@ -72,6 +72,7 @@ export async function startTestApp(opts: { seed?: boolean; webDir?: string | nul
     request,
     tokenFor,
     async close() {
+      await deps.compiler.close();
       await deps.database.close();
       await database.drop();
       rmSync(dir, { recursive: true, force: true });

@@ -34,11 +34,13 @@ export async function run(): Promise<number> {
   const app = createApp(deps);
   let closing = false;
   // A small inventory is warmed before the first request is answered (a publish sent the moment
-  // /healthz answers then runs warm); a large one after listening, in slices, so the start stays fast.
-  const warmFirst = await warmBeforeListening(deps.database.db);
-  if (warmFirst) {
+  // /healthz answers then runs warm); a large one compiles in the compiler's worker, started now
+  // (it warms its own validators meanwhile) and given a draft to warm on once the server listens.
+  const warmFirst = await warmBeforeListening(deps.database.db, deps.compiler);
+  if (!warmFirst) deps.compiler.start();
+  else {
     const started = performance.now();
-    await warmCompiler(deps.database.db).catch(() => undefined);
+    await warmCompiler(deps.database.db, deps.compiler).catch(() => undefined);
     deps.logger.info({ ms: Math.round(performance.now() - started) }, 'compiler warmed before listening');
   }
   const server = createToolgateServer(app, deps, { hostname: settings.host });
@@ -47,7 +49,7 @@ export async function run(): Promise<number> {
     deps.logger.info({ url: `http://${settings.host}:${info.port}`, db: describeDatabase(settings.dbFile) }, 'toolgate listening');
     // Once listening (the first requests, health checks among them, go first), warm the compiler in
     // slices so the first publish after a start is as fast as the later ones.
-    if (!warmFirst) setTimeout(() => void warmCompiler(deps.database.db, () => closing).catch(() => undefined), WARM_UP_DELAY_MS).unref();
+    if (!warmFirst) setTimeout(() => void warmCompiler(deps.database.db, deps.compiler, () => closing).catch(() => undefined), WARM_UP_DELAY_MS).unref();
     if (generatedAdminToken) {
       // Printed once, to the terminal only; it is stored hashed and cannot be shown again.
       process.stdout.write(
@@ -86,6 +88,7 @@ export async function run(): Promise<number> {
   await stopJobs();
   stopMirror();
   await cluster.close();
+  await deps.compiler.close();
   await deps.database.close();
   return 0;
 }
