@@ -455,5 +455,7 @@ export function buildOpenApi(): Record<string, unknown> {
 }
 
 export const openApiRoutes = new Hono<AppEnv>();
+// A pure memo of constant data (built from the schemas and route tables in the source, the same for
+// every server), so it may live in the module: made on the first request instead of at import.
 let cached: Record<string, unknown> | undefined;
 openApiRoutes.get('/', (c) => c.json((cached ??= buildOpenApi())));

@@ -1,8 +1,10 @@
 import type { AuditCheckpoint, AuditVerification } from '../../policy-schemas/types.gen.ts';
+import { parseDetachedJws } from '../../runtime/detached-jws.ts';
 import type { TrustedKeys } from '../../runtime/verify-bundle.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { TurnBudget } from '../http/event-loop.ts';
 import type { KeyStore } from '../signing/key-store.ts';
+import { CHECKPOINT_JWS_TYP } from '../signing/sign.ts';
 import { ChainVerifier, eventHash } from './chain.ts';
 import { readMirrorCheckpoints } from './checkpoint-mirror.ts';
 import { verifyCheckpointSignature } from './checkpoint-verify.ts';
@@ -32,20 +34,25 @@ export class ChainContradiction extends Error {
   }
 }
 
-// Signatures already checked, by the exact bytes and signature: checking again is pure cost.
-const verifiedSignatures = new Map<string, boolean>();
+// Signatures that verified, by the public key that verified them, the exact bytes and the signature:
+// checking again is pure cost. A pure memo of a fact (an Ed25519 signature verifies under a public
+// key or not, for good), so it may live in the module, bounded: a server gets a hit only for a key
+// its own key set names. Keyed by the bytes alone, a checkpoint one server's key verified counted
+// as verified on another server in the same process whose key set never held that key.
+const verifiedSignatures = new Set<string>();
 const MAX_REMEMBERED = 100_000;
 
 async function verifiedOnce(cp: AuditCheckpoint, trusted: TrustedKeys): Promise<boolean> {
-  const key = `${checkpointBytes(cp).toString('utf8')}\u0000${cp.signature}`;
-  let ok = verifiedSignatures.get(key);
-  if (ok === undefined) {
-    ok = (await verifyCheckpointSignature(cp, trusted)) === null;
-    // A key set change could make a signature verify later (a key restored): only successes are kept.
-    if (ok) {
-      if (verifiedSignatures.size >= MAX_REMEMBERED) verifiedSignatures.clear();
-      verifiedSignatures.set(key, ok);
-    }
+  const jws = parseDetachedJws(cp.signature, CHECKPOINT_JWS_TYP);
+  const jwk = jws.ok ? trusted.keys.find((k) => k.kid === jws.kid) : undefined;
+  if (!jwk) return false;
+  const memo = `${jwk.x}\u0000${checkpointBytes(cp).toString('utf8')}\u0000${cp.signature}`;
+  if (verifiedSignatures.has(memo)) return true;
+  const ok = (await verifyCheckpointSignature(cp, trusted)) === null;
+  // A key set change could make a signature verify later (a key restored): only successes are kept.
+  if (ok) {
+    if (verifiedSignatures.size >= MAX_REMEMBERED) verifiedSignatures.clear();
+    verifiedSignatures.add(memo);
   }
   return ok;
 }

@@ -146,6 +146,11 @@ export function bearerActor(row: TokensRow | undefined, now = Date.now()): Beare
   return checked;
 }
 
+// A pure memo, so it may live in the module: the actor depends only on the row's id, label, role and
+// tenants, which a row object never changes (a token changed in the database is a new row, read by a
+// new lookup; only last_used_at is written on the object, and the actor ignores it). Keyed weakly by
+// row objects a server's own token cache read, it holds nothing another server could reach, and
+// nothing past the row's life in that cache.
 const bearerChecks = new WeakMap<TokensRow, BearerCheck>();
 
 /**

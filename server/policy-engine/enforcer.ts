@@ -50,5 +50,10 @@ export class TenantEnforcers {
   }
 }
 
-/** The process-wide enforcers. */
+/**
+ * The process-wide enforcers. A pure memo, so it may live in the module: the key (tenant, revision)
+ * names the content, since a revision is the sha256 of a bundle's canonical content, its casbin
+ * section included; two servers asking for the same key ask for the same enforcer, and the LRU
+ * bounds it (64).
+ */
 export const tenantEnforcers = new TenantEnforcers();
