@@ -59,6 +59,38 @@ describe('mayFailAnew: skipping a schema in the search for schema-failure vector
     expect(withKinds).toBeGreaterThan(400);
   });
 
+  it('never skips a schema the judge compiled (combinators, references, draft-07) whose tries fail on a kind not yet pinned', () => {
+    let withKinds = 0;
+    for (let seed = 1; seed <= 400; seed++) {
+      const r = rng(seed);
+      const base = randomInputSchema(r) as Record<string, unknown>;
+      const props = { ...((base.properties ?? {}) as Record<string, unknown>) };
+      const names = Object.keys(props);
+      const some = () => randomInputSchema(r) as Record<string, unknown>;
+      // Keywords outside what is judged without compiling, at the root or inside a property.
+      const schema: Record<string, unknown> = { ...base, properties: props };
+      if (names.length > 0 && r.chance(0.6)) {
+        const name = r.pick(names);
+        const prop = props[name];
+        if (prop !== null && typeof prop === 'object')
+          props[name] = { ...prop, ...r.pick([{ anyOf: [some(), { type: 'null' }] }, { not: some() }, { oneOf: [some()] }]) };
+      }
+      if (r.chance(0.3))
+        Object.assign(schema, r.pick([{ anyOf: [some(), some()] }, { allOf: [some()] }, { not: { required: ['zz'] } }, { if: some(), then: some() }]));
+      if (r.chance(0.2)) Object.assign(schema, { $defs: { d: some() }, properties: { ...props, viaRef: { $ref: '#/$defs/d' } } });
+      if (r.chance(0.2)) schema.$schema = 'http://json-schema.org/draft-07/schema#';
+      if (checkInputSchema(schema, '').length > 0) continue;
+      const tool = { id: 't', def: { inputSchema: schema } as unknown as BundleTool, validateInput: compileInputSchema(schema) } as unknown as LoadedTool;
+      const kinds = new Set(invalidArguments(tool).map(([kind]) => kind));
+      if (kinds.size > 0) withKinds++;
+      for (const kind of kinds) {
+        const pinned = new Set(EVERY_KIND.filter((k) => k !== kind));
+        expect(mayFailAnew(schema, pinned, true), `seed ${seed}: ${kind} from ${JSON.stringify(schema)}`).toBe(true);
+      }
+    }
+    expect(withKinds).toBeGreaterThan(150);
+  });
+
   it('skips a schema only when every kind its tries could fail on is pinned', () => {
     const schema = {
       type: 'object',

@@ -8,6 +8,7 @@ import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { EvaluationOutline } from '../../runtime/evaluate.ts';
 import type { LoadedBundle, LoadedRole, LoadedTool } from '../../runtime/load-bundle.ts';
 import { ANNOTATION_KEYWORDS, keywordsCompilingUnseen } from '../validation/input-schema.ts';
+import { judgedSchemaProblems } from '../validation/judged-schemas.ts';
 import { argumentsClearOfConstraints, constraintVectors } from './constraint-vectors.ts';
 
 // The instant every conformance vector is evaluated at unless it names another: fixed, so the
@@ -889,7 +890,9 @@ class VectorChooser {
         if (invalid === undefined) {
           // A schema whose failures are all of kinds pinned already is not run (nor compiled); its
           // tool counts as tried all the same (validatorOf), as it did when it was run.
-          invalid = mayFailAnew(schema, kinds) ? invalidArguments(x) : (validatorOf(x), []);
+          // The compiler judged every schema of the bundle; one the judge passes compiles.
+          const compiles = judgedSchemaProblems(schema, 'input').length === 0;
+          invalid = mayFailAnew(schema, kinds, compiles) ? invalidArguments(x) : (validatorOf(x), []);
           invalidBySchema.set(schemaText, invalid);
         }
         for (const [kind, args] of invalid) {
@@ -1146,11 +1149,13 @@ const SILENT_KEYWORDS = new Set<string>([...ANNOTATION_KEYWORDS, '$schema', '$de
  * level are left as the schema accepted them, so a failure is either of a root keyword or of a
  * keyword of that property's own subschema that applies to the value put there; and a value of
  * another type fails the property's `type` whatever else fails beside it, so alone it is a `type`
- * problem. Schemas outside what the judge vouches compiles, or with root keywords that apply
- * subschemas to the whole object or to added members, are always asked.
+ * problem. Schemas with root keywords that apply subschemas to the whole object or to added
+ * members are always asked; so are those outside what the judge vouches compiles without
+ * compiling it, unless `compiles` says the judge compiled it (a schema that does not compile
+ * fails every try on `schema`).
  */
-export function mayFailAnew(schema: Record<string, unknown>, kinds: ReadonlySet<string>): boolean {
-  return failureKindsUnseen(schema, kinds, true);
+export function mayFailAnew(schema: Record<string, unknown>, kinds: ReadonlySet<string>, compiles = false): boolean {
+  return failureKindsUnseen(schema, kinds, true, compiles);
 }
 
 /**
@@ -1160,11 +1165,11 @@ export function mayFailAnew(schema: Record<string, unknown>, kinds: ReadonlySet<
  * the vectors chosen stay what they were.
  */
 function searchedForFailures(schema: Record<string, unknown>, kinds: ReadonlySet<string>): boolean {
-  return failureKindsUnseen(schema, kinds, false);
+  return failureKindsUnseen(schema, kinds, false, false);
 }
 
-function failureKindsUnseen(schema: Record<string, unknown>, kinds: ReadonlySet<string>, typeFailsFirst: boolean): boolean {
-  if (keywordsCompilingUnseen(schema) === null) return true;
+function failureKindsUnseen(schema: Record<string, unknown>, kinds: ReadonlySet<string>, typeFailsFirst: boolean, compiles: boolean): boolean {
+  if (!compiles && keywordsCompilingUnseen(schema) === null) return true;
   if (schema.dependentSchemas !== undefined || schema.propertyNames !== undefined || schema.unevaluatedProperties !== undefined) return true;
   if (schema.additionalProperties !== undefined && typeof schema.additionalProperties !== 'boolean') return true;
   const unseen = (k: string) => !kinds.has(k);
