@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { compileBundle } from '../compiler/compile-bundle.ts';
-import { diffBundles } from './diff.ts';
+import { randomTenant } from '../../test/conformance/tenants.ts';
+import { diffBundles, summarize } from './diff.ts';
 
 const tool = (id: string, extra: Partial<Tool> = {}): Tool => ({
   id,
@@ -69,5 +70,45 @@ describe('tenant enforcers', () => {
     expect(e1.allows('agent:x', 'core__a')).toBe(true);
     expect(e2.allows('agent:x', 'core__a')).toBe(false);
     expect(e2.allows('agent:x', 'core__a') || e2.allows('agent:y', 'core__a')).toBe(false);
+  });
+});
+
+describe('summarize', () => {
+  it('counts the tools added and removed and the decisions changed, as the full diff lists them', async () => {
+    const s = await summarize(after, before);
+    expect(s).toEqual({
+      tools: 4,
+      callable: 4,
+      excluded: 0,
+      roles: 2,
+      subjects: 2,
+      grants: 0,
+      changes: { toolsAdded: 1, toolsRemoved: 0, decisionsChanged: 5 },
+    });
+    expect((await summarize(before, after)).changes).toEqual({ toolsAdded: 0, toolsRemoved: 1, decisionsChanged: 5 });
+    expect((await summarize(before, null)).changes).toEqual({ toolsAdded: 0, toolsRemoved: 0, decisionsChanged: 0 });
+  });
+
+  it('agrees with diffBundles on randomized tenants (excluded tools, several roles, approvals)', async () => {
+    let changed = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      const compile = (snap: ReturnType<typeof randomTenant>) => {
+        const r = compileBundle(snap, { version: 1, previousRevision: null, issuedAt: '2026-01-01T00:00:00Z' });
+        if (!r.ok) throw new Error(JSON.stringify(r.errors));
+        return r.bundle;
+      };
+      // Two tenants of one seed family: different tools, roles and bindings.
+      const a = compile(randomTenant(seed));
+      const b = compile({ ...randomTenant(seed + 1000), tenant: randomTenant(seed).tenant });
+      const d = await diffBundles({ version: 1, bundle: a }, { version: 2, bundle: b });
+      const s = await summarize(b, a);
+      expect(s.changes, `seed ${seed}`).toEqual({
+        toolsAdded: d.catalog.added.length,
+        toolsRemoved: d.catalog.removed.length,
+        decisionsChanged: d.decisions.length,
+      });
+      if (d.decisions.length > 0) changed++;
+    }
+    expect(changed).toBeGreaterThan(20);
   });
 });

@@ -1,7 +1,7 @@
 import type { Bundle, BundleDiff, BundleV1, DecisionChange, PolicyDecision, RoleDiff } from '../../policy-schemas/types.gen.ts';
 import { subjectInfo } from '../../runtime/evaluate.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
-import type { LoadedBundle } from '../../runtime/load-bundle.ts';
+import type { LoadedBundle, LoadedTool, SubjectInfo } from '../../runtime/load-bundle.ts';
 import { tenantEnforcers } from './enforcer.ts';
 import type { TenantEnforcer } from './enforcer.ts';
 
@@ -43,14 +43,7 @@ export async function diffBundles(from: DiffSide, to: DiffSide, opts: { casbin?:
   }
 
   let decisions: DecisionChange[] = [];
-  const tools = union(ca.keys(), cb.keys());
-  for (const subject of union(a.bindings.keys(), b.bindings.keys())) {
-    for (const tool of tools) {
-      const da = decision(a, subject, tool);
-      const db = decision(b, subject, tool);
-      if (da !== db) decisions.push({ subject, tool, from: da, to: db });
-    }
-  }
+  changedDecisions(a, b, union(ca.keys(), cb.keys()), (subject, tool, from, to) => decisions.push({ subject, tool, from, to }));
   if (opts.casbin && decisions.length > 0) {
     const [ea, eb] = await Promise.all([
       tenantEnforcers.get(from.bundle.tenant, from.bundle.revision, from.bundle.casbin),
@@ -91,13 +84,24 @@ function reachable(l: LoadedBundle, roleName: string): Set<string> {
  */
 function decision(l: LoadedBundle, subject: string, toolId: string, enforcer?: TenantEnforcer): PolicyDecision {
   const tool = l.byId.get(toolId);
-  if (!tool?.def) return 'deny';
+  if (tool === undefined || tool.excluded !== null) return 'deny';
   const info = subjectInfo(l, subject);
   if (info.roles.length === 0) return 'deny';
   const allowed = enforcer ? enforcer.allows(subject, toolId) : info.policy[tool.pos] === 0;
-  if (!allowed) return 'deny';
+  return allowed ? decisionAllowed(tool, info) : 'deny';
+}
+
+/** The decision on a tool that can be visible, for a subject with roles whose policy allows it: its groups and effect decide. */
+function decisionAllowed(tool: LoadedTool, info: SubjectInfo): PolicyDecision {
   if (!info.permitsAnyGroup && !tool.groups.some((g) => info.permittedGroups.has(g))) return 'deny';
-  return info.requireApproval.has(tool.def.effect) ? 'require_approval' : 'allow';
+  // A tool that is not excluded has an effect (its `def` would say the same, made only when read).
+  return info.requireApproval.has(tool.effect!) ? 'require_approval' : 'allow';
+}
+
+/** decision() from the precompiled index, with the subject's info and the tool already looked up. */
+function indexDecision(tool: LoadedTool | undefined, info: SubjectInfo): PolicyDecision {
+  if (tool === undefined || tool.excluded !== null || info.roles.length === 0 || info.policy[tool.pos] !== 0) return 'deny';
+  return decisionAllowed(tool, info);
 }
 
 /**
@@ -126,14 +130,44 @@ function union(a: Iterable<string>, b: Iterable<string>): string[] {
   return [...new Set([...a, ...b])].sort();
 }
 
+/**
+ * Every (bound subject, tool) pair whose decision from the index differs between two loaded
+ * bundles, subjects and tools in sorted order: each subject's info looked up once, not per tool.
+ */
+function changedDecisions(
+  a: LoadedBundle,
+  b: LoadedBundle,
+  tools: readonly string[],
+  found: (subject: string, tool: string, from: PolicyDecision, to: PolicyDecision) => void,
+): void {
+  const ta = tools.map((id) => a.byId.get(id));
+  const tb = tools.map((id) => b.byId.get(id));
+  for (const subject of union(a.bindings.keys(), b.bindings.keys())) {
+    const ia = subjectInfo(a, subject);
+    const ib = subjectInfo(b, subject);
+    for (let i = 0; i < tools.length; i++) {
+      const da = indexDecision(ta[i], ia);
+      const db = indexDecision(tb[i], ib);
+      if (da !== db) found(subject, tools[i], da, db);
+    }
+  }
+}
+
 /** Counts for the version list, with the changes against the previous bundle. */
 export async function summarize(bundle: Bundle, previous: Bundle | null) {
   const tools = bundle.catalog.tools.length;
   const excluded = bundle.catalog.tools.filter((t) => 'excluded' in t).length;
   let changes = { toolsAdded: 0, toolsRemoved: 0, decisionsChanged: 0 };
   if (previous) {
-    const d = await diffBundles({ version: 0, bundle: previous }, { version: 0, bundle });
-    changes = { toolsAdded: d.catalog.added.length, toolsRemoved: d.catalog.removed.length, decisionsChanged: d.decisions.length };
+    // The counts diffBundles would give, without what only a full diff shows (which catalog
+    // entries changed, each role's reach): a publish compared every entry only to count others.
+    const a = loadBundle(previous, { inputValidators: false });
+    const b = loadBundle(bundle, { inputValidators: false });
+    const toolsAdded = b.tools.filter((t) => !a.byId.has(t.id)).length;
+    const toolsRemoved = a.tools.filter((t) => !b.byId.has(t.id)).length;
+    let decisionsChanged = 0;
+    changedDecisions(a, b, union(a.byId.keys(), b.byId.keys()), () => decisionsChanged++);
+    changes = { toolsAdded, toolsRemoved, decisionsChanged };
   }
   return {
     tools,
