@@ -176,8 +176,10 @@ async function decideRequest(c: Context<AppEnv>, state: 'approved' | 'denied') {
     throw new ApiError(404, 'not_found', `approval request ${id} does not exist`);
   }
   const decidedBy = actorName(actor);
-  // The agent never approves itself: not the token that asked, whatever role it holds.
-  if (row.requested_by === decidedBy) throw new ApiError(403, 'forbidden', 'The token that asked for this approval may not decide it; a person must');
+  // The agent never approves itself: not the identity that asked (a token, a console session opened
+  // with that token, or a person), whatever role it holds.
+  if (row.requested_by === decidedBy) throw new ApiError(403, 'forbidden', 'Whoever asked for this approval may not decide it; another person must');
+  refuseUnlessPerson(c, actor);
   refuseUnlessPending(row);
 
   let receipt: { payload: string; signature: string } | undefined;
@@ -219,6 +221,21 @@ async function decideRequest(c: Context<AppEnv>, state: 'approved' | 'denied') {
   });
   deps.cluster.announce({ type: 'approval-decided', tenant, id });
   return c.json(toApproval(updated, false) satisfies Approval);
+}
+
+/**
+ * With single sign-on configured, the server can tell a person from a credential: only a person
+ * signed in through it decides. An API token (which an agent may hold), or a console session
+ * opened with one, is refused. Without single sign-on every credential is a token and the
+ * server cannot tell who holds it: admins' and editors' tokens decide (the CLI's way, DESIGN "CLI").
+ */
+function refuseUnlessPerson(c: Context<AppEnv>, actor: Actor): void {
+  if (!c.get('deps').config.sso || actor.person) return;
+  throw new ApiError(
+    403,
+    'forbidden',
+    'Approvals are given by a person signed in through single sign-on: an API token, which an agent may hold, or a console session opened with one, cannot approve or deny',
+  );
 }
 
 function refuseUnlessPending(row: ApprovalRequestsRow): void {

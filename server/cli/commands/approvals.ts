@@ -7,7 +7,8 @@ const USAGE = [
   'usage: toolgate approvals list --tenant T [--state pending|decided|approved|denied|expired] [--json]',
   '       toolgate approvals approve ID --tenant T --reason TEXT',
   '       toolgate approvals deny ID --tenant T --reason TEXT',
-  '(with TOOLGATE_URL and TOOLGATE_TOKEN set: a person’s token, an admin or an editor of the tenant)',
+  '(with TOOLGATE_URL and TOOLGATE_TOKEN set: a person’s token, an admin or an editor of the tenant;',
+  ' where the server uses single sign-on, a token cannot approve or deny: decide in the console, signed in as yourself)',
 ].join('\n');
 
 type Deps = { env?: NodeJS.ProcessEnv; fetch?: typeof fetch };

@@ -1,0 +1,130 @@
+// The attack: an agent holds an editor (or admin) token besides its runtime token, for managing
+// its policy from CI. Its runtime token asks for a call to be approved; its editor token approves
+// it, or opens a console session and approves there. With single sign-on configured the server
+// can tell a person from a credential, so only a person signed in through it decides; whoever
+// asked never decides, whichever way they come back.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Approval } from '../../policy-schemas/types.gen.ts';
+import { SSO_CALLBACK, SSO_PUBLIC_URL, type TestUser, signInAtProvider, ssoSettingsFor, startOidcProvider } from '../fixtures/oidc/provider.ts';
+import { type TestApp, startTestApp } from '../support/harness.ts';
+
+const tenant = 'acme-research';
+const base = `/v1/tenants/${tenant}/approvals`;
+const reviewer: TestUser = { sub: 'reviewer-1', email: 'reviewer@acme.test', name: 'Reviewer One', groups: ['acme-editors'], emailVerified: true };
+const boss: TestUser = { sub: 'boss-1', email: 'boss@acme.test', name: 'Boss One', groups: ['acme-admins'], emailVerified: true };
+
+let op: Awaited<ReturnType<typeof startOidcProvider>>;
+let t: TestApp;
+let runtime: string;
+let agentEditorToken: string;
+
+beforeAll(async () => {
+  op = await startOidcProvider({ users: [reviewer, boss], redirectUris: [SSO_CALLBACK] });
+  t = await startTestApp({ settings: { sso: ssoSettingsFor(op.issuer, { recheckSeconds: 0 }) } });
+  for (const body of [
+    { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: [tenant] },
+    { id: 'acme-admins', claim: 'groups', value: 'acme-admins', role: 'admin' },
+  ]) {
+    expect((await t.request('POST', '/v1/sso/mappings', { body })).status).toBe(201);
+  }
+  runtime = await t.tokenFor('runtime', [tenant]);
+  agentEditorToken = await t.tokenFor('editor', [tenant]);
+});
+afterAll(async () => {
+  await t?.close();
+  await op?.close();
+});
+
+/** A browser's cookies and the CSRF token of its console session. */
+type Browser = { cookies: Map<string, string>; csrf: string };
+const cookieHeader = (b: Browser) => [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+
+async function send(b: Browser, method: string, path: string, body?: unknown) {
+  const res = await t.app.request(path, {
+    method,
+    headers: { cookie: cookieHeader(b), 'content-type': 'application/json', 'x-csrf-token': b.csrf },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  for (const c of res.headers.getSetCookie()) {
+    const [pair] = c.split(';');
+    const i = pair.indexOf('=');
+    b.cookies.set(pair.slice(0, i), pair.slice(i + 1));
+  }
+  const text = await res.text();
+  const json = res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined;
+  return { status: res.status, text, json, location: res.headers.get('location') };
+}
+
+async function personSignsIn(user: TestUser): Promise<Browser> {
+  const b: Browser = { cookies: new Map(), csrf: '' };
+  const start = await send(b, 'GET', '/v1/session/sso/start');
+  expect(start.status).toBe(302);
+  const back = await signInAtProvider(start.location as string, user.sub, SSO_CALLBACK);
+  expect((await send(b, 'GET', back.slice(SSO_PUBLIC_URL.length))).status).toBe(200);
+  b.csrf = (await send(b, 'GET', '/v1/session')).json.csrfToken;
+  return b;
+}
+
+async function tokenSignsIn(token: string): Promise<Browser> {
+  const b: Browser = { cookies: new Map(), csrf: '' };
+  const r = await send(b, 'POST', '/v1/session', { token });
+  expect(r.status, r.text).toBe(200);
+  b.csrf = r.json.csrfToken;
+  return b;
+}
+
+async function asked(to: string): Promise<Approval> {
+  const r = await t.request('POST', base, {
+    token: runtime,
+    body: { subject: 'agent:research-bot', tool: 'core__send_email', arguments: { to }, reason: 'mail needs a person' },
+  });
+  expect(r.status, r.text).toBe(201);
+  return r.json as Approval;
+}
+
+const stateOf = async (id: string) => ((await t.request('GET', `${base}/${id}`)).json as Approval).state;
+
+describe('with single sign-on configured', () => {
+  it('refuses an editor token’s approval with 403 saying a person signed in through single sign-on decides', async () => {
+    const a = await asked('one@elsewhere.example');
+    for (const verdict of ['approve', 'deny']) {
+      const r = await t.request('POST', `${base}/${a.id}/${verdict}`, { token: agentEditorToken, body: { reason: 'looks fine to me' } });
+      expect(r.status).toBe(403);
+      expect(r.json.detail).toContain('a person signed in through single sign-on');
+    }
+    expect(await stateOf(a.id)).toBe('pending');
+  });
+
+  it('refuses the admin token too, and a console session opened with a token', async () => {
+    const a = await asked('two@elsewhere.example');
+    const byAdminToken = await t.request('POST', `${base}/${a.id}/approve`, { body: { reason: 'admin says yes' } });
+    expect(byAdminToken.status).toBe(403);
+    const session = await tokenSignsIn(agentEditorToken);
+    const bySession = await send(session, 'POST', `${base}/${a.id}/approve`, { reason: 'from the console' });
+    expect(bySession.status).toBe(403);
+    expect(bySession.json.detail).toContain('console session opened with one');
+    expect(await stateOf(a.id)).toBe('pending');
+  });
+
+  it('lets a person signed in through single sign-on approve, as the actor of the receipt', async () => {
+    const a = await asked('three@elsewhere.example');
+    const person = await personSignsIn(reviewer);
+    const r = await send(person, 'POST', `${base}/${a.id}/approve`, { reason: 'the customer asked for it' });
+    expect(r.status, r.text).toBe(200);
+    expect((r.json as Approval).receipt?.payload.approvedBy).toBe(`user:${reviewer.sub}`);
+  });
+
+  it('refuses a person deciding a request they asked for themselves', async () => {
+    const person = await personSignsIn(boss);
+    const opened = await send(person, 'POST', base, {
+      subject: 'agent:research-bot',
+      tool: 'core__send_email',
+      arguments: { to: 'four@elsewhere.example' },
+      reason: 'r',
+    });
+    expect(opened.status, opened.text).toBe(201);
+    const r = await send(person, 'POST', `${base}/${(opened.json as Approval).id}/approve`, { reason: 'my own' });
+    expect(r.status).toBe(403);
+    expect(r.json.detail).toContain('Whoever asked for this approval may not decide it');
+  });
+});
