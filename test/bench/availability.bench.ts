@@ -630,7 +630,7 @@ function printTables(catalogHere: string, here: ConsoleFigures | undefined, ther
     consoleRows.push({
       catalog: here1,
       what: `${r.name}: /healthz and pull while it computes`,
-      measured: `healthz p50 ${f1(r.healthz[0])} / p99 ${f1(r.healthz[1])} ms, pull p99 ${f1(r.pull[1])} ms; the overview took ${whole(r.ms)} ms${r.status === 200 ? '' : ` (status ${r.status})`}`,
+      measured: `healthz p50 ${f1(r.healthz[0])} / p99 ${f1(r.healthz[1])} ms, pull p99 ${f1(r.pull[1])} ms; the overview took ${whole(r.ms)} ms${r.status === 200 ? '' : ` (status ${r.status})`}${r.note ? ` (${r.note})` : ''}`,
       target: 'p99 ≤ 100 ms',
       miss: !within(r) || r.status !== 200,
     });
