@@ -6,6 +6,7 @@ import { type ServedBundle, servedBundle } from '../distribution/bundle-cache.ts
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
+import { nextTurn } from '../http/event-loop.ts';
 import type { KeyStore } from '../signing/key-store.ts';
 import { signBundle } from '../signing/sign.ts';
 import { bundleRow, insertBundle, latestBundleHead, latestBundleRow, type StoredSummary } from '../store/bundles.ts';
@@ -13,7 +14,7 @@ import { loadDraftSnapshot } from '../store/snapshot.ts';
 import { snapshotFingerprint } from './snapshot-fingerprint.ts';
 import { contentRevision } from './compile-bundle.ts';
 import { type Compiler, inlineCompiler } from './compiler.ts';
-import { type BundleEnvelope, envelope } from './draft.ts';
+import { type BundleEnvelope, type CompiledDraft, envelope } from './draft.ts';
 import type { GateOutcome } from './tests-gate.ts';
 
 export type PublishOutcome = { created: boolean; version: number; revision: string };
@@ -79,7 +80,9 @@ export async function publishBundle(
 ): Promise<PublishOutcome> {
   for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
     // Callers without a server's compiler (CLI key changes re-issue stored content) compile nothing large.
-    const prepared = await preparePublish(deps.compiler ?? inlineCompiler(), deps.database.db, tenant, opts, keys);
+    // The draft the tests gate read goes into the first attempt only: a later one reads it again.
+    const attemptOpts = attempt === 1 ? opts : { ...opts, draft: undefined };
+    const prepared = await preparePublish(deps.compiler ?? inlineCompiler(), deps.database.db, tenant, attemptOpts, keys);
     if (prepared.kind === 'unchanged') return { created: false, version: prepared.version, revision: prepared.revision };
     const outcome = await runChange(deps, meta, (ch) => commitPublish(ch, tenant, prepared, meta, opts));
     if (outcome === 'stale') continue;
@@ -97,7 +100,7 @@ export async function publishBundle(
 /** Reads what to publish and compiles and signs it; runs outside any transaction. */
 async function preparePublish(compiler: Compiler, db: DbOrTx, tenant: string, opts: PublishOptions, keys: KeyStore): Promise<Prepared> {
   const issuedAt = (opts.now ?? new Date()).toISOString();
-  const auditSeq = await lastAuditSeq(db);
+  let auditSeq = await lastAuditSeq(db);
   const latest = await latestBundleRow(db, tenant);
   const version = (latest?.version ?? 0) + 1;
   const previousRevision = latest?.revision ?? null;
@@ -132,6 +135,7 @@ async function preparePublish(compiler: Compiler, db: DbOrTx, tenant: string, op
     // The reviewed content, re-enveloped; the draft must still compile to exactly it.
     const snapshot = await loadDraftSnapshot(db, tenant);
     if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+    await nextTurn();
     snapshotHash = snapshotFingerprint(snapshot);
     const r = await compiler.compiledOrErrors(snapshot, snapshotHash);
     if ('errors' in r || r.revision !== opts.reviewed.revision) throw staleRequest(tenant, opts.reviewed.requestId);
@@ -140,12 +144,12 @@ async function preparePublish(compiler: Compiler, db: DbOrTx, tenant: string, op
     ({ head, text } = envelope(r, { version, previousRevision, issuedAt }));
     tools = r.tools;
   } else {
-    const snapshot = await loadDraftSnapshot(db, tenant);
-    if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
-    snapshotHash = snapshotFingerprint(snapshot);
-    // The draft the policy tests just ran on is compiled already: this takes it from the cache and
-    // only writes the new envelope.
-    const compiled = await compiler.compileSnapshot(snapshot, snapshotHash);
+    // The draft the policy tests just ran on is read and compiled already: the publish takes it as
+    // it is (the commit then checks that nothing changed since it was read) and only writes the
+    // new envelope.
+    const draft = opts.draft ?? (await readDraft(compiler, db, tenant));
+    ({ auditSeq, snapshotHash } = draft);
+    const compiled = draft.compiled;
     const revision = compiled.revision;
     if (opts.testedRevision !== undefined && revision !== opts.testedRevision)
       throw new ApiError(409, 'conflict', `The draft of ${tenant} changed while its policy tests ran; publish again`);
@@ -164,6 +168,26 @@ async function preparePublish(compiler: Compiler, db: DbOrTx, tenant: string, op
   const summary = await summarizing;
   const served = await servedBundle({ tenant, version, revision: head.revision, text, signature });
   return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, auditSeq, head, text, signature, kid: key.kid, summary, served };
+}
+
+/** A tenant's draft as a publish reads it: compiled, with what the commit checks it against. */
+export type DraftRead = {
+  /** The last audit event before the snapshot was read: none since means nothing changed. */
+  auditSeq: number;
+  /** The hash of the snapshot compiled. */
+  snapshotHash: string;
+  compiled: CompiledDraft;
+};
+
+/** Reads the tenant's draft and compiles it (from the compiler's cache when it was compiled before); 404 for an unknown tenant, 422 when it does not compile. */
+export async function readDraft(compiler: Compiler, db: DbOrTx, tenant: string): Promise<DraftRead> {
+  const auditSeq = await lastAuditSeq(db);
+  const snapshot = await loadDraftSnapshot(db, tenant);
+  if (!snapshot) throw new ApiError(404, 'not_found', `tenant ${tenant} does not exist`);
+  // Reading thousands of tools and hashing them are each tens of milliseconds: a turn between.
+  await nextTurn();
+  const snapshotHash = snapshotFingerprint(snapshot);
+  return { auditSeq, snapshotHash, compiled: await compiler.compileSnapshot(snapshot, snapshotHash) };
 }
 
 /** Inside the write transaction: stores the prepared bundle, or says `stale` when its inputs changed. */

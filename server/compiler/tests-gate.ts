@@ -4,10 +4,14 @@ import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
 import { getPolicyTests } from '../store/policy-tests.ts';
 import type { Compiler } from './compiler.ts';
+import { type DraftRead, readDraft } from './publish.ts';
 import { bundleRow } from '../store/bundles.ts';
 
-/** What a publish may go ahead with: the revision its tests ran on, and the failures an admin forced past. */
-export type GateOutcome = { testedRevision?: string; forced?: { failures: PolicyTestFailure[] } };
+/**
+ * What a publish may go ahead with: the revision its tests ran on, and the failures an admin forced
+ * past; `draft` is the draft as the tests read and compiled it, which the publish takes as it is.
+ */
+export type GateOutcome = { testedRevision?: string; forced?: { failures: PolicyTestFailure[] }; draft?: DraftRead };
 
 /**
  * The policy-test gate before a publish or rollback: runs the tenant's tests on exactly the content
@@ -15,9 +19,9 @@ export type GateOutcome = { testedRevision?: string; forced?: { failures: Policy
  * 422 `tests_failed`, one error per failed expectation, unless `force` is set by an admin (then the
  * failures travel on into the publish's audit event). An editor's `force` is a 403.
  *
- * The draft is compiled by the server's compiler and kept there: the publish that follows takes
- * the same compiled bundle (by its snapshot's hash), so a publish compiles its draft once. For a
- * large catalog the tests run in the compiler's worker.
+ * The draft is read and compiled once: the publish that follows takes it from the outcome (`draft`),
+ * so a publish reads and compiles its draft once. For a large catalog the compile and the tests run
+ * in the compiler's worker.
  */
 export async function checkPublishTests(
   compiler: Compiler,
@@ -36,6 +40,7 @@ export async function checkPublishTests(
   let outcomes: Awaited<ReturnType<Compiler['testOutcomes']>>;
   let revision: string;
   let what: string;
+  let draft: DraftRead | undefined;
   if (target.rollbackTo !== undefined) {
     const row = await bundleRow(db, tenant, target.rollbackTo);
     // The publish itself answers the 404 for a version that does not exist.
@@ -44,14 +49,14 @@ export async function checkPublishTests(
     revision = row.revision;
     what = `version ${target.rollbackTo}`;
   } else {
-    const draft = await compiler.compileDraft(db, tenant);
-    outcomes = await compiler.testOutcomes(draft, tests);
-    revision = draft.revision;
+    draft = await readDraft(compiler, db, tenant);
+    outcomes = await compiler.testOutcomes(draft.compiled, tests);
+    revision = draft.compiled.revision;
     what = 'the draft';
   }
   const failures = failuresOf(outcomes);
-  if (failures.length === 0) return { testedRevision: revision };
-  if (force.requested) return { testedRevision: revision, forced: { failures } };
+  if (failures.length === 0) return { testedRevision: revision, draft };
+  if (force.requested) return { testedRevision: revision, forced: { failures }, draft };
   const failed = outcomes.filter((o) => !o.passed).length;
   const more = failures.length > 1 ? ` (and ${failures.length - 1} more)` : '';
   throw new ApiError(
