@@ -1,7 +1,7 @@
 import type { Group, McpServer, State, Tool } from '../../policy-schemas/types.gen.ts';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database.ts';
-import { type Stored, documentStore } from './document-store.ts';
+import { type Stored, documentStore, stripStored } from './document-store.ts';
 
 /** The tool inventory; `status` is a column too, for filtering. */
 export const toolStore = documentStore<Tool>('tools', 'id', (t) => ({ status: t.status ?? 'active' }));
@@ -14,20 +14,45 @@ export const DEFAULT_GROUP = 'default';
 export const INITIAL_STATE = 'undefined';
 
 // The parsed inventory, reused while the table is unchanged: parsing 5,000 tool documents on every
-// keystroke of a search would cost more than the search itself.
-const parsedTools = new WeakMap<object, { fingerprint: string; tools: Stored<Tool>[] }>();
+// keystroke of a search, or on every compile of a draft, would cost more than the search itself.
+// Per database handle (a transaction reads its own); what it holds is shared by every caller, so
+// read-only.
+type ParsedTools = { fingerprint: string; tools: Stored<Tool>[]; documents?: readonly Tool[] };
+const parsedTools = new WeakMap<object, ParsedTools>();
+
+async function parsedToolList(db: DbOrTx): Promise<ParsedTools> {
+  // Any insert, update or delete changes the count, the newest stamp, the sum of versions or the
+  // bytes stored: a tool deleted and made again at version 1 in the same millisecond still differs
+  // in its document's length unless it is the same length.
+  const f = await db
+    .selectFrom('tools')
+    .select([
+      sql<number>`count(*)`.as('n'),
+      sql<string | null>`max(updated_at)`.as('at'),
+      sql<number | null>`sum(version)`.as('v'),
+      sql<number | null>`sum(octet_length(body))`.as('bytes'),
+    ])
+    .executeTakeFirstOrThrow();
+  const fingerprint = `${f.n}:${f.at}:${f.v}:${f.bytes}`;
+  const hit = parsedTools.get(db);
+  if (hit && hit.fingerprint === fingerprint) return hit;
+  const parsed = { fingerprint, tools: await toolStore.list(db) };
+  parsedTools.set(db, parsed);
+  return parsed;
+}
 
 /** Every tool, as toolStore.list answers, parsed again only when the table changed. */
 export async function cachedToolList(db: DbOrTx): Promise<Stored<Tool>[]> {
-  // Any insert, update or delete changes the count, the newest stamp or the sum of versions.
-  const f = await db
-    .selectFrom('tools')
-    .select([sql<number>`count(*)`.as('n'), sql<string | null>`max(updated_at)`.as('at'), sql<number | null>`sum(version)`.as('v')])
-    .executeTakeFirstOrThrow();
-  const fingerprint = `${f.n}:${f.at}:${f.v}`;
-  const hit = parsedTools.get(db);
-  if (hit && hit.fingerprint === fingerprint) return hit.tools;
-  const tools = await toolStore.list(db);
-  parsedTools.set(db, { fingerprint, tools });
-  return tools;
+  return (await parsedToolList(db)).tools;
+}
+
+/**
+ * Every tool's document (without version and timestamps), in id order, as a draft snapshot holds
+ * them: the same frozen array of the same objects while the table is unchanged, so what is worked
+ * out from it once (the snapshot's fingerprint) is not worked out again.
+ */
+export async function cachedToolDocuments(db: DbOrTx): Promise<readonly Tool[]> {
+  const parsed = await parsedToolList(db);
+  parsed.documents ??= Object.freeze(parsed.tools.map(stripStored));
+  return parsed.documents;
 }

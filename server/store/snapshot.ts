@@ -1,7 +1,7 @@
 import type { ConnectionGrant, Group, State, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { stripStored } from './document-store.ts';
-import { groupStore, stateStore, toolStore } from './inventory.ts';
+import { cachedToolDocuments, groupStore, stateStore } from './inventory.ts';
 import { getPolicy, getTenant, listGrants, tenantDocument } from './tenants.ts';
 
 /** Everything the compiler needs for one tenant, without versions or timestamps. */
@@ -14,7 +14,10 @@ export type DraftSnapshot = {
   grants: ConnectionGrant[];
 };
 
-/** The current (unpublished) draft of a tenant, read consistently; undefined when the tenant is unknown. */
+/**
+ * The current (unpublished) draft of a tenant, read consistently; undefined when the tenant is
+ * unknown. `tools` is the inventory's cached, frozen array (cachedToolDocuments): read-only.
+ */
 export async function loadDraftSnapshot(db: DbOrTx, tenantId: string): Promise<DraftSnapshot | undefined> {
   const tenant = await getTenant(db, tenantId);
   if (!tenant) return undefined;
@@ -22,7 +25,8 @@ export async function loadDraftSnapshot(db: DbOrTx, tenantId: string): Promise<D
   return {
     tenant: { id: tenant.id, name: tenant.name },
     policy: tenantDocument<TenantPolicy>(policy!),
-    tools: (await toolStore.list(db)).map(stripStored),
+    // The inventory's frozen array, shared by reads while the table is unchanged (copy it to edit).
+    tools: (await cachedToolDocuments(db)) as Tool[],
     groups: (await groupStore.list(db)).map(stripStored),
     states: (await stateStore.list(db)).map(stripStored),
     grants: (await listGrants(db, tenantId)).map((g) => tenantDocument<ConnectionGrant>(g)),
