@@ -43,6 +43,11 @@ export type BundleClientOptions = {
   /** How often the key set is fetched again (default one hour); also on start and once on an unknown kid. */
   keySetRefreshMs?: number;
   /**
+   * After a failed key-set fetch (unreachable, an error status, a key set refused), the first and
+   * largest wait before the key set is asked for again, whatever asks (defaults 1 s and 5 min).
+   */
+  keySetBackoff?: { initialMs?: number; maxMs?: number };
+  /**
    * Seconds a bundle past its `expiresAt` still decides (default 0). Past expiry plus grace the
    * bundle allows nothing, in a running process exactly as after a restart.
    */
@@ -148,6 +153,10 @@ export class BundleClient {
   private readonly keySource: KeySetSource | undefined;
   private keySetTimer: NodeJS.Timeout | undefined;
   private keySetRefresh: Promise<void> | undefined;
+  /** Failed key-set fetches back off, capped, with jitter: a failing endpoint is not asked on every pull. */
+  private readonly keySetBackoff: Backoff;
+  /** Until when (ms since the epoch, real time) no key-set fetch is made after a failure. */
+  private keySetRetryAt = 0;
   private readonly graceMs: number;
   private readonly mirrors: string[];
   private usedReceipts: FileUsedReceipts | undefined;
@@ -159,6 +168,7 @@ export class BundleClient {
     this.mirrors = (options.mirrors ?? []).map((m) => m.replace(/\/+$/, ''));
     this.cache = new BundleCache(options.cacheDir, options.tenant);
     this.backoff = new Backoff(options.backoff?.initialMs, options.backoff?.maxMs);
+    this.keySetBackoff = new Backoff(options.keySetBackoff?.initialMs ?? 1_000, options.keySetBackoff?.maxMs ?? 300_000);
     this.fetchFn = options.fetch ?? fetch;
     this.runtimeId = options.runtimeId ?? defaultRuntimeId();
     this.waitSeconds = Math.max(0, Math.min(60, Math.floor(options.waitSeconds ?? 30)));
@@ -544,8 +554,14 @@ export class BundleClient {
 
   private async refreshKeySetNow(serverOnly = false): Promise<void> {
     if (!this.keySource || this.closed) return;
+    // Backing off after a failure: the key set in use (if any) stays, and the next attempt waits its turn.
+    if (Date.now() < this.keySetRetryAt) return;
     const r = await this.keySource.refresh({ serverOnly });
     if (this.closed) return;
+    if (r.ok) {
+      this.keySetBackoff.reset();
+      this.keySetRetryAt = 0;
+    } else this.keySetRetryAt = Date.now() + this.keySetBackoff.next();
     if (!r.ok && r.code !== 'unreachable' && r.code !== 'server_error') this.refuse(r.code, `key set refused: ${r.message}`);
     const kid = this.held ? signerKid(this.held.signature) : undefined;
     const listed = kid === undefined ? undefined : this.keySource.trustedKeys()?.keys.find((k) => k.kid === kid);
