@@ -77,7 +77,7 @@ const ALLOWED: Record<string, string> = {
   'server/api/overview.ts#partsByRevision': 'pure memo of a bundle’s part hashes by revision (a revision names its content); bounded (1,000)',
 
   // Process facts, not a server's state.
-  'server/compiler/compile-bundle.ts#compiles': 'how many drafts this process compiled: tells the start-up warm-up it has nothing left to do',
+  'server/compiler/compile-bundle.ts#compiles': 'a count of the compiles this process ran (a test of compile-once reads it); each server’s Compiler counts its own',
   'server/compiler/compile-worker.ts#loadedByRevision': 'lives in a compiler worker thread (one per server’s Compiler); keyed by revision, bounded (4)',
 
   // Known gap: not yet made with the application context.
