@@ -48,6 +48,9 @@ type PullHeaders = {
   forwardedFor?: string;
 };
 
+/** What the shortcut reads: the same parts of the server's context the app's pull route uses. */
+type PullDeps = Pick<AppDeps, 'tokens' | 'bundles' | 'failureLimiter' | 'config' | 'metrics' | 'logger' | 'authorizer'>;
+
 /**
  * The conditional pull of `GET /v1/tenants/:tenant/bundles/latest` answered from memory: runtimes
  * ask again and again whether their bundle is still current, and that answer (304) needs no
@@ -59,7 +62,7 @@ type PullHeaders = {
  * unknown, revoked or expired token, another tenant, an odd header, Host or URL, a 200) is left to
  * the app, which stays the judge of every other answer.
  */
-export function conditionalPulls(deps: AppDeps): ListenerShortcut {
+export function conditionalPulls(deps: PullDeps): ListenerShortcut {
   const tokens = deps.tokens;
   const bundles = deps.bundles;
   const limiter = deps.failureLimiter;
@@ -217,7 +220,7 @@ function connectionMemo(socket: Socket, path: string, h: ConditionalHeaders): Co
 }
 
 /** Whether the holder of a bearer token may pull the memo's tenant: authorize()'s rules. */
-function mayPull(deps: AppDeps, c: ConnectionMemo, actor: Actor): boolean {
+function mayPull(deps: Pick<AppDeps, 'authorizer'>, c: ConnectionMemo, actor: Actor): boolean {
   if (actor !== c.actor) {
     c.actor = actor;
     c.mayPull = c.tenant !== undefined && permits(deps.authorizer, actor, 'bundle', 'pull', c.tenant);
