@@ -60,8 +60,9 @@ export class ClusterEvents {
   ) {}
 
   /**
-   * Joins the other replicas (startCluster, once): the same instance the server's context holds
-   * from its start, so what was handed it meanwhile (handlers, schedulers) needs no replacing.
+   * Joins the other replicas (startCluster; its close() cuts the channel again): the same instance
+   * the server's context holds from its start, so what was handed it meanwhile (handlers,
+   * schedulers) needs no replacing.
    */
   connect(link: ClusterLink): void {
     this.link = link;
