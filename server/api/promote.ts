@@ -37,13 +37,13 @@ promoteRoutes.post('/', async (c) => {
   // The target is written: its policy, tests and grants. A token that cannot reach it learns nothing.
   authorize(c, 'policy', 'write', to);
   authorize(c, 'grant', 'write', to);
-  if (plan === '1') return c.json({ ...(await planPromotion(db, from, to)).result, applied: false });
+  if (plan === '1') return c.json({ ...(await planPromotion(c.get('deps').compiler, db, from, to)).result, applied: false });
   if (reason === null) {
     throw new ApiError(400, 'validation', 'A promotion needs a reason (body "reason" or the Toolgate-Reason header)', {
       errors: [{ pointer: '/reason', message: 'is required' }],
     });
   }
-  const planned = await planPromotion(db, from, to);
+  const planned = await planPromotion(c.get('deps').compiler, db, from, to);
   // Promoting replaces the target's policy tests: cutting them that way is as much an admin's change as a PUT.
   if (!actorMay(c.get('deps').authorizer, actorOf(c), 'bundle', 'force', to)) {
     const cuts = cutsOf((await getPolicyTests(db, to))?.tests ?? [], planned.tests);

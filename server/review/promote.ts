@@ -1,6 +1,6 @@
 import type { ConnectionGrant, PolicyTest, PromoteResult, TenantPolicy } from '../../policy-schemas/types.gen.ts';
 import type { Change } from '../audit/change.ts';
-import { compileBundle } from '../compiler/compile-bundle.ts';
+import type { Compiler } from '../compiler/compiler.ts';
 import { compileError } from '../compiler/publish.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
@@ -27,7 +27,7 @@ type PromotePlan = {
  * rule, bundle lifetime and name. The inventory is shared, so it is not copied. `diff` compiles
  * the target's draft before and after.
  */
-export async function planPromotion(db: DbOrTx, from: string, to: string): Promise<PromotePlan> {
+export async function planPromotion(compiler: Compiler, db: DbOrTx, from: string, to: string): Promise<PromotePlan> {
   const [source, target] = await Promise.all([loadDraftSnapshot(db, from), loadDraftSnapshot(db, to)]);
   if (!source) throw new ApiError(404, 'not_found', `tenant ${from} does not exist`);
   if (!target) throw new ApiError(404, 'not_found', `tenant ${to} does not exist`, { errors: [{ pointer: '/to', message: 'no such tenant' }] });
@@ -45,11 +45,16 @@ export async function planPromotion(db: DbOrTx, from: string, to: string): Promi
   };
   const grants = source.grants.map((g) => ({ ...g, ...('tenant' in g ? { tenant: to } : {}) }));
   const after: DraftSnapshot = { ...target, policy, grants };
-  const before = compileBundle(target, { version: 1, previousRevision: null, issuedAt: new Date().toISOString() });
-  const compiled = compileBundle(after, { version: 1, previousRevision: null, issuedAt: new Date().toISOString() });
-  if (!compiled.ok) throw compileError(to, compiled.errors);
+  // Through the server's compiler: a large inventory compiles in its worker, and the target's
+  // current draft is often compiled already.
+  const before = await compiler.compiledOrErrors(target);
+  const compiled = await compiler.compiledOrErrors(after);
+  if ('errors' in compiled) throw compileError(to, compiled.errors);
   // A target whose own draft does not compile is still promoted into: the diff then starts from the result.
-  const diff = await diffBundles({ version: 'draft', bundle: before.ok ? before.bundle : compiled.bundle }, { version: 'draft', bundle: compiled.bundle });
+  const diff = await diffBundles(
+    { version: 'draft', bundle: 'errors' in before ? compiled.bundle : before.bundle },
+    { version: 'draft', bundle: compiled.bundle },
+  );
 
   return {
     result: {
