@@ -195,8 +195,9 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   const conformance = conformanceVectors(draft);
   const bundle: Bundle = { ...draft, conformance };
   // Each top-level member is serialised once; the content (for the revision) and the whole bundle
-  // are assembled from the same parts.
-  const members = bundleMembers(bundle);
+  // are assembled from the same parts. The catalog is written from its input schemas' texts,
+  // written once already to find the shared ones.
+  const members = bundleMembers(bundle, { catalog: catalogText(catalog, catalogTools.texts) });
   const revision = bundleRevision(members, sha256Hex);
   bundle.revision = revision;
   const final = members.map((m) => (m.key === 'revision' ? bundleMember('revision', revision) : m));
@@ -251,27 +252,64 @@ function bundleTool(t: Tool): BundleTool | ExcludedTool {
 /**
  * Input schemas that more than one tool uses move to a table written once (catalog.schemas, in
  * order of first use), and those tools name their schema by its position; a schema only one tool
- * uses stays inline. Equal schemas are found by their canonical JSON.
+ * uses stays inline. Equal schemas are found by their canonical JSON, kept (`texts`, by tool
+ * position; null for a tool without an inline schema) for writing the catalog.
  */
-function shareInputSchemas(tools: (BundleTool | ExcludedTool)[]): { tools: (BundleTool | ExcludedTool)[]; schemas: NonNullable<Bundle['catalog']['schemas']> } {
+function shareInputSchemas(tools: (BundleTool | ExcludedTool)[]): {
+  tools: (BundleTool | ExcludedTool)[];
+  schemas: NonNullable<Bundle['catalog']['schemas']>;
+  texts: { tools: (string | null)[]; schemas: string[] };
+} {
   const texts = tools.map((t) => ('excluded' in t || t.inputSchema === undefined ? null : canonicalJson(t.inputSchema)));
   const uses = new Map<string, number>();
   for (const text of texts) if (text !== null) uses.set(text, (uses.get(text) ?? 0) + 1);
   const positions = new Map<string, number>();
   const schemas: NonNullable<Bundle['catalog']['schemas']> = [];
+  const schemaTexts: string[] = [];
+  const inline: (string | null)[] = [];
   const out = tools.map((t, i) => {
     const text = texts[i];
-    if (text === null || (uses.get(text) ?? 0) < 2 || 'excluded' in t) return t;
+    if (text === null || (uses.get(text) ?? 0) < 2 || 'excluded' in t) {
+      inline.push(text);
+      return t;
+    }
     let at = positions.get(text);
     if (at === undefined) {
       at = schemas.length;
       positions.set(text, at);
       schemas.push(t.inputSchema as object);
+      schemaTexts.push(text);
     }
+    inline.push(null);
     const { inputSchema: _inline, ...rest } = t;
     return { ...rest, inputSchemaRef: at };
   });
-  return { tools: out, schemas };
+  return { tools: out, schemas, texts: { tools: inline, schemas: schemaTexts } };
+}
+
+/**
+ * The catalog's canonical JSON (RFC 8785: members sorted, each value canonical), with the input
+ * schemas' texts as shareInputSchemas wrote them instead of writing each schema again.
+ */
+function catalogText(catalog: Bundle['catalog'], texts: { tools: (string | null)[]; schemas: string[] }): string {
+  const tools = catalog.tools.map((t, i) => {
+    const schema = texts.tools[i];
+    return schema === null ? canonicalJson(t) : canonicalMembers(t as unknown as Record<string, unknown>, 'inputSchema', schema);
+  });
+  const members = [`"groups":${canonicalJson(catalog.groups)}`];
+  if (catalog.schemas !== undefined) members.push(`"schemas":[${texts.schemas.join(',')}]`);
+  members.push(`"states":${canonicalJson(catalog.states)}`, `"tools":[${tools.join(',')}]`);
+  // Every member of the catalog is written above, and no other: else the catalog is written whole.
+  const names = Object.keys(catalog).filter((k) => (catalog as Record<string, unknown>)[k] !== undefined);
+  return names.length === members.length ? `{${members.join(',')}}` : canonicalJson(catalog);
+}
+
+/** The canonical JSON of an object whose member `key` is given as canonical text already. */
+function canonicalMembers(value: Record<string, unknown>, key: string, text: string): string {
+  const names = Object.keys(value)
+    .filter((k) => value[k] !== undefined)
+    .sort();
+  return `{${names.map((k) => `${canonicalJson(k)}:${k === key ? text : canonicalJson(value[k])}`).join(',')}}`;
 }
 
 /** The object without its members that are empty arrays or empty objects (their stated default). */
