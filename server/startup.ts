@@ -11,9 +11,6 @@ import { ToolgateDatabase, describeDatabase, isPostgresUrl } from './db/database
 import { type TrustedProxy, parseTrustedProxies } from './http/client-address.ts';
 import { parseMcpAllowHosts, parseMcpCommands } from './mcp/transport-policy.ts';
 import { DEFAULT_MAX_PER_TENANT, DEFAULT_RETENTION_DAYS } from './decisions/decision-store.ts';
-import { ImpactSlots } from './decisions/impact-slots.ts';
-import { BundleCache } from './distribution/bundle-cache.ts';
-import { PublishEvents } from './distribution/publish-events.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { seedDatabase } from './seed/seed-demo.ts';
 
@@ -148,16 +145,13 @@ export async function openToolgate(s: Settings, logger?: Logger): Promise<{ deps
   const { seeded } = await seedDatabase({ database, metrics }, s.seed === 'demo');
   if (seeded) log.info({ db: describeDatabase(s.dbFile) }, 'seeded a new database with demo data');
   const generatedAdminToken = await ensureBootstrapAdmin({ database, metrics }, s.adminToken, new Date().toISOString());
-  // The composition root: what handlers, middleware and schedulers use is made here, once per server.
-  const publishEvents = new PublishEvents();
+  // The composition root: what handlers, middleware and schedulers use is made here, once per server
+  // (what they keep in memory by createServerState).
   const base = {
     database,
     logger: log,
     metrics,
     authorizer: await createAuthorizer(),
-    impactSlots: new ImpactSlots(),
-    publishEvents,
-    bundles: new BundleCache(database.db, publishEvents),
     config: {
       keysDir: s.keysDir,
       webDir: s.webDir,

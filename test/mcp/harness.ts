@@ -8,9 +8,6 @@ import { createAuthorizer } from '../../server/auth/permissions.ts';
 import { insertToken } from '../../server/auth/tokens.ts';
 import type { AppDeps, Role } from '../../server/context.ts';
 import { ToolgateDatabase } from '../../server/db/database.ts';
-import { ImpactSlots } from '../../server/decisions/impact-slots.ts';
-import { BundleCache } from '../../server/distribution/bundle-cache.ts';
-import { PublishEvents } from '../../server/distribution/publish-events.ts';
 import type { McpTransportPolicy } from '../../server/mcp/transport-policy.ts';
 import { createMetrics } from '../../server/observability/metrics.ts';
 import { TEST_MCP_POLICY } from '../fixtures/mcp/servers.ts';
@@ -29,18 +26,14 @@ export async function createHarness(policy: McpTransportPolicy = TEST_MCP_POLICY
   const database = new ToolgateDatabase(':memory:');
   await database.migrateToLatest();
   const keysDir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-keys-'));
-  const publishEvents = new PublishEvents();
   const base = {
     database,
     logger: pino({ level: process.env.TEST_LOG ?? 'silent' }),
     metrics: createMetrics(),
     authorizer: await createAuthorizer(),
-    impactSlots: new ImpactSlots(),
-    publishEvents,
-    bundles: new BundleCache(database.db, publishEvents),
     config: { keysDir, webDir: null, sessionTtlSeconds: 3600, secureCookies: false, mcp: policy },
   };
-  // The same in-memory state a server made by openToolgate holds (key store, caches, limiters, events).
+  // The same in-memory state a server made by openToolgate holds (key store, caches, limiters, events, compiler).
   const deps: AppDeps = { ...base, ...createServerState(base) };
   const now = new Date().toISOString();
   const tokens = {} as Harness['tokens'];
