@@ -73,8 +73,12 @@ export class CompileThread {
     const worker = newWorker();
     this.started++;
     worker.unref();
+    let ready = false;
     worker.on('message', (m: WorkerAnswer | { ready: true }) => {
-      if (!('id' in m)) return;
+      if (!('id' in m)) {
+        ready = true;
+        return;
+      }
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
@@ -93,12 +97,18 @@ export class CompileThread {
     worker.on('exit', (code) => {
       if (this.worker === worker) this.worker = null;
       if (this.closed) return;
-      this.logger.error({ code }, 'the compile worker stopped; the next compile starts a new one');
       this.failPending(
-        new ApiError(503, 'internal', 'The compiler stopped while working on this request and has been restarted; send the request again', {
+        new ApiError(503, 'internal', 'The compiler stopped while working on this request and is being restarted; send the request again', {
           headers: { 'Retry-After': '1' },
         }),
       );
+      // A worker that had started well is replaced at once; one that died starting is replaced by
+      // the next request only, so a worker that cannot start is never restarted in a loop.
+      this.logger.error(
+        { code },
+        ready ? 'the compile worker stopped; starting a new one' : 'the compile worker stopped while starting; the next compile starts a new one',
+      );
+      if (ready) this.start();
     });
     this.worker = worker;
   }

@@ -49,6 +49,14 @@ describe('the compile worker', () => {
     expect(again.status).toBe(200);
     expect(again.json.roles).toContain('researcher');
     expect(compiler.workersStarted).toBe(2);
+
+    // A worker that had started well and dies idle is replaced at once, before any request needs it.
+    const idle = compiler.worker!;
+    await idle.terminate();
+    await vi.waitFor(() => expect(compiler.workersStarted).toBe(3), { timeout: 10_000 });
+    expect(compiler.worker).not.toBeNull();
+    expect(compiler.worker).not.toBe(idle);
+    expect((await worker.request('POST', `/v1/tenants/${tenant}/simulate`, { body: { subject: 'agent:research-bot' } })).status).toBe(200);
   }, 60_000);
 
   it('compiles a draft to exactly the bytes the inline compile makes', async () => {
@@ -115,6 +123,22 @@ describe('the compile worker', () => {
     expect(refused.status).toBe(422);
     expect(refused.json.code).toBe('tests_failed');
     expect(refused.json.errors[0].pointer).toMatch(/^\/tests\/0/);
+  }, 60_000);
+
+  it('answers a draft that does not compile with every error and its pointer, and an unknown tenant with a 404', async () => {
+    const r = await worker.request('POST', `/v1/tenants/${tenant}/simulate`, {
+      body: { subject: 'agent:research-bot', policy: { bindings: { 'agent:research-bot': ['ghost'] } } },
+    });
+    expect(r.status).toBe(422);
+    expect(r.json.code).toBe('compile_error');
+    expect(r.json.errors.some((e: { pointer: string }) => e.pointer.startsWith('/policy/bindings'))).toBe(true);
+    const impact = await worker.request('POST', `/v1/tenants/${tenant}/impact`, { body: { policy: { bindings: { 'agent:x': ['ghost'] } } } });
+    expect(impact.status).toBe(422);
+    expect(impact.json.code).toBe('compile_error');
+    const unknown = await worker.request('POST', '/v1/tenants/no-such-tenant/simulate', { body: { subject: 'agent:research-bot' } });
+    expect(unknown.status).toBe(404);
+    // The worker is still there and answering.
+    expect((await worker.request('POST', `/v1/tenants/${tenant}/simulate`, { body: { subject: 'agent:research-bot' } })).status).toBe(200);
   }, 60_000);
 
   it('answers other requests while a large draft compiles', async () => {
