@@ -37,7 +37,20 @@ const KNOWN_TOKENS: readonly [string, RegExp][] = [
 ];
 
 // Words that make a flag, parameter or `key=value` name secret-shaped; pairs count when adjacent.
-const SECRET_WORDS = new Set(['token', 'secret', 'password', 'passwd', 'pwd', 'passphrase', 'apikey', 'credential', 'credentials', 'bearer']);
+const SECRET_WORDS = new Set([
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'pwd',
+  'passphrase',
+  'apikey',
+  'credential',
+  'credentials',
+  'bearer',
+  'authorization',
+  'cookie',
+]);
 const SECRET_PAIRS = new Set([
   'api key',
   'private key',
@@ -116,6 +129,77 @@ function harmlessValue(v: string): boolean {
 }
 
 const FLAG_ONLY = /^--?([A-Za-z][A-Za-z0-9_.-]*)$/;
+
+// Programs whose `-p` is a password. The MySQL family takes it joined only (`-pSECRET`; in `mysql -p app`
+// the password is asked for and `app` is the database, as MySQL documents), mycli and sshpass also as
+// the next word. Elsewhere `-p` is a port, a package (`npx -p`) or a profile.
+const PASSWORD_P_PROGRAMS = new Set(['mysql', 'mysqldump', 'mysqladmin', 'mysqlimport', 'mysqlshow', 'mariadb', 'mariadb-dump', 'mycli', 'sshpass']);
+const SPACED_P_PROGRAMS = new Set(['mycli', 'sshpass']);
+// `-pSECRET` in one word: a password to the MySQL family. `-p8080` (a port), `-p3.12` (a version),
+// `-p8080:80` (a port mapping) and `-p/path` are not.
+const JOINED_P = /^-p(.+)$/;
+
+/** Whether one word is `-p<password>`: after a password-`-p` program any such value, elsewhere only a credential-shaped one. */
+function joinedPassword(word: string, passwordP: boolean): boolean {
+  const m = JOINED_P.exec(word);
+  return m !== null && passwordAfterP(m[1]) && (passwordP || credentialShaped(m[1]));
+}
+
+/** Whether `-p<rest>` (or the word after a lone `-p` of a password-`-p` program) is a password rather than a port, version or path. */
+function passwordAfterP(rest: string): boolean {
+  // Not a port, version or port mapping, nor an npm package (`npx -p @scope/pkg`).
+  return !harmlessValue(rest) && !/^[0-9][0-9.:/-]*$/.test(rest) && !/^@[a-z0-9~-][a-z0-9._~-]*\/[a-z0-9._~-]+(?:@[^\s]*)?$/.test(rest) && rest.length >= 2;
+}
+
+/** The program a command word names: its base name, without a Windows `.exe`. */
+function programOf(word: string): string {
+  return (word.split(/[\\/]/).pop() ?? word).replace(/\.exe$/i, '').toLowerCase();
+}
+
+/**
+ * A value that could be a credential inside running text (a whole command line in one string):
+ * with a digit or a symbol in it, or long. "use --token carefully" names a flag but no credential.
+ */
+function credentialShaped(v: string): boolean {
+  return !harmlessValue(v) && (/[0-9]/.test(v) || /[^A-Za-z]/.test(v) || v.length >= 16);
+}
+
+/** Why a whole command line in one string carries a credential: `--token abc123`, `-pSECRET`, `mysql -p pw`. */
+function commandLineCredential(value: string): string | undefined {
+  if (!/\s/.test(value)) return undefined;
+  const words = value
+    .split(/\s+/)
+    .map((w) => w.replace(/^["']+|["']+$/g, ''))
+    .filter(Boolean);
+  let passwordP = false;
+  let spacedP = false;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i];
+    if (PASSWORD_P_PROGRAMS.has(programOf(w))) passwordP = true;
+    if (SPACED_P_PROGRAMS.has(programOf(w))) spacedP = true;
+    const next = words[i + 1];
+    const flag = FLAG_ONLY.exec(w);
+    if (flag && next !== undefined && !next.startsWith('-') && secretShapedName(flag[1]) && credentialShaped(next)) return `passes a credential after ${w}`;
+    if (spacedP && w === '-p' && next !== undefined && !next.startsWith('-') && passwordAfterP(next)) return 'passes a password after -p';
+    if (joinedPassword(w, passwordP)) return 'passes a password as -p<password>';
+  }
+  return undefined;
+}
+
+// A header line in a value, `X-Api-Key: …` or `Authorization: Token …`: the name says what the value is.
+const HEADER_LINE = /(?:^|[\r\n;,])\s*([A-Za-z][A-Za-z0-9-]*)\s*:\s*([^\r\n;,]*)/g;
+const HEADER_WORDS = new Set([...SECRET_WORDS, 'auth', 'key']);
+
+/** Why a header line inside a value carries a credential: a secret-named header whose value ends in something token-shaped. */
+function headerCredential(value: string): string | undefined {
+  for (const m of value.matchAll(HEADER_LINE)) {
+    if (!secretShapedName(m[1], HEADER_WORDS)) continue;
+    // The credential is the last word (after a scheme such as `Token`); a few words of prose are not one.
+    const last = m[2].trim().split(/\s+/).pop() ?? '';
+    if (last.length >= 8 && credentialShaped(last)) return `sets the ${m[1]} header to a value (a credential)`;
+  }
+  return undefined;
+}
 // `name=value` at the start of a value or after a separator: `--token=…`, `password=…` in a DSN.
 const ASSIGNMENT = /(?:^|[\s&;?#,])-{0,2}([A-Za-z][A-Za-z0-9_.-]*)=([^\s&;#,]*)/g;
 // Every pattern above starts at a fixed prefix or a separator, so each runs in linear time; the
@@ -163,7 +247,7 @@ function credentialIn(value: string): string | undefined {
   for (const m of value.matchAll(ASSIGNMENT)) {
     if (secretShapedName(m[1]) && !harmlessValue(m[2])) return `sets ${m[1]} to a value (a credential)`;
   }
-  return undefined;
+  return headerCredential(value) ?? commandLineCredential(value);
 }
 
 /** A credential a URL carries: a password in its user info, or a secret-named query or fragment parameter. */
@@ -193,7 +277,7 @@ function urlCredential(text: string, nested = true): string | undefined {
 }
 
 /** Every secret-shaped field or value anywhere in a payload, with its pointer. */
-export function findSecrets(value: unknown, pointer = ''): ProblemDetail[] {
+export function findSecrets(value: unknown, pointer = '', program = ''): ProblemDetail[] {
   const out: ProblemDetail[] = [];
   const refuse = (at: string, why: string) =>
     out.push({ pointer: at, message: `${why}; Toolgate never stores credentials (pass them to an MCP server through env names)`, code: 'secret_field' });
@@ -201,15 +285,24 @@ export function findSecrets(value: unknown, pointer = ''): ProblemDetail[] {
     const why = credentialIn(value);
     if (why) refuse(pointer, why);
   } else if (Array.isArray(value)) {
+    // Arguments of a program whose `-p` is a password: the transport's command, or a word before (`docker run … mysql`).
+    let passwordP = PASSWORD_P_PROGRAMS.has(programOf(program));
+    let spacedP = SPACED_P_PROGRAMS.has(programOf(program));
     value.forEach((v, i) => {
       const here = `${pointer}/${i}`;
       const before = out.length;
       out.push(...findSecrets(v, here));
+      if (typeof v === 'string' && PASSWORD_P_PROGRAMS.has(programOf(v))) passwordP = true;
+      if (typeof v === 'string' && SPACED_P_PROGRAMS.has(programOf(v))) spacedP = true;
       // `--password X` as two arguments: the credential is the one after the flag.
       const next = value[i + 1];
       const flag = typeof v === 'string' ? FLAG_ONLY.exec(v) : null;
       if (out.length === before && flag && typeof next === 'string' && !next.startsWith('-') && secretShapedName(flag[1]) && !harmlessValue(next)) {
         refuse(`${pointer}/${i + 1}`, `follows ${v}, so it is a credential`);
+      } else if (out.length === before && spacedP && v === '-p' && typeof next === 'string' && !next.startsWith('-') && passwordAfterP(next)) {
+        refuse(`${pointer}/${i + 1}`, 'follows -p, so it is a password');
+      } else if (out.length === before && typeof v === 'string' && joinedPassword(v, passwordP)) {
+        refuse(here, 'is -p<password>: a password');
       }
     });
   } else if (value && typeof value === 'object') {
@@ -222,7 +315,9 @@ export function findSecrets(value: unknown, pointer = ''): ProblemDetail[] {
           code: 'secret_field',
         });
       } else {
-        out.push(...findSecrets(v, here));
+        // A transport's `args` are read knowing its `command` (whose `-p` may be a password).
+        const command = (value as { command?: unknown }).command;
+        out.push(...findSecrets(v, here, k === 'args' && typeof command === 'string' ? command : ''));
       }
     }
   }

@@ -43,6 +43,43 @@ const refusedArgs: [string, string[], string][] = [
   ['a JSON Web Token inside an argument', ['--auth=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig'], '/transport/args/0'],
   ['a URL with a password passed as a parameter of another URL', ['--login', 'https://app.example.com/login?next=postgres://u:pw@db/x'], '/transport/args/1'],
   ['a Slack webhook URL', ['https://hooks.slack.com/services/T0000000/B0000000/XXXXXXXXXXXXXXXXXXXXXXXX'], '/transport/args/0'],
+  // MySQL's `-p`: the password joined to the flag, or (after a MySQL-family program) the word after it.
+  ['a MySQL password joined to -p', ['-u', 'root', '-pS3cretPass', 'app'], '/transport/args/2'],
+  ['a mycli password after -p, the program named in the arguments', ['mycli', '-h', 'db', '-u', 'root', '-p', 'hunter2'], '/transport/args/6'],
+  ['an sshpass password after -p', ['sshpass', '-p', 'hunter2', 'ssh', 'deploy@db'], '/transport/args/2'],
+  ['a word password joined to -p after mysqldump', ['mysqldump', '-pwarehouse', 'app'], '/transport/args/1'],
+  // A whole command line in one string: flags and their values are read as they would be run.
+  ['a token flag inside one command line', ['-c', 'mycli --token abc123def456 --host db'], '/transport/args/1'],
+  ['a MySQL password inside one command line', ['-c', 'mysql -u root -phunter22 app'], '/transport/args/1'],
+  ['an sshpass password after -p inside one command line', ['-c', 'exec sshpass -p hunter2 ssh deploy@db'], '/transport/args/1'],
+  ['a password flag inside one quoted command line', ['sh', '-c', "psql --password 'Tr0ub4dor&3' -h db"], '/transport/args/2'],
+  // Header-style names say what their value is, in one argument or in `name=value`.
+  ['an X-Api-Key header inside an argument', ['--header', 'X-Api-Key: 3f9a8b7c6d5e4f3a'], '/transport/args/1'],
+  ['an Authorization header with a raw token after a scheme', ['-H', 'Authorization: Token 9f8e7d6c5b4a39281706'], '/transport/args/1'],
+  ['an X-Auth-Token header among others', ['--headers', 'Accept: application/json; X-Auth-Token: zq81tbnv77ffa02m'], '/transport/args/1'],
+  ['an Authorization assignment', ['Authorization=abc123def456'], '/transport/args/0'],
+  ['a Cookie assignment', ['--set', 'cookie=sessionid8f7e6d5c'], '/transport/args/1'],
+];
+
+// Shapes near the new rules that real configurations hold: ports, package names, versions, prose.
+const nearMisses: string[][] = [
+  ['-p', '8080'],
+  ['-p', '8080:80', 'ghcr.io/acme/mcp'],
+  ['-p3000'],
+  ['npx', '-p', 'typescript', 'tsc'],
+  ['npx', '-p', '@modelcontextprotocol/sdk', 'mcp-inspector'],
+  ['uvx', '-p', '3.12', 'mcp-server-fetch'],
+  ['-ptypescript'],
+  ['mysql', '-p', '-u', 'root'],
+  // MySQL asks for the password after a lone `-p`; the next word is the database.
+  ['mysql', '-u', 'root', '-p', 'warehouse'],
+  ['-c', 'node server.js --port 3000 --token-file /run/secrets/t'],
+  ['-c', 'mysql -u root -p app'],
+  ['-c', 'mycli --token ${MYCLI_TOKEN} --host db'],
+  ['--header', 'X-Api-Key-Env: API_KEY'],
+  ['--header', 'Authorization: see the README'],
+  ['--header', 'X-Request-Id: 550e8400e29b41d4'],
+  ['--note', 'rotate the --password monthly'],
 ];
 
 const refusedUrls: [string, string][] = [
@@ -130,6 +167,19 @@ describe('a credential inside a longer value is refused with 400 naming its poin
 });
 
 describe('realistic values that carry no credential still pass', () => {
+  for (const args of nearMisses) {
+    it(`stdio args near a credential shape ${JSON.stringify(args)}`, async () => {
+      const r = await t.request('POST', '/v1/mcp-servers', { body: stdio(args) });
+      expect(r.status, r.text).toBe(201);
+    });
+  }
+  it('a command whose -p is a password makes the next word one, and only then', () => {
+    const mycli = { id: 'db', label: 'db', transport: { kind: 'stdio', command: '/usr/local/bin/mycli', args: ['-u', 'root', '-p', 'hunter2'] } };
+    expect(findSecrets(mycli).map((p) => p.pointer)).toEqual(['/transport/args/3']);
+    expect(findSecrets({ ...mycli, transport: { ...mycli.transport, command: '/usr/local/bin/mysql' } })).toEqual([]);
+    expect(findSecrets({ ...mycli, transport: { ...mycli.transport, command: COMMAND } })).toEqual([]);
+  });
+
   for (const args of benignArgs) {
     it(`stdio args ${JSON.stringify(args)}`, async () => {
       const r = await t.request('POST', '/v1/mcp-servers', { body: stdio(args) });
