@@ -274,7 +274,7 @@ function call(url: string, method: string, headers: Record<string, string>, body
   });
 }
 
-type Probes = { healthz: number[]; pull: number[]; failures: number };
+type Probes = { healthz: number[]; pull: number[]; failures: number; firstFailure?: string };
 
 /**
  * Probes `/healthz` and a conditional pull every 20 ms until stopped; each latency from send to end.
@@ -285,8 +285,17 @@ function startProbes(url: string, tokens: Tokens, etag: string): { stop: () => P
   const pending = new Set<Promise<unknown>>();
   const track = (p: Promise<Answer>, into: number[], expect: number[]) => {
     const q = p.then(
-      (a) => (expect.includes(a.status) ? into.push(a.ms) : out.failures++),
-      () => out.failures++,
+      (a) => {
+        if (expect.includes(a.status)) into.push(a.ms);
+        else {
+          out.failures++;
+          out.firstFailure ??= `status ${a.status}`;
+        }
+      },
+      (err: NodeJS.ErrnoException) => {
+        out.failures++;
+        out.firstFailure ??= err.code ?? err.message;
+      },
     );
     pending.add(q);
     void q.finally(() => pending.delete(q));
@@ -399,7 +408,7 @@ async function measure(
     status: a.status,
     ...(note ? { note } : {}),
   };
-  if (p.failures) row.note = `${row.note ? `${row.note}; ` : ''}${p.failures} probes failed`;
+  if (p.failures) row.note = `${row.note ? `${row.note}; ` : ''}${p.failures} probes failed, the first with ${p.firstFailure}`;
   into.push(row);
   const f = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(1));
   console.log(
