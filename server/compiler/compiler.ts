@@ -22,7 +22,10 @@ import { snapshotFingerprint } from './snapshot-fingerprint.ts';
 export const DEFAULT_COMPILE_WORKER_MIN_TOOLS = 300;
 // A stored bundle's catalog holds about a kilobyte per tool: how its size is judged without parsing it.
 const BYTES_PER_TOOL = 1000;
+// Compiled drafts kept: at most this many, and at most this much bundle text (a 2,000-tool draft is
+// about 2.7 MB of text, several times that once parsed or loaded for a simulation).
 const MAX_CACHED = 64;
+const MAX_CACHED_TEXT = 32 * 1024 * 1024;
 
 export type CompilerOptions = {
   /** Drafts with at least this many tools compile in the worker (0: every draft; Infinity: none, no worker). */
@@ -50,6 +53,7 @@ export class Compiler {
   private readonly running = new Map<string, Promise<Outcome>>();
   private readonly thread: CompileThread;
   private compiles = 0;
+  private cachedText = 0;
 
   constructor(private readonly options: CompilerOptions) {
     this.thread = new CompileThread(options.logger);
@@ -115,8 +119,14 @@ export class Compiler {
       void compiling.then(
         (r) => {
           if ('errors' in r) return;
-          if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value as string);
           this.cache.set(fingerprint, r);
+          this.cachedText += r.text.length;
+          // The least recently used go first.
+          for (const [key, old] of this.cache) {
+            if (this.cache.size <= 1 || (this.cache.size <= MAX_CACHED && this.cachedText <= MAX_CACHED_TEXT)) break;
+            this.cache.delete(key);
+            this.cachedText -= old.text.length;
+          }
         },
         () => undefined,
       );
