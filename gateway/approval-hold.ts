@@ -137,7 +137,7 @@ export class ApprovalHold {
               subject: req.view.request.subject,
               tool: req.name,
               arguments: req.arguments,
-              reason: withConnection(approvalReason(req.view, req.decided, req.name), req.connectionId),
+              reason: approvalReason(req.view, req.decided, req.name, req.connectionId),
               bundleVersion: req.view.loaded.version,
               toolCallId: req.decided.toolCallId,
             },
@@ -237,12 +237,4 @@ export class ApprovalHold {
     const { url, tenant } = this.options.connection!;
     return `${url.replace(/\/+$/, '')}/#/approvals?tenant=${encodeURIComponent(tenant)}&id=${encodeURIComponent(id)}`;
   }
-}
-
-/** The rule that asked, and the connection the call runs under, so the person deciding sees which account it acts through. */
-function withConnection(reason: string, connectionId: string | undefined): string {
-  if (connectionId === undefined) return reason;
-  const suffix = ` (through connection ${connectionId})`;
-  // An approval request's reason holds at most 500 characters; the connection is kept whole.
-  return reason.length + suffix.length > 500 ? `${reason.slice(0, 499 - suffix.length)}…${suffix}` : `${reason}${suffix}`;
 }

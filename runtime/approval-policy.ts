@@ -3,8 +3,11 @@ import type { CallDecision, ToolCall, ToolView } from './decide.ts';
 /** Who gave an approval: a person out of band, or (where the role allows it) the MCP client itself. */
 export type ApprovalBy = 'person' | 'client';
 
-/** The call an approval must be for: everything the person approved, as the runtime is about to run it. */
-export type ApprovedCall = { tenant: string; subject: string; tool: string; arguments: unknown };
+/**
+ * The call an approval must be for: everything the person approved, as the runtime is about to run
+ * it, and the connection it runs under (a receipt names none; a runtime that asked remembers it).
+ */
+export type ApprovedCall = { tenant: string; subject: string; tool: string; arguments: unknown; connectionId?: string };
 
 export type ApprovalRedemption = { ok: true; id: string; by: ApprovalBy } | { ok: false; message: string };
 
@@ -38,8 +41,11 @@ export function approvalSettings(
   return { by: byClient ? 'client' : 'person', validForSeconds: Number.isFinite(validForSeconds) ? validForSeconds : DEFAULT_APPROVAL_VALID_SECONDS };
 }
 
-/** Which rule asked for approval, as the approval request and its deciders see it (never the arguments). */
-export function approvalReason(view: ToolView, decided: CallDecision, toolId: string): string {
+/**
+ * Which rule asked for approval, as the approval request and its deciders see it (never the
+ * arguments), and the connection the call runs under, so the person sees which account it acts through.
+ */
+export function approvalReason(view: ToolView, decided: CallDecision, toolId: string, connectionId?: string): string {
   let reason: string;
   if (decided.constraint) reason = `constraint ${decided.constraint.role}#${decided.constraint.index}: ${decided.constraint.reason}`;
   else {
@@ -47,8 +53,9 @@ export function approvalReason(view: ToolView, decided: CallDecision, toolId: st
     const roles = view.subject.roles.filter((r) => effect !== undefined && view.loaded.roles.get(r)?.requireApproval.has(effect) === true);
     reason = `${effect ?? 'this'} calls need approval (role ${roles.join(', ') || view.subject.roles.join(', ')})`;
   }
-  // An approval request's reason holds at most 500 characters.
-  return reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON - 1)}…` : reason;
+  const through = connectionId === undefined ? '' : ` (through connection ${connectionId})`;
+  // An approval request's reason holds at most 500 characters; the connection is kept whole.
+  return reason.length + through.length > MAX_REASON ? `${reason.slice(0, MAX_REASON - 1 - through.length)}…${through}` : `${reason}${through}`;
 }
 
 const MAX_REASON = 500;
@@ -60,7 +67,13 @@ const MAX_REASON = 500;
 export function redeemApproval(view: ToolView, call: ToolCall, decided: CallDecision, approval: CallApproval): CallDecision {
   let args: unknown = call.arguments ?? {};
   if (typeof args === 'string') args = JSON.parse(args) as unknown;
-  const redeemed = approval.redeem({ tenant: view.loaded.bundle.tenant, subject: view.request.subject, tool: call.name, arguments: args });
+  const redeemed = approval.redeem({
+    tenant: view.loaded.bundle.tenant,
+    subject: view.request.subject,
+    tool: call.name,
+    arguments: args,
+    ...(call.connectionId !== undefined ? { connectionId: call.connectionId } : {}),
+  });
   const { toolCallId } = decided;
   if (!redeemed.ok)
     return {

@@ -97,6 +97,8 @@ type Events = {
 
 type PullOutcome = 'again' | 'backoff';
 
+// Approval requests whose connection the client remembers: far more than a runtime has waiting at once.
+const MAX_ASKED_THROUGH = 10_000;
 const REPORT_TIMEOUT_MS = 5_000;
 /** How long close() waits for a last status report before giving up on it. */
 const CLOSE_REPORT_MS = 2_000;
@@ -160,6 +162,8 @@ export class BundleClient {
   private readonly graceMs: number;
   private readonly mirrors: string[];
   private usedReceipts: FileUsedReceipts | undefined;
+  /** The connection (or none) each approval request this client opened was for, by request id. */
+  private readonly askedThrough = new Map<string, string | null>();
   /** Each mirror's last ETag for latest.json, sent in If-None-Match. */
   private readonly mirrorEtags = new Map<string, string>();
 
@@ -245,7 +249,17 @@ export class BundleClient {
    */
   approval(receipt: unknown): CallApproval {
     this.usedReceipts ??= new FileUsedReceipts(this.options.cacheDir, this.options.tenant);
-    return approvalFor(receipt, { trustedKeys: this.trustedKeys() ?? { keys: [] }, used: this.usedReceipts, now: this.now });
+    const checked = approvalFor(receipt, { trustedKeys: this.trustedKeys() ?? { keys: [] }, used: this.usedReceipts, now: this.now });
+    const id = (receipt as { payload?: { id?: unknown } } | null)?.payload?.id;
+    return {
+      redeem: (call) => {
+        // A receipt names no connection: one this client asked for holds only through the connection it asked for.
+        if (typeof id === 'string' && this.askedThrough.has(id) && this.askedThrough.get(id) !== (call.connectionId ?? null)) {
+          return { ok: false, message: 'the approval receipt is for the call through another connection' };
+        }
+        return checked.redeem(call);
+      },
+    };
   }
 
   /**
@@ -260,12 +274,25 @@ export class BundleClient {
         subject: view.request.subject,
         tool: call.name,
         arguments: args,
-        reason: approvalReason(view, decided, call.name),
+        reason: approvalReason(view, decided, call.name, call.connectionId),
         bundleVersion: view.loaded.version,
         toolCallId: decided.toolCallId,
       },
-      options,
+      {
+        ...options,
+        onOpened: (a) => {
+          this.rememberAskedThrough(a.id, call.connectionId ?? null);
+          options.onOpened?.(a);
+        },
+      },
     );
+  }
+
+  /** Records the connection a request was opened for (a bounded number, oldest forgotten first). */
+  private rememberAskedThrough(id: string, connectionId: string | null): void {
+    this.askedThrough.delete(id);
+    this.askedThrough.set(id, connectionId);
+    if (this.askedThrough.size > MAX_ASKED_THROUGH) this.askedThrough.delete(this.askedThrough.keys().next().value as string);
   }
 
   /** The key set the client trusts bundles through (trustedRoots only). */

@@ -13,13 +13,16 @@ import { memoryDecisionSink } from '../../gateway/decision-sink.ts';
 import { Gateway } from '../../gateway/gateway.ts';
 import { createGatewayMetrics } from '../../gateway/metrics.ts';
 import type { Approval, Bundle, KeySet } from '../../policy-schemas/types.gen.ts';
+import { BundleClient } from '../../runtime/client/bundle-client.ts';
 import { FileUsedReceipts } from '../../runtime/client/used-receipts.ts';
+import { createView, decide } from '../../runtime/decide.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { TrustedKeys } from '../../runtime/verify-bundle.ts';
 import { trustedKeysOf } from '../../runtime/verify-key-set.ts';
 import { upstreamFixtureState } from '../fixtures/mcp/gateway-upstream.ts';
 import { MCP_BUNDLE_SUBJECT, mcpBundle } from '../gateway/mcp-bundle.ts';
+import { makeBundle } from '../distribution/signed-bundles.ts';
 import { scriptedClient } from '../gateway/scripted-gateway.ts';
 import { type ServedApp, startServedApp } from '../support/served-app.ts';
 
@@ -82,9 +85,9 @@ function gatewayWithTwoConnections() {
 
 const meta = (r: CallToolResult) => (r._meta as { toolgate: { decision: string; errorCode?: string } }).toolgate;
 
-async function pendingWith(text: string): Promise<Approval[]> {
+async function pendingWith(text: string, member = 'text'): Promise<Approval[]> {
   const r = await srv.request('GET', `/v1/tenants/${TENANT}/approvals?state=pending`);
-  return (r.json.items as Approval[]).filter((a) => (a.arguments as { text?: string } | undefined)?.text === text);
+  return (r.json.items as Approval[]).filter((a) => (a.arguments as Record<string, unknown> | undefined)?.[member] === text);
 }
 
 describe('an approval given for a call through one connection', () => {
@@ -108,5 +111,42 @@ describe('an approval given for a call through one connection', () => {
     const approved = await g.call(text, 'sandbox-account');
     expect(approved.isError).toBeFalsy();
     expect(g.upstreamCalls).toEqual([text]);
+  });
+});
+
+describe('an approval the SDK client asked for through one connection', () => {
+  it('is refused for the same call through another connection, and still lets the call through its own', async () => {
+    const bundle = makeBundle({ tenant: TENANT, version: 1 });
+    bundle.policy.grants = ['prod-account', 'sandbox-account'].map((connectionId) => ({ connectionId, subjects: ['agent:support-bot'], tools: ['core__*'] }));
+    const view = createView(loadBundle(bundle), { subject: 'agent:support-bot' });
+    const serverKeys = (await srv.request('GET', '/.well-known/jwks.json', { token: null })).json as TrustedKeys;
+    const client = new BundleClient({ url: srv.url, tenant: TENANT, token: runtimeToken, trustedKeys: serverKeys, cacheDir: dir, decisionLog: false });
+    // core__tool-0002 changes state: the analyst role needs a person's approval for it.
+    const call = { name: 'core__tool-0002', arguments: { query: 'close the account' }, connectionId: 'sandbox-account' };
+    const asked = decide(view, call);
+    expect(asked.decision).toBe('require_approval');
+    const waiting = client.requestApproval(view, call, asked, { timeoutMs: 20_000 });
+    const [request] = await (async () => {
+      for (let i = 0; i < 200; i++) {
+        const found = await pendingWith('close the account', 'query');
+        if (found.length > 0) return found;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error('no approval request opened');
+    })();
+    expect(request.reason).toContain('through connection sandbox-account');
+    expect((await srv.request('POST', `/v1/tenants/${TENANT}/approvals/${request.id}/approve`, { body: { reason: 'sandbox only' } })).status).toBe(200);
+    const outcome = await waiting;
+    if (outcome.state !== 'approved') throw new Error(`expected an approval, got ${outcome.state}`);
+
+    const moved = decide(view, { ...call, connectionId: 'prod-account' }, { approval: client.approval(outcome.receipt) });
+    expect(moved).toMatchObject({
+      decision: 'deny',
+      errorCode: 'approval_invalid',
+      message: 'the approval receipt is for the call through another connection',
+    });
+    // The refusal did not use the receipt up: the approved call still goes through, once.
+    expect(decide(view, call, { approval: client.approval(outcome.receipt) }).decision).toBe('allow');
+    expect(decide(view, call, { approval: client.approval(outcome.receipt) }).errorCode).toBe('approval_invalid');
   });
 });
