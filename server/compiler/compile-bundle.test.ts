@@ -105,3 +105,56 @@ describe('compileBundle', () => {
     if (!cyc.ok) expect(cyc.errors.every((e) => e.code === 'cycle')).toBe(true);
   });
 });
+
+describe('compileBundle on a frozen tool list (the inventory cache), whose work it keeps', () => {
+  const policy = { roles: { r: { groups: ['*'], allow: ['core__*'] } }, bindings: { 'agent:a': ['r'] } };
+  const list = () => [
+    tool('core__a', { inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }),
+    tool('core__b', { inputSchema: { type: 'object', properties: { q: { type: 'string' } } }, groups: ['g1'] }),
+    tool('core__c', { inputSchema: { properties: { n: { type: 'integer' } }, type: 'object' } }),
+    tool('core__gone', { status: 'removed' }),
+  ];
+  const compile = (tools: Tool[], extra: Partial<Snapshot> = {}) => compileBundle(snap({ tools, policy, groups: [{ name: 'g1' }], ...extra }), opts);
+
+  it('writes the same bytes as for an unfrozen copy, policy edit after policy edit', () => {
+    const frozen = Object.freeze(list()) as Tool[];
+    for (const subject of ['agent:b', 'agent:c', 'agent:d']) {
+      const edited = { ...policy, bindings: { ...policy.bindings, [subject]: ['r'] } };
+      const kept = compile(frozen, { policy: edited });
+      const fresh = compile(list(), { policy: edited });
+      if (!kept.ok || !fresh.ok) throw new Error('does not compile');
+      expect(kept.text).toBe(fresh.text);
+      expect(Object.keys(kept.bundle.policy.bindings ?? {})).toContain(subject);
+    }
+  });
+
+  it('sees a tool edit, which comes as another list', () => {
+    const before = compile(Object.freeze(list()) as Tool[]);
+    const tools = list();
+    tools[2] = { ...tools[2], description: 'edited', inputSchema: { type: 'object', properties: { n: { type: 'string' } } } };
+    const after = compile(Object.freeze(tools) as Tool[]);
+    if (!before.ok || !after.ok) throw new Error('does not compile');
+    expect(after.revision).not.toBe(before.revision);
+    const c = after.bundle.catalog.tools.find((t) => t.id === 'core__c') as { description?: string; inputSchema?: unknown };
+    expect(c.description).toBe('edited');
+    expect(c.inputSchema).toEqual({ type: 'object', properties: { n: { type: 'string' } } });
+  });
+
+  it('judges the tools again when the groups they may name change', () => {
+    const frozen = Object.freeze(list()) as Tool[];
+    expect(compile(frozen).ok).toBe(true);
+    const r = compile(frozen, { groups: [] });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors).toContainEqual({ pointer: '/tools/core__b/groups/0', message: 'unknown group "g1"', code: 'unknown_reference' });
+    expect(compile(frozen).ok).toBe(true);
+  });
+
+  it('reports a tool failing its schema at every compile of the list', () => {
+    const frozen = Object.freeze([...list(), { id: 'core__bad', effect: 'nonsense' } as unknown as Tool]) as Tool[];
+    for (let i = 0; i < 2; i++) {
+      const r = compile(frozen);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.errors.some((e) => e.pointer.startsWith('/tools/core__bad'))).toBe(true);
+    }
+  });
+});

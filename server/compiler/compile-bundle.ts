@@ -22,7 +22,7 @@ import { definitionHash } from '../../runtime/definition-hash.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { DEFAULT_APPROVALS } from '../../runtime/bundle-content.ts';
 import { casbinPolicy } from '../policy-engine/casbin-policy.ts';
-import { draftNames, judgeGroups, judgeTenant, judgeTool } from '../validation/draft-rules.ts';
+import { type DraftNames, draftNames, judgeGroups, judgeTenant, judgeTool } from '../validation/draft-rules.ts';
 import type { DraftSnapshot } from '../store/snapshot.ts';
 import { conformanceVectors } from './conformance.ts';
 
@@ -66,8 +66,10 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   const err = (pointer: string, message: string, code: string) => errors.push({ pointer, message, code });
   const tenant = snapshot.tenant.id;
 
-  // 1. Each entity against its schema (on copies: validation fills defaults in place).
-  const tools = checked<Tool>('tool', snapshot.tools, (t, i) => `/tools/${key(t, 'id', i)}`, errors);
+  // 1. Each entity against its schema (on copies: validation fills defaults in place). What comes
+  // of the tools alone is worked out once per frozen tool list (toolListWork).
+  const work = toolListWork(snapshot.tools);
+  errors.push(...work.errors);
   const groups = checked<Group>('group', snapshot.groups, (g, i) => `/groups/${key(g, 'name', i)}`, errors);
   const states = checked<State>('state', snapshot.states, (s, i) => `/states/${key(s, 'name', i)}`, errors);
   const grants = checked<ConnectionGrant>('connection-grant', snapshot.grants, (g, i) => `/grants/${key(g, 'connectionId', i)}`, errors);
@@ -78,12 +80,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   if (Number.isNaN(Date.parse(options.issuedAt))) err('/issuedAt', 'must be a timestamp', 'validation');
 
   // 2. Names: duplicates, and the group and state that always exist.
-  const live = dedupe(
-    tools.filter((t) => t.status !== 'removed'),
-    (t) => t.id,
-    '/tools',
-    errors,
-  ).sort(byKey((t) => t.id));
+  const live = work.live;
   const groupList = dedupe(groups, (g) => g.name, '/groups', errors);
   if (!groupList.some((g) => g.name === 'default')) groupList.push({ name: 'default', description: '', includes: [] });
   groupList.sort(byKey((g) => g.name));
@@ -95,15 +92,12 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   // 3. References and rules: the same judge every save runs.
   // Removed tools may still be named by a policy written before they vanished; they match nothing.
   // Ids as given, so a tool that fails its schema is reported once, not again where it is named.
-  const inventoryIds = (snapshot.tools ?? []).flatMap((t) => (typeof t?.id === 'string' ? [t.id] : []));
   const names = draftNames(
     groupList.map((g) => g.name),
     stateList.map((s) => s.name),
-    inventoryIds,
+    work.inventoryIds,
   );
-  for (const t of live) {
-    for (const p of judgeTool(t, names)) err(`/tools/${escapePointer(t.id)}${p.pointer}`, p.message, p.code);
-  }
+  errors.push(...judgedTools(work, names));
   const includes = new Map(groupList.map((g) => [g.name, [...new Set(g.includes ?? [])].sort()]));
   const judgedGroups = judgeGroups(new Map(groupList.map((g) => [g.name, g.includes ?? []])));
   errors.push(...judgedGroups.problems);
@@ -116,7 +110,8 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
 
   // 4. Assemble, sorted everywhere order carries no meaning, each fact once: no index (runtimes
   // derive it), shared input schemas written once, members equal to their default left out.
-  const catalogTools = shareInputSchemas(live.map(bundleTool));
+  const catalogTools = work.catalog ?? catalogEntries(live, work.kept);
+  if (work.kept) work.catalog = catalogTools;
   const toolIds = catalogTools.tools.map((t) => t.id);
   const fullRoles: Record<string, { allow: string[]; deny: string[] }> = {};
   const bundleRoles: Record<string, BundleRole> = {};
@@ -197,7 +192,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   // Each top-level member is serialised once; the content (for the revision) and the whole bundle
   // are assembled from the same parts. The catalog is written from its input schemas' texts,
   // written once already to find the shared ones.
-  const members = bundleMembers(bundle, { catalog: catalogText(catalog, catalogTools.texts) });
+  const members = bundleMembers(bundle, { catalog: catalogText(catalog, catalogTools) });
   const revision = bundleRevision(members, sha256Hex);
   bundle.revision = revision;
   const final = members.map((m) => (m.key === 'revision' ? bundleMember('revision', revision) : m));
@@ -208,6 +203,72 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
 /** The hash naming a bundle's content: everything but its envelope fields (runtime/bundle-format.ts). */
 export function contentRevision(bundle: Bundle): string {
   return bundleRevision(bundleMembers(bundle), sha256Hex);
+}
+
+/**
+ * What compileBundle works out from the tool list alone: the tools checked against their schema
+ * (copies, defaults filled), the live ones deduplicated and sorted, every inventory id, the judge's
+ * problems with them (for the group and state names judged against), their catalog entries. Kept
+ * for a frozen list (the inventory's cached one, store/inventory.ts: it cannot change), so a
+ * compile of a draft whose tools did not change (a policy edit) redoes none of it; any other list
+ * is worked on afresh.
+ */
+type ToolListWork = {
+  /** Whether this work is kept for the next compile of the same list. */
+  kept: boolean;
+  errors: CompileError[];
+  live: Tool[];
+  inventoryIds: string[];
+  judged?: { names: string; errors: CompileError[] };
+  catalog?: CatalogEntries;
+};
+
+const toolListWorks = new WeakMap<readonly Tool[], ToolListWork>();
+
+function toolListWork(list: readonly Tool[] | undefined): ToolListWork {
+  const frozen = Array.isArray(list) && Object.isFrozen(list);
+  const known = frozen ? toolListWorks.get(list) : undefined;
+  if (known) return known;
+  const errors: CompileError[] = [];
+  const tools = checked<Tool>('tool', list, (t, i) => `/tools/${key(t, 'id', i)}`, errors);
+  const live = dedupe(
+    tools.filter((t) => t.status !== 'removed'),
+    (t) => t.id,
+    '/tools',
+    errors,
+  ).sort(byKey((t) => t.id));
+  // Removed tools may still be named by a policy written before they vanished; they match nothing.
+  // Ids as given, so a tool that fails its schema is reported once, not again where it is named.
+  const inventoryIds = (list ?? []).flatMap((t) => (typeof t?.id === 'string' ? [t.id] : []));
+  const work: ToolListWork = { kept: frozen, errors, live, inventoryIds };
+  if (frozen) toolListWorks.set(list, work);
+  return work;
+}
+
+/** The judge's problems with the live tools; kept while the group and state names are the same (the tools' rules read no others). */
+function judgedTools(work: ToolListWork, names: DraftNames): CompileError[] {
+  const key = JSON.stringify([[...names.groups].sort(), [...names.states].sort()]);
+  if (work.judged?.names === key) return work.judged.errors;
+  const errors: CompileError[] = [];
+  for (const t of work.live) {
+    for (const p of judgeTool(t, names)) errors.push({ pointer: `/tools/${escapePointer(t.id)}${p.pointer}`, message: p.message, code: p.code });
+  }
+  work.judged = { names: key, errors };
+  return errors;
+}
+
+/** The catalog's tool entries and shared schemas (shareInputSchemas), with each entry's canonical JSON. */
+type CatalogEntries = ReturnType<typeof shareInputSchemas> & { entryTexts: readonly string[] };
+
+function catalogEntries(live: readonly Tool[], kept: boolean): CatalogEntries {
+  const shared = shareInputSchemas(live.map(bundleTool));
+  const entryTexts = shared.tools.map((t, i) => {
+    const schema = shared.texts.tools[i];
+    return schema === null ? canonicalJson(t) : canonicalMembers(t as unknown as Record<string, unknown>, 'inputSchema', schema);
+  });
+  if (!kept) return { ...shared, entryTexts };
+  // Shared by every compile of the same tool list: frozen, so no caller can change the next one's.
+  return { ...shared, tools: Object.freeze(shared.tools) as (BundleTool | ExcludedTool)[], schemas: Object.freeze(shared.schemas) as object[], entryTexts };
 }
 
 function bundleTool(t: Tool): BundleTool | ExcludedTool {
@@ -288,17 +349,14 @@ function shareInputSchemas(tools: (BundleTool | ExcludedTool)[]): {
 }
 
 /**
- * The catalog's canonical JSON (RFC 8785: members sorted, each value canonical), with the input
- * schemas' texts as shareInputSchemas wrote them instead of writing each schema again.
+ * The catalog's canonical JSON (RFC 8785: members sorted, each value canonical), with its tool
+ * entries and shared schemas as catalogEntries wrote them (an entry's input schema as
+ * shareInputSchemas wrote it, not written again).
  */
-function catalogText(catalog: Bundle['catalog'], texts: { tools: (string | null)[]; schemas: string[] }): string {
-  const tools = catalog.tools.map((t, i) => {
-    const schema = texts.tools[i];
-    return schema === null ? canonicalJson(t) : canonicalMembers(t as unknown as Record<string, unknown>, 'inputSchema', schema);
-  });
+function catalogText(catalog: Bundle['catalog'], entries: CatalogEntries): string {
   const members = [`"groups":${canonicalJson(catalog.groups)}`];
-  if (catalog.schemas !== undefined) members.push(`"schemas":[${texts.schemas.join(',')}]`);
-  members.push(`"states":${canonicalJson(catalog.states)}`, `"tools":[${tools.join(',')}]`);
+  if (catalog.schemas !== undefined) members.push(`"schemas":[${entries.texts.schemas.join(',')}]`);
+  members.push(`"states":${canonicalJson(catalog.states)}`, `"tools":[${entries.entryTexts.join(',')}]`);
   // Every member of the catalog is written above, and no other: else the catalog is written whole.
   const names = Object.keys(catalog).filter((k) => (catalog as Record<string, unknown>)[k] !== undefined);
   return names.length === members.length ? `{${members.join(',')}}` : canonicalJson(catalog);
