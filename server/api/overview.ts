@@ -1,11 +1,12 @@
 import { Hono } from 'hono';
 import { sql } from 'kysely';
-import type { Bundle, McpServer, Overview, TenantOverview, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
-import { sha256Canonical, sha256Hex } from '../../runtime/sha256.ts';
+import type { McpServer, Overview, TenantOverview, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
+import { sha256Hex } from '../../runtime/sha256.ts';
 import { actorOf } from '../auth/guard.ts';
 import type { AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { Compiler } from '../compiler/compiler.ts';
+import type { BundleParts } from '../compiler/bundle-parts.ts';
 import type { CompiledDraft } from '../compiler/draft.ts';
 import { latestBundleRow } from '../store/bundles.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
@@ -92,39 +93,20 @@ function failedSync(s: McpServer): Overview['attention']['failedSyncs'][number] 
   return { server: s.id, label: s.label, at: s.lastSync!.at, error: s.lastSync!.error ?? 'failed' };
 }
 
-type Parts = { policy: string; grants: string; inventory: string };
 const MAX_CACHED = 1000;
 // Hashes of a bundle's parts by revision (a revision names its content, so they never change): the
 // published bundle's, and the compiled draft's. Hashing a catalog of 5,000 tools took most of an
 // overview; now it happens once per content.
-const partsByRevision = new Map<string, Parts>();
+const partsByRevision = new Map<string, BundleParts>();
 
-function remember(revision: string, parts: () => Parts): Parts {
+async function remember(revision: string, parts: () => Promise<BundleParts>): Promise<BundleParts> {
   let hit = partsByRevision.get(revision);
   if (!hit) {
-    hit = parts();
+    hit = await parts();
     if (partsByRevision.size >= MAX_CACHED) partsByRevision.clear();
     partsByRevision.set(revision, hit);
   }
   return hit;
-}
-
-/** Hashes of what a bundle holds from the policy, the grants and the inventory. */
-function partsOf(bundle: Bundle, catalogText?: string): Parts {
-  const { grants, ...policy } = bundle.policy;
-  // A v2 bundle leaves empty collections out: no grants hashes as none.
-  return {
-    policy: sha256Canonical(policy),
-    grants: sha256Canonical(grants ?? []),
-    inventory: catalogText === undefined ? sha256Canonical(bundle.catalog) : `sha256:${sha256Hex(catalogText)}`,
-  };
-}
-
-/** The canonical text of the compiled catalog, as the compiler already wrote it (no second canonicalisation). */
-function catalogText(members: CompiledDraft['members']): string | undefined {
-  const prefix = '"catalog":';
-  const member = members.find((m) => m.key === 'catalog');
-  return member?.text.startsWith(prefix) ? member.text.slice(prefix.length) : undefined;
 }
 
 // Each tenant's draft state, with the key of everything it was computed from: while no tool, group,
@@ -182,10 +164,11 @@ async function draftState(
   }
   if (!latest) return { differs: true, changes: ['policy', 'grants', 'inventory'] };
   if (draft.revision === latest.revision) return { differs: false, changes: [] };
+  // The published bundle is parsed and canonicalised by the compiler (in its worker when large); the
+  // compiled draft's parts come from the texts the compiler wrote.
+  const before = await remember(latest.revision, () => compiler.bundleParts({ revision: latest.revision, text: latest.content }));
   await nextTurn();
-  const before = remember(latest.revision, () => partsOf(JSON.parse(latest.content) as Bundle));
-  await nextTurn();
-  const now = remember(draft.revision, () => partsOf(draft.bundle, catalogText(draft.members)));
+  const now = await remember(draft.revision, () => compiler.bundleParts(draft));
   const changes = (['policy', 'grants', 'inventory'] as const).filter((k) => before[k] !== now[k]);
   return { differs: true, changes: changes.length ? [...changes] : ['policy'] };
 }

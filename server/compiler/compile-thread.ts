@@ -7,18 +7,21 @@ import type { Logger } from 'pino';
 import type { BundleSummary, PolicyTest, PolicyTestOutcome } from '../../policy-schemas/types.gen.ts';
 import type { BundleMember } from '../../runtime/bundle-format.ts';
 import { ApiError } from '../errors.ts';
+import type { BundleParts } from './bundle-parts.ts';
 import type { CompileError } from './compile-bundle.ts';
 
 /** What the server asks of its compile worker (compile-worker.ts). */
 export type WorkerRequest =
   | { id: number; op: 'compile'; snapshot: string; issuedAt: string }
   | { id: number; op: 'tests'; revision: string; text: string; tests: readonly PolicyTest[] }
-  | { id: number; op: 'summarize'; text: string; previous: string | null };
+  | { id: number; op: 'summarize'; text: string; previous: string | null }
+  | { id: number; op: 'parts'; text: string };
 
 type Results = {
   compile: { op: 'compile'; revision: string; members: BundleMember[]; ttlSeconds: number } | { op: 'compile'; errors: CompileError[] };
   tests: { op: 'tests'; outcomes: PolicyTestOutcome[] };
   summarize: { op: 'summarize'; summary: BundleSummary };
+  parts: { op: 'parts'; parts: BundleParts };
 };
 
 type Op = keyof Results;

@@ -5,6 +5,7 @@ import { type LoadedBundle, loadBundle } from '../../runtime/load-bundle.ts';
 import { runPolicyTests } from '../../runtime/policy-tests.ts';
 import { summarize } from '../policy-engine/diff.ts';
 import type { DraftSnapshot } from '../store/snapshot.ts';
+import { bundleParts } from './bundle-parts.ts';
 import { compileBundle } from './compile-bundle.ts';
 import type { WorkerAnswer, WorkerRequest } from './compile-thread.ts';
 
@@ -51,6 +52,8 @@ async function answer(request: WorkerRequest): Promise<WorkerAnswer['result']> {
       const previous = request.previous === null ? null : (JSON.parse(request.previous) as Bundle);
       return { op: 'summarize', summary: await summarize(bundle, previous) };
     }
+    case 'parts':
+      return { op: 'parts', parts: bundleParts(JSON.parse(request.text) as Bundle) };
   }
 }
 

@@ -8,6 +8,7 @@ import { nextTurn } from '../http/event-loop.ts';
 import { summarize } from '../policy-engine/diff.ts';
 import { type DraftSnapshot, loadDraftSnapshot } from '../store/snapshot.ts';
 import { type CompileError, compileBundle } from './compile-bundle.ts';
+import { type BundleParts, bundleParts, compiledBundleParts } from './bundle-parts.ts';
 import { CompileThread } from './compile-thread.ts';
 import { type CompiledDraft, compiledDraft } from './draft.ts';
 import { compileError } from './publish.ts';
@@ -163,6 +164,18 @@ export class Compiler {
   async summarize(target: BundleText, previous: string | null): Promise<BundleSummary> {
     if (this.inWorker(sizeOf(target))) return (await this.thread.request<'summarize'>({ op: 'summarize', text: target.text, previous })).summary;
     return summarize(JSON.parse(target.text) as Bundle, previous === null ? null : (JSON.parse(previous) as Bundle));
+  }
+
+  /**
+   * Hashes of the bundle's policy, grants and inventory (what the console's overview compares): a
+   * compiled draft's from its members on this thread (a hash of its catalog's text); another
+   * bundle's, which must be parsed and canonicalised, in the worker when it is large.
+   */
+  async bundleParts(target: BundleText | CompiledDraft): Promise<BundleParts> {
+    const fromMembers = 'members' in target ? compiledBundleParts(target.members) : undefined;
+    if (fromMembers) return fromMembers;
+    if (this.inWorker(sizeOf(target))) return (await this.thread.request<'parts'>({ op: 'parts', text: target.text })).parts;
+    return bundleParts(JSON.parse(target.text) as Bundle);
   }
 
   /** Ends the worker: requests still waiting for it fail with a 503. */

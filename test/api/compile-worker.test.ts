@@ -141,6 +141,15 @@ describe('the compile worker', () => {
     expect((await worker.request('POST', `/v1/tenants/${tenant}/simulate`, { body: { subject: 'agent:research-bot' } })).status).toBe(200);
   }, 60_000);
 
+  it('the overview compares the draft with the published bundle through the worker, naming the parts that differ', async () => {
+    expect((await worker.request('POST', `/v1/tenants/${tenant}/bundles`, { body: { reason: 'before the overview', force: true } })).status).toBeLessThan(300);
+    const quiet = (await worker.request('GET', '/v1/overview')).json.tenants.find((x: { id: string }) => x.id === tenant);
+    expect(quiet.draft).toMatchObject({ differs: false, changes: [] });
+    await editDraft(worker, 'agent:overview-change');
+    const changed = (await worker.request('GET', '/v1/overview')).json.tenants.find((x: { id: string }) => x.id === tenant);
+    expect(changed.draft).toMatchObject({ differs: true, changes: ['policy'] });
+  }, 60_000);
+
   it('answers other requests while a large draft compiles', async () => {
     const compiler = worker.deps.compiler;
     const snapshot = benchSnapshot(0, benchTools({ distinct: true }));
