@@ -173,7 +173,11 @@ function sampleArguments(schema: Record<string, unknown>): unknown {
     case 'object': {
       const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
       const out: Record<string, unknown> = {};
-      for (const name of (schema.required ?? []) as string[]) out[name] = sampleArguments(props[name] ?? {});
+      // Names are data: a property named `constructor` is the schema's own or none, and `__proto__` stays a member.
+      for (const name of (schema.required ?? []) as string[]) {
+        const value = sampleArguments(Object.hasOwn(props, name) ? props[name] : {});
+        Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+      }
       return out;
     }
     case 'array':
