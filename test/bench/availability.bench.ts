@@ -300,14 +300,17 @@ function startProbes(url: string, tokens: Tokens, etag: string): { stop: () => P
     pending.add(q);
     void q.finally(() => pending.delete(q));
   };
-  const timer = setInterval(() => {
+  const probe = () => {
     track(call(`${url}/healthz`, 'GET', {}), out.healthz, [200]);
     track(
       call(`${url}/v1/tenants/${TENANT}/bundles/latest`, 'GET', { authorization: `Bearer ${tokens.runtime}`, 'if-none-match': etag }),
       out.pull,
       [304, 200],
     );
-  }, PROBE_EVERY_MS);
+  };
+  // At once too: a request shorter than the interval still has probes that waited behind it.
+  probe();
+  const timer = setInterval(probe, PROBE_EVERY_MS);
   return {
     async stop() {
       clearInterval(timer);
@@ -391,10 +394,12 @@ async function measure(
   run: () => Promise<Answer & { rows?: number }>,
   { note, into = rows }: { note?: string; into?: Row[] } = {},
 ) {
-  const probes = startProbes(url, tokens, etag);
   let peak = rssMiB(server.pid!);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(server.pid!))), 50);
-  const a = await run();
+  // The request is sent first, the probes right after it.
+  const answer = run();
+  const probes = startProbes(url, tokens, etag);
+  const a = await answer;
   clearInterval(sampler);
   const p = await probes.stop();
   const row: Row = {
