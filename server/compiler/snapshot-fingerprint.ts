@@ -1,6 +1,6 @@
 import type { Tool } from '../../policy-schemas/types.gen.ts';
 import { sha256Hex } from '../../runtime/sha256.ts';
-import type { DraftSnapshot } from '../store/snapshot.ts';
+import { type DraftSnapshot, toolListJson } from '../store/snapshot.ts';
 
 // The hash of a frozen tool list (the inventory's cached one, store/inventory.ts), by the list: a
 // draft is fingerprinted at every compile and publish, and its thousands of tools seldom change.
@@ -23,7 +23,7 @@ export function snapshotFingerprint(snapshot: DraftSnapshot): string {
 function toolListHash(tools: readonly Tool[]): string {
   let hash = toolListHashes.get(tools);
   if (hash === undefined) {
-    hash = sha256Hex(JSON.stringify(tools) ?? 'undefined');
+    hash = sha256Hex(toolListJson(tools));
     if (Array.isArray(tools) && Object.isFrozen(tools)) toolListHashes.set(tools, hash);
   }
   return hash;

@@ -4,7 +4,7 @@ import { type TestApp, startTestApp } from '../../test/support/harness.ts';
 import { compileBundle } from '../compiler/compile-bundle.ts';
 import { snapshotFingerprint } from '../compiler/snapshot-fingerprint.ts';
 import { cachedToolDocuments, toolStore } from './inventory.ts';
-import { type DraftSnapshot, loadDraftSnapshot } from './snapshot.ts';
+import { type DraftSnapshot, SnapshotReader, loadDraftSnapshot, snapshotText } from './snapshot.ts';
 
 const TENANT = 'acme-research';
 let t: TestApp;
@@ -79,5 +79,31 @@ describe('the draft snapshot reuses the parsed inventory', () => {
     own.tools.pop();
     own.tools[0] = { ...own.tools[0], description: 'changed in place' };
     expect(snapshotFingerprint(own)).not.toBe(f);
+  });
+});
+
+describe('a snapshot as text for the compile worker', () => {
+  it('reads back as the same snapshot, keeping the frozen tool list while the tools are the same', async () => {
+    const s = await load();
+    const reader = new SnapshotReader();
+    const first = reader.read(snapshotText(s));
+    expect(first).toEqual(s);
+    expect(Object.isFrozen(first.tools)).toBe(true);
+    // A policy edit: the same tools, a new policy.
+    const edited = { ...s, policy: { ...s.policy, bindings: { ...s.policy.bindings, 'agent:new': ['r'] } } };
+    const second = reader.read(snapshotText(edited));
+    expect(second.tools).toBe(first.tools);
+    expect(second.policy.bindings?.['agent:new']).toEqual(['r']);
+    expect(snapshotFingerprint(second)).toBe(snapshotFingerprint(edited));
+    // A tool edit: another list, read afresh.
+    const tools = s.tools.map((x, i) => (i === 0 ? { ...x, description: 'edited' } : x));
+    const third = reader.read(snapshotText({ ...s, tools }));
+    expect(third.tools).not.toBe(first.tools);
+    expect(third.tools[0].description).toBe('edited');
+    expect(revision(third)).toBe(revision({ ...s, tools }));
+  });
+
+  it('refuses a text that is not one', () => {
+    expect(() => new SnapshotReader().read('{"tenant":{}}')).toThrow(TypeError);
   });
 });
