@@ -26,7 +26,8 @@ export function redactResult(loaded: LoadedBundle, toolId: string, result: CallT
     if (!kept || typeof kept !== 'object') continue;
     const type = (item as { type: string }).type;
     const candidate = { ...(kept as Record<string, unknown>), type } as Content;
-    if ((REQUIRED[type] ?? []).every((f) => (candidate as Record<string, unknown>)[f] !== undefined)) content.push(candidate);
+    // The type is the upstream's text: only this table's own entries count (not `constructor`).
+    if ((Object.hasOwn(REQUIRED, type) ? REQUIRED[type] : []).every((f) => (candidate as Record<string, unknown>)[f] !== undefined)) content.push(candidate);
   }
   const out: CallToolResult = { content };
   if (result.structuredContent !== undefined) {
