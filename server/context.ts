@@ -84,8 +84,10 @@ export type AppConfig = {
 
 /**
  * The application context: everything a request handler, middleware or scheduler may use, built
- * once per server at start (openToolgate) and handed down, never reached for in a module: two
- * servers in one process share none of it.
+ * once per server at start (openToolgate; what it keeps in memory by createServerState in
+ * app-state.ts) and handed down, never reached for in a module: two servers in one process share
+ * none of it. A function that needs only some of it takes a Pick of the parts it uses.
+ * test/build/module-state.test.ts fails on module-level state it does not name.
  */
 export type AppDeps = {
   database: ToolgateDatabase;
