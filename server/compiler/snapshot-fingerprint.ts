@@ -1,6 +1,7 @@
 import type { Tool } from '../../policy-schemas/types.gen.ts';
 import { sha256Hex } from '../../runtime/sha256.ts';
-import { type DraftSnapshot, toolListJson } from '../store/snapshot.ts';
+import type { DraftSnapshot } from '../store/snapshot.ts';
+import { toolListJson } from '../store/snapshot-text.ts';
 
 // The hash of a frozen tool list (the inventory's cached one, store/inventory.ts), by the list: a
 // draft is fingerprinted at every compile and publish, and its thousands of tools seldom change.

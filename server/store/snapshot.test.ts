@@ -4,7 +4,8 @@ import { type TestApp, startTestApp } from '../../test/support/harness.ts';
 import { compileBundle } from '../compiler/compile-bundle.ts';
 import { snapshotFingerprint } from '../compiler/snapshot-fingerprint.ts';
 import { cachedToolDocuments, toolStore } from './inventory.ts';
-import { type DraftSnapshot, SnapshotReader, loadDraftSnapshot, snapshotText } from './snapshot.ts';
+import { type DraftSnapshot, loadDraftSnapshot } from './snapshot.ts';
+import { SnapshotReader, snapshotText } from './snapshot-text.ts';
 
 const TENANT = 'acme-research';
 let t: TestApp;
