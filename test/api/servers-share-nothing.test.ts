@@ -77,22 +77,27 @@ describe('two servers in one process', () => {
     const row = await a.deps.database.db.selectFrom('approval_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     await b.deps.database.db.insertInto('approval_requests').values(row).execute();
 
+    // The same long poll on each server; the first server's answers when its decision wakes it.
+    const poll = (app: TestApp, signal?: AbortSignal) =>
+      Promise.resolve(app.app.request(`/v1/tenants/${tenant}/approvals/${id}?wait=30`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal })).then(
+        async (res) => ({ status: res.status, json: (await res.json()) as { state: string } }),
+      );
     const stop = new AbortController();
-    let answered = false;
-    const polling = Promise.resolve(
-      b.app.request(`/v1/tenants/${tenant}/approvals/${id}?wait=30`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: stop.signal }),
-    ).then(async (res) => {
-      answered = true;
-      return { status: res.status, json: (await res.json()) as { state: string } };
+    let answeredOnB = false;
+    const onB = poll(b, stop.signal).then((r) => {
+      answeredOnB = true;
+      return r;
     });
+    const onA = poll(a);
     await new Promise((r) => setTimeout(r, 50));
     const decided = await a.request('POST', `/v1/tenants/${tenant}/approvals/${id}/approve`, { body: { reason: 'fine on a' } });
     expect(decided.status, decided.text).toBe(200);
-    // Woken by the first server's decision, the poll would answer now (its copy still pending).
-    await new Promise((r) => setTimeout(r, 100));
-    expect(answered).toBe(false);
+    expect(await onA).toMatchObject({ status: 200, json: { state: 'approved' } });
+    // Woken by the same decision, the second server's poll would have answered alongside (its copy still pending).
+    await new Promise((r) => setTimeout(r, 50));
+    expect(answeredOnB).toBe(false);
     stop.abort();
-    expect(await polling).toMatchObject({ status: 200, json: { state: 'pending' } });
+    expect(await onB).toMatchObject({ status: 200, json: { state: 'pending' } });
   });
 
   it("a checkpoint signed with one server's key is not taken as verified by the other, whose key set never held that key", async () => {
