@@ -46,6 +46,8 @@ const ALLOWED: Record<string, string> = {
   'server/compiler/conformance.ts#failingOf': 'pure memo keyed by a schema object',
   'server/compiler/constraint-vectors.ts#byBundle': 'pure memo keyed by a loaded bundle object',
   'server/compiler/snapshot-fingerprint.ts#toolListHashes': 'pure memo: the hash of a frozen tool list object',
+  'server/store/snapshot-text.ts#toolListTexts': 'pure memo: the JSON text of a frozen tool list object',
+  'server/compiler/compile-bundle.ts#toolListWorks': 'memo of what a compile works out from a frozen tool list object, keyed weakly by that list',
   'server/decisions/decision-store.ts#insertStatements': 'prepared statements keyed by a server’s own SQLite connection',
   'server/distribution/conditional-pull.ts#connections': 'per-connection memo keyed by a socket of the server that accepted it',
   'server/distribution/conditional-pull.ts#wireOrders': 'pure memo keyed by a header record object',
@@ -66,6 +68,7 @@ const ALLOWED: Record<string, string> = {
   'server/compiler/compile-bundle.ts#compiles':
     'a count of the compiles this process ran (a test of compile-once reads it); each server’s Compiler counts its own',
   'server/compiler/compile-worker.ts#loadedByRevision': 'lives in a compiler worker thread (one per server’s Compiler); keyed by revision, bounded (4)',
+  'server/compiler/compile-worker.ts#snapshots': 'lives in a compiler worker thread (one per server’s Compiler): the last tool list it read',
 
   // Known gap: not yet made with the application context.
   'server/api/overview.ts#draftStates':
