@@ -299,6 +299,11 @@ class CatalogTool {
     return this.content.def;
   }
 
+  /** The tool's input schema (a shared one resolved), as `def.inputSchema`, without making `def`; null for an excluded tool. */
+  get inputSchema(): Record<string, unknown> | null {
+    return this.content.inputSchema;
+  }
+
   /** Shared frozen result entries, so evaluate allocates nothing per visible or filtered tool. */
   get entries(): ToolEntries {
     this.entriesMade ??= new ToolEntries(this.id);

@@ -546,7 +546,8 @@ class VectorChooser {
     // Which tools qualify is asked once per tool, not once per tool and subject.
     const requestFor = (w: Who, t: LoadedTool) => this.requestFor(w, t, base);
     // Absent availableInStates is every state (a runtime reads v1's "*" as absent: R2.9).
-    const absent = this.find(requestFor, this.live, undefined, (t) => t.def?.availableInStates === undefined);
+    // (allStates: a live tool's availableInStates absent, or holding "*", as its definition reads it.)
+    const absent = this.find(requestFor, this.live, undefined, (t) => t.allStates);
     if (absent) this.pin(['R6.8'], { ...absent.req, state: nonInitial }, [absent.t.id], { envelope: true });
     const listedState = (t: LoadedTool) => [...t.states].sort().find((x) => x !== 'undefined');
     const listed = this.find(
@@ -701,7 +702,7 @@ class VectorChooser {
       const askingFor = new Map<string, LoadedRole[]>();
       for (const t of this.live) {
         if (w.allowed[t.pos] === 0 || w.denied[t.pos] === 1) continue;
-        const effect = t.def!.effect;
+        const effect = t.effect!;
         let asking = askingFor.get(effect);
         if (asking === undefined) askingFor.set(effect, (asking = roles.filter((r) => r.requireApproval.has(effect))));
         const kind =
@@ -860,7 +861,7 @@ class VectorChooser {
     // The same, for a test of the tool alone: asked once per tool, not once per tool and subject.
     const visibleTool = (test: (t: LoadedTool) => boolean) =>
       validatorsRunFirst(pool).find(({ t }) => test(t)) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live, undefined, test);
-    const approval = (w: Who, t: LoadedTool) => w.roles.some((r) => this.loaded.roles.get(r)!.requireApproval.has(t.def!.effect));
+    const approval = (w: Who, t: LoadedTool) => w.roles.some((r) => this.loaded.roles.get(r)!.requireApproval.has(t.effect!));
     const plain = (w: Who, t: LoadedTool) => !t.requiresConnection && w.allowed[t.pos] === 1 && w.denied[t.pos] === 0 && validArguments(t) !== null;
     for (const asks of [false, true]) {
       // Approval first: it reads the role, plain may compile the tool's input schema.
@@ -1103,7 +1104,7 @@ function acceptsNoArguments(t: LoadedTool): boolean | null {
   const validate = validatorOf(t);
   if (!validate) return null;
   // A root `required` refuses `{}` whatever else the schema says, without its validator being compiled.
-  const required = (t.def!.inputSchema as { required?: unknown }).required;
+  const required = (t.inputSchema as { required?: unknown }).required;
   if (Array.isArray(required) && required.length > 0) return false;
   let ok = emptyAccepted.get(validate);
   if (ok === undefined) {
@@ -1229,10 +1230,11 @@ function smuggledArguments(t: LoadedTool): string | null {
   const known = smuggledOf.get(validate);
   if (known !== undefined) return known;
   let found: string | null = null;
-  const base = closedToMembers(t.def!.inputSchema) ? null : (JSON.parse(validArguments(t) ?? '{}') as unknown);
+  // The schema as the definition has it (read without making the definition: searches ask this of every tool).
+  const base = closedToMembers(t.inputSchema) ? null : (JSON.parse(validArguments(t) ?? '{}') as unknown);
   if (typeof base === 'object' && base !== null && !Array.isArray(base)) {
     const member = { connectionId: 'no-conn' };
-    const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>> };
+    const schema = t.inputSchema as { properties?: Record<string, Record<string, unknown>> };
     const extra = fresh('conformance_extra', (k) => Object.hasOwn(base, k) || Object.hasOwn(schema.properties ?? {}, k));
     const tries: unknown[] = [
       { ...base, [extra]: [member] },
