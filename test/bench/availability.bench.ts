@@ -567,7 +567,7 @@ async function main(): Promise<void> {
   }
   // The console benchmark's catalog, on a server of its own in this process (the million-row one is
   // stopped): every one of its 5,000 tools live in one view.
-  const consoleThere = withConsole ? await measureConsoleAtScale({ count: 5_000, rounds: CONSOLE_ROUNDS }) : undefined;
+  const consoleThere = withConsole ? await measureConsoleAtScale({ count: 5_000, rounds: CONSOLE_ROUNDS, build: false }) : undefined;
   printTables(catalog.label, consoleHere, consoleThere);
 }
 
@@ -692,7 +692,7 @@ function printTables(catalogHere: string, here: ConsoleFigures | undefined, ther
     const held = (what: string, t: { duration: number; held: number } | undefined): ConsoleRow => ({
       catalog: there1,
       what: `overview (${what}): event loop held`,
-      measured: `at most ${whole(t?.held ?? Number.NaN)} ms; the overview took ${whole(t?.duration ?? Number.NaN)} ms`,
+      measured: `at most ${whole(t?.held ?? Number.NaN)} ms (${whole(there.overview.quiet?.held ?? Number.NaN)} ms in a quiet second); the overview took ${whole(t?.duration ?? Number.NaN)} ms`,
       target: '≤ 100 ms',
       miss: !((t?.held ?? Number.NaN) <= 100),
     });
