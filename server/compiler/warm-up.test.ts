@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/support/harness.ts';
 import { toolStore } from '../store/inventory.ts';
 import { Compiler } from './compiler.ts';
-import { WARM_BEFORE_LISTEN_MAX_TOOLS, warmBeforeListening as warmBeforeListeningWith } from './warm-up.ts';
+import { WARM_BEFORE_LISTEN_MAX_TOOLS, warmBeforeListening as warmBeforeListeningWith, warmCompiler } from './warm-up.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -44,4 +44,20 @@ describe('warming the compiler at start', () => {
     expect(await warmBeforeListeningWith(db, compiler)).toBe(false);
     expect(compiler.worker).toBeNull();
   });
+
+  it("warms a large inventory in the worker: the first tenant's draft is compiled there and kept", async () => {
+    const db = t.deps.database.db;
+    const compiler = new Compiler({ workerMinTools: 10, logger: t.deps.logger });
+    try {
+      await warmCompiler(db, compiler);
+      expect(compiler.worker).not.toBeNull();
+      expect(compiler.compilesSoFar).toBe(1);
+      const first = (await db.selectFrom('tenants').select('id').orderBy('id').limit(1).executeTakeFirstOrThrow()).id;
+      // The first request for that draft finds it compiled.
+      await compiler.compileDraft(db, first);
+      expect(compiler.compilesSoFar).toBe(1);
+    } finally {
+      await compiler.close();
+    }
+  }, 120_000);
 });

@@ -25,13 +25,18 @@ const letRequestsRun = () => new Promise<void>((resolve) => setImmediate(resolve
  * compiler's worker, which warms itself while the server starts and answers.
  */
 export async function warmBeforeListening(db: Db, compiler: Compiler): Promise<boolean> {
+  const live = await liveTools(db);
+  return live <= WARM_BEFORE_LISTEN_MAX_TOOLS && !compiler.inWorker(live);
+}
+
+/** How many tools a draft holds (removed ones never enter it), counted without reading them. */
+async function liveTools(db: Db): Promise<number> {
   const row = await db
     .selectFrom('tools')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('status', '!=', 'removed')
     .executeTakeFirst();
-  const live = Number(row?.n ?? 0);
-  return live <= WARM_BEFORE_LISTEN_MAX_TOOLS && !compiler.inWorker(live);
+  return Number(row?.n ?? 0);
 }
 
 /**
@@ -48,8 +53,9 @@ export async function warmCompiler(db: Db, compiler: Compiler, stopped: () => bo
     validatorFor(kind);
     await letRequestsRun();
   }
-  const live = (await toolStore.list(db)).filter((tool) => tool.status !== 'removed');
-  if (!compiler.inWorker(live.length)) {
+  // A large inventory is the worker's to judge: reading it here would only hold this thread.
+  if (!compiler.inWorker(await liveTools(db))) {
+    const live = (await toolStore.list(db)).filter((tool) => tool.status !== 'removed');
     let sliceStart = performance.now();
     for (const tool of live) {
       // A publish or simulation that came first has judged the inventory and run the compiler already.
