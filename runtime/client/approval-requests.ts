@@ -1,4 +1,5 @@
 import type { Approval, ApprovalReceipt, ApprovalRequestCreate } from '../../policy-schemas/types.gen.ts';
+import { requestSignal } from './request-signal.ts';
 
 /** Where approval requests go: the control plane, a tenant, and that tenant's runtime token. */
 export type ApprovalConnection = { url: string; tenant: string; token: string; fetch?: typeof fetch };
@@ -92,19 +93,22 @@ async function call(
   timeoutSeconds: number,
 ): Promise<unknown> {
   const url = `${conn.url.replace(/\/+$/, '')}/v1/tenants/${encodeURIComponent(conn.tenant)}/approvals${path}`;
-  const signals = [AbortSignal.timeout(timeoutSeconds * 1000), ...(signal ? [signal] : [])];
+  const request = requestSignal(signal, timeoutSeconds * 1000);
   let res: Response;
+  let text: string;
   try {
     res = await (conn.fetch ?? fetch)(url, {
       method,
       headers: { authorization: `Bearer ${conn.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.any(signals),
+      signal: request.signal,
     });
+    text = await res.text();
   } catch (err) {
     throw new ApprovalRequestError(0, 'unreachable', `cannot reach ${conn.url}: ${(err as Error).message}`);
+  } finally {
+    request.done();
   }
-  const text = await res.text();
   let doc: unknown;
   try {
     doc = text ? JSON.parse(text) : undefined;

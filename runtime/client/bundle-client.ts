@@ -23,6 +23,7 @@ import { verifyBundle } from '../verify-bundle.ts';
 import type { TrustedKeys, VerifyResult } from '../verify-bundle.ts';
 import type { RootKey } from '../verify-key-set.ts';
 import { Backoff } from './backoff.ts';
+import { requestSignal } from './request-signal.ts';
 import { BundleCache } from './cache.ts';
 import { KeySetSource } from './key-set-source.ts';
 import { createDecisionLog, type DecisionLog, type DecisionLogOptions } from './decision-log.ts';
@@ -461,9 +462,10 @@ export class BundleClient {
   private async pullFromMirrors(): Promise<void> {
     const tenant = encodeURIComponent(this.options.tenant);
     for (const base of this.mirrors) {
+      const request = requestSignal(this.abort.signal, 15_000);
       try {
         const url = `${base}/${tenant}/latest.json`;
-        const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(15_000)]);
+        const signal = request.signal;
         const etag = this.mirrorEtags.get(base);
         let res = await this.fetchFn(url, { headers: etag ? { 'if-none-match': etag } : {}, signal });
         const jws = await this.fetchFn(`${url}.jws`, { signal });
@@ -488,6 +490,8 @@ export class BundleClient {
         return;
       } catch {
         // Try the next mirror.
+      } finally {
+        request.done();
       }
     }
   }
@@ -500,9 +504,12 @@ export class BundleClient {
   /** GETs a path under the tenant; undefined (state set) when the server cannot be reached. */
   private async get(path: string, headers: Record<string, string>, waitSeconds: number): Promise<{ res: Response; bytes: Buffer } | undefined> {
     const url = `${this.base}/v1/tenants/${encodeURIComponent(this.options.tenant)}/${path}`;
+    const request = requestSignal(this.abort.signal, (waitSeconds + 15) * 1000);
     try {
-      const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((waitSeconds + 15) * 1000)]);
-      const res = await this.fetchFn(url, { headers: { authorization: `Bearer ${this.options.token}`, accept: 'application/json', ...headers }, signal });
+      const res = await this.fetchFn(url, {
+        headers: { authorization: `Bearer ${this.options.token}`, accept: 'application/json', ...headers },
+        signal: request.signal,
+      });
       const bytes = Buffer.from(await res.arrayBuffer());
       this.reachable = true;
       return { res, bytes };
@@ -510,6 +517,8 @@ export class BundleClient {
       this.reachable = false;
       if (!this.closed) this.setState('unreachable', `cannot reach the server: ${errorText(err)}`);
       return undefined;
+    } finally {
+      request.done();
     }
   }
 

@@ -5,6 +5,7 @@ import type { TrustedKeys } from '../verify-bundle.ts';
 import { rootsOf, verifyKeySet } from '../verify-key-set.ts';
 import type { RootKey } from '../verify-key-set.ts';
 import { atomicWrite } from './cache.ts';
+import { requestSignal } from './request-signal.ts';
 
 export type KeySetRefresh = { ok: true; keySet: KeySet; changed: boolean } | { ok: false; code: VerifyCode | 'unreachable' | 'server_error'; message: string };
 
@@ -155,11 +156,9 @@ export class KeySetSource {
     | { ok: false; code: 'unreachable' | 'server_error'; message: string }
   > {
     const url = `${this.opts.url}/.well-known/toolgate-keyset.json${version === undefined ? '' : `?version=${version}`}`;
+    const request = requestSignal(this.opts.signal, 10_000);
     try {
-      const res = await this.opts.fetch(url, {
-        headers: { accept: 'application/json' },
-        signal: AbortSignal.any([this.opts.signal, AbortSignal.timeout(10_000)]),
-      });
+      const res = await this.opts.fetch(url, { headers: { accept: 'application/json' }, signal: request.signal });
       const bytes = Buffer.from(await res.arrayBuffer());
       if (res.status !== 200) return { ok: false, code: 'server_error', message: `the key set answered ${res.status}` };
       return { ok: true, bytes, signature: res.headers.get('toolgate-signature'), version: Number(res.headers.get('toolgate-version')) || 0, from: 'server' };
@@ -168,14 +167,17 @@ export class KeySetSource {
       const mirrorsAllowed = version === undefined && !serverOnly && !(this.opts.serverReachable?.() ?? false);
       const mirrored = mirrorsAllowed ? await this.fromMirror() : undefined;
       return mirrored ?? { ok: false, code: 'unreachable', message: `cannot fetch the key set: ${(err as Error).message}` };
+    } finally {
+      request.done();
     }
   }
 
   /** The latest key set from the first static mirror that has one; it gets the same checks as the server's. */
   private async fromMirror(): Promise<{ ok: true; bytes: Buffer; signature: string | null; version: number; from: KeySetOrigin } | undefined> {
     for (const base of this.opts.mirrors ?? []) {
+      const request = requestSignal(this.opts.signal, 10_000);
       try {
-        const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(10_000)]);
+        const signal = request.signal;
         const [doc, jws] = await Promise.all([this.opts.fetch(`${base}/keyset.json`, { signal }), this.opts.fetch(`${base}/keyset.json.jws`, { signal })]);
         if (doc.status !== 200 || jws.status !== 200) continue;
         const bytes = Buffer.from(await doc.arrayBuffer());
@@ -189,6 +191,8 @@ export class KeySetSource {
         return { ok: true, bytes, signature, version, from: 'mirror' };
       } catch {
         // Try the next mirror.
+      } finally {
+        request.done();
       }
     }
     return undefined;

@@ -19,3 +19,33 @@ describe('approval waits sharing one long-lived signal', () => {
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
   });
 });
+
+// The same wear through the requests themselves: each request's signal was made with
+// AbortSignal.any([signal, AbortSignal.timeout(…)]), and Node 20 keeps a reference to every such
+// signal in the one it was made from, for as long as that one lives.
+const dependants = (signal: AbortSignal): number => {
+  const held = Object.getOwnPropertySymbols(signal).find((s) => s.description === 'kDependantSignals');
+  return held === undefined ? 0 : ((signal as unknown as Record<symbol, Set<unknown> | undefined>)[held]?.size ?? 0);
+};
+
+describe('approval requests sharing one long-lived signal', () => {
+  it('leave nothing of theirs held by that signal once each is over', async () => {
+    const shutdown = new AbortController();
+    const conn = { url: 'http://127.0.0.1:1', tenant: 'acme', token: 't', fetch: pending as typeof fetch };
+    for (let i = 0; i < 50; i++) await waitForApproval(conn, 'a1', { timeoutMs: 0, signal: shutdown.signal });
+    expect(dependants(shutdown.signal)).toBe(0);
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('still gives up at once when that signal aborts', async () => {
+    const shutdown = new AbortController();
+    const hanging = ((_url: string, init?: RequestInit) =>
+      new Promise<Response>((_, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason), { once: true }))) as typeof fetch;
+    const waiting = waitForApproval({ url: 'http://127.0.0.1:1', tenant: 'acme', token: 't', fetch: hanging }, 'a1', {
+      timeoutMs: 60_000,
+      signal: shutdown.signal,
+    });
+    shutdown.abort();
+    await expect(waiting).rejects.toMatchObject({ code: 'unreachable' });
+  });
+});
