@@ -164,8 +164,11 @@ async function preparePublish(compiler: Compiler, db: DbOrTx, tenant: string, op
   // Awaited below; a signing failure must not leave its rejection unhandled meanwhile.
   summarizing.catch(() => undefined);
   const key = await keys.signer();
+  // Posting the texts and signing are each about 10 ms for 2,000 tools: a turn between.
+  await nextTurn();
   const signature = await signBundle(Buffer.from(text, 'utf8'), key);
   const summary = await summarizing;
+  await nextTurn();
   const served = await servedBundle({ tenant, version, revision: head.revision, text, signature });
   return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, auditSeq, head, text, signature, kid: key.kid, summary, served };
 }
