@@ -12,7 +12,8 @@ import type { ProblemDetail } from '../errors.ts';
 // prefixes need the length real tokens have and a boundary before them (`task-…` is not `sk-…`).
 
 // Field names that carry credentials (object keys).
-const SECRET_NAME = /token|secret|passw(?:or)?d|passphrase|api[_-]?key|authorization|private[_-]?key|credential|bearer|cookie|access[_-]?key|signing[_-]?key/i;
+const SECRET_NAME =
+  /token|secret|passw(?:or)?d|passphrase|api[_-]?key|authorization|private[_-]?key|credential|bearer|cookie|access[_-]?key|signing[_-]?key|auth[_-]?key|subscription[_-]?key/i;
 
 // Tokens with well-known shapes, found anywhere in a value (each after a non-alphanumeric boundary).
 const KNOWN_TOKENS: readonly [string, RegExp][] = [
@@ -61,6 +62,8 @@ const SECRET_PAIRS = new Set([
   'auth token',
   'access token',
   'session key',
+  'auth key',
+  'subscription key',
 ]);
 // In a URL's query or fragment these carry signatures and keys too (pre-signed URLs, `?key=AIza…`).
 const URL_PARAM_WORDS = new Set([...SECRET_WORDS, 'key', 'sig', 'signature', 'auth']);
@@ -188,7 +191,7 @@ function commandLineCredential(value: string): string | undefined {
 
 // A header line in a value, `X-Api-Key: …` or `Authorization: Token …`: the name says what the value is.
 const HEADER_LINE = /(?:^|[\r\n;,])\s*([A-Za-z][A-Za-z0-9-]*)\s*:\s*([^\r\n;,]*)/g;
-const HEADER_WORDS = new Set([...SECRET_WORDS, 'auth', 'key']);
+const HEADER_WORDS = new Set([...SECRET_WORDS, 'auth']);
 
 /** Why a header line inside a value carries a credential: a secret-named header whose value ends in something token-shaped. */
 function headerCredential(value: string): string | undefined {

@@ -59,6 +59,9 @@ const refusedArgs: [string, string[], string][] = [
   ['an X-Auth-Token header among others', ['--headers', 'Accept: application/json; X-Auth-Token: zq81tbnv77ffa02m'], '/transport/args/1'],
   ['an Authorization assignment', ['Authorization=abc123def456'], '/transport/args/0'],
   ['a Cookie assignment', ['--set', 'cookie=sessionid8f7e6d5c'], '/transport/args/1'],
+  ['an Azure subscription key header', ['-H', 'Ocp-Apim-Subscription-Key: 0123456789abcdef0123'], '/transport/args/1'],
+  ['an X-Auth-Key header', ['--header', 'X-Auth-Key: c2VjcmV0LWtleS0xMjM0'], '/transport/args/1'],
+  ['an Authorization value passed as an environment assignment', ['-e', 'Authorization=Token abc123def456'], '/transport/args/1'],
 ];
 
 // Shapes near the new rules that real configurations hold: ports, package names, versions, prose.
@@ -79,6 +82,8 @@ const nearMisses: string[][] = [
   ['--header', 'X-Api-Key-Env: API_KEY'],
   ['--header', 'Authorization: see the README'],
   ['--header', 'X-Request-Id: 550e8400e29b41d4'],
+  ['--header', 'Idempotency-Key: 550e8400-e29b-41d4-a716-446655440000'],
+  ['--header', 'X-Auth-Mode: oauth2'],
   ['--note', 'rotate the --password monthly'],
 ];
 
@@ -173,6 +178,16 @@ describe('realistic values that carry no credential still pass', () => {
       expect(r.status, r.text).toBe(201);
     });
   }
+  it('header-style names as the keys of a map are secret-shaped fields', () => {
+    const headers = { 'X-Api-Key': 'v', Authorization: 'v', 'Ocp-Apim-Subscription-Key': 'v', 'X-Auth-Key': 'v', Accept: 'application/json' };
+    expect(findSecrets({ headers }).map((p) => p.pointer)).toEqual([
+      '/headers/X-Api-Key',
+      '/headers/Authorization',
+      '/headers/Ocp-Apim-Subscription-Key',
+      '/headers/X-Auth-Key',
+    ]);
+  });
+
   it('a command whose -p is a password makes the next word one, and only then', () => {
     const mycli = { id: 'db', label: 'db', transport: { kind: 'stdio', command: '/usr/local/bin/mycli', args: ['-u', 'root', '-p', 'hunter2'] } };
     expect(findSecrets(mycli).map((p) => p.pointer)).toEqual(['/transport/args/3']);
