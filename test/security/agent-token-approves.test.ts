@@ -128,3 +128,42 @@ describe('with single sign-on configured', () => {
     expect(r.json.detail).toContain('Whoever asked for this approval may not decide it');
   });
 });
+
+describe('without single sign-on', () => {
+  it('lets an editor token decide (every credential is a token), but never the identity that asked, through a console session either', async () => {
+    const plain = await startTestApp();
+    try {
+      const asker = await plain.tokenFor('admin');
+      const editor = await plain.tokenFor('editor', [tenant]);
+      const open = async (to: string) =>
+        (
+          await plain.request('POST', base, {
+            token: asker,
+            body: { subject: 'agent:research-bot', tool: 'core__send_email', arguments: { to }, reason: 'mail needs a person' },
+          })
+        ).json as Approval;
+      const mine = await open('five@elsewhere.example');
+      const signedIn = await plain.app.request('/v1/session', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: asker }),
+      });
+      const cookie = signedIn.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const { csrfToken } = (await signedIn.json()) as { csrfToken: string };
+      const bySession = await plain.app.request(`${base}/${mine.id}/approve`, {
+        method: 'POST',
+        headers: { cookie, 'x-csrf-token': csrfToken, 'content-type': 'application/json' },
+        body: JSON.stringify({ reason: 'my own' }),
+      });
+      expect(bySession.status).toBe(403);
+      expect(((await bySession.json()) as { detail: string }).detail).toContain('Whoever asked for this approval may not decide it');
+      const byEditor = await plain.request('POST', `${base}/${mine.id}/approve`, { token: editor, body: { reason: 'a colleague agrees' } });
+      expect(byEditor.status, byEditor.text).toBe(200);
+    } finally {
+      await plain.close();
+    }
+  });
+});
