@@ -713,7 +713,13 @@ function printTables(catalogHere: string, here: ConsoleFigures | undefined, ther
   }
   const total = rows.filter((r) => r !== base).length + consoleRows.length;
   // A quiet server answering slowly means the machine was busy: every figure is suspect.
-  const busy = base && !within(base) ? ' (the baseline itself is over 100 ms: the machine was busy, run it again)' : '';
+  const quietHeld = there?.overview.quiet?.held ?? 0;
+  const busy =
+    base && !within(base)
+      ? ' (the baseline itself is over 100 ms: the machine was busy, run it again)'
+      : quietHeld > 100
+        ? ` (the console benchmark's event loop was held ${whole(quietHeld)} ms in a quiet second: the machine was busy, run it again)`
+        : '';
   console.log(`\nload average (1 / 5 / 15 min) at the end: ${load()} on ${cpus().length} cores`);
   console.log(
     misses.length === 0
