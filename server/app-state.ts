@@ -5,6 +5,7 @@ import { createStartLimiter } from './auth/sso/start-limit.ts';
 import { TokenCache } from './auth/token-cache.ts';
 import { ClusterEvents } from './cluster/cluster-events.ts';
 import { Compiler, DEFAULT_COMPILE_WORKER_MIN_TOOLS } from './compiler/compiler.ts';
+import { OverviewCache } from './insight/overview-cache.ts';
 import type { AppDeps } from './context.ts';
 import { ImpactSlots } from './decisions/impact-slots.ts';
 import { BundleCache } from './distribution/bundle-cache.ts';
@@ -27,7 +28,7 @@ export type ServerState = Pick<
   | 'tokens'
   | 'approvalEvents'
   | 'cluster'
-  | 'compiler'
+  | 'compiler' | 'overview'
 >;
 
 /**
@@ -54,5 +55,6 @@ export function createServerState(base: Pick<AppDeps, 'config' | 'database' | 'l
     cluster: new ClusterEvents({ publishEvents, tokens, approvalEvents }, logger),
     // Its worker starts on the first large draft, or when serve starts it.
     compiler: new Compiler({ workerMinTools: base.config.compileWorkerMinTools ?? DEFAULT_COMPILE_WORKER_MIN_TOOLS, logger }),
+    overview: new OverviewCache(),
   };
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { TokenCreate } from '../policy-schemas/types.gen.ts';
 import type { Authorizer } from './auth/permissions.ts';
 import type { Compiler } from './compiler/compiler.ts';
+import type { OverviewCache } from './insight/overview-cache.ts';
 import type { ImpactSlots } from './decisions/impact-slots.ts';
 import type { BundleCache } from './distribution/bundle-cache.ts';
 import type { PublishEvents } from './distribution/publish-events.ts';
@@ -122,6 +123,8 @@ export type AppDeps = {
   cluster: ClusterEvents;
   /** Compiles drafts (a large one in its worker thread) and keeps them compiled; closed with the server. */
   compiler: Compiler;
+  /** The console overview's draft states and bundle part hashes, kept between requests. */
+  overview: OverviewCache;
 };
 
 export type AppEnv = {

@@ -3,10 +3,8 @@ import { sql } from 'kysely';
 import type { McpServer, Overview, TenantOverview, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { sha256Hex } from '../../runtime/sha256.ts';
 import { actorOf } from '../auth/guard.ts';
-import type { AppEnv } from '../context.ts';
+import type { AppDeps, AppEnv } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
-import type { Compiler } from '../compiler/compiler.ts';
-import type { BundleParts } from '../compiler/bundle-parts.ts';
 import type { CompiledDraft } from '../compiler/draft.ts';
 import { latestBundleRow } from '../store/bundles.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
@@ -26,7 +24,8 @@ export const overviewRoutes = new Hono<AppEnv>();
 
 overviewRoutes.get('/', async (c) => {
   const actor = actorOf(c);
-  const { database, authorizer, compiler } = c.get('deps');
+  const deps = c.get('deps');
+  const { database, authorizer } = deps;
   const db = database.db;
   const can = (resource: Parameters<typeof authorizer.can>[1]) => authorizer.can(actor.role, resource, 'read');
   if (!can('tenant')) throw new ApiError(403, 'forbidden', `role ${actor.role} may not read tenants`);
@@ -64,7 +63,7 @@ overviewRoutes.get('/', async (c) => {
       roles: Object.keys(policy.roles ?? {}),
       subjects: Object.keys(policy.bindings ?? {}),
       published: latest ? { version: latest.version, publishedAt: latest.published_at } : null,
-      draft: await cachedDraftState(compiler, db, t, policy, inventory, latest),
+      draft: await cachedDraftState(deps, db, t, policy, inventory, latest),
       fleet: { total: runtimes.length, onLatest, behind, unhealthy },
     });
   }
@@ -93,26 +92,6 @@ function failedSync(s: McpServer): Overview['attention']['failedSyncs'][number] 
   return { server: s.id, label: s.label, at: s.lastSync!.at, error: s.lastSync!.error ?? 'failed' };
 }
 
-const MAX_CACHED = 1000;
-// Hashes of a bundle's parts by revision (a revision names its content, so they never change): the
-// published bundle's, and the compiled draft's. Hashing a catalog of 5,000 tools took most of an
-// overview; now it happens once per content.
-const partsByRevision = new Map<string, BundleParts>();
-
-async function remember(revision: string, parts: () => Promise<BundleParts>): Promise<BundleParts> {
-  let hit = partsByRevision.get(revision);
-  if (!hit) {
-    hit = await parts();
-    if (partsByRevision.size >= MAX_CACHED) partsByRevision.clear();
-    partsByRevision.set(revision, hit);
-  }
-  return hit;
-}
-
-// Each tenant's draft state, with the key of everything it was computed from: while no tool, group,
-// state, policy, grant or publish changed, an overview reads a few rows instead of 5,000 tools.
-const draftStates = new Map<string, { key: string; state: TenantOverview['draft'] }>();
-
 /** Count, newest stamp and sum of versions of a document table: any insert, update or delete changes one. */
 async function tableMark(db: DbOrTx, table: 'tools' | 'groups' | 'states'): Promise<string> {
   const f = await db
@@ -129,7 +108,7 @@ async function inventoryMark(db: DbOrTx): Promise<string> {
 
 /** The draft state, computed again only when something a draft is made of, or the latest bundle, changed. */
 async function cachedDraftState(
-  compiler: Compiler,
+  deps: Pick<AppDeps, 'compiler' | 'overview'>,
   db: DbOrTx,
   tenant: { id: string; name: string },
   policy: TenantPolicy,
@@ -138,17 +117,16 @@ async function cachedDraftState(
 ): Promise<TenantOverview['draft']> {
   const grants = await listGrants(db, tenant.id);
   const key = sha256Hex(JSON.stringify([inventory, tenant.name, policy, grants, latest?.revision ?? null]));
-  const hit = draftStates.get(tenant.id);
-  if (hit?.key === key) return hit.state;
-  const state = await draftState(compiler, db, tenant.id, latest);
-  if (draftStates.size >= MAX_CACHED) draftStates.clear();
-  draftStates.set(tenant.id, { key, state });
+  const hit = deps.overview.draftState(tenant.id, key);
+  if (hit) return hit;
+  const state = await draftState(deps, db, tenant.id, latest);
+  deps.overview.rememberDraftState(tenant.id, key, state);
   return state;
 }
 
 /** Whether the draft compiles to other content than the latest bundle, and in which parts. */
 async function draftState(
-  compiler: Compiler,
+  { compiler, overview }: Pick<AppDeps, 'compiler' | 'overview'>,
   db: DbOrTx,
   tenant: string,
   latest: Awaited<ReturnType<typeof latestBundleRow>>,
@@ -166,9 +144,9 @@ async function draftState(
   if (draft.revision === latest.revision) return { differs: false, changes: [] };
   // The published bundle is parsed and canonicalised by the compiler (in its worker when large); the
   // compiled draft's parts come from the texts the compiler wrote.
-  const before = await remember(latest.revision, () => compiler.bundleParts({ revision: latest.revision, text: latest.content }));
+  const before = await overview.parts(latest.revision, () => compiler.bundleParts({ revision: latest.revision, text: latest.content }));
   await nextTurn();
-  const now = await remember(draft.revision, () => compiler.bundleParts(draft));
+  const now = await overview.parts(draft.revision, () => compiler.bundleParts(draft));
   const changes = (['policy', 'grants', 'inventory'] as const).filter((k) => before[k] !== now[k]);
   return { differs: true, changes: changes.length ? [...changes] : ['policy'] };
 }

@@ -171,6 +171,7 @@ describe('the compile worker', () => {
 describe('two servers in one process', () => {
   it('share no compiled draft: each compiles its own', async () => {
     expect(worker.deps.compiler).not.toBe(inline.deps.compiler);
+    expect(worker.deps.overview).not.toBe(inline.deps.overview);
     const a = await startTestApp();
     const b = await startTestApp();
     try {

@@ -62,17 +62,12 @@ const ALLOWED: Record<string, string> = {
   'server/policy-engine/enforcer.ts#tenantEnforcers': 'pure memo of enforcers by (tenant, revision), a revision naming the content; LRU of 64',
   'server/validation/judged-schemas.ts#judged': 'pure memo of schema judgements keyed by the schema text; bounded (20,000)',
   'server/validation/input-schema.ts#metaAjvInstance': 'one ajv for meta-schema checks, made on first use: compiles only the constant meta-schemas',
-  'server/api/overview.ts#partsByRevision': 'pure memo of a bundle’s part hashes by revision (a revision names its content); bounded (1,000)',
 
   // Process facts, not a server's state.
   'server/compiler/compile-bundle.ts#compiles':
     'a count of the compiles this process ran (a test of compile-once reads it); each server’s Compiler counts its own',
   'server/compiler/compile-worker.ts#loadedByRevision': 'lives in a compiler worker thread (one per server’s Compiler); keyed by revision, bounded (4)',
   'server/compiler/compile-worker.ts#snapshots': 'lives in a compiler worker thread (one per server’s Compiler): the last tool list it read',
-
-  // Known gap: not yet made with the application context.
-  'server/api/overview.ts#draftStates':
-    'KNOWN GAP: the overview’s draft states by tenant id are shared by servers in one process (guarded by a key of table marks); to move with the overview caches',
 };
 
 type Found = { key: string; line: number; text: string };
