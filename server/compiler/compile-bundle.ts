@@ -267,7 +267,9 @@ function catalogEntries(live: readonly Tool[], kept: boolean): CatalogEntries {
     return schema === null ? canonicalJson(t) : canonicalMembers(t as unknown as Record<string, unknown>, 'inputSchema', schema);
   });
   if (!kept) return { ...shared, entryTexts };
-  // Shared by every compile of the same tool list: frozen, so no caller can change the next one's.
+  // Shared by every compile of the same tool list (each entry as well): frozen, so no caller can
+  // change the next one's bundle.
+  for (const t of shared.tools) Object.freeze(t);
   return { ...shared, tools: Object.freeze(shared.tools) as (BundleTool | ExcludedTool)[], schemas: Object.freeze(shared.schemas) as object[], entryTexts };
 }
 
