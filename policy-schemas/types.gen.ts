@@ -2491,6 +2491,14 @@ tenantRoles?: {
 [k: string]: string
 }
 label: string
+/**
+ * Who this session acts as in the audit trail and on approval requests (`requestedBy`, `decidedBy`): `user:<sub>` for a person, `token:<id>` for a token. Whoever asked for an approval never decides it.
+ */
+actor: string
+/**
+ * True when single sign-on is configured and this session is not a person signed in through it: the server then refuses its approval decisions (403) whatever `permissions` lists for `approval`, which follows the role rules alone.
+ */
+approvalsNeedPerson: boolean
 role: TokenRole
 /**
  * Tenants the token reaches; empty for admin and auditor (every tenant).

@@ -230,12 +230,17 @@ async function decideRequest(c: Context<AppEnv>, state: 'approved' | 'denied') {
  * server cannot tell who holds it: admins' and editors' tokens decide (the CLI's way, DESIGN "CLI").
  */
 function refuseUnlessPerson(c: Context<AppEnv>, actor: Actor): void {
-  if (!c.get('deps').config.sso || actor.person) return;
+  if (!approvalsNeedPerson(c.get('deps').config, actor)) return;
   throw new ApiError(
     403,
     'forbidden',
     'Approvals are given by a person signed in through single sign-on: an API token, which an agent may hold, or a console session opened with one, cannot approve or deny',
   );
+}
+
+/** Whether this actor's approval decisions are refused for not being a person (the console says why, from GET /v1/session). */
+export function approvalsNeedPerson(config: { sso?: unknown }, actor: Actor): boolean {
+  return Boolean(config.sso) && !actor.person;
 }
 
 function refuseUnlessPending(row: ApprovalRequestsRow): void {

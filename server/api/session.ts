@@ -7,10 +7,11 @@ import { sessionPermissions } from '../auth/permissions.ts';
 import { endSession, openSession, pruneSessions, sessionCsrfToken } from '../auth/sessions.ts';
 import { endSessionUrl } from '../auth/sso/oidc-client.ts';
 import { findTokenBySecret, toToken, tokenExpired } from '../auth/tokens.ts';
-import type { AppEnv } from '../context.ts';
+import { type AppEnv, actorName } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { SessionCreate } from '../../policy-schemas/types.gen.ts';
 import { readValid } from '../http/body.ts';
+import { approvalsNeedPerson } from './approvals.ts';
 
 /**
  * `/v1/session`: the console logs in with a token and gets an HttpOnly, SameSite=Strict cookie;
@@ -31,8 +32,18 @@ sessionRoutes.post('/', async (c) => {
   const { csrfToken } = await openSession(c, { kind: 'token', tokenId: row.id });
   await pruneSessions(c.get('deps').database.db, new Date());
   const t = toToken(row);
-  const permissions = sessionPermissions(c.get('deps').authorizer, toActor(row, 'session'));
-  return c.json({ tokenId: t.id, label: t.label, role: t.role, tenants: t.tenants, csrfToken, permissions });
+  const actor = toActor(row, 'session');
+  const { authorizer, config } = c.get('deps');
+  return c.json({
+    tokenId: t.id,
+    label: t.label,
+    actor: actorName(actor),
+    role: t.role,
+    tenants: t.tenants,
+    csrfToken,
+    permissions: sessionPermissions(authorizer, actor),
+    approvalsNeedPerson: approvalsNeedPerson(config, actor),
+  });
 });
 
 sessionRoutes.get('/', authenticate, async (c) => {
@@ -45,11 +56,13 @@ sessionRoutes.get('/', authenticate, async (c) => {
   return c.json({
     tokenId: actor.tokenId,
     label: actor.label,
+    actor: actorName(actor),
     role: actor.role,
     tenants: actor.tenants ?? [],
     csrfToken: csrfToken ?? null,
     ...person,
     permissions: sessionPermissions(c.get('deps').authorizer, actor),
+    approvalsNeedPerson: approvalsNeedPerson(c.get('deps').config, actor),
   });
 });
 

@@ -114,6 +114,26 @@ describe('with single sign-on configured', () => {
     expect((r.json as Approval).receipt?.payload.approvedBy).toBe(`user:${reviewer.sub}`);
   });
 
+  it('tells a token’s console session that its decisions are refused, and a person’s that they are not', async () => {
+    const tokenSession = await tokenSignsIn(agentEditorToken);
+    const mine = await send(tokenSession, 'GET', '/v1/session');
+    expect(mine.json).toMatchObject({ approvalsNeedPerson: true, actor: `token:${mine.json.tokenId}` });
+    // The permissions still follow the role rules: the editor reads the queue the console shows.
+    expect(mine.json.permissions.actions.approval).toContain('read');
+    const signIn = await t.app.request('/v1/session', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: agentEditorToken }),
+    });
+    expect(await signIn.json()).toMatchObject({ approvalsNeedPerson: true });
+    const bearer = await t.request('GET', '/v1/session', { token: agentEditorToken });
+    expect(bearer.json).toMatchObject({ approvalsNeedPerson: true });
+
+    const person = await personSignsIn(reviewer);
+    const theirs = await send(person, 'GET', '/v1/session');
+    expect(theirs.json).toMatchObject({ approvalsNeedPerson: false, actor: `user:${reviewer.sub}` });
+  });
+
   it('refuses a person deciding a request they asked for themselves', async () => {
     const person = await personSignsIn(boss);
     const opened = await send(person, 'POST', base, {
@@ -152,7 +172,10 @@ describe('without single sign-on', () => {
         .getSetCookie()
         .map((c) => c.split(';')[0])
         .join('; ');
-      const { csrfToken } = (await signedIn.json()) as { csrfToken: string };
+      const { csrfToken, approvalsNeedPerson, actor } = (await signedIn.json()) as { csrfToken: string; approvalsNeedPerson: boolean; actor: string };
+      // Nothing refuses a token here; the console tells the asker's own request by the actor.
+      expect(approvalsNeedPerson).toBe(false);
+      expect(actor).toBe(mine.requestedBy);
       const bySession = await plain.app.request(`${base}/${mine.id}/approve`, {
         method: 'POST',
         headers: { cookie, 'x-csrf-token': csrfToken, 'content-type': 'application/json' },

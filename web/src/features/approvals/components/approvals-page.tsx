@@ -33,14 +33,20 @@ export function ApprovalsPage({ session }: { session: Session }) {
             : 'You may not decide approval requests in any tenant: admins and editors of a tenant decide them.'}
         </p>
       ) : null}
+      {decidable.length && session.approvalsNeedPerson ? (
+        <p className="notice notice-info" role="note">
+          Only a person signed in through single sign-on may decide approvals on this server: a session opened with an API token, which an agent may hold, sees
+          the queue but cannot approve or deny. Sign out and sign in with SSO to decide.
+        </p>
+      ) : null}
       {decidable.map((tenant) => (
-        <TenantQueue key={tenant} tenant={tenant} highlight={loc.params.get('id')} />
+        <TenantQueue key={tenant} tenant={tenant} session={session} highlight={loc.params.get('id')} />
       ))}
     </section>
   );
 }
 
-function TenantQueue({ tenant, highlight }: { tenant: string; highlight: string | null }) {
+function TenantQueue({ tenant, session, highlight }: { tenant: string; session: Session; highlight: string | null }) {
   const pending = usePendingApprovals(tenant);
   const items = pending.data ?? [];
   // A decided request leaves the queue: what was decided is said here, where the person still looks.
@@ -61,7 +67,7 @@ function TenantQueue({ tenant, highlight }: { tenant: string; highlight: string 
       {items.length ? (
         <ul className="approval-queue">
           {items.map((a) => (
-            <ApprovalItem key={a.id} approval={a} highlighted={a.id === highlight} onDecided={setDecided} />
+            <ApprovalItem key={a.id} approval={a} refusal={whyNotDecide(session, a)} highlighted={a.id === highlight} onDecided={setDecided} />
           ))}
         </ul>
       ) : null}
@@ -69,18 +75,28 @@ function TenantQueue({ tenant, highlight }: { tenant: string; highlight: string 
   );
 }
 
-function ApprovalItem({ approval: a, highlighted, onDecided }: { approval: Approval; highlighted: boolean; onDecided: (a: Approval) => void }) {
+/**
+ * Why this session may not decide this request, as the server would refuse it (403), or null when
+ * it may: the buttons are offered only to someone whose decision the server takes.
+ */
+function whyNotDecide(session: Session, a: Approval): string | null {
+  if (a.requestedBy === session.actor) return 'You asked for this approval yourself: another person must decide it.';
+  if (session.approvalsNeedPerson) return 'Only a person signed in through single sign-on may decide approvals on this server.';
+  return null;
+}
+
+function ApprovalItem({
+  approval: a,
+  refusal,
+  highlighted,
+  onDecided,
+}: {
+  approval: Approval;
+  refusal: string | null;
+  highlighted: boolean;
+  onDecided: (a: Approval) => void;
+}) {
   const ids = useId();
-  const [reason, setReason] = useState('');
-  const [tried, setTried] = useState(false);
-  const decide = useDecideApproval();
-  const missing = tried && !reason.trim();
-  const send = (verdict: 'approve' | 'deny') => {
-    setTried(true);
-    if (!reason.trim()) return;
-    // The promise settles even after the decided request has left the queue (and this item unmounted).
-    decide.mutateAsync({ tenant: a.tenant, id: a.id, verdict, reason }).then(onDecided, () => undefined);
-  };
   return (
     <li className={highlighted ? 'card highlighted' : 'card'} aria-labelledby={`${ids}-title`}>
       <h3 id={`${ids}-title`}>
@@ -103,6 +119,26 @@ function ApprovalItem({ approval: a, highlighted, onDecided }: { approval: Appro
       </dl>
       <h4>Arguments</h4>
       {a.arguments ? <pre className="json">{JSON.stringify(a.arguments, null, 2)}</pre> : <p className="muted">Not shown to your role.</p>}
+      {refusal ? <p className="muted">{refusal}</p> : <DecisionForm approval={a} onDecided={onDecided} />}
+    </li>
+  );
+}
+
+/** The reason and the two buttons, for someone whose decision the server takes. */
+function DecisionForm({ approval: a, onDecided }: { approval: Approval; onDecided: (a: Approval) => void }) {
+  const ids = useId();
+  const [reason, setReason] = useState('');
+  const [tried, setTried] = useState(false);
+  const decide = useDecideApproval();
+  const missing = tried && !reason.trim();
+  const send = (verdict: 'approve' | 'deny') => {
+    setTried(true);
+    if (!reason.trim()) return;
+    // The promise settles even after the decided request has left the queue (and this item unmounted).
+    decide.mutateAsync({ tenant: a.tenant, id: a.id, verdict, reason }).then(onDecided, () => undefined);
+  };
+  return (
+    <>
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -135,7 +171,7 @@ function ApprovalItem({ approval: a, highlighted, onDecided }: { approval: Appro
         </div>
       </form>
       <Notice error={decide.error} />
-    </li>
+    </>
   );
 }
 
