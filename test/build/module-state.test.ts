@@ -53,7 +53,7 @@ const ALLOWED: Record<string, string> = {
   'server/distribution/conditional-pull.ts#wireOrders': 'pure memo keyed by a header record object',
   'server/distribution/serving.ts#headerMemo': 'pure memo keyed by a served bundle object (immutable)',
   'server/signing/sign.ts#keyObjects': 'pure memo: the node:crypto key of a key object',
-  'server/store/inventory.ts#parsedTools': 'pure memo keyed by a stored row object',
+  'server/store/inventory.ts#parsedTools': 'the parsed tools of a server’s own database handle, read again when the table’s fingerprint changes',
   'server/auth/sso/oidc-client.ts#discovered': 'discovery keyed by a server’s own SSO settings object (failures are forgotten)',
 
   // Pure memos keyed by content, bounded: the same key gives the same value on any server.
