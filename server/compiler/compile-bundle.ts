@@ -24,7 +24,7 @@ import { DEFAULT_APPROVALS } from '../../runtime/bundle-content.ts';
 import { casbinPolicy } from '../policy-engine/casbin-policy.ts';
 import { type DraftNames, draftNames, judgeGroups, judgeTenant, judgeTool } from '../validation/draft-rules.ts';
 import type { DraftSnapshot } from '../store/snapshot.ts';
-import { conformanceVectors } from './conformance.ts';
+import { SchemaFindings, conformanceVectors } from './conformance.ts';
 
 const DEFAULT_TTL_SECONDS = 86400;
 
@@ -187,7 +187,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
     casbin,
     conformance: [],
   };
-  const conformance = conformanceVectors(draft);
+  const conformance = conformanceVectors(draft, work.findings);
   const bundle: Bundle = { ...draft, conformance };
   // Each top-level member is serialised once; the content (for the revision) and the whole bundle
   // are assembled from the same parts. The catalog is written from its input schemas' texts,
@@ -208,7 +208,8 @@ export function contentRevision(bundle: Bundle): string {
 /**
  * What compileBundle works out from the tool list alone: the tools checked against their schema
  * (copies, defaults filled), the live ones deduplicated and sorted, every inventory id, the judge's
- * problems with them (for the group and state names judged against), their catalog entries. Kept
+ * problems with them (for the group and state names judged against), their catalog entries, what
+ * the conformance searches found of their input schemas. Kept
  * for a frozen list (the inventory's cached one, store/inventory.ts: it cannot change), so a
  * compile of a draft whose tools did not change (a policy edit) redoes none of it; any other list
  * is worked on afresh.
@@ -221,6 +222,8 @@ type ToolListWork = {
   inventoryIds: string[];
   judged?: { names: string; errors: CompileError[] };
   catalog?: CatalogEntries;
+  /** What the conformance searches found running the input schemas' validators. */
+  findings?: SchemaFindings;
 };
 
 const toolListWorks = new WeakMap<readonly Tool[], ToolListWork>();
@@ -240,7 +243,7 @@ function toolListWork(list: readonly Tool[] | undefined): ToolListWork {
   // Removed tools may still be named by a policy written before they vanished; they match nothing.
   // Ids as given, so a tool that fails its schema is reported once, not again where it is named.
   const inventoryIds = (list ?? []).flatMap((t) => (typeof t?.id === 'string' ? [t.id] : []));
-  const work: ToolListWork = { kept: frozen, errors, live, inventoryIds };
+  const work: ToolListWork = { kept: frozen, errors, live, inventoryIds, ...(frozen ? { findings: new SchemaFindings() } : {}) };
   if (frozen) toolListWorks.set(list, work);
   return work;
 }

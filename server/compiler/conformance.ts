@@ -52,11 +52,11 @@ type Who = {
  * tools it decides (partial expectations keep large tenants' bundles small), and `decide` calls
  * for each reachable outcome. Expectations come from the runtime's own evaluate and decide.
  */
-export function conformanceVectors(bundle: Bundle): Vector[] {
+export function conformanceVectors(bundle: Bundle, findings: SchemaFindings = new SchemaFindings()): Vector[] {
   // Only the few tools that decide vectors call need a compiled input schema (compiling costs
   // milliseconds a distinct schema); the compiler has judged every schema without compiling it.
   const loaded = loadBundle(bundle, { inputValidators: 'on-first-use' });
-  const chooser = new VectorChooser(loaded, bundle);
+  const chooser = new VectorChooser(loaded, bundle, findings);
   chooser.chooseAll();
   return compactVectors([...chooser.vectors(), ...constraintVectors(loaded, bundle, CONFORMANCE_AT)]);
 }
@@ -125,6 +125,7 @@ class VectorChooser {
   constructor(
     private readonly loaded: LoadedBundle,
     private readonly bundle: Bundle,
+    private readonly findings: SchemaFindings,
   ) {
     const bindings = bundle.policy.bindings ?? {};
     this.nobody = fresh('nobody', (s) => Object.hasOwn(bindings, s));
@@ -862,14 +863,15 @@ class VectorChooser {
     const visibleTool = (test: (t: LoadedTool) => boolean) =>
       validatorsRunFirst(pool).find(({ t }) => test(t)) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live, undefined, test);
     const approval = (w: Who, t: LoadedTool) => w.roles.some((r) => this.loaded.roles.get(r)!.requireApproval.has(t.effect!));
-    const plain = (w: Who, t: LoadedTool) => !t.requiresConnection && w.allowed[t.pos] === 1 && w.denied[t.pos] === 0 && validArguments(t) !== null;
+    const plain = (w: Who, t: LoadedTool) =>
+      !t.requiresConnection && w.allowed[t.pos] === 1 && w.denied[t.pos] === 0 && validArguments(t, this.findings) !== null;
     for (const asks of [false, true]) {
       // Approval first: it reads the role, plain may compile the tool's input schema.
       const hit = visible((w, t) => approval(w, t) === asks && plain(w, t));
       if (!hit) continue;
-      this.call(['R7.7'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t)! });
+      this.call(['R7.7'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t, this.findings)! });
       // No toolCallId: the answer carries a new UUID.
-      if (!asks) this.call(['R7.1'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t)! }, false);
+      if (!asks) this.call(['R7.1'], hit.req, { name: hit.t.id, arguments: validArguments(hit.t, this.findings)! }, false);
     }
     // Arguments: absent means {}, unparsable is invalid_json, a schema failure is validation with pointers.
     const parsed = visibleTool((t) => !t.requiresConnection);
@@ -893,7 +895,7 @@ class VectorChooser {
           // tool counts as tried all the same (validatorOf), as it did when it was run.
           // The compiler judged every schema of the bundle; one the judge passes compiles.
           const compiles = judgedSchemaProblems(schema, 'input').length === 0;
-          invalid = mayFailAnew(schema, kinds, compiles) ? invalidArguments(x) : (validatorOf(x), []);
+          invalid = mayFailAnew(schema, kinds, compiles) ? invalidArguments(x, this.findings) : (validatorOf(x), []);
           invalidBySchema.set(schemaText, invalid);
         }
         for (const [kind, args] of invalid) {
@@ -902,22 +904,22 @@ class VectorChooser {
           this.call(['R7.6'], r, { name: x.id, arguments: args });
         }
       }
-      const empty = visibleTool((x) => !x.requiresConnection && acceptsNoArguments(x) === true);
+      const empty = visibleTool((x) => !x.requiresConnection && acceptsNoArguments(x, this.findings) === true);
       if (empty) this.call(['R7.5'], empty.req, { name: empty.t.id });
-      const required = visibleTool((x) => !x.requiresConnection && acceptsNoArguments(x) === false);
+      const required = visibleTool((x) => !x.requiresConnection && acceptsNoArguments(x, this.findings) === false);
       if (required) this.call(['R7.5', 'R7.6'], required.req, { name: required.t.id });
       // A connection named for a tool that needs none is still checked against the grants.
       const granted = this.loaded.grants.map((g) => g.connectionId);
       const stray = fresh('no-conn', (c) => granted.includes(c));
       this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{', connectionId: stray });
-      this.call(['R7.4'], req, { name: t.id, arguments: validArguments(t) ?? '{}', connectionId: '' });
+      this.call(['R7.4'], req, { name: t.id, arguments: validArguments(t, this.findings) ?? '{}', connectionId: '' });
     }
     // Connections: missing is validation, outside the granted set policy_denied, both before the arguments.
     const conn = visibleTool((t) => t.requiresConnection);
     if (conn) {
       const { req, t, w } = conn;
       const granted = this.grantsFor(w, t, AT_MS).map((g) => g.connectionId);
-      const args = validArguments(t) ?? '{}';
+      const args = validArguments(t, this.findings) ?? '{}';
       // (An empty connectionId is pinned on a tool that needs none, above: it is missing all the same.)
       this.call(['R7.4', 'R7.8'], req, { name: t.id, arguments: '{' });
       const outside = this.loaded.grants.map((g) => g.connectionId).find((c) => !granted.includes(c)) ?? fresh('no-conn', (c) => granted.includes(c));
@@ -934,7 +936,7 @@ class VectorChooser {
         if (ids.length < (t.requiresConnection ? 2 : 1)) return null;
         // The request before the arguments: finding arguments may compile the tool's input schema.
         const req = this.requestFor(w, t, this.allPass());
-        if (req === null || validArguments(t) === null) return null;
+        if (req === null || validArguments(t, this.findings) === null) return null;
         return { ...req, allowedConnectionIds: t.requiresConnection ? ids.slice(0, 1) : [] };
       },
       validatorsRunFirst(this.live.map((t) => ({ t }))).map(({ t }) => t),
@@ -944,26 +946,30 @@ class VectorChooser {
     );
     if (twice) {
       const last = this.grantsFor(twice.w, twice.t, AT_MS).at(-1)!.connectionId;
-      this.call(['R7.4'], twice.req, { name: twice.t.id, arguments: validArguments(twice.t)!, connectionId: last });
+      this.call(['R7.4'], twice.req, { name: twice.t.id, arguments: validArguments(twice.t, this.findings)!, connectionId: last });
     }
     // A connectionId member that a schema left open would accept is refused all the same. Whether
     // a schema is open is asked tool by tool, in catalog order, only until one serves: asking
     // it runs (and so compiles) the tool's validator, which a catalog of open schemas would
     // otherwise pay for every distinct schema in it.
-    const isOpen = (t: LoadedTool) => smuggledArguments(t) !== null;
+    const isOpen = (t: LoadedTool) => smuggledArguments(t, this.findings) !== null;
     const open =
       validatorsRunFirst(pool).find(({ t }) => isOpen(t)) ?? this.find((w, t) => this.requestFor(w, t, this.allPass()), this.live, undefined, isOpen);
     if (open) {
       const { w, t, req } = open;
       const connectionId = t.requiresConnection ? this.grantsFor(w, t, AT_MS)[0]?.connectionId : undefined;
-      this.call(['R7.10'], req, { name: t.id, arguments: smuggledArguments(t)!, ...(connectionId === undefined ? {} : { connectionId }) });
+      this.call(['R7.10'], req, { name: t.id, arguments: smuggledArguments(t, this.findings)!, ...(connectionId === undefined ? {} : { connectionId }) });
     }
     // When the arguments also fail the schema, the schema's errors answer (R7.6 before R7.10).
-    const both = visibleTool((t) => failingWithMember(t) !== null);
+    const both = visibleTool((t) => failingWithMember(t, this.findings) !== null);
     if (both) {
       const { w, t, req } = both;
       const connectionId = t.requiresConnection ? this.grantsFor(w, t, AT_MS)[0]?.connectionId : undefined;
-      this.call(['R7.8', 'R7.10'], req, { name: t.id, arguments: failingWithMember(t)!, ...(connectionId === undefined ? {} : { connectionId }) });
+      this.call(['R7.8', 'R7.10'], req, {
+        name: t.id,
+        arguments: failingWithMember(t, this.findings)!,
+        ...(connectionId === undefined ? {} : { connectionId }),
+      });
     }
   }
 }
@@ -1096,35 +1102,61 @@ function validatorsRunFirst<E extends { t: LoadedTool }>(entries: readonly E[]):
   return [...entries.filter((e) => validatorsRun.has(e.t)), ...entries.filter((e) => !validatorsRun.has(e.t))];
 }
 
-// By validator: tools with one schema share one, and a search asks the same question of many tools.
-const emptyAccepted = new WeakMap<object, boolean>();
+/**
+ * What the searches learn of an input schema by running its validator, by the schema object: the
+ * answers depend on the schema alone (tools sharing one share them), and a search asks the same
+ * question of many tools. compileBundle keeps one per frozen tool list, so compiling the same tools
+ * again (a policy edit) runs no validator for what it found before. The tools still count as tried
+ * (validatorOf) wherever they did, so the vectors chosen are the same either way.
+ */
+export class SchemaFindings {
+  private readonly bySchema = new WeakMap<object, SchemaFinding>();
+
+  /** The findings on the tool's input schema; null for a tool without one. */
+  of(t: LoadedTool): SchemaFinding | null {
+    const schema = t.inputSchema ?? t.def?.inputSchema;
+    if (schema === null || typeof schema !== 'object') return null;
+    let finding = this.bySchema.get(schema);
+    if (finding === undefined) this.bySchema.set(schema, (finding = {}));
+    return finding;
+  }
+}
+
+type SchemaFinding = { acceptsEmpty?: boolean; valid?: string | null; invalid?: [string, string][]; smuggled?: string | null; failing?: string | null };
 
 /** Whether the tool's input schema accepts `{}` (absent arguments); null for a tool without one. */
-function acceptsNoArguments(t: LoadedTool): boolean | null {
+function acceptsNoArguments(t: LoadedTool, findings: SchemaFindings): boolean | null {
   const validate = validatorOf(t);
   if (!validate) return null;
   // A root `required` refuses `{}` whatever else the schema says, without its validator being compiled.
   const required = (t.inputSchema as { required?: unknown }).required;
   if (Array.isArray(required) && required.length > 0) return false;
-  let ok = emptyAccepted.get(validate);
-  if (ok === undefined) {
-    ok = validate({}) === true;
-    emptyAccepted.set(validate, ok);
-  }
+  const finding = findings.of(t);
+  if (finding?.acceptsEmpty !== undefined) return finding.acceptsEmpty;
+  const ok = validate({}) === true;
+  if (finding) finding.acceptsEmpty = ok;
   return ok;
 }
 
 const validArgumentsOf = new WeakMap<LoadedTool, string | null>();
 
 /** JSON text of arguments the tool's input schema accepts, or null when none of the tries does. */
-function validArguments(t: LoadedTool): string | null {
-  if (!validArgumentsOf.has(t)) validArgumentsOf.set(t, findValidArguments(t));
+function validArguments(t: LoadedTool, findings: SchemaFindings): string | null {
+  if (!validArgumentsOf.has(t)) validArgumentsOf.set(t, findValidArguments(t, findings));
   return validArgumentsOf.get(t)!;
 }
 
-function findValidArguments(t: LoadedTool): string | null {
+function findValidArguments(t: LoadedTool, findings: SchemaFindings): string | null {
   const validate = validatorOf(t);
   if (!validate) return null;
+  const finding = findings.of(t);
+  if (finding?.valid !== undefined) return finding.valid;
+  const valid = firstAccepted(t, validate);
+  if (finding) finding.valid = valid;
+  return valid;
+}
+
+function firstAccepted(t: LoadedTool, validate: NonNullable<LoadedTool['validateInput']>): string | null {
   const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   const tries: unknown[] = [{}];
   const filled: Record<string, unknown> = {};
@@ -1194,11 +1226,19 @@ function failureKindsUnseen(schema: Record<string, unknown>, kinds: ReadonlySet<
 }
 
 /** JSON texts of arguments the input schema refuses with exactly one problem, by ajv keyword. */
-export function invalidArguments(t: LoadedTool): [string, string][] {
+export function invalidArguments(t: LoadedTool, findings: SchemaFindings = new SchemaFindings()): [string, string][] {
   const validate = validatorOf(t);
   if (!validate) return [];
+  const finding = findings.of(t);
+  if (finding?.invalid !== undefined) return finding.invalid;
+  const invalid = refusedTries(t, validate, findings);
+  if (finding) finding.invalid = invalid;
+  return invalid;
+}
+
+function refusedTries(t: LoadedTool, validate: NonNullable<LoadedTool['validateInput']>, findings: SchemaFindings): [string, string][] {
   const schema = t.def!.inputSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[]; additionalProperties?: unknown };
-  const base = JSON.parse(validArguments(t) ?? '{}') as Record<string, unknown>;
+  const base = JSON.parse(validArguments(t, findings) ?? '{}') as Record<string, unknown>;
   const tries: unknown[] = [];
   for (const name of schema.required ?? []) {
     const { [name]: _gone, ...rest } = base;
@@ -1216,22 +1256,20 @@ export function invalidArguments(t: LoadedTool): [string, string][] {
   return out;
 }
 
-// By validator, as emptyAccepted: the search may ask this of every tool of a large catalog.
-const smuggledOf = new WeakMap<object, string | null>();
-
 /**
  * JSON text of arguments the input schema accepts although they hold a `connectionId` member
  * (R7.10), nested as deep as the schema lets one be (inside an array inside an object first, so
  * a reading that looks only at the top level fails too), or null when the schema refuses each.
  */
-function smuggledArguments(t: LoadedTool): string | null {
+function smuggledArguments(t: LoadedTool, findings: SchemaFindings): string | null {
   const validate = validatorOf(t);
   if (!validate) return null;
-  const known = smuggledOf.get(validate);
-  if (known !== undefined) return known;
+  // The search may ask this of every tool of a large catalog.
+  const finding = findings.of(t);
+  if (finding?.smuggled !== undefined) return finding.smuggled;
   let found: string | null = null;
   // The schema as the definition has it (read without making the definition: searches ask this of every tool).
-  const base = closedToMembers(t.inputSchema) ? null : (JSON.parse(validArguments(t) ?? '{}') as unknown);
+  const base = closedToMembers(t.inputSchema) ? null : (JSON.parse(validArguments(t, findings) ?? '{}') as unknown);
   if (typeof base === 'object' && base !== null && !Array.isArray(base)) {
     const member = { connectionId: 'no-conn' };
     const schema = t.inputSchema as { properties?: Record<string, Record<string, unknown>> };
@@ -1253,7 +1291,7 @@ function smuggledArguments(t: LoadedTool): string | null {
       }
     }
   }
-  smuggledOf.set(validate, found);
+  if (finding) finding.smuggled = found;
   return found;
 }
 
@@ -1313,15 +1351,14 @@ function refusesMember(schema: unknown): boolean {
   return properties !== null && typeof properties === 'object' && !Object.hasOwn(properties, 'connectionId');
 }
 
-const failingOf = new WeakMap<object, string | null>();
-
 /** JSON text of arguments failing the schema elsewhere that also hold a top-level `connectionId`, or null. */
-function failingWithMember(t: LoadedTool): string | null {
+function failingWithMember(t: LoadedTool, findings: SchemaFindings): string | null {
   const validate = validatorOf(t);
   if (!validate) return null;
-  if (failingOf.has(validate)) return failingOf.get(validate)!;
+  const finding = findings.of(t);
+  if (finding?.failing !== undefined) return finding.failing;
   let found: string | null = null;
-  for (const [, text] of invalidArguments(t)) {
+  for (const [, text] of invalidArguments(t, findings)) {
     const bad = JSON.parse(text) as unknown;
     if (typeof bad !== 'object' || bad === null || Array.isArray(bad)) continue;
     const args = { ...bad, connectionId: 'no-conn' };
@@ -1333,7 +1370,7 @@ function failingWithMember(t: LoadedTool): string | null {
       break;
     }
   }
-  failingOf.set(validate, found);
+  if (finding) finding.failing = found;
   return found;
 }
 
