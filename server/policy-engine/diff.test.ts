@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { compileBundle } from '../compiler/compile-bundle.ts';
+import { loadBundle } from '../../runtime/load-bundle.ts';
 import { randomTenant } from '../../test/conformance/tenants.ts';
 import { diffBundles, summarize } from './diff.ts';
 
@@ -87,6 +88,9 @@ describe('summarize', () => {
     });
     expect((await summarize(before, after)).changes).toEqual({ toolsAdded: 0, toolsRemoved: 1, decisionsChanged: 5 });
     expect((await summarize(before, null)).changes).toEqual({ toolsAdded: 0, toolsRemoved: 0, decisionsChanged: 0 });
+    // Loaded already, either side: the same counts.
+    expect(await summarize(loadBundle(after), loadBundle(before))).toEqual(s);
+    expect(await summarize(after, loadBundle(before))).toEqual(s);
   });
 
   it('agrees with diffBundles on randomized tenants (excluded tools, several roles, approvals)', async () => {

@@ -153,16 +153,20 @@ function changedDecisions(
   }
 }
 
-/** Counts for the version list, with the changes against the previous bundle. */
-export async function summarize(bundle: Bundle, previous: Bundle | null) {
-  const tools = bundle.catalog.tools.length;
-  const excluded = bundle.catalog.tools.filter((t) => 'excluded' in t).length;
+/**
+ * Counts for the version list, with the changes against the previous bundle. Either side may be
+ * given loaded already (a caller that holds it, as the tests gate's, loads nothing again).
+ */
+export async function summarize(bundle: Bundle | LoadedBundle, previous: Bundle | LoadedBundle | null) {
+  const doc = isLoaded(bundle) ? (bundle.bundle as Bundle) : bundle;
+  const tools = doc.catalog.tools.length;
+  const excluded = doc.catalog.tools.filter((t) => 'excluded' in t).length;
   let changes = { toolsAdded: 0, toolsRemoved: 0, decisionsChanged: 0 };
   if (previous) {
     // The counts diffBundles would give, without what only a full diff shows (which catalog
     // entries changed, each role's reach): a publish compared every entry only to count others.
-    const a = loadBundle(previous, { inputValidators: false });
-    const b = loadBundle(bundle, { inputValidators: false });
+    const a = isLoaded(previous) ? previous : loadBundle(previous, { inputValidators: false });
+    const b = isLoaded(bundle) ? bundle : loadBundle(bundle, { inputValidators: false });
     const toolsAdded = b.tools.filter((t) => !a.byId.has(t.id)).length;
     const toolsRemoved = a.tools.filter((t) => !b.byId.has(t.id)).length;
     let decisionsChanged = 0;
@@ -173,9 +177,13 @@ export async function summarize(bundle: Bundle, previous: Bundle | null) {
     tools,
     callable: tools - excluded,
     excluded,
-    roles: Object.keys(bundle.policy.roles ?? {}).length,
-    subjects: Object.keys(bundle.policy.bindings ?? {}).length,
-    grants: (bundle.policy.grants ?? []).length,
+    roles: Object.keys(doc.policy.roles ?? {}).length,
+    subjects: Object.keys(doc.policy.bindings ?? {}).length,
+    grants: (doc.policy.grants ?? []).length,
     changes,
   };
+}
+
+function isLoaded(b: Bundle | LoadedBundle): b is LoadedBundle {
+  return 'byId' in b && b.byId instanceof Map;
 }
