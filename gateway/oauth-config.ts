@@ -6,16 +6,17 @@ export type ResolvedOAuth = {
   /** The resource identifier tokens must be issued for (RFC 8707), as configured. */
   readonly resource: string;
   readonly issuers: ReadonlyArray<{ readonly issuer: string; readonly audience: string; readonly jwksUri: string | null }>;
-  /** Tried in the configured order; the first match decides. */
-  readonly mappings: ReadonlyArray<{ readonly claim: string; readonly value: string; readonly client: ResolvedClient }>;
+  /** Tried in the configured order; the first match decides. `issuer` null: any configured issuer's tokens (only when one is configured). */
+  readonly mappings: ReadonlyArray<{ readonly issuer: string | null; readonly claim: string; readonly value: string; readonly client: ResolvedClient }>;
 };
 
 type OAuthSection = NonNullable<GatewayConfig['auth']>['oauth'];
 
 /**
  * Cross-checks `auth.oauth` against the rest of a schema-valid configuration: a resource URL
- * without query or fragment, distinct issuers, every mapping naming a `clients` entry, and an HTTP
- * listener (a stdio caller is its one configured client). Problems name their pointer only: the
+ * without query or fragment, distinct issuers, every mapping naming a `clients` entry and, when
+ * several issuers are configured, the issuer whose tokens it takes (a claim's value is only its
+ * issuer's to give: issuer B may name a client as issuer A does), and an HTTP listener (a stdio caller is its one configured client). Problems name their pointer only: the
  * values may have come from the environment.
  */
 export function resolveOAuth(
@@ -45,7 +46,15 @@ export function resolveOAuth(
   oauth.clients.forEach((m, i) => {
     const client = byName.get(m.client);
     if (!client) problems.push({ pointer: `${at}/clients/${i}/client`, message: 'names no entry of /clients' });
-    else mappings.push({ claim: m.claim, value: m.value, client });
+    if (m.issuer !== undefined && !seen.has(m.issuer)) {
+      problems.push({ pointer: `${at}/clients/${i}/issuer`, message: `names no entry of ${at}/issuers` });
+    } else if (m.issuer === undefined && seen.size > 1) {
+      problems.push({
+        pointer: `${at}/clients/${i}/issuer`,
+        message: `is required when several issuers are configured: without it a token of any of them with this claim would be this client`,
+      });
+    }
+    if (client) mappings.push({ issuer: m.issuer ?? null, claim: m.claim, value: m.value, client });
   });
   return { resource: oauth.resource, issuers, mappings };
 }

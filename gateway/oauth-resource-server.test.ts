@@ -1,3 +1,4 @@
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { ResolvedClient } from './config.ts';
 import { OAuthResourceServer } from './oauth-resource-server.ts';
@@ -23,7 +24,7 @@ function serverFetching(answer: () => Response): { rs: OAuthResourceServer; fetc
     {
       resource: 'https://gw.example.com/mcp',
       issuers: [{ issuer: ISSUER, audience: 'https://gw.example.com/mcp', jwksUri: null }],
-      mappings: [{ claim: 'sub', value: 'a', client: bot }],
+      mappings: [{ issuer: null, claim: 'sub', value: 'a', client: bot }],
     },
     { fetch: fakeFetch },
   );
@@ -80,5 +81,51 @@ describe("an issuer's metadata", () => {
     expect((await rs.verify(tokenNamingIssuer())).kind).toBe('unavailable');
     // Both candidate documents were tried: the first, though it names good keys, was not taken.
     expect(fetched).toHaveLength(2);
+  });
+});
+
+describe('a mapping that names its issuer', () => {
+  const RESOURCE = 'https://gw.example.com/mcp';
+  const A = 'https://login.a.example.com';
+  const B = 'https://login.b.example.com';
+  const partner: ResolvedClient = { ...bot, name: 'partner', subject: 'agent:partner' };
+
+  async function issuerKeys(iss: string) {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: `${iss}-key`, alg: 'ES256' };
+    const sign = (claims: Record<string, unknown>) =>
+      new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: jwk.kid }).setIssuer(iss).setAudience(RESOURCE).setExpirationTime('5m').sign(privateKey);
+    return { jwks: { keys: [jwk] }, sign };
+  }
+
+  it('takes only its own issuer’s tokens: the same client id from another trusted issuer is another client, or none', async () => {
+    const a = await issuerKeys(A);
+    const b = await issuerKeys(B);
+    const fakeFetch = (async (input: string | URL | Request) => Response.json(String(input).startsWith(A) ? a.jwks : b.jwks)) as typeof fetch;
+    const server = (mappings: ConstructorParameters<typeof OAuthResourceServer>[0]['mappings']) =>
+      new OAuthResourceServer(
+        {
+          resource: RESOURCE,
+          issuers: [
+            { issuer: A, audience: RESOURCE, jwksUri: `${A}/keys` },
+            { issuer: B, audience: RESOURCE, jwksUri: `${B}/keys` },
+          ],
+          mappings,
+        },
+        { fetch: fakeFetch },
+      );
+    const fromA = await a.sign({ client_id: 'assistant' });
+    const fromB = await b.sign({ client_id: 'assistant' });
+
+    const onlyA = server([{ issuer: A, claim: 'client_id', value: 'assistant', client: bot }]);
+    expect(await onlyA.verify(fromA)).toMatchObject({ kind: 'client', client: { name: 'bot' } });
+    expect(await onlyA.verify(fromB)).toEqual({ kind: 'refused' });
+
+    const both = server([
+      { issuer: A, claim: 'client_id', value: 'assistant', client: bot },
+      { issuer: B, claim: 'client_id', value: 'assistant', client: partner },
+    ]);
+    expect(await both.verify(fromB)).toMatchObject({ kind: 'client', client: { name: 'partner' } });
+    expect(await both.verify(fromA)).toMatchObject({ kind: 'client', client: { name: 'bot' } });
   });
 });

@@ -157,7 +157,8 @@ export class OAuthResourceServer {
       return keysUnreachable(err) ? { kind: 'unavailable' } : { kind: 'refused' };
     }
     const counted = countedClaims(claims);
-    const mapping = this.config.mappings.find((m) => claimMatches(counted, m));
+    // A mapping that names its issuer takes that issuer's tokens only: another issuer may hand out the same client id.
+    const mapping = this.config.mappings.find((m) => (m.issuer === null || m.issuer === issuer.issuer) && claimMatches(counted, m));
     if (!mapping) return { kind: 'refused' };
     return { kind: 'client', client: mapping.client, until: (claims.exp as number) * 1000 };
   }

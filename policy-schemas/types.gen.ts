@@ -1537,7 +1537,7 @@ resource: string
  */
 issuers: [GatewayOAuthIssuer, ...(GatewayOAuthIssuer)[]]
 /**
- * Which `clients` entry a token is: the first mapping, in this order, whose claim matches (equal to `value`, or a list claim containing it; `email` counts only with `email_verified: true`). A token no mapping matches is refused.
+ * Which `clients` entry a token is: the first mapping, in this order, whose issuer (when it names one) issued the token and whose claim matches (equal to `value`, or a list claim containing it; `email` counts only with `email_verified: true`). A token no mapping matches is refused.
  * 
  * @minItems 1
  * @maxItems 10000
@@ -1624,6 +1624,10 @@ jwksUri?: string
 }
 
 export interface GatewayOAuthClient {
+/**
+ * The issuer (one of `issuers`, exactly as written there) whose tokens this mapping takes; a token from another issuer never matches it. Required when several issuers are configured: a claim's value (a client id, a subject, a group) is only its own issuer's to give, and another issuer may hand out the same one.
+ */
+issuer?: string
 claim: string
 value: string
 /**

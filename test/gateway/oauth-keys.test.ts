@@ -51,7 +51,7 @@ function resourceServer(o: { audience?: string; now?: () => number } = {}): OAut
   const config: ResolvedOAuth = {
     resource: RESOURCE,
     issuers: [{ issuer, audience: o.audience ?? RESOURCE, jwksUri: null }],
-    mappings: [{ claim: 'sub', value: 'assistant-1', client: bot }],
+    mappings: [{ issuer: null, claim: 'sub', value: 'assistant-1', client: bot }],
   };
   return new OAuthResourceServer(config, { now: o.now });
 }

@@ -79,8 +79,8 @@ beforeAll(async () => {
         resource,
         issuers: [{ issuer: provider.issuer }, { issuer: deadIssuer }],
         clients: [
-          { claim: 'groups', value: 'research', client: 'research-bot' },
-          { claim: 'sub', value: 'assistant-bo', client: 'finance-bot' },
+          { issuer: provider.issuer, claim: 'groups', value: 'research', client: 'research-bot' },
+          { issuer: provider.issuer, claim: 'sub', value: 'assistant-bo', client: 'finance-bot' },
         ],
       },
     },
@@ -370,5 +370,24 @@ describe('auth.oauth in the gateway configuration', () => {
       message: 'is required',
     });
     expect(await problems({ ...oauth({}), listen: { stdio: { client: 'bot' } } })).toContainEqual(expect.objectContaining({ pointer: '/auth/oauth' }));
+  });
+
+  it('refuses, with several issuers, a mapping that does not say whose tokens it takes, and one naming an issuer not configured', async () => {
+    const two = [{ issuer: 'https://idp.example.com' }, { issuer: 'https://partner.example.org' }];
+    expect(await problems(oauth({ issuers: two }))).toEqual([
+      { pointer: '/auth/oauth/clients/0/issuer', message: expect.stringContaining('is required when several issuers are configured') },
+    ]);
+    expect(await problems(oauth({ clients: [{ issuer: 'https://elsewhere.example.net', claim: 'sub', value: 'x', client: 'bot' }] }))).toEqual([
+      { pointer: '/auth/oauth/clients/0/issuer', message: 'names no entry of /auth/oauth/issuers' },
+    ]);
+    expect(await problems(oauth({ clients: [{ issuer: 'not a url', claim: 'sub', value: 'x', client: 'bot' }] }))).toContainEqual(
+      expect.objectContaining({ pointer: '/auth/oauth/clients/0/issuer' }),
+    );
+    const named = await configFrom({
+      ...base,
+      ...oauth({ issuers: two, clients: [{ issuer: 'https://partner.example.org', claim: 'sub', value: 'x', client: 'bot' }] }),
+    });
+    expect(named.ok).toBe(true);
+    expect((named as { config: ResolvedConfig }).config.oauth!.mappings[0]).toMatchObject({ issuer: 'https://partner.example.org', client: { name: 'bot' } });
   });
 });
