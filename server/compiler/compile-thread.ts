@@ -14,7 +14,7 @@ import type { CompileError } from './compile-bundle.ts';
 export type WorkerRequest =
   | { id: number; op: 'compile'; snapshot: string; issuedAt: string }
   | { id: number; op: 'tests'; revision: string; text: string; tests: readonly PolicyTest[] }
-  | { id: number; op: 'summarize'; text: string; previous: string | null }
+  | { id: number; op: 'summarize'; revision: string; text: string; previous: string | null }
   | { id: number; op: 'parts'; text: string };
 
 type Results = {

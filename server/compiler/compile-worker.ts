@@ -53,9 +53,9 @@ async function answer(request: WorkerRequest): Promise<WorkerAnswer['result']> {
     case 'tests':
       return { op: 'tests', outcomes: runPolicyTests(loadedOf(request.revision, request.text), request.tests as PolicyTest[]) };
     case 'summarize': {
-      const bundle = JSON.parse(request.text) as Bundle;
+      // The bundle published is the draft the tests gate loaded (its content, by revision): loaded once.
       const previous = request.previous === null ? null : (JSON.parse(request.previous) as Bundle);
-      return { op: 'summarize', summary: await summarize(bundle, previous) };
+      return { op: 'summarize', summary: await summarize(loadedOf(request.revision, request.text), previous) };
     }
     case 'parts':
       return { op: 'parts', parts: bundleParts(JSON.parse(request.text) as Bundle) };

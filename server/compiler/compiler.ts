@@ -164,7 +164,8 @@ export class Compiler {
 
   /** The counts a published version is listed with, and its changes against the previous version's text. */
   async summarize(target: BundleText, previous: string | null): Promise<BundleSummary> {
-    if (this.inWorker(sizeOf(target))) return (await this.thread.request<'summarize'>({ op: 'summarize', text: target.text, previous })).summary;
+    if (this.inWorker(sizeOf(target)))
+      return (await this.thread.request<'summarize'>({ op: 'summarize', revision: target.revision, text: target.text, previous })).summary;
     return summarize(JSON.parse(target.text) as Bundle, previous === null ? null : (JSON.parse(previous) as Bundle));
   }
 
