@@ -11,7 +11,8 @@ import { type Approval, usePendingApprovals } from '../api/get-approvals.ts';
 /**
  * The approval queue: calls that wait for a person, in every tenant this person may decide for
  * (admins; editors of the tenant). Each shows who asks, the tool, the exact arguments, the rule
- * that asked and how long it has waited; approving or denying takes a reason.
+ * that asked and how long it has waited; approving or denying takes a reason. The buttons are
+ * offered only where the server takes the decision (see whyNotDecide).
  */
 export function ApprovalsPage({ session }: { session: Session }) {
   const loc = useLocation();
@@ -33,7 +34,7 @@ export function ApprovalsPage({ session }: { session: Session }) {
             : 'You may not decide approval requests in any tenant: admins and editors of a tenant decide them.'}
         </p>
       ) : null}
-      {decidable.length && session.approvalsNeedPerson ? (
+      {decidable.length > 0 && session.approvalsNeedPerson ? (
         <p className="notice notice-info" role="note">
           Only a person signed in through single sign-on may decide approvals on this server: a session opened with an API token, which an agent may hold, sees
           the queue but cannot approve or deny. Sign out and sign in with SSO to decide.
