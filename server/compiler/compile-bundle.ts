@@ -196,8 +196,24 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   const revision = bundleRevision(members, sha256Hex);
   bundle.revision = revision;
   const final = members.map((m) => (m.key === 'revision' ? bundleMember('revision', revision) : m));
-  const text = joinBundleMembers(final);
-  return { ok: true, bundle, bytes: Buffer.from(text, 'utf8'), text, revision, members: final };
+  // The whole text and its bytes are written when first read: the compile worker and the draft
+  // cache keep the members only (the publish re-envelopes them), and a 2,000-tool bundle is megabytes.
+  let text: string | undefined;
+  let bytes: Buffer | undefined;
+  return {
+    ok: true,
+    bundle,
+    get bytes() {
+      bytes ??= Buffer.from(this.text, 'utf8');
+      return bytes;
+    },
+    get text() {
+      text ??= joinBundleMembers(final);
+      return text;
+    },
+    revision,
+    members: final,
+  };
 }
 
 /** The hash naming a bundle's content: everything but its envelope fields (runtime/bundle-format.ts). */
