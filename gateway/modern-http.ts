@@ -8,7 +8,7 @@ import { unreadableArgumentsOf } from './call-arguments-text.ts';
 import { APPROVAL_INPUT, type ClientChannel, type Gateway, LIST_TTL_MS, STATE_ARGUMENT } from './gateway.ts';
 import { isPlainObject } from './lean-messages.ts';
 import { decodeHeaderValue, paramHeaderMismatch } from './param-headers.ts';
-import type { HandleChain, StateHandles } from './state-handles.ts';
+import type { StateHandles } from './state-handles.ts';
 
 /** The stateless revision, served beside 2025-11-25 (sessions), chosen per request. */
 export const MODERN_VERSION = '2026-07-28';
@@ -139,7 +139,7 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
 
   let result: Record<string, unknown>;
   try {
-    result = await modernCall(ctx, client, caller, id as RequestId, params, meta, args, unreadableArgumentsOf(body), presented.chain);
+    result = await modernCall(ctx, client, caller, id as RequestId, params, meta, args, unreadableArgumentsOf(body));
   } catch (err) {
     if (!(err instanceof Refused)) throw err;
     return sendError(res, 200, id as RequestId, err.code, err.message, err.data);
@@ -160,9 +160,7 @@ function discoverResult(ctx: Pick<ModernContext, 'instructions' | 'version'>, li
   };
 }
 
-type Presented =
-  | { ok: true; state: string; chain?: HandleChain; args: Record<string, unknown> | undefined }
-  | { ok: false; message: string; data?: { pointer: string } };
+type Presented = { ok: true; state: string; args: Record<string, unknown> | undefined } | { ok: false; message: string; data?: { pointer: string } };
 
 /** The workflow state a request presents: a handle in _meta or, for tools/call, as the argument; none is the configured state. */
 function presentedState(
@@ -182,7 +180,7 @@ function presentedState(
   const presented = inMeta ?? inArgs;
   if (presented === undefined) return { ok: true, state: client.initialState, args };
   const read = ctx.handles.read(client, presented);
-  if (read.ok) return { ok: true, state: read.state, chain: read.chain, args };
+  if (read.ok) return { ok: true, state: read.state, args };
   const pointer = inMeta !== undefined ? '/params/_meta/toolgate/state' : `/params/arguments/${STATE_ARGUMENT}`;
   return { ok: false, message: `${read.message} (${pointer})`, data: { pointer } };
 }
@@ -198,8 +196,6 @@ async function modernCall(
   args: Record<string, unknown> | undefined,
   /** The arguments' text, when it is not I-JSON (see call-arguments-text.ts). */
   argumentsText?: string,
-  /** The workflow of the handle the call presented, if any: the handle answered continues it. */
-  chain?: HandleChain,
 ): Promise<Record<string, unknown>> {
   const callArgs = { ...(args ?? {}) };
   delete callArgs[STATE_ARGUMENT];
@@ -249,7 +245,7 @@ async function modernCall(
   const toolgate = (result._meta as { toolgate?: Record<string, unknown> } | undefined)?.toolgate;
   // A call that moved the state answers a handle, back to the configured state too: without one the
   // client would keep presenting its last handle and stay in the state the call left.
-  if (toolgate && (caller.state !== client.initialState || caller.state !== presented)) toolgate.state = ctx.handles.issue(client, caller.state, chain);
+  if (toolgate && (caller.state !== client.initialState || caller.state !== presented)) toolgate.state = ctx.handles.issue(client, caller.state);
   return { ...result, resultType: 'complete' };
 }
 
@@ -351,7 +347,7 @@ export async function answerModernMessage(
     return reply({ result: JSON.parse(page.toString('utf8')) });
   }
   try {
-    reply({ result: await modernCall(ctx, client, caller, id, params, meta, presented.args, unreadableArgumentsOf(message), presented.chain) });
+    reply({ result: await modernCall(ctx, client, caller, id, params, meta, presented.args, unreadableArgumentsOf(message)) });
   } catch (err) {
     if (!(err instanceof Refused)) throw err;
     fail(err.code, err.message, err.data);

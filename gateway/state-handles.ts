@@ -3,70 +3,35 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedClient } from './config.ts';
 
-/**
- * Where a handle stands in its workflow: the chain it belongs to (made when a request without a
- * handle leaves the configured state), its generation (one more each time the state moves) and
- * the state it carries. A handle issued after a call names the chain and generation of the one
- * presented with the call, so the gateway can tell a handle the workflow has moved past.
- */
-export type HandleChain = { readonly id: string; readonly generation: number; readonly createdAt: number; readonly state: string };
+/** What a handle says, once its signature, binding and expiry have been checked. */
+export type ReadHandle = { ok: true; state: string } | { ok: false; message: string };
 
-/** What a handle says, once its signature, binding, expiry and place in its workflow have been checked. */
-export type ReadHandle = { ok: true; state: string; chain: HandleChain } | { ok: false; message: string };
-
-const PREFIX = 'tgs2';
-/** Handles of the earlier format: they name no chain, so nothing tells an old one from the newest. */
-const OLD_PREFIX = 'tgs1';
+const PREFIX = 'tgs1';
 const MAX_HANDLE_CHARS = 4096;
-/**
- * How long a handle is good for: each call answers a fresh one, so only a workflow idle this long
- * runs out (and starts again from the configured state). Short, because a replica or a restarted
- * gateway that has not seen a workflow's newer handles takes an older one until it expires.
- */
-export const STATE_HANDLE_TTL_MS = 3600_000;
-/** Workflows followed per client at once; past it the least recently used are given up (see ChainRecords). */
-export const MAX_CHAINS_PER_CLIENT = 1000;
+/** How long a handle is good for: each call answers a fresh one, so only an idle workflow runs out. */
+export const STATE_HANDLE_TTL_MS = 24 * 3600_000;
 
 /**
  * Workflow state without sessions (MCP 2026-07-28): a call that moves the state answers a handle,
- * `tgs2.<payload>.<mac>`, where the payload names the tenant, the client (its configured name and
- * subject), the state, an expiry and the handle's place in its workflow (chain, generation), and
- * the mac is HMAC-SHA256 under a key only the gateway holds. A client presents it back; the
- * gateway believes the state only when the mac verifies (compared in constant time), the handle
- * was issued to this client of this tenant, has not expired, and is not older than the newest
- * handle of its workflow this process has seen: a client cannot make one up, edit one, use
- * another client's, or go back to a state its workflow has left by presenting an earlier handle.
+ * `tgs1.<payload>.<mac>`, where the payload names the tenant, the client (its configured name and
+ * subject), the state and an expiry, and the mac is HMAC-SHA256 under a key only the gateway
+ * holds. A client presents it back; the gateway believes the state only when the mac verifies
+ * (compared in constant time), the handle was issued to this client of this tenant and has not
+ * expired. The client cannot make one up, edit one, or use another client's.
  */
 export class StateHandles {
-  /** Confirmation requestStates answered already, each until it expires (see spendConfirmation). */
+  /** Confirmation requestStates already answered, each until it expires (see spendConfirmation). */
   private readonly spent = new Map<string, number>();
-  private readonly chains: ChainRecords;
 
   constructor(
     private readonly key: Buffer,
     private readonly tenant: string,
     private readonly ttlMs = STATE_HANDLE_TTL_MS,
     private readonly now: () => number = Date.now,
-    maxChainsPerClient = MAX_CHAINS_PER_CLIENT,
-  ) {
-    this.chains = new ChainRecords(maxChainsPerClient);
-  }
+  ) {}
 
-  /**
-   * A handle for `state`, after a call made with the handle `from` (none: a new workflow). The
-   * generation goes up when the state moved: every handle of the workflow issued before is then
-   * superseded. A call that left the state as it was answers the same generation, so calls made
-   * in parallel with one handle do not refuse each other.
-   */
-  issue(client: ResolvedClient, state: string, from?: HandleChain): string {
-    const nowMs = this.now();
-    const chain = from ?? { id: randomBytes(12).toString('base64url'), generation: 0, createdAt: nowMs, state: '' };
-    const generation = from && from.state === state ? from.generation : chain.generation + 1;
-    const expiresAt = nowMs + this.ttlMs;
-    this.chains.record(clientKey(client), chain.id, generation, chain.createdAt, expiresAt, nowMs);
-    const payload = Buffer.from(JSON.stringify([this.tenant, client.name, client.subject, state, expiresAt, chain.id, generation, chain.createdAt])).toString(
-      'base64url',
-    );
+  issue(client: ResolvedClient, state: string): string {
+    const payload = Buffer.from(JSON.stringify([this.tenant, client.name, client.subject, state, this.now() + this.ttlMs])).toString('base64url');
     return `${PREFIX}.${payload}.${this.mac(payload).toString('base64url')}`;
   }
 
@@ -74,8 +39,6 @@ export class StateHandles {
   read(client: ResolvedClient, handle: unknown): ReadHandle {
     if (typeof handle !== 'string' || handle.length > MAX_HANDLE_CHARS) return refuse('is not a state handle');
     const parts = handle.split('.');
-    if (parts.length === 3 && parts[0] === OLD_PREFIX)
-      return refuse('is of an earlier format that cannot be checked against later state changes; call again without it');
     if (parts.length !== 3 || parts[0] !== PREFIX) return refuse('is not a state handle');
     const [, payload, mac] = parts;
     if (!macMatches(mac, this.mac(payload))) return refuse('was not issued by this gateway (its signature does not verify)');
@@ -85,20 +48,13 @@ export class StateHandles {
     } catch {
       return refuse('is not a state handle');
     }
-    if (!Array.isArray(fields) || fields.length !== 8) return refuse('is not a state handle');
-    const [tenant, name, subject, state, expiresAt, chainId, generation, createdAt] = fields as unknown[];
+    if (!Array.isArray(fields) || fields.length !== 5) return refuse('is not a state handle');
+    const [tenant, name, subject, state, expiresAt] = fields as [unknown, unknown, unknown, unknown, unknown];
     if (tenant !== this.tenant) return refuse('belongs to another tenant');
     if (name !== client.name || subject !== client.subject) return refuse('was issued to another client');
-    const nowMs = this.now();
-    if (typeof expiresAt !== 'number' || expiresAt <= nowMs) return refuse('has expired; start again from the configured state');
-    if (typeof state !== 'string' || typeof chainId !== 'string' || !Number.isSafeInteger(generation) || typeof createdAt !== 'number') {
-      return refuse('is not a state handle');
-    }
-    const place = this.chains.place(clientKey(client), chainId, generation as number, createdAt);
-    if (place === 'current') this.chains.record(clientKey(client), chainId, generation as number, createdAt, expiresAt, nowMs);
-    if (place === 'superseded') return refuse('was superseded: the workflow has moved to another state since it was issued; present the newest handle');
-    if (place === 'forgotten') return refuse('belongs to a workflow this gateway no longer follows; call again without it, from the configured state');
-    return { ok: true, state, chain: { id: chainId, generation: generation as number, createdAt, state } };
+    if (typeof expiresAt !== 'number' || expiresAt <= this.now()) return refuse('has expired; start again from the configured state');
+    if (typeof state !== 'string') return refuse('is not a state handle');
+    return { ok: true, state };
   }
 
   /**
@@ -191,55 +147,6 @@ function macMatches(given: string, expected: Buffer): boolean {
   const want = Buffer.from(expected.toString('base64url'), 'utf8');
   const got = Buffer.from(given, 'utf8');
   return got.length === want.length && timingSafeEqual(got, want);
-}
-
-/**
- * The newest generation this process has seen of each workflow, per client, until its newest
- * handle expires. At most `maxPerClient` workflows a client: past that the least recently used is
- * given up, and every workflow of that client begun no later than it is refused from then on
- * (`forgotten`), so a client cannot make the gateway forget a workflow it wants to roll back.
- */
-class ChainRecords {
-  private readonly byClient = new Map<string, { floor: number; chains: Map<string, { generation: number; createdAt: number; until: number }> }>();
-
-  constructor(private readonly maxPerClient: number) {}
-
-  /** Whether a handle is still the newest of its workflow that this process has seen. */
-  place(client: string, id: string, generation: number, createdAt: number): 'current' | 'superseded' | 'forgotten' {
-    const entry = this.byClient.get(client);
-    const known = entry?.chains.get(id);
-    if (known) return generation < known.generation ? 'superseded' : 'current';
-    return entry && createdAt <= entry.floor ? 'forgotten' : 'current';
-  }
-
-  /** Records a handle issued or taken: its workflow's newest generation and when its last handle expires. */
-  record(client: string, id: string, generation: number, createdAt: number, until: number, nowMs: number): void {
-    let entry = this.byClient.get(client);
-    if (!entry) {
-      entry = { floor: Number.NEGATIVE_INFINITY, chains: new Map() };
-      this.byClient.set(client, entry);
-    }
-    const known = entry.chains.get(id);
-    entry.chains.delete(id);
-    entry.chains.set(id, {
-      generation: Math.max(generation, known?.generation ?? 0),
-      createdAt,
-      until: Math.max(until, known?.until ?? 0),
-    });
-    if (entry.chains.size > this.maxPerClient) {
-      for (const [k, c] of entry.chains) if (c.until <= nowMs) entry.chains.delete(k);
-      // Least recently used first (a Map keeps insertion order, and each sighting moves a workflow to the end).
-      while (entry.chains.size > this.maxPerClient) {
-        const [oldest, c] = entry.chains.entries().next().value!;
-        entry.chains.delete(oldest);
-        entry.floor = Math.max(entry.floor, c.createdAt);
-      }
-    }
-  }
-}
-
-function clientKey(client: ResolvedClient): string {
-  return JSON.stringify([client.name, client.subject]);
 }
 
 function refuse(why: string): ReadHandle {

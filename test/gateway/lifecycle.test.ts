@@ -170,7 +170,7 @@ describe('the gateway and its bundle', () => {
       expect(names).toHaveLength(state.tools.length);
       const r = await client.callTool({ name: 'mcp__rec__echo', arguments: { text: 'modern stdio' } });
       expect(r.content).toEqual([{ type: 'text', text: 'echo: modern stdio' }]);
-      const forged = client.listTools({ _meta: { toolgate: { state: 'tgs2.e30.AAAA' } } }, { cacheMode: 'bypass' });
+      const forged = client.listTools({ _meta: { toolgate: { state: 'tgs1.e30.AAAA' } } }, { cacheMode: 'bypass' });
       await expect(forged).rejects.toThrow(/state handle/);
     } finally {
       await client.close();

@@ -62,7 +62,7 @@ describe('MCP 2026-07-28 through the gateway, with the 2.x SDK client', () => {
     const query = await client.callTool({ name: 'mcp__rec__knowledge-query', arguments: { query: 'graphs' } });
     expect(query.isError).toBeFalsy();
     const analysis = stateOf(query);
-    expect(analysis).toMatch(/^tgs2\./);
+    expect(analysis).toMatch(/^tgs1\./);
 
     // Presented in _meta: the analysis state's tools.
     const inAnalysis = await client.listTools({ _meta: { toolgate: { state: analysis } } });
@@ -354,7 +354,7 @@ describe('2026-07-28 requests over stdio (one message at a time)', () => {
     });
     expect((await ask('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': V } })).error.code).toBe(-32602);
     expect((await ask('subscriptions/listen', { _meta: meta(), notifications: {} })).error.code).toBe(-32601);
-    expect((await ask('tools/list', { _meta: meta({ toolgate: { state: 'tgs2.e30.AAAA' } }) })).error).toMatchObject({
+    expect((await ask('tools/list', { _meta: meta({ toolgate: { state: 'tgs1.e30.AAAA' } }) })).error).toMatchObject({
       code: -32602,
       data: { pointer: '/params/_meta/toolgate/state' },
     });

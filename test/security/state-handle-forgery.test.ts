@@ -21,7 +21,7 @@ const acme = new StateHandles(key, 'acme', STATE_HANDLE_TTL_MS, now);
 
 describe('state handles', () => {
   it('carries the state back to the client it was issued to', () => {
-    expect(acme.read(alice, acme.issue(alice, 'analysis'))).toMatchObject({ ok: true, state: 'analysis' });
+    expect(acme.read(alice, acme.issue(alice, 'analysis'))).toEqual({ ok: true, state: 'analysis' });
   });
 
   it('refuses a handle with its payload rewritten to another state', () => {
@@ -59,7 +59,7 @@ describe('state handles', () => {
     expect(acme.readRetry(alice, state, 'mcp__rec__deploy', 'digest-1')).toMatchObject({ ok: false });
     // Swapping the prefix does not make the signature verify under the other kind.
     const [, payload, mac] = retry.split('.');
-    expect(acme.read(alice, `tgs2.${payload}.${mac}`)).toMatchObject({ ok: false, message: expect.stringMatching(/signature does not verify/) });
+    expect(acme.read(alice, `tgs1.${payload}.${mac}`)).toMatchObject({ ok: false, message: expect.stringMatching(/signature does not verify/) });
   });
 
   it('binds an input-request state to its tool and exact arguments', () => {

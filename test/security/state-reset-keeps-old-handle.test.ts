@@ -39,12 +39,12 @@ describe('state reset over stateless requests', () => {
   it('answers a handle for the initial state when a call moves back to it, so the client leaves the old state', async () => {
     const query = await call('mcp__rec__knowledge-query', { query: 'graphs' });
     const analysis = query._meta.toolgate.state;
-    expect(analysis).toMatch(/^tgs2\./);
+    expect(analysis).toMatch(/^tgs1\./);
     const reset = await call('mcp__rec__reset-workflow', { reason: 'start over' }, analysis);
     expect(reset.isError).toBeFalsy();
     const after = reset._meta.toolgate.state;
     // The reset answers the state it moved to; presenting it, the analysis tools are gone.
-    expect(after).toMatch(/^tgs2\./);
+    expect(after).toMatch(/^tgs1\./);
     expect(after).not.toBe(analysis);
     const before = calls.length;
     const refused = await call('mcp__rec__complex-analysis', { dataset: 'ds-1', method: 'summary' }, after);
