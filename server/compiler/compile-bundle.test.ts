@@ -140,6 +140,23 @@ describe('compileBundle on a frozen tool list (the inventory cache), whose work 
     expect(c.inputSchema).toEqual({ type: 'object', properties: { n: { type: 'string' } } });
   });
 
+  it('finds a schema opened by a tool edit: what the vector searches found is kept per list, not per tool id', () => {
+    const closed = { type: 'object', additionalProperties: false, properties: { q: { type: 'string' } } };
+    const tools = (schema: Record<string, unknown>) =>
+      Object.freeze([tool('core__a', { inputSchema: closed }), tool('core__b', { inputSchema: schema })]) as Tool[];
+    const smuggling = (tools: Tool[]) => {
+      const r = compile(tools);
+      if (!r.ok) throw new Error('does not compile');
+      return r.bundle.conformance.filter((v) => v.rules.includes('R7.10') && !v.rules.includes('R7.8'));
+    };
+    const before = tools(closed);
+    expect(smuggling(before)).toEqual([]);
+    expect(smuggling(before)).toEqual([]);
+    const opened = smuggling(tools({ type: 'object', properties: { q: { type: 'string' } } }));
+    expect(opened).toHaveLength(1);
+    expect((opened[0] as { call: { name: string } }).call.name).toBe('core__b');
+  });
+
   it('judges the tools again when the groups they may name change', () => {
     const frozen = Object.freeze(list()) as Tool[];
     expect(compile(frozen).ok).toBe(true);
