@@ -89,9 +89,7 @@ export function compileBundle(snapshot: Snapshot, options: CompileOptions): Comp
   stateList.sort(byKey((s) => s.name));
   const grantList = dedupe(grants, (g) => g.connectionId, '/grants', errors).sort(byKey((g) => g.connectionId));
 
-  // 3. References and rules: the same judge every save runs.
-  // Removed tools may still be named by a policy written before they vanished; they match nothing.
-  // Ids as given, so a tool that fails its schema is reported once, not again where it is named.
+  // 3. References and rules: the same judge every save runs (names: every inventory id, see toolListWork).
   const names = draftNames(
     groupList.map((g) => g.name),
     stateList.map((s) => s.name),
@@ -225,10 +223,9 @@ export function contentRevision(bundle: Bundle): string {
  * What compileBundle works out from the tool list alone: the tools checked against their schema
  * (copies, defaults filled), the live ones deduplicated and sorted, every inventory id, the judge's
  * problems with them (for the group and state names judged against), their catalog entries, what
- * the conformance searches found of their input schemas. Kept
- * for a frozen list (the inventory's cached one, store/inventory.ts: it cannot change), so a
- * compile of a draft whose tools did not change (a policy edit) redoes none of it; any other list
- * is worked on afresh.
+ * the conformance searches found of their input schemas. Kept for a frozen list (the inventory's
+ * cached one, store/inventory.ts: it cannot change), so a compile of a draft whose tools did not
+ * change (a policy edit) redoes none of it; any other list is worked on afresh.
  */
 type ToolListWork = {
   /** Whether this work is kept for the next compile of the same list. */
@@ -276,8 +273,8 @@ function judgedTools(work: ToolListWork, names: DraftNames): CompileError[] {
   return errors;
 }
 
-/** The catalog's tool entries and shared schemas (shareInputSchemas), with each entry's canonical JSON. */
-type CatalogEntries = ReturnType<typeof shareInputSchemas> & { entryTexts: readonly string[] };
+/** The catalog's tool entries and shared schemas (shareInputSchemas), with the canonical JSON of the entries' list. */
+type CatalogEntries = ReturnType<typeof shareInputSchemas> & { toolsText: string };
 
 function catalogEntries(live: readonly Tool[], kept: boolean): CatalogEntries {
   const shared = shareInputSchemas(live.map(bundleTool));
@@ -285,11 +282,12 @@ function catalogEntries(live: readonly Tool[], kept: boolean): CatalogEntries {
     const schema = shared.texts.tools[i];
     return schema === null ? canonicalJson(t) : canonicalMembers(t as unknown as Record<string, unknown>, 'inputSchema', schema);
   });
-  if (!kept) return { ...shared, entryTexts };
+  const toolsText = `[${entryTexts.join(',')}]`;
+  if (!kept) return { ...shared, toolsText };
   // Shared by every compile of the same tool list (each entry as well): frozen, so no caller can
   // change the next one's bundle.
   for (const t of shared.tools) Object.freeze(t);
-  return { ...shared, tools: Object.freeze(shared.tools) as (BundleTool | ExcludedTool)[], schemas: Object.freeze(shared.schemas) as object[], entryTexts };
+  return { ...shared, tools: Object.freeze(shared.tools) as (BundleTool | ExcludedTool)[], schemas: Object.freeze(shared.schemas) as object[], toolsText };
 }
 
 function bundleTool(t: Tool): BundleTool | ExcludedTool {
@@ -377,7 +375,7 @@ function shareInputSchemas(tools: (BundleTool | ExcludedTool)[]): {
 function catalogText(catalog: Bundle['catalog'], entries: CatalogEntries): string {
   const members = [`"groups":${canonicalJson(catalog.groups)}`];
   if (catalog.schemas !== undefined) members.push(`"schemas":[${entries.texts.schemas.join(',')}]`);
-  members.push(`"states":${canonicalJson(catalog.states)}`, `"tools":[${entries.entryTexts.join(',')}]`);
+  members.push(`"states":${canonicalJson(catalog.states)}`, `"tools":${entries.toolsText}`);
   // Every member of the catalog is written above, and no other: else the catalog is written whole.
   const names = Object.keys(catalog).filter((k) => (catalog as Record<string, unknown>)[k] !== undefined);
   return names.length === members.length ? `{${members.join(',')}}` : canonicalJson(catalog);
