@@ -894,7 +894,9 @@ class VectorChooser {
           // A schema whose failures are all of kinds pinned already is not run (nor compiled); its
           // tool counts as tried all the same (validatorOf), as it did when it was run.
           // The compiler judged every schema of the bundle; one the judge passes compiles.
-          const compiles = judgedSchemaProblems(schema, 'input').length === 0;
+          const finding = this.findings.of(x);
+          const compiles = finding?.judgedClean ?? judgedSchemaProblems(schema, 'input').length === 0;
+          if (finding) finding.judgedClean = compiles;
           invalid = mayFailAnew(schema, kinds, compiles) ? invalidArguments(x, this.findings) : (validatorOf(x), []);
           invalidBySchema.set(schemaText, invalid);
         }
@@ -1122,7 +1124,14 @@ export class SchemaFindings {
   }
 }
 
-type SchemaFinding = { acceptsEmpty?: boolean; valid?: string | null; invalid?: [string, string][]; smuggled?: string | null; failing?: string | null };
+type SchemaFinding = {
+  judgedClean?: boolean;
+  acceptsEmpty?: boolean;
+  valid?: string | null;
+  invalid?: [string, string][];
+  smuggled?: string | null;
+  failing?: string | null;
+};
 
 /** Whether the tool's input schema accepts `{}` (absent arguments); null for a tool without one. */
 function acceptsNoArguments(t: LoadedTool, findings: SchemaFindings): boolean | null {
