@@ -40,10 +40,7 @@ const ALLOWED: Record<string, string> = {
   // object belongs to the server that made it, so nothing crosses servers or outlives its key.
   'server/auth/authenticate.ts#bearerChecks': 'pure memo: the actor of a token row object (its id, label, role and tenants never change)',
   'server/compiler/conformance.ts#validatorsRun': 'pure memo keyed by a loaded tool object',
-  'server/compiler/conformance.ts#emptyAccepted': 'pure memo keyed by a schema object',
   'server/compiler/conformance.ts#validArgumentsOf': 'pure memo keyed by a loaded tool object',
-  'server/compiler/conformance.ts#smuggledOf': 'pure memo keyed by a schema object',
-  'server/compiler/conformance.ts#failingOf': 'pure memo keyed by a schema object',
   'server/compiler/constraint-vectors.ts#byBundle': 'pure memo keyed by a loaded bundle object',
   'server/compiler/snapshot-fingerprint.ts#toolListHashes': 'pure memo: the hash of a frozen tool list object',
   'server/store/snapshot-text.ts#toolListTexts': 'pure memo: the JSON text of a frozen tool list object',
