@@ -16,6 +16,7 @@ import {
   listDecisions,
   parseCursor,
   storeBatch,
+  decisionRows,
   summarizeDecisions,
 } from '../decisions/decision-store.ts';
 import { analyzeImpact, DEFAULT_IMPACT_DAYS } from '../decisions/impact.ts';
@@ -61,9 +62,11 @@ decisionRoutes.post('/', async (c) => {
 
   const { database, config, metrics } = c.get('deps');
   const maxPerTenant = config.decisions?.maxPerTenant ?? DEFAULT_MAX_PER_TENANT;
+  // Made before the write transaction opens, which every database read then waits for.
+  const rows = await decisionRows(tenant, batch, receivedAt.toISOString());
   const { stored, evicted } = await database.change(async (tx) => {
     await requireTenantExists(tx, tenant);
-    return storeBatch(tx, tenant, batch, receivedAt.toISOString(), maxPerTenant, database);
+    return storeBatch(tx, tenant, batch, receivedAt.toISOString(), maxPerTenant, database, rows);
   });
   metrics.decisionsIngested?.inc(stored);
   return c.json({ accepted: stored, evicted }, 202);

@@ -13,7 +13,7 @@ import type {
 } from '../../policy-schemas/types.gen.ts';
 import type { DbOrTx, Tx } from '../db/database.ts';
 import type { DecisionsRow, NewDecisionsRow } from '../db/tables/decisions.ts';
-import { nextTurn } from '../http/event-loop.ts';
+import { TurnBudget, nextTurn } from '../http/event-loop.ts';
 
 /** Default for `TOOLGATE_DECISIONS_RETENTION_DAYS`. */
 export const DEFAULT_RETENTION_DAYS = 30;
@@ -24,8 +24,10 @@ export type DecisionFilter = Pick<DecisionQuery, 'from' | 'to' | 'subject' | 'to
 
 // SQLite allows 32,766 bound values per statement; 20 columns a row.
 const INSERT_CHUNK = 1_000;
-/** Rows a batch writes or evicts between two turns of the event loop. */
+/** Rows a batch evicts between two turns of the event loop. */
 const WRITE_CHUNK = 500;
+/** How long a batch's inserts run between two turns inside its transaction. */
+const WRITE_SLICE_MS = 25;
 
 /** The evaluation request a record was decided under: what impact analysis replays. */
 export function requestOf(r: DecisionRecord): EvaluationRequest {
@@ -51,29 +53,19 @@ export function requestJson(r: DecisionRecord): string {
 }
 
 /**
- * Stores one validated batch (every `at` a representable instant) in the caller's transaction:
- * every record or none. Counts what the runtime sent and dropped, then evicts the tenant's oldest
- * records beyond `maxPerTenant`. Returns how many records were stored and evicted.
+ * The rows a validated batch is stored as, made before its write transaction opens: canonicalising
+ * and hashing thousands of records is work no database read should wait for. A batch holds few
+ * distinct requests, so each is hashed once; other requests get a turn between slices.
  */
-export async function storeBatch(
-  tx: Tx,
-  tenant: string,
-  batch: DecisionBatch,
-  receivedAt: string,
-  maxPerTenant: number,
-  /** The database `tx` belongs to: on SQLite, rows then go through a prepared statement on its connection. */
-  database?: { sqlite: SqliteDatabase.Database | null },
-): Promise<{ stored: number; evicted: number }> {
-  const sqlite = database?.sqlite;
-  // A batch holds few distinct requests: hash each once.
+export async function decisionRows(tenant: string, batch: DecisionBatch, receivedAt: string): Promise<NewDecisionsRow[]> {
   const hashes = new Map<string, string>();
-  // Rows are made a chunk at a time, just before they are written: canonicalising and hashing
-  // 4,000 records at once held the event loop 40–150 ms on a busy machine.
-  const toRow = (r: DecisionRecord): NewDecisionsRow => {
+  const turns = new TurnBudget();
+  const rows: NewDecisionsRow[] = [];
+  for (const r of batch.records) {
     const request = requestJson(r);
     let hash = hashes.get(request);
     if (hash === undefined) hashes.set(request, (hash = createHash('sha256').update(request).digest('base64url')));
-    return {
+    rows.push({
       tenant,
       runtime_id: batch.runtimeId,
       at: new Date(r.at).toISOString(),
@@ -94,25 +86,48 @@ export async function storeBatch(
       constraint_index: r.constraint?.index ?? null,
       constraint_otherwise: r.constraint?.otherwise ?? null,
       constraint_reason: r.constraint?.reason ?? null,
-    };
-  };
+    });
+    await turns.yieldIfDue();
+  }
+  return rows;
+}
+
+/**
+ * Stores one validated batch (every `at` a representable instant) in the caller's transaction:
+ * every record or none. Counts what the runtime sent and dropped, then evicts the tenant's oldest
+ * records beyond `maxPerTenant`. Returns how many records were stored and evicted.
+ */
+export async function storeBatch(
+  tx: Tx,
+  tenant: string,
+  batch: DecisionBatch,
+  receivedAt: string,
+  maxPerTenant: number,
+  /** The database `tx` belongs to: on SQLite, rows then go through a prepared statement on its connection. */
+  database?: { sqlite: SqliteDatabase.Database | null },
+  /** The batch's rows made beforehand by decisionRows (outside the transaction); made here otherwise. */
+  prepared?: readonly NewDecisionsRow[],
+): Promise<{ stored: number; evicted: number }> {
+  const sqlite = database?.sqlite;
+  const rows = prepared ?? (await decisionRows(tenant, batch, receivedAt));
   const records = batch.records;
   if (sqlite) {
     // Inside the caller's transaction on the same connection: one prepared statement, run per row,
     // is about three times faster than compiling a thousand-row INSERT.
     const insert = preparedInsert(sqlite);
-    for (let i = 0; i < records.length; i++) {
-      const row = toRow(records[i]);
+    // A 1 MiB batch is thousands of rows: other requests get a turn between slices. The
+    // transaction stays open meanwhile (the batch is still stored whole or not at all), and every
+    // database read waits for it, so slices are longer here than for work outside a transaction.
+    const turns = new TurnBudget(WRITE_SLICE_MS);
+    for (const row of rows) {
       insert.run(INSERT_COLUMNS.map((c) => row[c] ?? null));
-      // A 1 MiB batch is thousands of rows: other requests get a turn between chunks. The
-      // transaction stays open meanwhile, so the batch is still stored whole or not at all.
-      if ((i + 1) % WRITE_CHUNK === 0) await nextTurn();
+      await turns.yieldIfDue();
     }
   } else {
-    for (let i = 0; i < records.length; i += INSERT_CHUNK)
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK)
       await tx
         .insertInto('decisions')
-        .values(records.slice(i, i + INSERT_CHUNK).map(toRow))
+        .values(rows.slice(i, i + INSERT_CHUNK))
         .execute();
   }
 
