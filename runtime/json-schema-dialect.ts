@@ -146,16 +146,20 @@ function dialectAjv(draft: '2020-12' | 'draft-07', validateSchema: boolean): Ajv
   const key = `${draft}/${validateSchema}`;
   let instance = instances.get(key);
   if (!instance) {
+    // An instance that never checks a schema against its meta-schema never reads one: the
+    // dialect refuses every `$ref` but a local pointer, so none can name a meta-schema either.
+    // Not registering them saves a cold process the walk over every meta-schema's subschemas.
+    const meta = validateSchema;
     if (draft === '2020-12') {
-      const fresh = new Ajv2020({ ...OPTIONS, validateSchema });
+      const fresh = new Ajv2020({ ...OPTIONS, validateSchema, meta });
       // A draft-07 `$schema` in a nested schema still needs its meta-schema known.
-      fresh.addMetaSchema(draft07, undefined, false);
+      if (meta) fresh.addMetaSchema(draft07, undefined, false);
       fresh.removeKeyword('prefixItems');
       fresh.addKeyword(prefixItems);
       instance = configure(fresh);
     } else {
       // Draft-07 has its own `items` (a tuple when a list), `additionalItems` and `dependencies`.
-      const fresh = new AjvDraft07({ ...OPTIONS, validateSchema });
+      const fresh = new AjvDraft07({ ...OPTIONS, validateSchema, meta });
       fresh.removeKeyword('items');
       fresh.addKeyword(draft07Items);
       instance = configure(fresh);
