@@ -2,7 +2,6 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { addSchemaFormats } from './formats.ts';
 import * as generated from './validators.gen.ts';
-import * as firstErrorGenerated from './first-error-validators.gen.ts';
 import { escapePointer } from './pointer.ts';
 import { SCHEMA_BASE, SCHEMA_OPTIONS, schemas, schemasHash } from './schema-files.ts';
 import { memoizedLinearRegExp } from '../runtime/linear-regexp.ts';
@@ -25,15 +24,6 @@ const precompiled: ReadonlyMap<string, ValidateFunction> =
     ? new Map(Object.entries(generated.KINDS).map(([kind, name]) => [kind, (generated as unknown as Record<string, ValidateFunction>)[name]]))
     : new Map();
 
-// The bundle kinds, compiled ahead of time to stop at the first error (first-error-validators.gen.ts),
-// under the same rule: used only while generated from exactly these schemas.
-const precompiledFirstError: ReadonlyMap<string, ValidateFunction> =
-  firstErrorGenerated.SCHEMAS_HASH === schemasHash()
-    ? new Map(
-        Object.entries(firstErrorGenerated.KINDS).map(([kind, name]) => [kind, (firstErrorGenerated as unknown as Record<string, ValidateFunction>)[name]]),
-      )
-    : new Map();
-
 const compiled = new Map<string, ValidateFunction>();
 
 /** The compiled validator for a kind or a `kind#/$defs/x` reference. */
@@ -46,16 +36,6 @@ export function validatorFor(ref: string): ValidateFunction {
     compiled.set(ref, fn);
   }
   return fn;
-}
-
-/**
- * A validator of a kind that stops at the first error, where one was compiled ahead of time (the
- * bundle kinds), else validatorFor's: the same verdict, and the same first problem (toProblems) as
- * validatorFor's. For a caller that names one problem (verifyBundle) and validates thousands of
- * entries at a cold start.
- */
-export function firstErrorValidatorFor(kind: string): ValidateFunction {
-  return precompiledFirstError.get(kind) ?? validatorFor(kind);
 }
 
 export type SchemaProblem = { pointer: string; message: string; code?: string };

@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, verify as verifySignature } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
-import { firstErrorValidatorFor, toProblems } from '../policy-schemas/index.ts';
+import { toProblems, validatorFor } from '../policy-schemas/index.ts';
 import type { Bundle, BundleV1, VerifyCode } from '../policy-schemas/types.gen.ts';
 import {
   BUNDLE_FORMAT,
@@ -82,8 +82,7 @@ export async function verifyBundle(bytes: Uint8Array | string, signature: string
   }
   const content = canonicalBundleContentParts(doc, text);
   if (content === null) return refuse('malformed', 'the bundle is not RFC 8785 canonical JSON');
-  // One problem is named, the first: a validator that stops there runs less code per tool.
-  const validateBundle = firstErrorValidatorFor(doc.format === BUNDLE_FORMAT_V1 ? 'bundle-v1' : 'bundle');
+  const validateBundle = validatorFor(doc.format === BUNDLE_FORMAT_V1 ? 'bundle-v1' : 'bundle');
   if (!validateBundle(doc)) {
     const first = toProblems(validateBundle.errors ?? [])[0];
     return refuse('malformed', `the bundle does not match the bundle schema: ${first ? `${first.pointer || '/'} ${first.message}` : 'invalid'}`);

@@ -6,7 +6,7 @@
 // Prints one JSON line: wall and CPU milliseconds, heap bytes held.
 import { createHash, createPublicKey, verify as verifySignature } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { firstErrorValidatorFor } from '../../policy-schemas/index.ts';
+import { validatorFor } from '../../policy-schemas/index.ts';
 import { BUNDLE_JWS_TYP, canonicalBundleContentParts } from '../../runtime/bundle-format.ts';
 import { conformanceFailures, runtimeSubject } from '../../runtime/conformance.ts';
 import { createView, decide } from '../../runtime/decide.ts';
@@ -84,7 +84,7 @@ function verifySteps(): Record<string, number> {
   const content = canonicalBundleContentParts(doc, parsed.text);
   if (!content) throw new Error('not canonical');
   step('canonical');
-  if (!firstErrorValidatorFor(doc.format === 'toolgate.bundle/v1' ? 'bundle-v1' : 'bundle')(doc)) throw new Error('bundle schema');
+  if (!validatorFor(doc.format === 'toolgate.bundle/v1' ? 'bundle-v1' : 'bundle')(doc)) throw new Error('bundle schema');
   step('schema');
   const hash = createHash('sha256');
   for (const part of content) hash.update(part);
