@@ -32,13 +32,13 @@ import { KeyStore } from '../../server/signing/key-store.ts';
 import { signCheckpoint } from '../../server/signing/sign.ts';
 import { startLiveServer } from '../distribution/live-server.ts';
 import { BENCH_GROUPS, BENCH_STATES, benchGroups, benchSnapshot, benchTools } from '../engine/bench-tenant.ts';
+import { launchChromium } from '../e2e/harness.ts';
 import { killProcessGroup, serveEnv, waitUntilHealthy } from '../support/spawned-server.ts';
 import {
   buildConsoleIfStale,
   type ConsoleFigures,
   type ConsoleScaleFigures,
   consoleWebDir,
-  launchChromium,
   max,
   measureConsole,
   measureConsoleAtScale,

@@ -10,7 +10,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import type { Tool } from '../../policy-schemas/types.gen.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { toolStore } from '../../server/store/inventory.ts';
-import { ADMIN_TOKEN, type Console, startConsole } from '../e2e/harness.ts';
+import { ADMIN_TOKEN, type Console, launchChromium, startConsole } from '../e2e/harness.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -24,22 +24,6 @@ export function buildConsoleIfStale(): void {
 
 /** The console build a server should serve: dist/web, or the one TOOLGATE_E2E_WEB_DIR names. */
 export const consoleWebDir = () => process.env.TOOLGATE_E2E_WEB_DIR ?? join(root, 'dist/web');
-
-/** Debian's chromium (never a downloaded browser), as the e2e harness launches it. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
-}
 
 /** A running server and what to click on it. */
 export type ConsoleTarget = {

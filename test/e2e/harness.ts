@@ -46,18 +46,7 @@ export async function startConsole() {
   if (!server.listening) await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const browser: Browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  const browser: Browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
 
   /** Calls the API as the bootstrap admin (for setup the test is not about). */
@@ -101,4 +90,20 @@ export async function startConsole() {
   };
 
   return { url, api, browser, newSession, login, shot, close, deps };
+}
+
+/** Debian's chromium (never a downloaded browser), quiet: no updates, sync or background traffic. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
 }
