@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Approval } from '../../policy-schemas/types.gen.ts';
 import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../fixtures/oidc/provider.ts';
-import { ADMIN_TOKEN, type Console, startConsole } from './harness.ts';
+import { ADMIN_TOKEN, type Console, signInThroughProvider, startConsole } from './harness.ts';
 
 // With single sign-on configured the server takes approval decisions from a person signed in
 // through it alone (and never from whoever asked): the console offers the buttons only to them,
@@ -87,12 +87,7 @@ describe('approval buttons with single sign-on configured', () => {
     const request = await ask('partner@customer.example');
     const { context, page } = await c.newSession();
     try {
-      await page.goto(`${c.url}/`);
-      await page.getByRole('link', { name: 'Sign in with SSO' }).click();
-      await page.locator('input[name="login"]').fill(ada.sub);
-      await page.locator('input[name="password"]').fill('any password');
-      await page.getByRole('button', { name: 'Sign-in' }).click();
-      await page.getByRole('button', { name: 'Continue' }).click();
+      await signInThroughProvider(page, c.url, ada.sub);
       await page.getByRole('banner').getByText('Ada Lovelace').waitFor();
 
       const card = await cardOf(page, request);

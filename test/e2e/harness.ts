@@ -107,3 +107,16 @@ export function launchChromium(): Promise<Browser> {
     ],
   });
 }
+
+/**
+ * Signs `page` in through the test OpenID provider (test/fixtures/oidc) as `sub`: the console's
+ * SSO link, the provider's own login and consent pages, then back in the console.
+ */
+export async function signInThroughProvider(page: Page, consoleUrl: string, sub: string): Promise<void> {
+  await page.goto(`${consoleUrl}/`);
+  await page.getByRole('link', { name: 'Sign in with SSO' }).click();
+  await page.locator('input[name="login"]').fill(sub);
+  await page.locator('input[name="password"]').fill('any password');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
+}

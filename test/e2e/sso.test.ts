@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../fixtures/oidc/provider.ts';
-import { startConsole, type Console } from './harness.ts';
+import { signInThroughProvider, startConsole, type Console } from './harness.ts';
 
 // A person signs in to the console through a real OpenID provider (oidc-provider on loopback):
 // its own login and consent pages, in Debian's Chromium.
@@ -25,14 +25,7 @@ describe('single sign-on in a real browser', () => {
   it('signs in at the provider, edits its tenant, is refused on another, and appears by name in the audit trail', async () => {
     const { context, page } = await c.newSession();
     try {
-      await page.goto(`${c.url}/`);
-      await page.getByRole('link', { name: 'Sign in with SSO' }).click();
-
-      // The provider's own pages.
-      await page.locator('input[name="login"]').fill(ada.sub);
-      await page.locator('input[name="password"]').fill('any password');
-      await page.getByRole('button', { name: 'Sign-in' }).click();
-      await page.getByRole('button', { name: 'Continue' }).click();
+      await signInThroughProvider(page, c.url, ada.sub);
 
       // Back in the console, as Ada.
       await page.getByRole('navigation', { name: 'Main' }).waitFor();
