@@ -2,7 +2,7 @@ import type { Bundle, BundleSummary } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { type Change, type ChangeDeps, type ChangeMeta, runChange } from '../audit/change.ts';
 import { lastAuditSeq } from '../audit/events.ts';
-import { type ServedBundle, servedBundle } from '../distribution/bundle-cache.ts';
+import { type ServedBundle, compressBundle, servedBundle } from '../distribution/bundle-cache.ts';
 import type { AppDeps } from '../context.ts';
 import type { DbOrTx } from '../db/database.ts';
 import { ApiError } from '../errors.ts';
@@ -161,15 +161,18 @@ async function preparePublish(compiler: Compiler, db: DbOrTx, tenant: string, op
   // this thread signs: Ed25519 over the text takes about 10 ms for 2,000 tools, and the signing key
   // stays on the thread that holds the key store instead of being handed to another.
   const summarizing = compiler.summarize({ revision: head.revision, text, tools }, latest ? latest.content : null);
-  // Awaited below; a signing failure must not leave its rejection unhandled meanwhile.
+  // The bytes signed are the bytes served: compressed on the thread pool meanwhile.
+  const body = Buffer.from(text, 'utf8');
+  const compressing = compressBundle(body);
+  // Both awaited below; a signing failure must not leave their rejections unhandled meanwhile.
   summarizing.catch(() => undefined);
+  compressing.catch(() => undefined);
   const key = await keys.signer();
   // Posting the texts and signing are each about 10 ms for 2,000 tools: a turn between.
   await nextTurn();
-  const signature = await signBundle(Buffer.from(text, 'utf8'), key);
+  const signature = await signBundle(body, key);
   const summary = await summarizing;
-  await nextTurn();
-  const served = await servedBundle({ tenant, version, revision: head.revision, text, signature });
+  const served = servedBundle({ tenant, version, revision: head.revision, signature }, await compressing);
   return { kind: 'new', basedOn: latest?.version ?? 0, snapshotHash, auditSeq, head, text, signature, kid: key.kid, summary, served };
 }
 

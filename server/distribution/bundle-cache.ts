@@ -241,24 +241,32 @@ export class BundleCache {
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
 
+/** A bundle's exact bytes with their gzip and brotli forms. */
+export type CompressedBundle = { body: Buffer; gzip: Buffer; brotli: Buffer };
+
 /**
- * A bundle just signed, ready to serve: the exact bytes, gzip and brotli compressed on the thread
- * pool (compressing 2 MB on the event loop would hold every other request meanwhile).
+ * A bundle's bytes compressed on the thread pool (compressing 2 MB on the event loop would hold
+ * every other request meanwhile). A publish starts this as soon as the text is written, so the
+ * compression runs while the bundle is signed and summarised.
  */
-export async function servedBundle(b: { tenant: string; version: number; revision: string; text: string; signature: string }): Promise<ServedBundle> {
-  const body = Buffer.from(b.text, 'utf8');
+export async function compressBundle(body: Buffer): Promise<CompressedBundle> {
   const [gz, br] = await Promise.all([
     gzipAsync(body, { level: 9 }),
     brotliAsync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
   ]);
+  return { body, gzip: gz, brotli: br };
+}
+
+/** A bundle just signed, ready to serve from its compressed bytes. */
+export function servedBundle(b: { tenant: string; version: number; revision: string; signature: string }, c: CompressedBundle): ServedBundle {
   return {
     tenant: b.tenant,
     version: b.version,
     revision: b.revision,
     etag: `"${b.revision}"`,
-    body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) as Uint8Array<ArrayBuffer>,
-    gzip: new Uint8Array(gz),
-    brotli: new Uint8Array(br),
+    body: new Uint8Array(c.body.buffer, c.body.byteOffset, c.body.byteLength) as Uint8Array<ArrayBuffer>,
+    gzip: new Uint8Array(c.gzip),
+    brotli: new Uint8Array(c.brotli),
     signature: b.signature,
   };
 }
