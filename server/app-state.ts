@@ -28,7 +28,8 @@ export type ServerState = Pick<
   | 'tokens'
   | 'approvalEvents'
   | 'cluster'
-  | 'compiler' | 'overview'
+  | 'compiler'
+  | 'overview'
 >;
 
 /**

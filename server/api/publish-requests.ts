@@ -112,7 +112,13 @@ publishRequestRoutes.post('/:id/approve', async (c) => {
   // The tests run again on the reviewed content: one added since the request still guards it. An
   // admin's choice to publish past failures, made when asking, carries over.
   const rollbackTo = r.rollback_to ?? undefined;
-  const { forced, testedRevision } = await checkPublishTests(deps.compiler, deps.database.db, tenant, { rollbackTo }, { requested: r.forced !== null, allowed: true });
+  const { forced, testedRevision } = await checkPublishTests(
+    deps.compiler,
+    deps.database.db,
+    tenant,
+    { rollbackTo },
+    { requested: r.forced !== null, allowed: true },
+  );
   // The tests must have run on the reviewed content itself: a draft edited away and back around
   // them would ship content they never judged.
   if (rollbackTo === undefined && testedRevision !== undefined && testedRevision !== r.revision) throw staleRequest(tenant, r.id);

@@ -6,11 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { Tool } from '../../policy-schemas/types.gen.ts';
 import { definitionHash } from '../../runtime/definition-hash.ts';
 import { toolStore } from '../../server/store/inventory.ts';
-import { ADMIN_TOKEN, type Console, launchChromium, startConsole } from '../e2e/harness.ts';
+import { ADMIN_TOKEN, type Console, startConsole } from '../e2e/harness.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
