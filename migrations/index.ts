@@ -13,6 +13,7 @@ import * as m011 from './011-publish-requests.ts';
 import * as m012 from './012-grant-urls-and-runtime-owners.ts';
 import * as m013 from './013-sso-sign-in-limits.ts';
 import * as m014 from './014-decision-constraints.ts';
+import * as m015 from './015-table-generations.ts';
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '012-grant-urls-and-runtime-owners': m012,
   '013-sso-sign-in-limits': m013,
   '014-decision-constraints': m014,
+  '015-table-generations': m015,
 };

@@ -4,6 +4,7 @@ import type { McpServer, Overview, TenantOverview, TenantPolicy, Tool } from '..
 import { sha256Hex } from '../../runtime/sha256.ts';
 import { actorOf } from '../auth/guard.ts';
 import type { AppDeps, AppEnv } from '../context.ts';
+import { generationOf } from '../store/document-store.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { CompiledDraft } from '../compiler/draft.ts';
 import { latestBundleRow } from '../store/bundles.ts';
@@ -92,13 +93,18 @@ function failedSync(s: McpServer): Overview['attention']['failedSyncs'][number] 
   return { server: s.id, label: s.label, at: s.lastSync!.at, error: s.lastSync!.error ?? 'failed' };
 }
 
-/** Count, newest stamp and sum of versions of a document table: any insert, update or delete changes one. */
+/** Write counter, count, newest stamp and sum of versions of a document table: any insert, update or delete changes one. */
 async function tableMark(db: DbOrTx, table: 'tools' | 'groups' | 'states'): Promise<string> {
   const f = await db
     .selectFrom(table)
-    .select([sql<number>`count(*)`.as('n'), sql<string | null>`max(updated_at)`.as('at'), sql<number | null>`sum(version)`.as('v')])
+    .select([
+      generationOf(table).as('g'),
+      sql<number>`count(*)`.as('n'),
+      sql<string | null>`max(updated_at)`.as('at'),
+      sql<number | null>`sum(version)`.as('v'),
+    ])
     .executeTakeFirstOrThrow();
-  return `${f.n}:${f.at}:${f.v}`;
+  return `${f.g}:${f.n}:${f.at}:${f.v}`;
 }
 
 /** What every tenant's draft shares: the inventory, its groups and its states. */

@@ -8,6 +8,7 @@ import type { GroupsTable } from './tables/groups.ts';
 import type { McpServersTable } from './tables/mcp-servers.ts';
 import type { PublishRequestsTable } from './tables/publish-requests.ts';
 import type { RuntimeOwnersTable } from './tables/runtime-owners.ts';
+import type { TableGenerationsTable } from './tables/table-generations.ts';
 import type { RuntimesTable } from './tables/runtimes.ts';
 import type { SessionsTable } from './tables/sessions.ts';
 import type { SsoLoginsTable } from './tables/sso-logins.ts';
@@ -45,4 +46,5 @@ export interface Database {
   publish_requests: PublishRequestsTable;
   sso_refusals: SsoRefusalsTable;
   runtime_owners: RuntimeOwnersTable;
+  table_generations: TableGenerationsTable;
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database.ts';
 
 /** A stored entity as the API shows it: the document plus its version and timestamps. */
@@ -58,6 +59,7 @@ export function documentStore<T extends object>(
         .insertInto(table as 'tools')
         .values(values as never)
         .execute();
+      await raiseGeneration(db, table);
       return { ...doc, version: 1, createdAt: now, updatedAt: now };
     },
     /** Replaces the document if it is still at `version`; returns undefined when it is not. */
@@ -69,6 +71,7 @@ export function documentStore<T extends object>(
         .where('version', '=', version)
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) return undefined;
+      await raiseGeneration(db, table);
       return { ...doc, version: version + 1, createdAt, updatedAt: now };
     },
     async remove(db: DbOrTx, k: string, version: number): Promise<boolean> {
@@ -77,9 +80,29 @@ export function documentStore<T extends object>(
         .where(key as 'id', '=', k)
         .where('version', '=', version)
         .executeTakeFirst();
-      return Number(res.numDeletedRows) === 1;
+      if (Number(res.numDeletedRows) !== 1) return false;
+      await raiseGeneration(db, table);
+      return true;
     },
   };
+}
+
+/**
+ * Raises the table's write counter (table_generations), in the caller's transaction: a cache of
+ * the parsed table compares it, since a document deleted and made again can leave every other
+ * aggregate of the table as it was.
+ */
+async function raiseGeneration(db: DbOrTx, table: DocTable): Promise<void> {
+  await db
+    .insertInto('table_generations')
+    .values({ name: table, generation: 1 })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ generation: sql`table_generations.generation + 1` }))
+    .execute();
+}
+
+/** The table's write counter as a subquery, for a select that fingerprints the table (0 before any write). */
+export function generationOf(table: DocTable) {
+  return sql<number>`coalesce((select generation from table_generations where name = ${table}), 0)`;
 }
 
 /** The document without the fields the store adds. */

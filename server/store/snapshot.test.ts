@@ -108,3 +108,28 @@ describe('a snapshot as text for the compile worker', () => {
     expect(() => new SnapshotReader().read('{"tenant":{}}')).toThrow(TypeError);
   });
 });
+
+describe('a tool deleted and made again', () => {
+  it('is read anew even when count, versions, bytes and the newest stamp all come out the same (a replica whose clock is behind)', async () => {
+    const tool = (description: string): Tool => ({
+      id: 'core__remade',
+      description,
+      effect: 'read_only',
+      inputSchema: { type: 'object' },
+      source: { kind: 'core' },
+    });
+    const ahead: Tool = { ...tool('stamped by a replica whose clock runs ahead'), id: 'core__ahead' };
+    await t.deps.database.change(async (tx) => {
+      await toolStore.insert(tx, 'core__remade', tool('first'), '2026-01-01T00:00:00.000Z');
+      await toolStore.insert(tx, 'core__ahead', ahead, '2030-01-01T00:00:00.000Z');
+    });
+    expect((await cachedToolDocuments(db())).find((x) => x.id === 'core__remade')?.description).toBe('first');
+    await t.deps.database.change(async (tx) => {
+      expect(await toolStore.remove(tx, 'core__remade', 1)).toBe(true);
+      // Version 1 again, a description of the same length, a stamp older than the newest.
+      await toolStore.insert(tx, 'core__remade', tool('again'), '2026-06-01T00:00:00.000Z');
+    });
+    expect((await cachedToolDocuments(db())).find((x) => x.id === 'core__remade')?.description).toBe('again');
+    expect((await load()).tools.find((x) => x.id === 'core__remade')?.description).toBe('again');
+  });
+});

@@ -18,6 +18,7 @@ export const MIGRATED_TABLES = [
   'sso_mappings',
   'sso_refusals',
   'states',
+  'table_generations',
   'tenant_policies',
   'tenant_tests',
   'tenants',
