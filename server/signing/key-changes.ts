@@ -8,7 +8,7 @@ import { RootKeyUnavailableError } from './key-store.ts';
 import type { KeySetCondition, KeyStore } from './key-store.ts';
 
 /** Without a database (keys managed before the first `serve`) there is no audit log to write to. */
-type Deps = Pick<AppDeps, 'metrics' | 'cluster'> & { database?: AppDeps['database'] };
+type Deps = Pick<AppDeps, 'metrics' | 'cluster'> & { database?: AppDeps['database']; compiler?: AppDeps['compiler'] };
 type NewKeyEvent = Parameters<Change['record']>[0];
 
 async function audit(deps: Deps, meta: ChangeMeta, event: NewKeyEvent): Promise<void> {
@@ -16,9 +16,10 @@ async function audit(deps: Deps, meta: ChangeMeta, event: NewKeyEvent): Promise<
   if (database) await runChange({ database, metrics: deps.metrics, cluster: deps.cluster }, meta, (ch) => ch.record(event));
 }
 
-function needDatabase(deps: Deps): Pick<AppDeps, 'database' | 'metrics' | 'cluster'> {
+/** What a re-issue publishes with: a server's compiler too, so a large catalog's summary runs in its worker. */
+function needDatabase(deps: Deps): Pick<AppDeps, 'database' | 'metrics' | 'cluster'> & Partial<Pick<AppDeps, 'compiler'>> {
   if (!deps.database) throw new Error('this needs the database (TOOLGATE_DB)');
-  return { database: deps.database, metrics: deps.metrics, cluster: deps.cluster };
+  return { database: deps.database, metrics: deps.metrics, cluster: deps.cluster, compiler: deps.compiler };
 }
 
 // Every change of the key set, from the CLI, the console or the scheduler, goes through here so
