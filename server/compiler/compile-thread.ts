@@ -129,7 +129,14 @@ export class CompileThread {
     return new Promise<Results[K]>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (r: Results[Op]) => void, reject });
       this.worker!.ref();
-      this.worker!.postMessage({ ...request, id });
+      try {
+        this.worker!.postMessage({ ...request, id });
+      } catch (err) {
+        // A request that cannot be copied to the thread is answered now, and leaves nothing waiting.
+        this.pending.delete(id);
+        if (this.pending.size === 0) this.worker?.unref();
+        reject(err);
+      }
     });
   }
 
