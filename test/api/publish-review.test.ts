@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/harness.ts';
+import { editPolicy as editPolicyOf } from '../support/edit-policy.ts';
 
 let t: TestApp;
 let editor: string;
@@ -18,17 +19,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function editPolicy(change: (p: Record<string, any>) => void, token?: string) {
-  const cur = await t.request('GET', `/v1/tenants/${T}/policy`, { token });
-  const policy = structuredClone(cur.json);
-  change(policy);
-  const r = await t.request('PUT', `/v1/tenants/${T}/policy`, {
-    body: policy,
-    headers: { 'if-match': cur.headers.get('etag')!, 'toolgate-reason': 'test edit' },
-    token,
-  });
-  expect(r.status, r.text).toBe(200);
-}
+const editPolicy = (change: (p: Record<string, any>) => void, token?: string) => editPolicyOf(t, T, change, { token, reason: 'test edit' });
 
 const versions = async () => (await t.request('GET', `/v1/tenants/${T}/bundles`)).json.items.length as number;
 const events = async (entityType: string) => (await t.request('GET', `/v1/audit?entityType=${entityType}&limit=500`)).json.items as any[];

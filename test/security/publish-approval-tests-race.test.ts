@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { editPolicy as editPolicyOf } from '../support/edit-policy.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 // The attack: a policy test added after a publish request refuses its content when a reviewer
@@ -36,17 +37,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-async function editPolicy(change: (p: Record<string, any>) => void, token?: string): Promise<void> {
-  const cur = await t.request('GET', `/v1/tenants/${T}/policy`, { token });
-  const policy = structuredClone(cur.json);
-  change(policy);
-  const r = await t.request('PUT', `/v1/tenants/${T}/policy`, {
-    body: policy,
-    headers: { 'if-match': cur.headers.get('etag')!, 'toolgate-reason': 'edit' },
-    token,
-  });
-  expect(r.status, r.text).toBe(200);
-}
+const editPolicy = (change: (p: Record<string, any>) => void, token?: string) => editPolicyOf(t, T, change, { token, reason: 'edit' });
 
 const withoutQuery = (p: Record<string, any>) => {
   p.roles.researcher.allow = p.roles.researcher.allow.filter((g: string) => g !== 'core__knowledge-query');

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { editPolicy } from '../support/edit-policy.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 // The attack: under a review rule, an editor asks to publish a draft that equals the latest
@@ -26,29 +27,29 @@ let editor: string;
 beforeAll(async () => {
   t = await startTestApp();
   editor = await t.tokenFor('editor', [T]);
-  const cur = await t.request('GET', `/v1/tenants/${T}/policy`);
-  const r = await t.request('PUT', `/v1/tenants/${T}/policy`, {
-    body: { ...cur.json, review: { publish: 'required', approvals: 1 } },
-    headers: { 'if-match': cur.headers.get('etag')!, 'toolgate-reason': 'publishes need a second person' },
-  });
-  expect(r.status, r.text).toBe(200);
+  await editPolicy(
+    t,
+    T,
+    (p) => {
+      p.review = { publish: 'required', approvals: 1 };
+    },
+    { reason: 'publishes need a second person' },
+  );
   // An admin's emergency publish: the latest version now equals the draft.
   const p = await t.request('POST', `/v1/tenants/${T}/bundles`, { body: { reason: 'baseline', emergency: true } });
   expect(p.status, p.text).toBe(201);
 });
 afterAll(() => t?.close());
 
-async function denyTextCompletion(): Promise<void> {
-  const cur = await t.request('GET', `/v1/tenants/${T}/policy`, { token: editor });
-  const policy = structuredClone(cur.json);
-  policy.roles.researcher.allow = ['*'];
-  const r = await t.request('PUT', `/v1/tenants/${T}/policy`, {
-    body: policy,
-    headers: { 'if-match': cur.headers.get('etag')!, 'toolgate-reason': 'researchers may call everything' },
-    token: editor,
-  });
-  expect(r.status, r.text).toBe(200);
-}
+const denyTextCompletion = () =>
+  editPolicy(
+    t,
+    T,
+    (p) => {
+      p.roles.researcher.allow = ['*'];
+    },
+    { token: editor, reason: 'researchers may call everything' },
+  );
 
 describe('publish review race', () => {
   it('never publishes a draft edited after the check that found nothing to review', async () => {

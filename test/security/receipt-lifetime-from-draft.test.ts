@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Approval } from '../../policy-schemas/types.gen.ts';
+import { editPolicy } from '../support/edit-policy.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 // The attack: an editor saves a draft policy giving the role a day-long `approvals.validForSeconds`
@@ -19,14 +20,15 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-async function saveLifetime(seconds: number): Promise<void> {
-  const current = await t.request('GET', `/v1/tenants/${tenant}/policy`);
-  const policy = structuredClone(current.json);
-  for (const k of ['tenant', 'version', 'updatedAt', 'createdAt']) delete policy[k];
-  policy.roles.researcher.approvals = { by: 'person', validForSeconds: seconds };
-  const saved = await t.request('PUT', `/v1/tenants/${tenant}/policy`, { token: editor, body: policy, headers: { 'if-match': current.headers.get('etag')! } });
-  expect(saved.status, saved.text).toBe(200);
-}
+const saveLifetime = (seconds: number) =>
+  editPolicy(
+    t,
+    tenant,
+    (policy) => {
+      policy.roles.researcher.approvals = { by: 'person', validForSeconds: seconds };
+    },
+    { token: editor },
+  );
 
 async function approvedLifetimeMs(to: string): Promise<number> {
   const opened = await t.request('POST', base, {
