@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, ClientCapabilities, LoggingLevel, RequestId, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalJson } from '../runtime/canonical-json.ts';
+import { argumentsDigest } from '../runtime/approval-receipt.ts';
 import type { ResolvedClient } from './config.ts';
 import { unreadableArgumentsOf } from './call-arguments-text.ts';
 import { APPROVAL_INPUT, type ClientChannel, type Gateway, LIST_TTL_MS, STATE_ARGUMENT } from './gateway.ts';
@@ -201,7 +200,7 @@ async function modernCall(
   delete callArgs[STATE_ARGUMENT];
   const name = String(params.name ?? '');
   // Arguments that are not I-JSON are refused (by decide) before anything is asked or answered: no digest of them is needed.
-  const digest = argumentsText === undefined ? argumentsDigest(callArgs) : '';
+  const digest = argumentsText === undefined ? callDigest(callArgs, meta.connectionId) : '';
   // A retry with the answers to an upstream's input requests: only with the requestState this gateway issued for this very call.
   if (argumentsText === undefined && (params.inputResponses !== undefined || params.requestState !== undefined)) {
     if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses)) {
@@ -288,9 +287,14 @@ function listPage(gateway: Gateway, caller: ReturnType<Gateway['requestCaller']>
   }
 }
 
-/** The arguments a requestState is bound to: sha-256 of their canonical JSON. */
-function argumentsDigest(args: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson(args)).digest('base64url');
+/**
+ * What a requestState is bound to besides client and tool: sha-256 of the canonical JSON of the
+ * arguments and the connection the call names in its _meta (see connectionFor in gateway.ts). The
+ * connection is part of the call: a confirmation given for it through one connection must not let
+ * it through another, as a person's approval does not (approval-hold.ts).
+ */
+function callDigest(args: Record<string, unknown>, connectionId: unknown): string {
+  return argumentsDigest({ arguments: args, connectionId: typeof connectionId === 'string' ? connectionId : null });
 }
 
 /** Whether a message on a stdio connection is a 2026-07-28 request (it carries the per-request version). */

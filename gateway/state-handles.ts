@@ -94,7 +94,7 @@ export class StateHandles {
     if (!Array.isArray(fields) || (fields.length !== 7 && fields.length !== 8)) return bad('is not one this gateway issued');
     const [tenant, name, subject, toolId, digest, serverState, expiresAt, approval] = fields as unknown[];
     if (tenant !== this.tenant || name !== client.name || subject !== client.subject) return bad('was issued to another client');
-    if (toolId !== tool || digest !== argumentsDigest) return bad('was issued for another call (tool or arguments differ)');
+    if (toolId !== tool || digest !== argumentsDigest) return bad('was issued for another call (tool, arguments or connection differ)');
     if (typeof expiresAt !== 'number' || expiresAt <= this.now()) return bad('has expired; call again without it');
     return {
       ok: true,

@@ -31,6 +31,8 @@ function gatewayWhereApprovalIsBy(by: 'client' | 'person') {
   const bundle: Bundle = mcpBundle('confirm', 1, 'rec', state);
   bundle.policy.roles!.analyst.requireApproval = ['read_only'];
   if (by === 'client') bundle.policy.roles!.analyst.approvals = { by };
+  // Two connections echo may run under, named by the client in _meta.
+  bundle.policy.grants = ['conn-a', 'conn-b'].map((connectionId) => ({ connectionId, subjects: ['analyst'], tools: [ECHO] }));
   const { gateway, sink } = scriptedGateway(bundle, state, (name, args, _ms, relay) => {
     upstreamCalls.push({ name, args, answered: relay.retry !== undefined });
     if (name === 'delete_all' && !relay.retry) {
@@ -189,6 +191,32 @@ describe('approvals.by: "client", a 2026-07-28 client', () => {
     await rawCall(clientListener.url, ECHO, { text: 'hi' }, { inputResponses: { toolgate_approval: { action: 'decline' } }, requestState: declinedState });
     expect((await rawCall(clientListener.url, ECHO, { text: 'hi' }, { ...accept, requestState: declinedState })).error).toMatchObject({ code: -32602 });
     expect(upstreamCalls).toHaveLength(1);
+  });
+
+  it('takes a confirmation only through the connection it was asked for', async () => {
+    const call = async (connectionId: string, extra: Record<string, unknown> = {}) => {
+      const r = await postModern(clientListener.url, KEY_A, {
+        method: 'tools/call',
+        params: {
+          name: ECHO,
+          arguments: { text: 'via' },
+          ...extra,
+          _meta: { ...modernMeta(), connectionId, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
+        },
+      });
+      return (await r.json()) as { result?: Record<string, any>; error?: { code: number; message: string; data?: { pointer?: string } } };
+    };
+    const first = await call('conn-a');
+    expect(first.result).toMatchObject({ resultType: 'input_required', inputRequests: { toolgate_approval: { method: 'elicitation/create' } } });
+    const accept = { inputResponses: { toolgate_approval: { action: 'accept', content: {} } }, requestState: first.result!.requestState };
+    const moved = await call('conn-b', accept);
+    expect(moved.error).toMatchObject({ code: -32602, data: { pointer: '/params/requestState' } });
+    expect(moved.error!.message).toMatch(/another call/);
+    expect(upstreamCalls).toEqual([]);
+    // Refused before it was spent: the client may still answer through the connection it was asked for.
+    const confirmed = await call('conn-a', accept);
+    expect(confirmed.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'sent via' }] });
+    expect(upstreamCalls).toEqual([{ name: 'echo', args: { text: 'via' }, answered: false }]);
   });
 
   it('waits for a person when the client declares no elicitation (none here to ask: approval_required)', async () => {
