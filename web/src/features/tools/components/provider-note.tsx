@@ -1,5 +1,4 @@
 import { useId, useMemo } from 'react';
-import type { Tool } from '../../../../../policy-schemas/types.gen.ts';
 import { ENCODER_LABELS, type EncoderFit, WIRE_ENCODERS, describeFit, providerCompatibility } from '../../../../../runtime/provider-compatibility.ts';
 import { Badge } from '../../../components/badge.tsx';
 
@@ -63,12 +62,4 @@ function Fit({ label, fit }: { label: string; fit: EncoderFit }) {
       </dd>
     </>
   );
-}
-
-/** The name an imported tool has on its MCP server, when its id had to map it (or always, with `always`). */
-export function mcpName(tool: Tool, always = false): string | null {
-  const source = tool.source;
-  if (source?.kind !== 'mcp' || source.originalName === undefined) return null;
-  if (always) return source.originalName;
-  return tool.id === `mcp__${source.server ?? ''}__${source.originalName}` ? null : source.originalName;
 }

@@ -27,7 +27,8 @@ import { SchemaText } from '../../../components/schema-text.tsx';
 import { SelectField } from '../../../components/select-field.tsx';
 import { ApprovalOutcome } from './approval-outcome.tsx';
 import { ReviewPanel } from './review-panel.tsx';
-import { ProviderNote, mcpName } from './provider-note.tsx';
+import { mcpName } from '../mcp-name.ts';
+import { ProviderNote } from './provider-note.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 
 const template: Tool = {

@@ -12,7 +12,8 @@ import { useUrlFilters } from '../../../lib/use-url-filters.ts';
 import { effects, sourceKinds, toolStatuses } from '../../../lib/schema.ts';
 import { getAllMatching, useToolPage, type ToolFilters } from '../api/get-tools.ts';
 import { useBulkDisable, useBulkGroup, useBulkRedaction, type BulkResult } from '../api/patch-tool.ts';
-import { ProviderBadges, mcpName } from './provider-note.tsx';
+import { mcpName } from '../mcp-name.ts';
+import { ProviderBadges } from './provider-note.tsx';
 import { ToolBadges } from './tool-badges.tsx';
 import { matchesSearch, SEARCH_PAUSE_MS } from '../search.ts';
 
