@@ -2,6 +2,7 @@ import type { Bundle } from '../../policy-schemas/types.gen.ts';
 import { type BundleMember, bundleMember, joinBundleMembers } from '../../runtime/bundle-format.ts';
 import { loadBundle } from '../../runtime/load-bundle.ts';
 import type { LoadedBundle } from '../../runtime/load-bundle.ts';
+import { nextTurn } from '../http/event-loop.ts';
 
 /**
  * A draft compiled once (by the Compiler, compiler.ts): the serialised members its text is made of
@@ -42,7 +43,7 @@ export function compiledDraft(c: { revision: string; members: readonly BundleMem
       // Parsed again, not `bundle`: loading must not share objects with what callers may read or change.
       loaded ??= (async () => {
         const parsed = JSON.parse(text) as Bundle;
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextTurn();
         return loadBundle(parsed);
       })();
       return loaded;

@@ -1,5 +1,6 @@
 import { validatorFor } from '../../policy-schemas/index.ts';
 import type { Db } from '../db/database.ts';
+import { TurnBudget, nextTurn } from '../http/event-loop.ts';
 import { toolStore } from '../store/inventory.ts';
 import { warmInputSchema } from '../validation/draft-rules.ts';
 import { loadDraftSnapshot } from '../store/snapshot.ts';
@@ -15,8 +16,6 @@ const SLICE_MS = 15;
 // Up to this many tools, warming costs a start about 150 ms (2,000 tools, cold, on 2 cores) and is
 // done before the server answers; a larger inventory is warmed after, in slices.
 export const WARM_BEFORE_LISTEN_MAX_TOOLS = 3000;
-
-const letRequestsRun = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Whether to warm the compiler before listening: when drafts compile on the server's own thread
@@ -51,27 +50,24 @@ async function liveTools(db: Db): Promise<number> {
 export async function warmCompiler(db: Db, compiler: Compiler, stopped: () => boolean = () => false): Promise<void> {
   for (const kind of [...PUBLISH_SCHEMAS, ...INGEST_SCHEMAS]) {
     validatorFor(kind);
-    await letRequestsRun();
+    await nextTurn();
   }
   // A large inventory is the worker's to judge: reading it here would only hold this thread.
   if (!compiler.inWorker(await liveTools(db))) {
     const live = (await toolStore.list(db)).filter((tool) => tool.status !== 'removed');
-    let sliceStart = performance.now();
+    const budget = new TurnBudget(SLICE_MS);
     for (const tool of live) {
       // A publish or simulation that came first has judged the inventory and run the compiler already.
       if (stopped() || compiler.compilesSoFar > 0) return;
       warmInputSchema(tool.inputSchema);
-      if (performance.now() - sliceStart > SLICE_MS) {
-        await letRequestsRun();
-        sliceStart = performance.now();
-      }
+      await budget.yieldIfDue();
     }
   }
   // One draft is enough to optimise the compiler's code; compiling every tenant's would hold the
   // event loop (or the worker) once per tenant, in the way of the first publishes.
   const first = await db.selectFrom('tenants').select('id').orderBy('id').limit(1).executeTakeFirst();
   if (!first || stopped()) return;
-  await letRequestsRun();
+  await nextTurn();
   const snapshot = await loadDraftSnapshot(db, first.id);
   // Compiling again after a publish would only hold the compiler, in the way of its commit.
   if (!snapshot || stopped() || compiler.compilesSoFar > 0) return;
