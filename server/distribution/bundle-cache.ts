@@ -264,11 +264,16 @@ export function servedBundle(b: { tenant: string; version: number; revision: str
     version: b.version,
     revision: b.revision,
     etag: `"${b.revision}"`,
-    body: new Uint8Array(c.body.buffer, c.body.byteOffset, c.body.byteLength) as Uint8Array<ArrayBuffer>,
-    gzip: new Uint8Array(c.gzip),
-    brotli: new Uint8Array(c.brotli),
+    // Views of the buffers, not copies: nothing else holds them.
+    body: bytesOf(c.body),
+    gzip: bytesOf(c.gzip),
+    brotli: bytesOf(c.brotli),
     signature: b.signature,
   };
+}
+
+function bytesOf(b: Buffer): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength) as Uint8Array<ArrayBuffer>;
 }
 
 function toServed(row: { tenant: string; version: number; revision: string; content: string; signature: string }): ServedBundle {
