@@ -7,7 +7,7 @@ import type { AppDeps, AppEnv } from '../context.ts';
 import { generationOf } from '../store/document-store.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { CompiledDraft } from '../compiler/draft.ts';
-import { latestBundleRow } from '../store/bundles.ts';
+import { bundleRow, latestBundleHead } from '../store/bundles.ts';
 import { listRuntimes } from '../distribution/runtimes-store.ts';
 import { ApiError } from '../errors.ts';
 import { nextTurn } from '../http/event-loop.ts';
@@ -40,7 +40,8 @@ overviewRoutes.get('/', async (c) => {
     // tenant's draft takes milliseconds to read, and bundle pulls and /healthz must not wait for all.
     await nextTurn();
     const policy = tenantDocument<TenantPolicy>((await getPolicy(db, t.id))!);
-    const latest = await latestBundleRow(db, t.id);
+    // The head only: the bundle's content (megabytes for thousands of tools) is read when its parts are not known yet.
+    const latest = await latestBundleHead(db, t.id);
     const runtimes = can('runtime') ? await listRuntimes(db, t.id, latest?.version ?? null) : [];
     const onLatest = runtimes.filter((r) => latest && r.version === latest.version).length;
     const behind = runtimes.filter((r) => (r.behind ?? 0) > 0).length;
@@ -119,7 +120,7 @@ async function cachedDraftState(
   tenant: { id: string; name: string },
   policy: TenantPolicy,
   inventory: string,
-  latest: Awaited<ReturnType<typeof latestBundleRow>>,
+  latest: LatestHead,
 ): Promise<TenantOverview['draft']> {
   const grants = await listGrants(db, tenant.id);
   const key = sha256Hex(JSON.stringify([inventory, tenant.name, policy, grants, latest?.revision ?? null]));
@@ -130,12 +131,14 @@ async function cachedDraftState(
   return state;
 }
 
+type LatestHead = Awaited<ReturnType<typeof latestBundleHead>>;
+
 /** Whether the draft compiles to other content than the latest bundle, and in which parts. */
 async function draftState(
   { compiler, overview }: Pick<AppDeps, 'compiler' | 'overview'>,
   db: DbOrTx,
   tenant: string,
-  latest: Awaited<ReturnType<typeof latestBundleRow>>,
+  latest: LatestHead,
 ): Promise<TenantOverview['draft']> {
   let draft: CompiledDraft;
   try {
@@ -150,7 +153,11 @@ async function draftState(
   if (draft.revision === latest.revision) return { differs: false, changes: [] };
   // The published bundle is parsed and canonicalised by the compiler (in its worker when large); the
   // compiled draft's parts come from the texts the compiler wrote.
-  const before = await overview.parts(latest.revision, () => compiler.bundleParts({ revision: latest.revision, text: latest.content }));
+  const before = await overview.parts(latest.revision, async () => {
+    const row = await bundleRow(db, tenant, latest.version);
+    if (!row) throw new ApiError(409, 'conflict', `version ${latest.version} of ${tenant} was removed while the overview was read; ask again`);
+    return compiler.bundleParts({ revision: row.revision, text: row.content });
+  });
   await nextTurn();
   const now = await overview.parts(draft.revision, () => compiler.bundleParts(draft));
   const changes = (['policy', 'grants', 'inventory'] as const).filter((k) => before[k] !== now[k]);

@@ -11,8 +11,14 @@ export async function insertBundle(db: DbOrTx, row: NewBundlesRow): Promise<void
 }
 
 /** The version and revision of the tenant's latest bundle: what a publish or a cache compares against. */
-export async function latestBundleHead(db: DbOrTx, tenant: string): Promise<{ version: number; revision: string } | undefined> {
-  return db.selectFrom('bundles').select(['version', 'revision']).where('tenant', '=', tenant).orderBy('version', 'desc').limit(1).executeTakeFirst();
+export async function latestBundleHead(db: DbOrTx, tenant: string): Promise<{ version: number; revision: string; published_at: string } | undefined> {
+  return db
+    .selectFrom('bundles')
+    .select(['version', 'revision', 'published_at'])
+    .where('tenant', '=', tenant)
+    .orderBy('version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** The tenant's highest published version, if any. */
