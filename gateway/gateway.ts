@@ -676,6 +676,8 @@ function inputRequestsFor(loaded: LoadedBundle, toolId: string, server: string, 
   }
   const inputRequests: Record<string, unknown> = {};
   for (const [key, request] of Object.entries(asked.inputRequests)) {
+    // The gateway's own approval question goes by this key: an upstream's question under it would pass for one.
+    if (key === APPROVAL_INPUT) return `upstream ${server} asked for input under the key the gateway keeps for its approval question (${APPROVAL_INPUT})`;
     const r = request as { method?: unknown; params?: Record<string, unknown> };
     if (r?.method === 'sampling/createMessage') setOwnMember(inputRequests, key, r);
     else if (r?.method === 'elicitation/create') {
