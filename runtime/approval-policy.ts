@@ -83,7 +83,7 @@ export function redeemApproval(view: ToolView, call: ToolCall, decided: CallDeci
       message: redeemed.message,
       ...(decided.constraint ? { constraint: decided.constraint } : {}),
     };
-  if (redeemed.by === 'client' && approvalSettings(view.loaded.bundle.policy, view.subject.roles).by !== 'client') {
+  if (redeemed.by === 'client' && !takesClientConfirmation(view)) {
     return {
       toolCallId,
       decision: 'deny',
@@ -92,4 +92,14 @@ export function redeemApproval(view: ToolView, call: ToolCall, decided: CallDeci
     };
   }
   return { toolCallId, decision: 'allow', approval: { id: redeemed.id, by: redeemed.by }, ...(decided.constraint ? { constraint: decided.constraint } : {}) };
+}
+
+/**
+ * approvalSettings' `by: "client"` rule on the roles loadBundle read once (their approvals with
+ * defaults filled in), not on the raw policy again at every redemption: every one of the
+ * subject's roles must take a client's confirmation.
+ */
+function takesClientConfirmation(view: ToolView): boolean {
+  const roles = view.subject.roles;
+  return roles.length > 0 && roles.every((name) => view.loaded.roles.get(name)?.approvals.by === 'client');
 }
