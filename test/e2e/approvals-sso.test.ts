@@ -1,14 +1,13 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Approval } from '../../policy-schemas/types.gen.ts';
-import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../fixtures/oidc/provider.ts';
-import { ADMIN_TOKEN, type Console, signInThroughProvider, startConsole } from './harness.ts';
+import { ADMIN_TOKEN, type Console, signInThroughProvider, startConsole, startSsoForConsole } from './harness.ts';
 
 // With single sign-on configured the server takes approval decisions from a person signed in
 // through it alone (and never from whoever asked): the console offers the buttons only to them,
 // and tells everyone else why not instead of letting them run into a 403.
 let c: Console;
-let op: Awaited<ReturnType<typeof startOidcProvider>>;
+let op: Awaited<ReturnType<typeof startSsoForConsole>>;
 let runtime: string;
 let editor: string;
 const ada = { sub: 'ada-1815', email: 'ada@example.com', name: 'Ada Lovelace', groups: ['acme-editors'], emailVerified: true };
@@ -16,10 +15,7 @@ const PERSON_ONLY = 'Only a person signed in through single sign-on may decide a
 
 beforeAll(async () => {
   c = await startConsole();
-  op = await startOidcProvider({ users: [ada], redirectUris: [`${c.url}/v1/session/sso/callback`] });
-  c.deps.config.sso = { issuer: op.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, publicUrl: c.url, scopes: 'openid email profile groups' };
-  const m = await c.api('POST', '/v1/sso/mappings', { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] });
-  if (m.status !== 201) throw new Error(`mapping: ${m.text}`);
+  op = await startSsoForConsole(c, [ada]);
   const token = async (role: string, tenants: string[]) =>
     (await c.api('POST', '/v1/tokens', { label: `${role} for approvals`, role, tenants })).json.token as string;
   runtime = await token('runtime', ['acme-research']);

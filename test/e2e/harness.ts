@@ -11,6 +11,7 @@ import pino from 'pino';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { createApp } from '../../server/app.ts';
 import { openToolgate } from '../../server/startup.ts';
+import { CLIENT_ID, CLIENT_SECRET, type TestUser, startOidcProvider } from '../fixtures/oidc/provider.ts';
 import { jsonOrUndefined } from '../support/json-or-undefined.ts';
 
 export const ADMIN_TOKEN = 'tg_e2e_admin_token_for_console_tests';
@@ -106,6 +107,22 @@ export function launchChromium(): Promise<Browser> {
       '--disable-quic',
     ],
   });
+}
+
+/**
+ * Starts the test OpenID provider for `users` and configures the console's single sign-on with
+ * it, members of the `acme-editors` group mapped to editors of acme-research. Close the provider
+ * after the console.
+ */
+export async function startSsoForConsole(c: Console, users: TestUser[]) {
+  const op = await startOidcProvider({ users, redirectUris: [`${c.url}/v1/session/sso/callback`] });
+  c.deps.config.sso = { issuer: op.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, publicUrl: c.url, scopes: 'openid email profile groups' };
+  const m = await c.api('POST', '/v1/sso/mappings', { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] });
+  if (m.status !== 201) {
+    await op.close();
+    throw new Error(`mapping: ${m.text}`);
+  }
+  return op;
 }
 
 /**

@@ -1,19 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../fixtures/oidc/provider.ts';
-import { signInThroughProvider, startConsole, type Console } from './harness.ts';
+import { signInThroughProvider, startConsole, startSsoForConsole, type Console } from './harness.ts';
 
 // A person signs in to the console through a real OpenID provider (oidc-provider on loopback):
 // its own login and consent pages, in Debian's Chromium.
 let c: Console;
-let op: Awaited<ReturnType<typeof startOidcProvider>>;
+let op: Awaited<ReturnType<typeof startSsoForConsole>>;
 const ada = { sub: 'ada-1815', email: 'ada@example.com', name: 'Ada Lovelace', groups: ['acme-editors'] };
 
 beforeAll(async () => {
   c = await startConsole();
-  op = await startOidcProvider({ users: [ada], redirectUris: [`${c.url}/v1/session/sso/callback`] });
-  c.deps.config.sso = { issuer: op.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, publicUrl: c.url, scopes: 'openid email profile groups' };
-  const m = await c.api('POST', '/v1/sso/mappings', { id: 'acme-editors', claim: 'groups', value: 'acme-editors', role: 'editor', tenants: ['acme-research'] });
-  if (m.status !== 201) throw new Error(`mapping: ${m.text}`);
+  op = await startSsoForConsole(c, [ada]);
 });
 
 afterAll(async () => {
