@@ -30,7 +30,6 @@ export function WindowedTable<T>({
   maxHeight?: number;
   className?: string;
 }) {
-  const scroller = useRef<HTMLDivElement>(null);
   const body = useRef<HTMLTableSectionElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [rowPx, setRowPx] = useState(ESTIMATED_ROW_PX);
@@ -50,7 +49,6 @@ export function WindowedTable<T>({
 
   return (
     <div
-      ref={scroller}
       className={className ? `table-wrap ${className}` : 'table-wrap'}
       style={windowed ? { maxHeight, overflowY: 'auto' } : undefined}
       onScroll={windowed ? (e) => setScrollTop(e.currentTarget.scrollTop) : undefined}
