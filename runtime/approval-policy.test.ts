@@ -52,4 +52,12 @@ describe('a client’s confirmation in decide', () => {
     const unset = decide(viewWith({ plain: {} }), call, { approval: clientConfirmation('c-4') });
     expect(unset).toMatchObject({ decision: 'deny', errorCode: 'approval_invalid' });
   });
+
+  it('hands the evidence the arguments as decide read them: text parsed once, as the schema saw it', () => {
+    const seen: unknown[] = [];
+    const recording = { redeem: (c: { arguments: unknown }) => (seen.push(c.arguments), { ok: true as const, id: 'c-5', by: 'client' as const }) };
+    const view = viewWith({});
+    expect(decide(view, { ...call, arguments: '{ "query": "q" }' }, { approval: recording }).decision).toBe('allow');
+    expect(seen).toEqual([{ query: 'q' }]);
+  });
 });

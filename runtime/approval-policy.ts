@@ -61,12 +61,10 @@ export function approvalReason(view: ToolView, decided: CallDecision, toolId: st
 const MAX_REASON = 500;
 
 /**
- * A require_approval decision with approval evidence: allowed once when the evidence holds for this
- * exact call (and a client's confirmation only where the roles take one), else `approval_invalid`.
+ * A require_approval decision with approval evidence (`args`: the call's arguments as decide read
+ * them, `{}` when absent): allowed once when the evidence holds for this exact call (and a client's confirmation only where the roles take one), else `approval_invalid`.
  */
-export function redeemApproval(view: ToolView, call: ToolCall, decided: CallDecision, approval: CallApproval): CallDecision {
-  let args: unknown = call.arguments ?? {};
-  if (typeof args === 'string') args = JSON.parse(args) as unknown;
+export function redeemApproval(view: ToolView, call: ToolCall, args: unknown, decided: CallDecision, approval: CallApproval): CallDecision {
   const redeemed = approval.redeem({
     tenant: view.loaded.bundle.tenant,
     subject: view.request.subject,

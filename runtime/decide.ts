@@ -61,12 +61,18 @@ export function createView(loaded: LoadedBundle, request: EvaluationRequest): To
  *   decide(view, { toolCallId: 'call_1', name: 'core__fs_read', arguments: '{"path":"a.txt"}' })
  */
 export function decide(view: ToolView, call: ToolCall, options?: DecideOptions): CallDecision {
-  const decided = decideCall(view, call);
-  // A receipt matters only to a call that needs approval: it is checked (and used up) then alone.
-  return options?.approval && decided.decision === 'require_approval' ? redeemApproval(view, call, decided, options.approval) : decided;
+  if (!options?.approval) return decideCall(view, call, null);
+  // A receipt matters only to a call that needs approval: it is checked (and used up) then alone,
+  // against the arguments as decideCall read them (the text is not parsed a second time).
+  const read: ReadArguments = { value: undefined };
+  const decided = decideCall(view, call, read);
+  return decided.decision === 'require_approval' ? redeemApproval(view, call, read.value, decided, options.approval) : decided;
 }
 
-function decideCall(view: ToolView, call: ToolCall): CallDecision {
+/** Where decideCall leaves the arguments it read, for a caller that needs them after. */
+type ReadArguments = { value: unknown };
+
+function decideCall(view: ToolView, call: ToolCall, read: ReadArguments | null): CallDecision {
   const toolCallId = typeof call.toolCallId === 'string' && call.toolCallId !== '' ? call.toolCallId : globalThis.crypto.randomUUID();
   const tool = typeof call.name === 'string' ? view.loaded.byId.get(call.name) : undefined;
   if (!tool) return deny(toolCallId, 'unavailable', 'no such tool');
@@ -133,6 +139,7 @@ function decideCall(view: ToolView, call: ToolCall): CallDecision {
       errors: typeof call.arguments === 'string' ? connectionMembersInText(call.arguments) : connectionMembers(args, false),
     };
   }
+  if (read !== null) read.value = args;
   // Argument constraints last (R7.11): they judge arguments the input schema already accepted.
   const verdict = checkConstraints(view.loaded, view.subject, tool, args);
   if (verdict !== null) {
