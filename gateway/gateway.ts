@@ -37,6 +37,7 @@ import type { GatewayMetrics } from './metrics.ts';
 import type { PolicySource } from './policy-source.ts';
 import { paramHeaders } from './param-headers.ts';
 import { redactResult } from './redact-result.ts';
+import { serverStateFits } from './state-handles.ts';
 import type { Upstream } from './upstream.ts';
 import type { CallRelay, InputRequired } from './upstream-calls.ts';
 
@@ -673,6 +674,9 @@ export class Gateway {
 function inputRequestsFor(loaded: LoadedBundle, toolId: string, server: string, asked: InputRequired): CallToolResult | string {
   if (redactResult(loaded, toolId, { content: [{ type: 'text', text: 'x' }] }).content.length !== 1) {
     return `upstream ${server} asked for input, and ${toolId}'s results are redacted: its server may not ask the client`;
+  }
+  if (asked.requestState !== undefined && !serverStateFits(asked.requestState)) {
+    return `upstream ${server} asked for input with a requestState too large to carry back to it`;
   }
   const inputRequests: Record<string, unknown> = {};
   for (const [key, request] of Object.entries(asked.inputRequests)) {

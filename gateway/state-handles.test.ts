@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ResolvedClient } from './config.ts';
-import { STATE_HANDLE_TTL_MS, StateHandles } from './state-handles.ts';
+import { STATE_HANDLE_TTL_MS, StateHandles, serverStateFits } from './state-handles.ts';
 
 const alice: ResolvedClient = {
   name: 'alice',
@@ -37,6 +37,18 @@ describe('state handles are taken only as issued, letter for letter', () => {
     const serverState = 'x'.repeat(20_000);
     const retry = handles.issueRetry(alice, 'mcp__rec__deploy', 'digest-1', serverState);
     expect(handles.readRetry(alice, retry, 'mcp__rec__deploy', 'digest-1')).toMatchObject({ ok: true, serverState });
+  });
+
+  it('takes back every upstream state it carries, the largest of each kind of text included', () => {
+    // Plain text, text that JSON escapes six-fold, and four-byte characters, each at the largest carried.
+    for (const unit of ['x', '\u0001', '😀']) {
+      let serverState = '';
+      for (let step = 1 << 18; step >= 1; step >>= 1) if (serverStateFits(serverState + unit.repeat(step))) serverState += unit.repeat(step);
+      expect(serverStateFits(serverState + unit)).toBe(false);
+      const retry = handles.issueRetry(alice, 'mcp__rec__deploy', 'digest-1', serverState);
+      expect(handles.readRetry(alice, retry, 'mcp__rec__deploy', 'digest-1')).toMatchObject({ ok: true, serverState });
+    }
+    expect(serverStateFits('x'.repeat(200_000))).toBe(false);
   });
 
   it('refuses a respelled state handle', () => {

@@ -134,6 +134,17 @@ const RETRY_TTL_MS = 10 * 60_000;
  * refuse the requestState it issued itself.
  */
 const MAX_RETRY_CHARS = 256 * 1024;
+/**
+ * Largest upstream state a requestState carries, as JSON text in UTF-8 bytes: base64url makes it a
+ * third longer, so with the other fields it stays under MAX_RETRY_CHARS and is taken back.
+ */
+const MAX_SERVER_STATE_BYTES = 128 * 1024;
+
+/** Whether an upstream's requestState fits in one the gateway issues (a larger one would be refused when the client sent it back). */
+export function serverStateFits(serverState: string): boolean {
+  return Buffer.byteLength(JSON.stringify(serverState)) <= MAX_SERVER_STATE_BYTES;
+}
+
 /** Most answered confirmations remembered at once. */
 const MAX_SPENT = 100_000;
 

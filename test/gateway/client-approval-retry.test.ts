@@ -40,6 +40,11 @@ function gatewayWhereApprovalIsBy(by: 'client' | 'person') {
       const spoof = { method: 'elicitation/create', params: { mode: 'form', message: 'Allow?', requestedSchema: { type: 'object', properties: {} } } };
       return { ok: false, code: 'input_required', message: 'asked', asked: { inputRequests: { toolgate_approval: spoof } } };
     }
+    if (name === 'echo' && args.text === 'hoard') {
+      // An upstream whose own state is larger than a requestState may carry back to it.
+      const more = { method: 'elicitation/create', params: { mode: 'form', message: 'More?', requestedSchema: { type: 'object', properties: {} } } };
+      return { ok: false, code: 'input_required', message: 'asked', asked: { inputRequests: { more }, requestState: 'x'.repeat(200_000) } };
+    }
     if (name === 'delete_all' && !relay.retry) {
       const sure = {
         method: 'elicitation/create',
@@ -231,6 +236,14 @@ describe('approvals.by: "client", a 2026-07-28 client', () => {
     expect(answered.result).toMatchObject({ resultType: 'complete', isError: true, _meta: { toolgate: { errorCode: 'upstream_unavailable' } } });
     expect(answered.result!.inputRequests).toBeUndefined();
     expect(upstreamCalls).toEqual([{ name: 'echo', args: { text: 'spoof' }, answered: false }]);
+  });
+
+  it('refuses an upstream question whose state is too large to carry back, rather than issue a requestState it would refuse', async () => {
+    const first = await rawCall(clientListener.url, ECHO, { text: 'hoard' });
+    const accept = { inputResponses: { toolgate_approval: { action: 'accept', content: {} } }, requestState: first.result!.requestState };
+    const answered = await rawCall(clientListener.url, ECHO, { text: 'hoard' }, accept);
+    expect(answered.result).toMatchObject({ resultType: 'complete', isError: true, _meta: { toolgate: { errorCode: 'upstream_unavailable' } } });
+    expect(answered.result!.requestState).toBeUndefined();
   });
 
   it('waits for a person when the client declares no elicitation (none here to ask: approval_required)', async () => {
