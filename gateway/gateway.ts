@@ -39,7 +39,7 @@ import { paramHeaders } from './param-headers.ts';
 import { redactResult } from './redact-result.ts';
 import { serverStateFits } from './state-handles.ts';
 import type { Upstream } from './upstream.ts';
-import type { CallRelay, InputRequired } from './upstream-calls.ts';
+import { type CallRelay, type InputRequired, MAX_INPUT_REQUESTS } from './upstream-calls.ts';
 
 /** Every code a refused tools/call carries in its text and in `_meta.toolgate.errorCode`. */
 export type RefusalCode = DecideErrorCode | HoldRefusal | 'definition_changed' | 'upstream_unavailable' | 'budget_exceeded';
@@ -678,8 +678,10 @@ function inputRequestsFor(loaded: LoadedBundle, toolId: string, server: string, 
   if (asked.requestState !== undefined && !serverStateFits(asked.requestState)) {
     return `upstream ${server} asked for input with a requestState too large to carry back to it`;
   }
+  const entries = Object.entries(asked.inputRequests);
+  if (entries.length > MAX_INPUT_REQUESTS) return `upstream ${server} asked for more than ${MAX_INPUT_REQUESTS} inputs at once`;
   const inputRequests: Record<string, unknown> = {};
-  for (const [key, request] of Object.entries(asked.inputRequests)) {
+  for (const [key, request] of entries) {
     // The gateway's own approval question goes by this key: an upstream's question under it would pass for one.
     if (key === APPROVAL_INPUT) return `upstream ${server} asked for input under the key the gateway keeps for its approval question (${APPROVAL_INPUT})`;
     const r = request as { method?: unknown; params?: Record<string, unknown> };

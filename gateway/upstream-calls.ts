@@ -48,7 +48,8 @@ type Pending = {
 const RELAYED_REQUESTS: ReadonlySet<string> = new Set<RelayedRequest>(['sampling/createMessage', 'elicitation/create']);
 // A server that keeps asking is not followed for ever.
 const MAX_INPUT_ROUNDS = 3;
-const MAX_INPUT_REQUESTS = 10;
+/** Most input requests one answer of a server may hold, relayed or handed back to the client. */
+export const MAX_INPUT_REQUESTS = 10;
 
 export type InputRequired = { inputRequests: Record<string, unknown>; requestState?: string };
 

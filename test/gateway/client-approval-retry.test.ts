@@ -45,6 +45,12 @@ function gatewayWhereApprovalIsBy(by: 'client' | 'person') {
       const more = { method: 'elicitation/create', params: { mode: 'form', message: 'More?', requestedSchema: { type: 'object', properties: {} } } };
       return { ok: false, code: 'input_required', message: 'asked', asked: { inputRequests: { more }, requestState: 'x'.repeat(200_000) } };
     }
+    if (name === 'echo' && args.text === 'flood') {
+      // An upstream asking more at once than the gateway hands to a client.
+      const one = { method: 'elicitation/create', params: { mode: 'form', message: 'And?', requestedSchema: { type: 'object', properties: {} } } };
+      const inputRequests = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`q${i}`, one]));
+      return { ok: false, code: 'input_required', message: 'asked', asked: { inputRequests } };
+    }
     if (name === 'delete_all' && !relay.retry) {
       const sure = {
         method: 'elicitation/create',
@@ -244,6 +250,14 @@ describe('approvals.by: "client", a 2026-07-28 client', () => {
     const answered = await rawCall(clientListener.url, ECHO, { text: 'hoard' }, accept);
     expect(answered.result).toMatchObject({ resultType: 'complete', isError: true, _meta: { toolgate: { errorCode: 'upstream_unavailable' } } });
     expect(answered.result!.requestState).toBeUndefined();
+  });
+
+  it('refuses an upstream asking more than 10 inputs at once', async () => {
+    const first = await rawCall(clientListener.url, ECHO, { text: 'flood' });
+    const accept = { inputResponses: { toolgate_approval: { action: 'accept', content: {} } }, requestState: first.result!.requestState };
+    const answered = await rawCall(clientListener.url, ECHO, { text: 'flood' }, accept);
+    expect(answered.result).toMatchObject({ resultType: 'complete', isError: true, _meta: { toolgate: { errorCode: 'upstream_unavailable' } } });
+    expect(answered.result!.inputRequests).toBeUndefined();
   });
 
   it('waits for a person when the client declares no elicitation (none here to ask: approval_required)', async () => {
