@@ -90,8 +90,7 @@ export class StateHandles {
     } catch {
       return bad('is not one this gateway issued');
     }
-    // Seven fields: issued before approval questions went by retry (still good for their 10 minutes).
-    if (!Array.isArray(fields) || (fields.length !== 7 && fields.length !== 8)) return bad('is not one this gateway issued');
+    if (!Array.isArray(fields) || fields.length !== 8) return bad('is not one this gateway issued');
     const [tenant, name, subject, toolId, digest, serverState, expiresAt, approval] = fields as unknown[];
     if (tenant !== this.tenant || name !== client.name || subject !== client.subject) return bad('was issued to another client');
     if (toolId !== tool || digest !== argumentsDigest) return bad('was issued for another call (tool, arguments or connection differ)');
