@@ -1,4 +1,5 @@
 import type { LoadedBundle, RedactNode } from './load-bundle.ts';
+import { setOwnMember } from './own-member.ts';
 
 /**
  * Keeps only the output fields a tool's redaction allowlist names (for UI and telemetry);
@@ -35,8 +36,7 @@ function apply(node: RedactNode, value: unknown): unknown {
     const kept = apply(next, (value as Record<string, unknown>)[k]);
     if (kept === undefined) continue;
     // Member names are data (R1.1): assigning `__proto__` would set the prototype instead.
-    if (k === '__proto__') Object.defineProperty(out, k, { value: kept, enumerable: true, writable: true, configurable: true });
-    else out[k] = kept;
+    setOwnMember(out, k, kept);
   }
   return out;
 }
