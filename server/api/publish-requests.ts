@@ -1,5 +1,6 @@
 import { type Context, Hono } from 'hono';
-import type { PublishRequestCreate, PublishRequestDecision } from '../../policy-schemas/types.gen.ts';
+import type { PolicyTestFailure, PublishRequestCreate, PublishRequestDecision } from '../../policy-schemas/types.gen.ts';
+import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { actorMay } from '../auth/permissions.ts';
 import { latestBundleHead } from '../store/bundles.ts';
 import { changeMetaOf, withChange } from '../audit/change.ts';
@@ -119,6 +120,11 @@ publishRequestRoutes.post('/:id/approve', async (c) => {
     { rollbackTo },
     { requested: r.forced !== null, allowed: true },
   );
+  // The admin forced past the failures seen when asking, not past a test added since: a reviewer
+  // who may not force publishes only past those.
+  if (forced && r.forced !== null && !actorMay(deps.authorizer, actorOf(c), 'bundle', 'force', tenant)) {
+    refuseNewFailures(forced.failures, JSON.parse(r.forced) as PolicyTestFailure[], r.id);
+  }
   // The tests must have run on the reviewed content itself: a draft edited away and back around
   // them would ship content they never judged.
   if (rollbackTo === undefined && testedRevision !== undefined && testedRevision !== r.revision) throw staleRequest(tenant, r.id);
@@ -157,6 +163,23 @@ publishRequestRoutes.post('/:id/reject', async (c) => {
   const after = await withChange(c, reason, (ch) => decidePublishRequest(ch, r, { status: 'rejected', reason, label: actorOf(c).label }));
   return c.json(toPublishRequest(after, false));
 });
+
+/**
+ * Refuses (422 tests_failed, as a publish would) when the tests now fail in ways the admin who
+ * asked did not force: a test added or changed since the request guards the reviewed content.
+ */
+function refuseNewFailures(now: PolicyTestFailure[], asked: PolicyTestFailure[], id: string): void {
+  const known = new Set(asked.map((f) => canonicalJson(f)));
+  const fresh = now.filter((f) => !known.has(canonicalJson(f)));
+  if (fresh.length === 0) return;
+  const more = fresh.length > 1 ? ` (and ${fresh.length - 1} more)` : '';
+  throw new ApiError(
+    422,
+    'tests_failed',
+    `Publish request ${id} was asked for past failing policy tests, and the tests now also fail in a way the admin did not force: ${fresh[0].message}${more}. An admin may approve it anyway.`,
+    { errors: fresh.map((f) => ({ pointer: f.pointer, message: f.message, code: 'test_failed' })) },
+  );
+}
 
 async function decisionReason(c: Context<AppEnv>): Promise<string | null> {
   const body = await readOptionalJson(c);
