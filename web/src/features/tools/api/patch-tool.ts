@@ -15,35 +15,6 @@ export async function patchTool({ id, version, patch, reason }: { id: string; ve
 /** `tools` holds every selected tool as it is now (changed ones at their new version). */
 export type BulkResult = { ok: string[]; failed: { id: string; error: unknown }[]; tools: Tool[] };
 
-/** Adds a group to, or removes it from, each selected tool; every tool is its own request. */
-export async function bulkGroup({ tools, group, op, reason }: { tools: Tool[]; group: string; op: 'add' | 'remove'; reason?: string }): Promise<BulkResult> {
-  const result: BulkResult = { ok: [], failed: [], tools: [] };
-  for (const t of tools) {
-    const groups = t.groups ?? ['default'];
-    const next = op === 'add' ? [...new Set([...groups, group])] : groups.filter((g) => g !== group);
-    if (next.length === groups.length && next.every((g, i) => g === groups[i])) {
-      result.ok.push(t.id);
-      result.tools.push(t);
-      continue;
-    }
-    try {
-      result.tools.push(
-        await patchTool({
-          id: t.id,
-          version: t.version,
-          patch: { groups: next },
-          reason: reason?.trim() || `${op === 'add' ? 'Add to' : 'Remove from'} group ${group}`,
-        }),
-      );
-      result.ok.push(t.id);
-    } catch (error) {
-      result.failed.push({ id: t.id, error });
-      result.tools.push(t);
-    }
-  }
-  return result;
-}
-
 /**
  * One merge patch per selected tool (`change` answers null for a tool already as asked), each its
  * own request and audit event; a refusal of one does not stop the others.
@@ -66,6 +37,19 @@ export async function bulkPatch({ tools, change, reason }: { tools: Tool[]; chan
     }
   }
   return result;
+}
+
+/** Adds a group to, or removes it from, each selected tool; every tool is its own request. */
+export function bulkGroup({ tools, group, op, reason }: { tools: Tool[]; group: string; op: 'add' | 'remove'; reason?: string }): Promise<BulkResult> {
+  return bulkPatch({
+    tools,
+    change: (t) => {
+      const groups = t.groups ?? ['default'];
+      const next = op === 'add' ? [...new Set([...groups, group])] : groups.filter((g) => g !== group);
+      return next.length === groups.length && next.every((g, i) => g === groups[i]) ? null : { groups: next };
+    },
+    reason: reason?.trim() || `${op === 'add' ? 'Add to' : 'Remove from'} group ${group}`,
+  });
 }
 
 /** Sets the redaction allowlist of each selected tool (the same fields kept for all). */
