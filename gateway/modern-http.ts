@@ -215,10 +215,13 @@ async function modernCall(
       throw new Refused(ErrorCode.InvalidParams, `the approval question needs an elicitation result (accept, decline or cancel) (${pointer})`, { pointer });
     }
     // One confirmation, one call: a requestState that carries the client's answer is taken once.
-    if (read.approval !== undefined && !ctx.handles.spendConfirmation(params.requestState as string)) {
-      throw new Refused(ErrorCode.InvalidParams, 'the requestState was answered already; call again without it (/params/requestState)', {
-        pointer: '/params/requestState',
-      });
+    const spent = read.approval === undefined || ctx.handles.spendConfirmation(client, params.requestState as string);
+    if (spent !== true) {
+      const why =
+        spent === 'answered'
+          ? 'the requestState was answered already; call again without it'
+          : 'this client answered more approval questions in the last 10 minutes than the gateway remembers; call again later';
+      throw new Refused(ErrorCode.InvalidParams, `${why} (/params/requestState)`, { pointer: '/params/requestState' });
     }
     if (answer) {
       caller.clientApproval = answer;

@@ -24,13 +24,30 @@ describe('state handles are taken only as issued, letter for letter', () => {
   it('refuses a confirmed requestState respelled (padding, spare bits) after it was spent', () => {
     const confirmed = handles.issueRetry(alice, 'mcp__rec__deploy', 'digest-1', undefined, 'confirmed');
     expect(handles.readRetry(alice, confirmed, 'mcp__rec__deploy', 'digest-1')).toMatchObject({ ok: true, approval: 'confirmed' });
-    expect(handles.spendConfirmation(confirmed)).toBe(true);
+    expect(handles.spendConfirmation(alice, confirmed)).toBe(true);
     for (const replay of [respelled(confirmed), `${confirmed}=`, `${confirmed}==`]) {
       expect(handles.readRetry(alice, replay, 'mcp__rec__deploy', 'digest-1')).toMatchObject({
         ok: false,
         message: expect.stringMatching(/signature does not verify/),
       });
     }
+  });
+
+  it('takes a confirmation once, and past the remembered number refuses more rather than forget one still good', () => {
+    let nowMs = Date.parse('2026-01-01T00:00:00Z');
+    const counted = new StateHandles(randomBytes(32), 'acme', STATE_HANDLE_TTL_MS, () => nowMs);
+    const bob: ResolvedClient = { ...alice, name: 'bob' };
+    const first = counted.issueRetry(alice, 'mcp__rec__deploy', 'digest-0', undefined, 'confirmed');
+    expect(counted.spendConfirmation(alice, first)).toBe(true);
+    expect(counted.spendConfirmation(alice, first)).toBe('answered');
+    for (let i = 1; i < 10_000; i++) expect(counted.spendConfirmation(alice, `tgr1.${i}.x`)).toBe(true);
+    expect(counted.spendConfirmation(alice, 'tgr1.more.x')).toBe('too_many');
+    // The first is still remembered, and another client is not held back.
+    expect(counted.spendConfirmation(alice, first)).toBe('answered');
+    expect(counted.spendConfirmation(bob, first)).toBe(true);
+    // Ten minutes on, the spent ones have expired with their requestStates, and there is room again.
+    nowMs += 10 * 60_000 + 1;
+    expect(counted.spendConfirmation(alice, 'tgr1.more.x')).toBe(true);
   });
 
   it("takes back a requestState carrying a large upstream state (the server's own, 20 KB)", () => {

@@ -20,8 +20,8 @@ export const STATE_HANDLE_TTL_MS = 24 * 3600_000;
  * expired. The client cannot make one up, edit one, or use another client's.
  */
 export class StateHandles {
-  /** Confirmation requestStates already answered, each until it expires (see spendConfirmation). */
-  private readonly spent = new Map<string, number>();
+  /** Per client (by name), confirmation requestStates already answered, each until it expires (see spendConfirmation). */
+  private readonly spent = new Map<string, Map<string, number>>();
 
   constructor(
     private readonly key: Buffer,
@@ -105,15 +105,19 @@ export class StateHandles {
   /**
    * Uses up a requestState that carries the client's confirmation of a call (see issueRetry's
    * `approval`): one confirmation lets one call through, as one elicitation does with
-   * 2025-11-25. False when this gateway process saw it answered before (until it expires).
+   * 2025-11-25. `answered` when this gateway process saw it answered before (until it expires);
+   * `too_many` when the client has answered as many as are remembered for it in the last 10
+   * minutes: forgetting one still good would let it be answered again, so none is forgotten early,
+   * and a client that answers without end stops only itself.
    */
-  spendConfirmation(handle: string): boolean {
+  spendConfirmation(client: ResolvedClient, handle: string): true | 'answered' | 'too_many' {
     const nowMs = this.now();
-    if (this.spent.size >= MAX_SPENT) for (const [k, until] of this.spent) if (until <= nowMs) this.spent.delete(k);
-    if (this.spent.has(handle)) return false;
-    // Past the bound with none expired: the oldest are forgotten first (a Map keeps insertion order).
-    if (this.spent.size >= MAX_SPENT) this.spent.delete(this.spent.keys().next().value!);
-    this.spent.set(handle, nowMs + RETRY_TTL_MS);
+    const spent = this.spent.get(client.name) ?? new Map<string, number>();
+    this.spent.set(client.name, spent);
+    if (spent.size >= MAX_SPENT_PER_CLIENT) for (const [k, until] of spent) if (until <= nowMs) spent.delete(k);
+    if (spent.has(handle)) return 'answered';
+    if (spent.size >= MAX_SPENT_PER_CLIENT) return 'too_many';
+    spent.set(handle, nowMs + RETRY_TTL_MS);
     return true;
   }
 
@@ -144,8 +148,8 @@ export function serverStateFits(serverState: string): boolean {
   return Buffer.byteLength(JSON.stringify(serverState)) <= MAX_SERVER_STATE_BYTES;
 }
 
-/** Most answered confirmations remembered at once. */
-const MAX_SPENT = 100_000;
+/** Most answered confirmations remembered for one client at once (each for 10 minutes). */
+const MAX_SPENT_PER_CLIENT = 10_000;
 
 /**
  * Whether a presented mac is exactly the one issued, compared as text in constant time. Decoding
