@@ -181,6 +181,7 @@ export class BundleCache {
       // with nothing read back from the database and nothing compressed here.
       s.latest = e.served;
       s.checkedAt = Date.now();
+      // A re-read under way keeps this bundle (refresh).
       this.wake(s);
       return;
     }
@@ -201,7 +202,11 @@ export class BundleCache {
       try {
         do {
           s.again = false;
+          // A publish of this process may put its bundle in while this reads (published()): what
+          // was read began before that publish's commit was heard, so it must not replace it.
+          const before = s.latest;
           const head = await latestBundleHead(this.db, tenant);
+          if (s.latest !== before) continue;
           if (!head) s.latest = undefined;
           else if (!s.latest || s.latest.version !== head.version || s.latest.revision !== head.revision) {
             let b = await this.version(tenant, head.version);
@@ -210,6 +215,7 @@ export class BundleCache {
               this.versions.delete(`${tenant}\u0000${head.version}`);
               b = await this.version(tenant, head.version);
             }
+            if (s.latest !== before) continue;
             // The latest is what runtimes poll, most of them accepting brotli: compressed now, so
             // the first pull after a publish compresses nothing.
             if (b) void b.brotli;
