@@ -39,6 +39,7 @@ export class ContainmentError extends Error {
 export const LINK_REFUSED = 'is a symbolic link; export and apply never follow links in the configuration directory';
 const NOT_REGULAR = 'is neither a regular file nor a folder (a device, socket or pipe); export and apply read only regular files';
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /** The real path of the directory itself (it may be a link); undefined when it is not a directory. */
 export function resolveDir(dir: string): string | undefined {
@@ -84,7 +85,9 @@ export function readContained(root: string, rel: string): string {
   checkFolders(root, rel, false);
   let fd: number;
   try {
-    fd = openSync(join(root, rel), constants.O_RDONLY | NOFOLLOW);
+    // O_NONBLOCK: a named pipe swapped in after the scan would otherwise hold the open until a
+    // writer comes; it is opened at once and refused below (a regular file reads as without it).
+    fd = openSync(join(root, rel), constants.O_RDONLY | NOFOLLOW | NONBLOCK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new ContainmentError({ path: rel, message: LINK_REFUSED });
     throw err;

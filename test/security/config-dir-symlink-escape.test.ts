@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,5 +187,17 @@ describe('a folder swapped for a link between the checks and the open', () => {
     expect(readContained(real, 'states/a.json')).toContain('outside');
     writeContained(real, 'states/b.json', '{}\n');
     expect(readdirSync(join(real, 'states')).sort()).toEqual(['a.json', 'b.json']);
+  });
+});
+
+describe('a named pipe where a file is read', () => {
+  // A pipe swapped in after the scan would hold a plain open until some writer came: the whole
+  // command (and its event loop) hung. It is opened without waiting and refused.
+  it.runIf(process.platform === 'linux')('is refused as not a regular file, at once', () => {
+    n++;
+    const root = join(work, `pipe-${n}`);
+    mkdirSync(join(root, 'states'), { recursive: true });
+    execFileSync('mkfifo', [join(root, 'states', 'a.json')]);
+    expect(() => readContained(root, 'states/a.json')).toThrow(/neither a regular file nor a folder/);
   });
 });
