@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { TenantPolicy } from '../policy-schemas/types.gen.ts';
+import type { Bundle, TenantPolicy } from '../policy-schemas/types.gen.ts';
 import { build, tool } from '../test/engine/build.ts';
 import { createView, decide } from './decide.ts';
 import { evaluate } from './evaluate.ts';
+import { loadBundle } from './load-bundle.ts';
 
 const repoSchema = {
   type: 'object',
@@ -103,6 +104,40 @@ describe('argument constraints in decide', () => {
     expect(d).toMatchObject({ decision: 'deny', errorCode: 'validation' });
     expect(d.constraint).toBeUndefined();
     expect(call('agent:writer', 'mcp__github__create_issue', '{').errorCode).toBe('invalid_json');
+  });
+
+  it('R7.11 fails closed on a malformed constraint an unchecked bundle may hold: no schema object is never met, an unknown otherwise denies', () => {
+    const valid = build({
+      policy: {
+        roles: {
+          odd: {
+            groups: ['default'],
+            allow: ['core__send_email'],
+            constraints: [
+              { tools: ['core__send_email'], otherwise: 'require_approval', arguments: {}, reason: 'boolean schema' },
+              { tools: ['core__send_email'], otherwise: 'deny', arguments: { properties: { to: { pattern: '^x' } } }, reason: 'x only' },
+            ],
+          },
+        },
+        bindings: { 'agent:odd': ['odd'] },
+      },
+      tools: [tool('core__send_email', { inputSchema: mailSchema })],
+    });
+    // What the bundle schema refuses, as a bundle loaded without verifyBundle may still hold it.
+    const bundle = structuredClone(valid.bundle) as Bundle;
+    const [first, second] = bundle.policy.roles!.odd.constraints!;
+    (first as { arguments: unknown }).arguments = true;
+    (second as { otherwise: unknown }).otherwise = 'shrug';
+    (second as { reason: unknown }).reason = 7;
+    const malformed = loadBundle(bundle);
+    const decideOdd = (to: string) => decide(createView(malformed, { subject: 'agent:odd' }), { name: 'core__send_email', arguments: { to } });
+    // `x…` meets the second constraint, so only the boolean-schema one can ask: it is never met.
+    expect(decideOdd('x@acme.example')).toMatchObject({ decision: 'require_approval', constraint: { role: 'odd', index: 0 } });
+    expect(decideOdd('y@acme.example')).toMatchObject({
+      decision: 'deny',
+      errorCode: 'policy_denied',
+      constraint: { index: 1, otherwise: 'deny', reason: '' },
+    });
   });
 
   it('R7.11 ignores the constraints of roles the subject does not hold', () => {

@@ -1,21 +1,12 @@
 // The console also runs this in the browser: no node: modules here.
-import type { ValidateFunction } from 'ajv';
 import type { ConstraintRef, EvaluationResult } from '../policy-schemas/types.gen.ts';
-import type { LoadedBundle, LoadedTool, SubjectInfo } from './load-bundle.ts';
+import type { LoadedBundle, LoadedConstraint, LoadedTool, SubjectInfo } from './load-bundle.ts';
 
 // Argument constraints (DESIGN "Argument constraints", docs/spec.md R7.11): each role may hold
 // constraints naming tool globs, a JSON Schema over a call's arguments and what happens
-// `otherwise`. loadBundle matches their globs against the catalog and makes their validators
-// (compiled when a call first needs one, so an evaluate-only caller never compiles a schema);
-// here they are gathered per subject and tool, and checked.
-
-type LoadedConstraint = {
-  readonly ref: ConstraintRef;
-  /** Per tool position: 1 when one of the constraint's globs names the tool. */
-  readonly tools: Uint8Array;
-  /** Null for a constraint without a schema object, which can never be met. */
-  readonly validate: ValidateFunction | null;
-};
+// `otherwise`. loadBundle matches their globs against the catalog, makes their validators
+// (compiled when a call first needs one, so an evaluate-only caller never compiles a schema) and
+// their frozen refs; here they are gathered per subject and tool, and checked.
 
 /** Per subject, per tool position: the constraints of the subject's roles that name the tool, in role order then index. */
 type SubjectConstraints = {
@@ -30,55 +21,25 @@ type Decision = ToolEntry['decision'];
 /** What the constraints of a call's subject answer when some fails: the outcome and the constraint that decided. */
 export type ConstraintVerdict = { readonly outcome: 'deny' | 'require_approval'; readonly constraint: ConstraintRef };
 
-const byBundle = new WeakMap<LoadedBundle, ReadonlyMap<string, readonly LoadedConstraint[]>>();
 const bySubject = new WeakMap<SubjectInfo, SubjectConstraints>();
 const NONE: SubjectConstraints = { byPos: new Map(), refs: new Map(), entries: new Map() };
-
-function roleConstraints(loaded: LoadedBundle): ReadonlyMap<string, readonly LoadedConstraint[]> {
-  let roles = byBundle.get(loaded);
-  if (roles) return roles;
-  const out = new Map<string, LoadedConstraint[]>();
-  for (const [role, def] of loaded.roles) {
-    if (def.constraints.length === 0) continue;
-    out.set(
-      role,
-      def.constraints.map((c) => {
-        const ref: ConstraintRef = Object.freeze({
-          role,
-          index: c.index,
-          // Anything but an explicit require_approval denies: a malformed constraint fails closed.
-          otherwise: c.otherwise === 'require_approval' ? 'require_approval' : 'deny',
-          reason: typeof c.reason === 'string' ? c.reason : '',
-        });
-        const schemaObject = c.arguments !== null && typeof c.arguments === 'object' && !Array.isArray(c.arguments);
-        return { ref, tools: c.tools, validate: schemaObject ? c.validate : null };
-      }),
-    );
-  }
-  roles = out;
-  byBundle.set(loaded, roles);
-  return roles;
-}
+const NO_CONSTRAINTS: readonly LoadedConstraint[] = Object.freeze([]);
 
 function subjectConstraints(loaded: LoadedBundle, subject: SubjectInfo): SubjectConstraints {
   let sc = bySubject.get(subject);
   if (sc) return sc;
-  const roles = roleConstraints(loaded);
-  if (roles.size === 0) sc = NONE;
-  else {
-    const byPos = new Map<number, LoadedConstraint[]>();
-    for (const role of subject.roles) {
-      for (const c of roles.get(role) ?? []) {
-        for (let i = 0; i < c.tools.length; i++) {
-          if (c.tools[i] === 0) continue;
-          let list = byPos.get(i);
-          if (!list) byPos.set(i, (list = []));
-          list.push(c);
-        }
+  const byPos = new Map<number, LoadedConstraint[]>();
+  for (const role of subject.roles) {
+    for (const c of loaded.roles.get(role)?.constraints ?? NO_CONSTRAINTS) {
+      for (let i = 0; i < c.tools.length; i++) {
+        if (c.tools[i] === 0) continue;
+        let list = byPos.get(i);
+        if (!list) byPos.set(i, (list = []));
+        list.push(c);
       }
     }
-    sc = byPos.size === 0 ? NONE : { byPos, refs: new Map(), entries: new Map() };
   }
+  sc = byPos.size === 0 ? NONE : { byPos, refs: new Map(), entries: new Map() };
   bySubject.set(subject, sc);
   return sc;
 }
@@ -133,7 +94,6 @@ export function checkConstraints(loaded: LoadedBundle, subject: SubjectInfo, too
 }
 
 function meets(c: LoadedConstraint, args: unknown): boolean {
-  if (c.validate === null) return false;
   try {
     return c.validate(args) === true;
   } catch {

@@ -8,6 +8,7 @@ import type {
   BundleConstraint,
   BundleTool,
   BundleV1,
+  ConstraintRef,
   EvaluationResult,
   FilterReason,
   RuntimeGate,
@@ -51,6 +52,8 @@ export type LoadedConstraint = {
   readonly reason: string;
   readonly arguments: Record<string, unknown>;
   readonly validate: ValidateFunction;
+  /** How evaluate and decide name it (R6.16), frozen once: its role, index, outcome and reason. */
+  readonly ref: ConstraintRef;
 };
 
 export type LoadedProfile = { readonly enable: ReadonlySet<string>; readonly disable: ReadonlySet<string> };
@@ -173,7 +176,7 @@ export function loadBundle(bundle: Bundle | BundleV1, options: { inputValidators
       allow: bitsAt(role.allowPositions),
       deny: bitsAt(role.denyPositions),
       requireApproval: new Set(role.requireApproval),
-      constraints: role.constraints.map((c, index) => loadedConstraint(c, index, ids, validators)),
+      constraints: role.constraints.map((c, index) => loadedConstraint(c, name, index, ids, validators)),
       approvals: role.approvals,
     });
   }
@@ -235,17 +238,20 @@ export function loadBundle(bundle: Bundle | BundleV1, options: { inputValidators
   };
 }
 
-function loadedConstraint(c: BundleConstraint, index: number, ids: readonly string[], validators: boolean | 'on-first-use'): LoadedConstraint {
+function loadedConstraint(c: BundleConstraint, role: string, index: number, ids: readonly string[], validators: boolean | 'on-first-use'): LoadedConstraint {
   const tools = new Uint8Array(ids.length);
   for (const p of globPositions(ids, c.tools)) tools[p] = 1;
-  return {
+  const ref: ConstraintRef = Object.freeze({
+    role,
     index,
-    tools,
-    otherwise: c.otherwise,
-    reason: c.reason,
-    arguments: c.arguments,
-    validate: validatorFor(c.arguments, validators),
-  };
+    // Anything but an explicit require_approval denies: a malformed constraint fails closed.
+    otherwise: c.otherwise === 'require_approval' ? 'require_approval' : 'deny',
+    reason: typeof c.reason === 'string' ? c.reason : '',
+  });
+  // A constraint without a schema object (an unchecked bundle's) can never be met: it refuses every call.
+  const schemaObject = c.arguments !== null && typeof c.arguments === 'object' && !Array.isArray(c.arguments);
+  const validate = schemaObject ? validatorFor(c.arguments, validators) : refuseAll;
+  return { index, tools, otherwise: c.otherwise, reason: c.reason, arguments: c.arguments, validate, ref };
 }
 
 const NO_STATES: ReadonlySet<string> = new Set();
