@@ -93,6 +93,9 @@ export function documentStore<T extends object>(
  * aggregate of the table as it was.
  */
 async function raiseGeneration(db: DbOrTx, table: DocTable): Promise<void> {
+  // Only tables something fingerprints: every other write would raise a counter no one reads, on
+  // one row that concurrent writers then queue for.
+  if (!FINGERPRINTED.has(table)) return;
   await db
     .insertInto('table_generations')
     .values({ name: table, generation: 1 })
@@ -100,8 +103,12 @@ async function raiseGeneration(db: DbOrTx, table: DocTable): Promise<void> {
     .execute();
 }
 
+/** The tables whose writes are counted: the inventory a draft is made of (the parsed-inventory cache, the overview). */
+type FingerprintedTable = 'tools' | 'groups' | 'states';
+const FINGERPRINTED: ReadonlySet<DocTable> = new Set<FingerprintedTable>(['tools', 'groups', 'states']);
+
 /** The table's write counter as a subquery, for a select that fingerprints the table (0 before any write). */
-export function generationOf(table: DocTable) {
+export function generationOf(table: FingerprintedTable) {
   return sql<number>`coalesce((select generation from table_generations where name = ${table}), 0)`;
 }
 
