@@ -32,7 +32,7 @@ import type { ResolvedClient, ResolvedConfig } from './config.ts';
 import type { DecisionSink, GatewayDecisionRecord } from './decision-sink.ts';
 import { unreadableArgumentsOf } from './call-arguments-text.ts';
 import { type LeanRequest, type LeanCallParams, callToolResultSchema, isLeanListParams, leanCallParams } from './lean-messages.ts';
-import { LIST_PAGE_SIZE, pageCount, pageOf } from './list-pages.ts';
+import { LIST_PAGE_SIZE, type Page, pageCount, pageOf } from './list-pages.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { PolicySource } from './policy-source.ts';
 import { paramHeaders } from './param-headers.ts';
@@ -278,12 +278,10 @@ export class Gateway {
       return this.call(session, params, request.id, argumentsText).then(serializedCallResult);
     }
     if (request.method === 'tools/list' && isLeanListParams(request.params)) {
-      const listed = this.listShown(session);
       try {
-        const page = pageOf(listed, request.params?.cursor, this.pageSize);
-        listed.pages ??= new Array(pageCount(listed, this.pageSize));
-        listed.pages[page.index] ??= Buffer.from(JSON.stringify({ tools: page.tools, nextCursor: page.nextCursor }));
-        return Promise.resolve(listed.pages[page.index]);
+        return Promise.resolve(
+          this.servedPage(this.listShown(session), request.params?.cursor, 'pages', (page) => ({ tools: page.tools, nextCursor: page.nextCursor })),
+        );
       } catch (err) {
         return Promise.reject(err);
       }
@@ -299,19 +297,24 @@ export class Gateway {
    * is answered from `cursor` on; a cursor that names no page of it throws invalid params.
    */
   modernList(caller: GatewaySession, cursor?: unknown): Buffer {
-    const listed = this.listShown(caller);
-    const page = pageOf(listed, cursor, this.pageSize);
-    listed.modernPages ??= new Array(pageCount(listed, this.pageSize));
-    if (!listed.modernPages[page.index]) {
+    return this.servedPage(this.listShown(caller), cursor, 'modernPages', (page) => {
       // Clients cache a list by method alone, not by the state handle presented: where the state
       // changes what is listed, no list may be kept at all.
       const now = this.deps.policy.current();
       const ttlMs = now.ok && stateDependent(now.current.loaded) ? 0 : LIST_TTL_MS;
-      listed.modernPages[page.index] = Buffer.from(
-        JSON.stringify({ resultType: 'complete', tools: page.tools.map(withStateArgument), nextCursor: page.nextCursor, ttlMs, cacheScope: 'private' }),
-      );
-    }
-    return listed.modernPages[page.index];
+      return { resultType: 'complete', tools: page.tools.map(withStateArgument), nextCursor: page.nextCursor, ttlMs, cacheScope: 'private' };
+    });
+  }
+
+  /**
+   * The page of `listed` that `cursor` names (or the invalid-params error), serialized once per
+   * list and era: `era` is where the list keeps that era's pages, `render` the page's result.
+   */
+  private servedPage(listed: Listed, cursor: unknown, era: 'pages' | 'modernPages', render: (page: Page<Tool>) => object): Buffer {
+    const page = pageOf(listed, cursor, this.pageSize);
+    const pages = (listed[era] ??= new Array(pageCount(listed, this.pageSize)));
+    pages[page.index] ??= Buffer.from(JSON.stringify(render(page)));
+    return pages[page.index];
   }
 
   private get pageSize(): number {
