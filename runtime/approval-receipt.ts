@@ -27,7 +27,7 @@ export interface UsedReceipts {
 /** Used receipt ids in memory: enough for one process that never restarts between approval and call. */
 export class MemoryUsedReceipts implements UsedReceipts {
   /** Each used id with the instant (ms) its receipt expires, after which it need not be remembered. */
-  protected readonly used = new Map<string, number>();
+  private readonly used = new Map<string, number>();
 
   has(id: string, nowMs: number): boolean {
     const until = this.used.get(id);
