@@ -50,7 +50,7 @@ bundlePublishRoutes.post('/', async (c) => {
   const underReview = await reviewRequired(deps.database.db, tenant);
   let unreviewed = gate;
   if (underReview && !emergency) {
-    const target = await publishTarget(deps.compiler, deps.database.db, tenant, rollbackTo);
+    const target = await publishTarget(deps.compiler, deps.database.db, tenant, rollbackTo, gate.draft?.compiled);
     if ((await latestBundleHead(deps.database.db, tenant))?.revision !== target.revision) {
       return c.json(await openPublishRequest(deps, changeMetaOf(c, reason), tenant, target, gate.forced, actorOf(c).label), 202);
     }

@@ -82,7 +82,7 @@ publishRequestRoutes.post('/', async (c) => {
     { rollbackTo },
     { requested: !!force, allowed: actorMay(deps.authorizer, actorOf(c), 'bundle', 'force', tenant) },
   );
-  const target = await publishTarget(deps.compiler, db, tenant, rollbackTo);
+  const target = await publishTarget(deps.compiler, db, tenant, rollbackTo, gate.draft?.compiled);
   const latest = await latestBundleHead(db, tenant);
   if (latest?.revision === target.revision) {
     throw new ApiError(

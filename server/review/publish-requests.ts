@@ -38,8 +38,19 @@ export function reviewWeakened(before: TenantPolicy | undefined, after: TenantPo
 /** What a publish would ship: the draft compiled, or the content of the version a rollback names. */
 export type PublishTarget = { revision: string; bundle: Bundle; content: string | null; rollbackTo?: number; compiled?: CompiledDraft };
 
-/** The content a publish (or rollback) would ship, with its revision; 404 for a version that does not exist. */
-export async function publishTarget(compiler: Compiler, db: DbOrTx, tenant: string, rollbackTo: number | undefined): Promise<PublishTarget> {
+/**
+ * The content a publish (or rollback) would ship, with its revision; 404 for a version that does not
+ * exist. `tested`: the draft as the policy-test gate read and compiled it, taken as it is, so the
+ * request names exactly the content its tests (and an admin's force) judged, and the draft is not
+ * read again.
+ */
+export async function publishTarget(
+  compiler: Compiler,
+  db: DbOrTx,
+  tenant: string,
+  rollbackTo: number | undefined,
+  tested?: CompiledDraft,
+): Promise<PublishTarget> {
   if (rollbackTo !== undefined) {
     const row = await bundleRow(db, tenant, rollbackTo);
     if (!row) {
@@ -49,7 +60,7 @@ export async function publishTarget(compiler: Compiler, db: DbOrTx, tenant: stri
     }
     return { revision: row.revision, bundle: JSON.parse(row.content) as Bundle, content: null, rollbackTo };
   }
-  const compiled = await compiler.compileDraft(db, tenant);
+  const compiled = tested ?? (await compiler.compileDraft(db, tenant));
   // The compiled text is the bundle's canonical JSON already.
   return { revision: compiled.revision, bundle: compiled.bundle, content: compiled.text, compiled };
 }
