@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/support/harness.ts';
 import { run as mirrorCommand } from '../cli/commands/mirror.ts';
 import { publishBundle } from '../compiler/publish.ts';
+import type { ServedBundle } from './bundle-cache.ts';
+import { type PublishedEvent, PublishEvents } from './publish-events.ts';
 import { StaticMirror, startStaticMirror, writeFileAtomic } from './static-mirror.ts';
 
 const TENANT = 'acme-research';
@@ -108,6 +110,35 @@ describe('the static mirror beside a server', () => {
       const second = await publishBundle(t.deps, meta, TENANT, {}, keys);
       await mirroredVersion(dir, second.version);
       expect(JSON.parse(readFileSync(join(dir, TENANT, 'latest.json'), 'utf8')).version).toBe(second.version);
+    } finally {
+      stop();
+    }
+  });
+  it("writes the latest from the database when another replica's notice is queued before this process's older publish", async () => {
+    const keys = t.deps.keys;
+    // This process's publish of one version (its bundle as handed over), then another replica's of the next.
+    const handed: ServedBundle[] = [];
+    const capture = (e: PublishedEvent) => void (e.served && handed.push(e.served));
+    t.deps.publishEvents.on('published', capture);
+    try {
+      await changeDraft('Published here');
+      await publishBundle(t.deps, meta, TENANT, {}, keys);
+    } finally {
+      t.deps.publishEvents.off('published', capture);
+    }
+    await changeDraft('Published by another replica');
+    const newest = await publishBundle(t.deps, meta, TENANT, {}, keys);
+    const older = handed.at(-1)!;
+    expect(older.version).toBe(newest.version - 1);
+    const events = new PublishEvents();
+    const dir = join(mirrorDir, 'replicas');
+    const stop = startStaticMirror(new StaticMirror(dir, t.deps.database.db, keys), keys, pino({ level: 'silent' }), events);
+    try {
+      // Heard in this order in one turn: the newer notice (no bytes: read them), then the older handed-over bundle.
+      events.published(TENANT, newest.version);
+      events.published(TENANT, older.version, older);
+      await mirroredVersion(dir, newest.version);
+      expect(JSON.parse(readFileSync(join(dir, TENANT, 'latest.json'), 'utf8')).revision).toBe(newest.revision);
     } finally {
       stop();
     }

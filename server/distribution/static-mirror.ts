@@ -79,8 +79,9 @@ export class StaticMirror {
  * write is logged and retried with the next publish; it never fails the publish.
  */
 export function startStaticMirror(mirror: StaticMirror, keys: KeyStore, logger: Logger, publishEvents: PublishEvents): () => void {
-  // Tenants to write, each with the bundle this process published (undefined: read the latest).
-  const pending = new Map<string, ServedBundle | undefined>();
+  // Tenants to write, each with the bundle this process published (undefined: read the latest). One
+  // entry per notice, so a notice heard while its tenant is written keeps it pending.
+  const pending = new Map<string, { served: ServedBundle | undefined }>();
   let keySetPending = true;
   let chain: Promise<void> = Promise.resolve();
   const flush = () => {
@@ -93,11 +94,11 @@ export function startStaticMirror(mirror: StaticMirror, keys: KeyStore, logger: 
           logger.error({ err }, 'static mirror: writing the key set failed; retried with the next publish');
         }
       }
-      for (const [tenant, published] of [...pending]) {
+      for (const [tenant, entry] of [...pending]) {
         try {
-          await mirror.writeTenant(tenant, published);
+          await mirror.writeTenant(tenant, entry.served);
           // A publish that arrived meanwhile stays pending.
-          if (pending.get(tenant) === published) pending.delete(tenant);
+          if (pending.get(tenant) === entry) pending.delete(tenant);
         } catch (err) {
           logger.error({ err, tenant }, 'static mirror: writing the bundle failed; retried with the next publish');
         }
@@ -106,7 +107,10 @@ export function startStaticMirror(mirror: StaticMirror, keys: KeyStore, logger: 
   };
   const onPublished = (e: PublishedEvent) => {
     const queued = pending.get(e.tenant);
-    pending.set(e.tenant, e.served && (queued === undefined || queued.version < e.served.version) ? e.served : undefined);
+    // The bundle handed over is written as it is only when nothing else is queued but an older one
+    // of this process; after a notice from another replica the latest is read instead.
+    const alone = queued === undefined || (queued.served !== undefined && queued.served.version < (e.served?.version ?? 0));
+    pending.set(e.tenant, { served: alone ? e.served : undefined });
     flush();
   };
   const onKeySet = () => {
