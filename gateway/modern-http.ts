@@ -104,11 +104,11 @@ export async function handleModernRequest(ctx: ModernContext, client: ResolvedCl
   if (method === 'tools/call') {
     const name = decodeHeaderValue(req.headers['mcp-name']);
     if (name === null || name !== params.name) return mismatch(res, id as RequestId, 'the Mcp-Name header does not match params.name');
-    // Arguments the tool's schema mirrors into Mcp-Param-* headers must be the same in both.
-    if (isPlainObject(params.arguments)) {
-      const wrong = paramHeaderMismatch(ctx.gateway.inputSchemaOf(String(params.name)), params.arguments, req.headers);
-      if (wrong) return mismatch(res, id as RequestId, wrong);
-    }
+    // Arguments the tool's schema mirrors into Mcp-Param-* headers must be the same in both; a call
+    // without arguments carries none of them, so a header beside it did not come from its body.
+    const given = isPlainObject(params.arguments) ? params.arguments : {};
+    const wrong = paramHeaderMismatch(ctx.gateway.inputSchemaOf(String(params.name)), given, req.headers);
+    if (wrong) return mismatch(res, id as RequestId, wrong);
   }
   const capabilities = meta[CAPABILITIES_KEY];
   if (!isPlainObject(capabilities)) return sendError(res, 200, id as RequestId, ErrorCode.InvalidParams, `_meta ${CAPABILITIES_KEY} is required (an object)`);

@@ -164,6 +164,15 @@ describe('an upstream that speaks MCP 2026-07-28', () => {
     );
     expect(lying.status).toBe(400);
     expect((await lying.json()).error).toMatchObject({ code: -32020, message: expect.stringMatching(/Mcp-Param-Region/) });
+    // So is one whose header names a region while the call gives no arguments at all.
+    const bare = await postModern(
+      listener.url,
+      KEY,
+      { method: 'tools/call', params: { name: 'mcp__modern__region', _meta: modernMeta() } },
+      { 'mcp-param-region': 'us-east-1' },
+    );
+    expect(bare.status).toBe(400);
+    expect((await bare.json()).error).toMatchObject({ code: -32020, message: expect.stringMatching(/Mcp-Param-Region/) });
     expect(seen.filter((s) => s.method === 'tools/call').length).toBe(callsBefore);
   });
 });
