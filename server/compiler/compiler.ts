@@ -122,12 +122,12 @@ export class Compiler {
         (r) => {
           if ('errors' in r) return;
           this.cache.set(fingerprint, r);
-          this.cachedText += r.text.length;
+          this.cachedText += textLength(r);
           // The least recently used go first.
           for (const [key, old] of this.cache) {
             if (this.cache.size <= 1 || (this.cache.size <= MAX_CACHED && this.cachedText <= MAX_CACHED_TEXT)) break;
             this.cache.delete(key);
-            this.cachedText -= old.text.length;
+            this.cachedText -= textLength(old);
           }
         },
         () => undefined,
@@ -198,6 +198,13 @@ export function inlineCompiler(): Compiler {
 function liveTools(snapshot: DraftSnapshot): number {
   let n = 0;
   for (const t of snapshot.tools) if (t.status !== 'removed') n++;
+  return n;
+}
+
+/** The length of a compiled draft's text, from its members (without joining them). */
+function textLength(draft: CompiledDraft): number {
+  let n = 1;
+  for (const m of draft.members) n += m.text.length + 1;
   return n;
 }
 

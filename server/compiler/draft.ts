@@ -16,7 +16,7 @@ export type CompiledDraft = {
   readonly ttlSeconds: number;
   /** How many tools the compiled snapshot held: where further work on this bundle runs (compiler.ts). */
   readonly tools: number;
-  /** The bundle's canonical text, enveloped as version 1. */
+  /** The bundle's canonical text, enveloped as version 1: joined from `members` at each read, not kept beside them. */
   readonly text: string;
   /** The bundle parsed from `text` (about 20 ms for 2,000 tools, made once). */
   readonly bundle: Bundle;
@@ -26,7 +26,9 @@ export type CompiledDraft = {
 
 /** A compiled draft from what the compiler answered; `bundle` when the caller holds it already (an inline compile). */
 export function compiledDraft(c: { revision: string; members: readonly BundleMember[]; ttlSeconds: number; tools: number; bundle?: Bundle }): CompiledDraft {
-  const text = joinBundleMembers(c.members);
+  // The members are the text in parts: a draft kept by the compiler holds them only, and the whole
+  // text (megabytes for thousands of tools) is made for the few reads that need it.
+  const text = () => joinBundleMembers(c.members);
   let bundle = c.bundle;
   let loaded: Promise<LoadedBundle> | undefined;
   return {
@@ -34,15 +36,17 @@ export function compiledDraft(c: { revision: string; members: readonly BundleMem
     members: c.members,
     ttlSeconds: c.ttlSeconds,
     tools: c.tools,
-    text,
+    get text() {
+      return text();
+    },
     get bundle() {
-      bundle ??= JSON.parse(text) as Bundle;
+      bundle ??= JSON.parse(text()) as Bundle;
       return bundle;
     },
     loaded() {
       // Parsed again, not `bundle`: loading must not share objects with what callers may read or change.
       loaded ??= (async () => {
-        const parsed = JSON.parse(text) as Bundle;
+        const parsed = JSON.parse(text()) as Bundle;
         await nextTurn();
         return loadBundle(parsed);
       })();
