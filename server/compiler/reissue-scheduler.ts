@@ -14,7 +14,8 @@ export type ReissueOptions = { everyMs?: number; now?: () => Date };
  * Returns a function that stops it.
  */
 export function startReissueScheduler(
-  deps: Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config' | 'keys' | 'cluster'>,
+  // The compiler: a large catalog's re-issue summary runs in its worker, not on this thread.
+  deps: Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'config' | 'keys' | 'cluster' | 'compiler'>,
   options: ReissueOptions = {},
 ): () => Promise<void> {
   const now = options.now ?? (() => new Date());

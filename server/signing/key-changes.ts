@@ -148,7 +148,7 @@ export async function reissueKeySet(deps: Deps, meta: ChangeMeta, store: KeyStor
  * key set before it expires, audited as `system`. Without the root key on this server it only
  * reports that it could not.
  */
-export async function maintainKeys(deps: Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'cluster'>, store: KeyStore): Promise<void> {
+export async function maintainKeys(deps: Pick<AppDeps, 'database' | 'metrics' | 'logger' | 'cluster' | 'compiler'>, store: KeyStore): Promise<void> {
   const meta: ChangeMeta = { actor: 'system', requestId: null, reason: null };
   const due = (await store.list()).filter((k) => k.status === 'next' && k.promoteAt && Date.parse(k.promoteAt) <= Date.now());
   const root = await store.rootInfo();
