@@ -76,6 +76,8 @@ export class Upstream extends EventEmitter<{ change: [] }> {
   private relistTimer: NodeJS.Timeout | undefined;
   /** A listing under way: a list_changed or the periodic listing meanwhile waits for it rather than overlapping. */
   private listing: Promise<void> | undefined;
+  /** The listing that waits for the one under way to end; every request to list meanwhile shares it. */
+  private queuedListing: Promise<void> | undefined;
   private childPid: number | null = null;
   /** The transport of a 2026-07-28 server (no SDK client around it). */
   private modernTransport: HttpUpstreamTransport | undefined;
@@ -250,10 +252,20 @@ export class Upstream extends EventEmitter<{ change: [] }> {
     this.relistTimer = timer;
   }
 
-  /** One listing at a time: a request to list while one runs is served by one more listing after it. */
+  /**
+   * One listing at a time: a request to list while one runs is served by one more listing after
+   * it, shared by every request made before that one starts, so a server that sends list_changed
+   * without end costs two listings at most, not one per notification.
+   */
   private relist(generation: number): Promise<void> {
+    if (this.queuedListing) return this.queuedListing;
     const previous = this.listing ?? Promise.resolve();
-    const next = previous.then(() => this.refresh(generation));
+    const run = () => {
+      if (this.queuedListing === next) this.queuedListing = undefined;
+      return this.refresh(generation);
+    };
+    const next: Promise<void> = previous.then(run, run);
+    this.queuedListing = next;
     this.listing = next;
     void next.finally(() => {
       if (this.listing === next) this.listing = undefined;
