@@ -55,6 +55,8 @@ export async function cachedToolList(db: DbOrTx): Promise<Stored<Tool>[]> {
  */
 export async function cachedToolDocuments(db: DbOrTx): Promise<readonly Tool[]> {
   const parsed = await parsedToolList(db);
-  parsed.documents ??= Object.freeze(parsed.tools.map(stripStored));
+  // Each document frozen too: what is remembered by the list (its text, hash, compiled work) holds
+  // only while no caller changes a tool in it.
+  parsed.documents ??= Object.freeze(parsed.tools.map((t) => Object.freeze(stripStored(t))));
   return parsed.documents;
 }

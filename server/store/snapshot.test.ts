@@ -31,6 +31,11 @@ describe('the draft snapshot reuses the parsed inventory', () => {
     expect(b.tools).toBe(a.tools);
     expect(Object.isFrozen(a.tools)).toBe(true);
     expect(() => (a.tools as Tool[]).push(a.tools[0])).toThrow(TypeError);
+    // A tool in it cannot be changed in place either: the list's remembered text and hash would lie.
+    expect(() => {
+      (a.tools[0] as { description?: string }).description = 'changed in place';
+    }).toThrow(TypeError);
+    expect(b.tools[0].description).not.toBe('changed in place');
     expect(snapshotFingerprint(b)).toBe(snapshotFingerprint(a));
   });
 
