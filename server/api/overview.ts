@@ -1,10 +1,9 @@
 import { Hono } from 'hono';
-import { sql } from 'kysely';
 import type { McpServer, Overview, TenantOverview, TenantPolicy, Tool } from '../../policy-schemas/types.gen.ts';
 import { sha256Hex } from '../../runtime/sha256.ts';
 import { actorOf } from '../auth/guard.ts';
 import type { AppDeps, AppEnv } from '../context.ts';
-import { generationOf } from '../store/document-store.ts';
+import { tableFingerprint } from '../store/document-store.ts';
 import type { DbOrTx } from '../db/database.ts';
 import type { CompiledDraft } from '../compiler/draft.ts';
 import { bundleRow, latestBundleHead } from '../store/bundles.ts';
@@ -94,23 +93,9 @@ function failedSync(s: McpServer): Overview['attention']['failedSyncs'][number] 
   return { server: s.id, label: s.label, at: s.lastSync!.at, error: s.lastSync!.error ?? 'failed' };
 }
 
-/** Write counter, count, newest stamp and sum of versions of a document table: any insert, update or delete changes one. */
-async function tableMark(db: DbOrTx, table: 'tools' | 'groups' | 'states'): Promise<string> {
-  const f = await db
-    .selectFrom(table)
-    .select([
-      generationOf(table).as('g'),
-      sql<number>`count(*)`.as('n'),
-      sql<string | null>`max(updated_at)`.as('at'),
-      sql<number | null>`sum(version)`.as('v'),
-    ])
-    .executeTakeFirstOrThrow();
-  return `${f.g}:${f.n}:${f.at}:${f.v}`;
-}
-
 /** What every tenant's draft shares: the inventory, its groups and its states. */
 async function inventoryMark(db: DbOrTx): Promise<string> {
-  return `${await tableMark(db, 'tools')}|${await tableMark(db, 'groups')}|${await tableMark(db, 'states')}`;
+  return `${await tableFingerprint(db, 'tools')}|${await tableFingerprint(db, 'groups')}|${await tableFingerprint(db, 'states')}`;
 }
 
 /** The draft state, computed again only when something a draft is made of, or the latest bundle, changed. */

@@ -104,12 +104,34 @@ async function raiseGeneration(db: DbOrTx, table: DocTable): Promise<void> {
 }
 
 /** The tables whose writes are counted: the inventory a draft is made of (the parsed-inventory cache, the overview). */
-type FingerprintedTable = 'tools' | 'groups' | 'states';
+export type FingerprintedTable = 'tools' | 'groups' | 'states';
 const FINGERPRINTED: ReadonlySet<DocTable> = new Set<FingerprintedTable>(['tools', 'groups', 'states']);
 
-/** The table's write counter as a subquery, for a select that fingerprints the table (0 before any write). */
-export function generationOf(table: FingerprintedTable) {
+/** The table's write counter as a subquery (0 before any write). */
+function generationOf(table: FingerprintedTable) {
   return sql<number>`coalesce((select generation from table_generations where name = ${table}), 0)`;
+}
+
+/**
+ * A text that changes whenever a document of the table is inserted, updated or deleted: the
+ * table's write counter, raised by every write through the store in the same transaction on any
+ * replica or process, and beside it count, newest stamp, sum of versions and bytes, which catch a
+ * row written around the store. (Those alone miss a document deleted and made again at version 1
+ * with a body of the same length under a stamp no newer than the newest, as when a replica's clock
+ * is behind.) Caches of a parsed table compare it.
+ */
+export async function tableFingerprint(db: DbOrTx, table: FingerprintedTable): Promise<string> {
+  const f = await db
+    .selectFrom(table as 'tools')
+    .select([
+      generationOf(table).as('g'),
+      sql<number>`count(*)`.as('n'),
+      sql<string | null>`max(updated_at)`.as('at'),
+      sql<number | null>`sum(version)`.as('v'),
+      sql<number | null>`sum(octet_length(body))`.as('bytes'),
+    ])
+    .executeTakeFirstOrThrow();
+  return `${f.g}:${f.n}:${f.at}:${f.v}:${f.bytes}`;
 }
 
 /** The document without the fields the store adds. */

@@ -1,7 +1,6 @@
 import type { Group, McpServer, State, Tool } from '../../policy-schemas/types.gen.ts';
-import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database.ts';
-import { type Stored, documentStore, generationOf, stripStored } from './document-store.ts';
+import { type Stored, documentStore, stripStored, tableFingerprint } from './document-store.ts';
 
 /** The tool inventory; `status` is a column too, for filtering. */
 export const toolStore = documentStore<Tool>('tools', 'id', (t) => ({ status: t.status ?? 'active' }));
@@ -21,21 +20,7 @@ type ParsedTools = { fingerprint: string; tools: Stored<Tool>[]; documents?: rea
 const parsedTools = new WeakMap<object, ParsedTools>();
 
 async function parsedToolList(db: DbOrTx): Promise<ParsedTools> {
-  // Every insert, update or delete through the store raises the table's write counter in its own
-  // transaction, on any replica or process; the aggregates beside it catch a row written around the
-  // store. (They alone miss a tool deleted and made again at version 1 with a body of the same
-  // length under a stamp no newer than the newest, as when a replica's clock is behind.)
-  const f = await db
-    .selectFrom('tools')
-    .select([
-      sql<number>`count(*)`.as('n'),
-      sql<string | null>`max(updated_at)`.as('at'),
-      sql<number | null>`sum(version)`.as('v'),
-      sql<number | null>`sum(octet_length(body))`.as('bytes'),
-      generationOf('tools').as('g'),
-    ])
-    .executeTakeFirstOrThrow();
-  const fingerprint = `${f.g}:${f.n}:${f.at}:${f.v}:${f.bytes}`;
+  const fingerprint = await tableFingerprint(db, 'tools');
   const hit = parsedTools.get(db);
   if (hit && hit.fingerprint === fingerprint) return hit;
   const parsed = { fingerprint, tools: await toolStore.list(db) };
