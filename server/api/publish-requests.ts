@@ -1,4 +1,5 @@
 import { type Context, Hono } from 'hono';
+import { approvalsNeedPerson } from './approvals.ts';
 import type { PolicyTestFailure, PublishRequestCreate, PublishRequestDecision } from '../../policy-schemas/types.gen.ts';
 import { canonicalJson } from '../../runtime/canonical-json.ts';
 import { actorMay } from '../auth/permissions.ts';
@@ -204,6 +205,15 @@ async function pendingOf(c: Context<AppEnv>, tenant: string, id: string) {
     throw new ApiError(409, 'conflict', `publish request ${id} is already ${r.status}${r.decided_by ? ` by ${r.decided_by}` : ''}`);
   }
   const actor = actorOf(c);
+  // The same rule as for approvals: with single sign-on the server can tell a person from a token,
+  // and a token (which an agent, or the person who asked, may hold) would make the review a formality.
+  if (approvalsNeedPerson(c.get('deps').config, actor)) {
+    throw new ApiError(
+      403,
+      'forbidden',
+      'Publish requests are reviewed by a person signed in through single sign-on: an API token, or a console session opened with one, cannot approve or reject',
+    );
+  }
   const mine = identitiesOf(actorName(actor), actor.person?.email);
   const theirs = identitiesOf(r.requested_by, r.requested_by_email);
   if ([...mine].some((name) => theirs.has(name))) {

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Approval } from '../../policy-schemas/types.gen.ts';
 import { SSO_CALLBACK, SSO_PUBLIC_URL, type TestUser, signInAtProvider, ssoSettingsFor, startOidcProvider } from '../fixtures/oidc/provider.ts';
+import { editPolicy as editPolicyOf } from '../support/edit-policy.ts';
 import { type TestApp, startTestApp } from '../support/harness.ts';
 
 const tenant = 'acme-research';
@@ -188,5 +189,42 @@ describe('without single sign-on', () => {
     } finally {
       await plain.close();
     }
+  });
+});
+
+describe('publish requests, with single sign-on configured', () => {
+  // The same attack on change review: an agent's (or the asking person's own) editor token reviews
+  // a publish another credential asked for. Only a person signed in through single sign-on decides.
+  it('refuses an editor token’s approval or rejection of a publish request with 403, and takes a person’s', async () => {
+    await editPolicyOf(
+      t,
+      tenant,
+      (p) => {
+        p.review = { publish: 'required', approvals: 1 };
+      },
+      { reason: 'review every publish' },
+    );
+    await editPolicyOf(
+      t,
+      tenant,
+      (p) => {
+        p.roles.researcher.deny = [...(p.roles.researcher.deny ?? []), 'core__text-completion'];
+      },
+      { reason: 'researchers stop completing text' },
+    );
+    const asked = await t.request('POST', `/v1/tenants/${tenant}/bundles`, { body: { reason: 'researchers stop completing text' } });
+    expect(asked.status, asked.text).toBe(202);
+    const path = `/v1/tenants/${tenant}/publish-requests/${asked.json.id}`;
+    for (const verdict of ['approve', 'reject']) {
+      const byToken = await t.request('POST', `${path}/${verdict}`, { token: agentEditorToken, body: { reason: 'looks fine to the agent' } });
+      expect(byToken.status, byToken.text).toBe(403);
+      expect(byToken.json.detail).toContain('reviewed by a person signed in through single sign-on');
+      const viaTokenSession = await send(await tokenSignsIn(agentEditorToken), 'POST', `${path}/${verdict}`, { reason: 'from a token session' });
+      expect(viaTokenSession.status, viaTokenSession.text).toBe(403);
+    }
+    expect((await t.request('GET', path)).json.status).toBe('pending');
+    const person = await send(await personSignsIn(reviewer), 'POST', `${path}/approve`, { reason: 'a person reviewed it' });
+    expect(person.status, person.text).toBe(200);
+    expect((await t.request('GET', path)).json.status).toBe('published');
   });
 });
